@@ -1,0 +1,257 @@
+/*
+ * Devices: opening one from a plugin, its generation, loss and reset.
+ *
+ * The device lock guards the ref table, the lists of streams, events and
+ * pinned blocks, and the lost flag. The generation is atomic so that a ref
+ * check can read it without the lock; it only moves under the lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Device ids are unique in the process, so that a ref from one host's
+ * device is never taken for another's. 0 is never an id. */
+static _Atomic uint32_t next_device_id = 1;
+
+static void host_link(accel_host *host, accel_device *device)
+{
+    pthread_mutex_lock(&host->lock);
+    device->next = host->devices;
+    host->devices = device;
+    pthread_mutex_unlock(&host->lock);
+}
+
+static void host_unlink(accel_host *host, accel_device *device)
+{
+    pthread_mutex_lock(&host->lock);
+    for (accel_device **p = &host->devices; *p != NULL; p = &(*p)->next) {
+        if (*p == device) {
+            *p = device->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&host->lock);
+}
+
+accel_status accel_device_open(accel_host *host, const char *plugin_name,
+                               uint32_t index, accel_device **out_device)
+{
+    if (out_device == NULL || host == NULL || plugin_name == NULL) {
+        if (out_device != NULL)
+            *out_device = NULL;
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_open: NULL argument");
+    }
+    *out_device = NULL;
+    struct accel__plugin *plugin =
+        accel__catalog_find(&host->catalog, plugin_name, NULL);
+    if (plugin == NULL)
+        return accel__error(ACCEL_ERR_NOT_FOUND, "no plugin named '%s' was found",
+                            plugin_name);
+    if (plugin->state_kind != ACCEL_PLUGIN_LOADED)
+        return accel__error(ACCEL_ERR_NO_DEVICE, "plugin '%s' is %s: %s",
+                            plugin_name,
+                            accel_plugin_state_name(plugin->state_kind),
+                            plugin->reason ? plugin->reason : "");
+    if (index >= plugin->device_count)
+        return accel__error(ACCEL_ERR_NO_DEVICE,
+                            "plugin '%s': device index %u is out of range "
+                            "(%u device(s))",
+                            plugin_name, index, plugin->device_count);
+
+    accel_device *device = calloc(1, sizeof *device);
+    if (device == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_device");
+    device->host = host;
+    device->plugin = plugin;
+    device->drv = &plugin->drv;
+    device->index = index;
+    device->id = atomic_fetch_add(&next_device_id, 1);
+    atomic_init(&device->generation, 1);
+    atomic_init(&device->lost, false);
+    accel__refs_init(&device->refs);
+
+    accel_status status = accel__from_plugin(
+        device->drv->device_info(plugin->state, index, &device->props),
+        "device_info");
+    if (status != ACCEL_OK)
+        goto fail_info;
+    device->props.name[sizeof device->props.name - 1] = '\0';
+    device->props.arch[sizeof device->props.arch - 1] = '\0';
+    if (pthread_mutex_init(&device->lock, NULL) != 0) {
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
+        goto fail_info;
+    }
+    status = accel__from_plugin(
+        device->drv->device_open(plugin->state, index, &device->drv_device),
+        "device_open");
+    if (status == ACCEL_OK && device->drv_device == NULL)
+        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
+                              "device_open succeeded without a device");
+    if (status != ACCEL_OK)
+        goto fail_open;
+    host_link(host, device);
+    accel__log(ACCEL_LOG_INFO, "opened %s:%u (%s), device id %u", plugin_name,
+               index, device->props.name, device->id);
+    *out_device = device;
+    return ACCEL_OK;
+
+fail_open:
+    pthread_mutex_destroy(&device->lock);
+fail_info:
+    accel__refs_deinit(&device->refs);
+    free(device);
+    return status;
+}
+
+static void host_blocks_release(accel_device *device)
+{
+    for (size_t i = 0; i < device->host_block_count; i++)
+        device->drv->host_free(device->drv_device, device->host_blocks[i].ptr);
+    free(device->host_blocks);
+    device->host_blocks = NULL;
+    device->host_block_count = 0;
+    device->host_block_capacity = 0;
+}
+
+void accel_device_close(accel_device *device)
+{
+    if (device == NULL)
+        return;
+    host_unlink(device->host, device);
+    pthread_mutex_lock(&device->lock);
+    /* Wait for the work in flight before anything it uses is freed. */
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        if (s->drv != NULL)
+            device->drv->stream_sync(device->drv_device, s->drv);
+    }
+    accel__streams_release(device);
+    while (device->streams != NULL) {
+        accel_stream *next = device->streams->next;
+        free(device->streams);
+        device->streams = next;
+    }
+    while (device->events != NULL) {
+        accel_event *next = device->events->next;
+        free(device->events);
+        device->events = next;
+    }
+    accel__refs_release_all(device);
+    host_blocks_release(device);
+    device->drv->device_close(device->drv_device);
+    pthread_mutex_unlock(&device->lock);
+    accel__refs_deinit(&device->refs);
+    pthread_mutex_destroy(&device->lock);
+    free(device);
+}
+
+accel_status accel_device_info_get(const accel_device *device,
+                                   accel_device_info *out_info)
+{
+    if (out_info != NULL)
+        memset(out_info, 0, sizeof *out_info);
+    if (device == NULL || out_info == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_info_get: NULL argument");
+    out_info->plugin = device->plugin->name;
+    out_info->index = device->index;
+    out_info->id = device->id;
+    out_info->generation = atomic_load(&device->generation);
+    out_info->props = device->props;
+    return ACCEL_OK;
+}
+
+static void mark_lost(accel_device *device)
+{
+    if (atomic_load(&device->lost))
+        return;
+    /* Bumping the generation makes every ref minted before stale at once. */
+    atomic_store(&device->lost, true);
+    atomic_fetch_add(&device->generation, 1);
+    accel__log(ACCEL_LOG_WARN, "device %s:%u (id %u) is lost",
+               device->plugin->name, device->index, device->id);
+}
+
+accel_status accel__device_check_loss(accel_device *device, accel_status status)
+{
+    if (status == ACCEL_OK || status == ACCEL_NOT_READY)
+        return status;
+    if (status != ACCEL_ERR_DEVICE_LOST &&
+        device->drv->device_status(device->drv_device) != ACCEL_ERR_DEVICE_LOST)
+        return status;
+    mark_lost(device);
+    return accel__error_keep(ACCEL_ERR_DEVICE_LOST, "device_status");
+}
+
+accel_status accel__device_usable(accel_device *device)
+{
+    if (!atomic_load(&device->lost))
+        return ACCEL_OK;
+    return accel__error(ACCEL_ERR_DEVICE_LOST,
+                        "device %s:%u was lost; accel_device_reset rebuilds it",
+                        device->plugin->name, device->index);
+}
+
+accel_status accel_device_status(accel_device *device)
+{
+    if (device == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_status: NULL device");
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK) {
+        status = device->drv->device_status(device->drv_device);
+        if (status != ACCEL_OK)
+            status = accel__device_check_loss(
+                device, accel__from_plugin(status, "device_status"));
+    }
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+accel_status accel_device_sync(accel_device *device)
+{
+    if (device == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_sync: NULL device");
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__device_usable(device);
+    for (accel_stream *s = device->streams; status == ACCEL_OK && s != NULL;
+         s = s->next) {
+        status = accel__from_plugin(
+            device->drv->stream_sync(device->drv_device, s->drv), "stream_sync");
+        status = accel__device_check_loss(device, status);
+    }
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+accel_status accel_device_reset(accel_device *device)
+{
+    if (device == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_reset: NULL device");
+    pthread_mutex_lock(&device->lock);
+    /* Finish what can finish, then drop everything the plugin holds for the
+     * device: the plugin's reset contract is an empty device. */
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        if (s->drv != NULL)
+            device->drv->stream_sync(device->drv_device, s->drv);
+    }
+    accel__streams_release(device);
+    accel__refs_release_all(device);
+    atomic_fetch_add(&device->generation, 1);
+    atomic_store(&device->lost, true);
+    accel_status status = accel__from_plugin(
+        device->drv->device_reset(device->drv_device), "device_reset");
+    if (status == ACCEL_OK)
+        status = accel__streams_rebuild(device);
+    if (status == ACCEL_OK)
+        atomic_store(&device->lost, false);
+    pthread_mutex_unlock(&device->lock);
+    accel__log(ACCEL_LOG_INFO, "reset %s:%u: %s, generation %u",
+               device->plugin->name, device->index, accel_status_name(status),
+               atomic_load(&device->generation));
+    return status;
+}

@@ -1,0 +1,143 @@
+/*
+ * The host: one discovery of the plugins and the devices opened from them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static accel_status take_selection(accel_host *host, const char *text)
+{
+    if (text != NULL) {
+        host->backend = strdup(text);
+        if (host->backend == NULL)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "backend");
+    }
+    host->parse_status =
+        accel__backend_parse(host->backend, host->items, &host->item_count);
+    if (host->parse_status != ACCEL_OK) {
+        /* Kept for accel_device_open_selected: the candidates can still be
+         * listed, and nothing is opened on a selection that cannot be read. */
+        const char *detail = accel_last_error();
+        const char *colon = strstr(detail, ": ");
+        host->parse_error = strdup(colon ? colon + 2 : detail);
+        if (host->parse_error == NULL)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "backend");
+        host->item_count = 0;
+    }
+    return ACCEL_OK;
+}
+
+accel_status accel_host_create(const accel_host_options *options,
+                               accel_host **out_host)
+{
+    if (out_host == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_host_create: out_host is NULL");
+    *out_host = NULL;
+    accel_host *host = calloc(1, sizeof *host);
+    if (host == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_host");
+    const char *plugin_path = options ? options->plugin_path : NULL;
+    if (plugin_path == NULL)
+        plugin_path = accel__getenv("ACCEL_PLUGIN_PATH");
+    const char *backend = options ? options->backend : NULL;
+    if (backend == NULL)
+        backend = accel__getenv("ACCEL_BACKEND");
+
+    accel_status status = take_selection(host, backend);
+    if (status != ACCEL_OK)
+        goto fail_selection;
+    if (pthread_mutex_init(&host->lock, NULL) != 0) {
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
+        goto fail_selection;
+    }
+    bool open_all = host->parse_status == ACCEL_OK;
+    status = accel__catalog_load(&host->catalog, plugin_path, host->items,
+                                 host->item_count, open_all);
+    if (status != ACCEL_OK)
+        goto fail_catalog;
+    *out_host = host;
+    return ACCEL_OK;
+
+fail_catalog:
+    pthread_mutex_destroy(&host->lock);
+fail_selection:
+    free(host->parse_error);
+    free(host->backend);
+    free(host);
+    return status;
+}
+
+void accel_host_destroy(accel_host *host)
+{
+    if (host == NULL)
+        return;
+    while (host->devices != NULL)
+        accel_device_close(host->devices);
+    accel__catalog_unload(&host->catalog);
+    pthread_mutex_destroy(&host->lock);
+    free(host->parse_error);
+    free(host->backend);
+    free(host);
+}
+
+void accel_host_plugins(const accel_host *host,
+                        const accel_plugin_info **out_plugins, size_t *out_count)
+{
+    if (out_plugins != NULL)
+        *out_plugins = host ? host->catalog.infos : NULL;
+    if (out_count != NULL)
+        *out_count = host ? host->catalog.count : 0;
+}
+
+void accel_host_search_path(const accel_host *host,
+                            const char *const **out_entries, size_t *out_count)
+{
+    if (out_entries != NULL)
+        *out_entries = host ? (const char *const *)host->catalog.search : NULL;
+    if (out_count != NULL)
+        *out_count = host ? host->catalog.search_count : 0;
+}
+
+const char *accel_plugin_state_name(accel_plugin_state state)
+{
+    switch (state) {
+    case ACCEL_PLUGIN_LOADED:
+        return "loaded";
+    case ACCEL_PLUGIN_NO_DEVICE:
+        return "no device";
+    case ACCEL_PLUGIN_REJECTED:
+        return "rejected";
+    case ACCEL_PLUGIN_SKIPPED:
+        return "skipped";
+    }
+    return "unknown";
+}
+
+static const struct {
+    const char *name;
+    size_t size;
+} elem_types[ACCEL_ELEM_TYPE_COUNT] = {
+    [ACCEL_BYTE] = {"byte", 1}, [ACCEL_F16] = {"f16", 2},
+    [ACCEL_BF16] = {"bf16", 2}, [ACCEL_F32] = {"f32", 4},
+    [ACCEL_F64] = {"f64", 8},   [ACCEL_I8] = {"i8", 1},
+    [ACCEL_I16] = {"i16", 2},   [ACCEL_I32] = {"i32", 4},
+    [ACCEL_I64] = {"i64", 8},   [ACCEL_U8] = {"u8", 1},
+    [ACCEL_U16] = {"u16", 2},   [ACCEL_U32] = {"u32", 4},
+    [ACCEL_U64] = {"u64", 8},
+};
+
+size_t accel_elem_size(accel_elem_type type)
+{
+    if ((unsigned)type >= ACCEL_ELEM_TYPE_COUNT)
+        return 0;
+    return elem_types[type].size;
+}
+
+const char *accel_elem_type_name(accel_elem_type type)
+{
+    if ((unsigned)type >= ACCEL_ELEM_TYPE_COUNT)
+        return "?";
+    return elem_types[type].name;
+}

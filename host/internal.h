@@ -1,0 +1,234 @@
+/*
+ * libaccel's internal interfaces, shared between the host modules.
+ * Nothing here is exported: internal non-static names start with accel__.
+ */
+#ifndef ACCEL_HOST_INTERNAL_H
+#define ACCEL_HOST_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+
+/* ---- errors and logging (status.c, log.c) ---- */
+
+/*
+ * Record `status` and a formatted detail as the calling thread's last error
+ * and return `status`, so that a caller can `return accel__error(...)`.
+ */
+accel_status accel__error(accel_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/*
+ * For a plugin call `what` that failed with `status`: keep the detail the
+ * plugin recorded, or record a plain one if it recorded none.
+ */
+accel_status accel__error_keep(accel_status status, const char *what);
+/* True for a value that is one of the codes of ACCEL_STATUS_LIST. */
+bool accel__status_is_known(int status);
+accel_status accel__plugin_failed(accel_status status, const char *what);
+
+/*
+ * Take a status a plugin entry `what` returned: ACCEL_OK passes; a known
+ * code keeps the plugin's detail; a value outside the list is the plugin's
+ * fault and becomes ACCEL_ERR_PLUGIN_ABI.
+ */
+static inline accel_status accel__from_plugin(accel_status status,
+                                              const char *what)
+{
+    if (status == ACCEL_OK)
+        return ACCEL_OK;
+    return accel__plugin_failed(status, what);
+}
+
+void accel__log(accel_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+bool accel__log_enabled(accel_log_level level);
+
+/* The services table every plugin receives. */
+extern const struct accel_host_services accel__services;
+
+/* ---- the few OS calls (os.c) ---- */
+
+/* getenv that returns NULL in a setuid/setgid process (secure_getenv). */
+const char *accel__getenv(const char *name);
+/* The directory holding libaccel itself, malloc'd; NULL if unknown. */
+char *accel__library_dir(void);
+/* malloc'd printf. NULL when out of memory. */
+char *accel__strdup_printf(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* ---- plugins (loader.c) ---- */
+
+/* One candidate plugin file and, when opened, its plugin. */
+struct accel__plugin {
+    char *path;
+    char *name;
+    char *reason;
+    accel_plugin_state state_kind;
+    uint64_t dev, ino;                  /* the file, to open it only once */
+    void *dl;                           /* dlopen handle, NULL unless opened */
+    struct accel_driver_v1 drv;         /* the table, zero past struct_size */
+    accel_drv_plugin *state;            /* from plugin_open */
+    uint32_t device_count;
+};
+
+/* What discovery found: parallel arrays, the public view and ours. */
+struct accel__catalog {
+    char **search;                      /* the search path, in order */
+    size_t search_count;
+    struct accel__plugin *plugins;
+    accel_plugin_info *infos;
+    size_t count;
+};
+
+/* One item of a backend selection: name[:index]. */
+struct accel__backend_item {
+    char name[ACCEL_PLUGIN_NAME_MAX + 1];
+    bool has_index;
+    uint32_t index;
+};
+
+/*
+ * Find every candidate on the search path and open those `wanted` names
+ * (all when wanted_count is zero and open_all is true; none when open_all is
+ * false and wanted_count is zero).
+ */
+accel_status accel__catalog_load(struct accel__catalog *catalog,
+                                 const char *plugin_path,
+                                 const struct accel__backend_item *wanted,
+                                 size_t wanted_count, bool open_all);
+void accel__catalog_unload(struct accel__catalog *catalog);
+/* The loaded plugin of that name, or NULL. */
+struct accel__plugin *accel__catalog_find(struct accel__catalog *catalog,
+                                          const char *name, size_t *out_index);
+/* True for 1..31 characters of [a-z0-9_]. */
+bool accel__plugin_name_valid(const char *name, size_t length);
+
+/* ---- selection (select.c) ---- */
+
+#define ACCEL__BACKEND_ITEMS_MAX 64
+
+/*
+ * Parse a backend selection ("cuda", "hip:1, null"). NULL, empty or
+ * white space only gives zero items. ACCEL_ERR_INVALID_ARGUMENT with the
+ * reason for anything malformed.
+ */
+accel_status accel__backend_parse(const char *text,
+                                  struct accel__backend_item *out_items,
+                                  size_t *out_count);
+
+/* ---- the host ---- */
+
+struct accel_host {
+    struct accel__catalog catalog;
+    char *backend;                      /* the selection text, or NULL */
+    struct accel__backend_item items[ACCEL__BACKEND_ITEMS_MAX];
+    size_t item_count;
+    accel_status parse_status;          /* of the selection text */
+    char *parse_error;
+
+    pthread_mutex_t lock;               /* guards `devices` */
+    struct accel_device *devices;       /* open devices, a list */
+};
+
+/* ---- devices, refs, streams (device.c, refs.c, stream.c) ---- */
+
+/* One allocation behind a ref. */
+struct accel__slot {
+    uint32_t generation; /* bumped at each free; starts at 1 */
+    bool live;
+    uint32_t type;
+    uint64_t count;
+    uint64_t bytes;
+    uint64_t address;
+    accel_drv_mem *mem;
+};
+
+struct accel__ref_table {
+    struct accel__slot *slots;
+    uint32_t capacity;
+    uint32_t used;       /* slots ever handed out: [0, used) */
+    uint32_t *free_list; /* indexes of dead slots to reuse */
+    uint32_t free_count;
+};
+
+struct accel__host_block {
+    void *ptr;
+    size_t bytes;
+};
+
+struct accel_stream {
+    struct accel_device *device;
+    accel_drv_stream *drv;   /* NULL while the device is lost */
+    struct accel_stream *next;
+};
+
+struct accel_event {
+    struct accel_device *device;
+    accel_drv_event *drv;    /* NULL while the device is lost */
+    struct accel_event *next;
+};
+
+struct accel_device {
+    accel_host *host;
+    struct accel__plugin *plugin;
+    const struct accel_driver_v1 *drv;
+    accel_drv_device *drv_device;
+    uint32_t index;
+    uint32_t id;
+    struct accel_device_props props;
+
+    /* The device lock: the ref table, the object lists, the state. */
+    pthread_mutex_t lock;
+    _Atomic uint32_t generation;
+    _Atomic bool lost;
+    struct accel__ref_table refs;
+    struct accel_stream *streams;
+    struct accel_event *events;
+    struct accel__host_block *host_blocks;
+    size_t host_block_count;
+    size_t host_block_capacity;
+
+    struct accel_device *next; /* in host->devices */
+};
+
+/*
+ * After a plugin call failed with `status`: if the device reports itself
+ * lost, mark it lost (bumping the generation, so refs go stale) and return
+ * ACCEL_ERR_DEVICE_LOST; else return `status`. Call with the lock held.
+ */
+accel_status accel__device_check_loss(accel_device *device, accel_status status);
+/* ACCEL_ERR_DEVICE_LOST with its detail when lost, else ACCEL_OK. */
+accel_status accel__device_usable(accel_device *device);
+
+/* Ref table; every call with the device lock held. */
+void accel__refs_init(struct accel__ref_table *table);
+/* Free every live allocation through the plugin, then the table. */
+void accel__refs_release_all(accel_device *device);
+void accel__refs_deinit(struct accel__ref_table *table);
+/* Validate `ref` against the device; on success the slot. */
+accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
+                                struct accel__slot **out_slot);
+
+/* Streams and events: drop and rebuild the plugin's objects at reset. */
+void accel__streams_release(accel_device *device);
+accel_status accel__streams_rebuild(accel_device *device);
+
+/* ---- copies (layout.c) ---- */
+
+/*
+ * Check a layout and put it in the form a plugin receives: rows and depth
+ * at least 1, every extent inside [0, src_limit) and [0, dst_limit) without
+ * overflow, contiguous rows and slices folded into one row.
+ */
+accel_status accel__layout_normalize(const struct accel_copy_layout *layout,
+                                     uint64_t src_limit, uint64_t dst_limit,
+                                     struct accel_copy_layout *out_layout);
+/* The bytes [first, last] a normalized layout touches on each side. */
+void accel__layout_span(const struct accel_copy_layout *layout, bool source,
+                        uint64_t *out_first, uint64_t *out_end);
+
+#endif /* ACCEL_HOST_INTERNAL_H */

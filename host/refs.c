@@ -1,0 +1,228 @@
+/*
+ * Refs: typed device allocations named by value.
+ *
+ * A ref carries a slot index and the slot's generation, the device id and
+ * the device generation it was minted against. Freeing bumps the slot's
+ * generation; a reset or a loss bumps the device's. So every way a ref can
+ * go bad is a comparison, and each has its own code.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void accel__refs_init(struct accel__ref_table *table)
+{
+    memset(table, 0, sizeof *table);
+}
+
+void accel__refs_deinit(struct accel__ref_table *table)
+{
+    free(table->slots);
+    free(table->free_list);
+    memset(table, 0, sizeof *table);
+}
+
+/* A dead slot to use, growing the table when none is free. */
+static accel_status slot_take(struct accel__ref_table *table, uint32_t *out_index)
+{
+    if (table->free_count > 0) {
+        *out_index = table->free_list[--table->free_count];
+        return ACCEL_OK;
+    }
+    if (table->used == table->capacity) {
+        if (table->capacity >= UINT32_MAX / 4)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                "the ref table is full");
+        uint32_t capacity = table->capacity ? table->capacity * 2 : 64;
+        struct accel__slot *slots =
+            realloc(table->slots, capacity * sizeof *slots);
+        if (slots == NULL)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "ref table");
+        table->slots = slots;
+        uint32_t *free_list =
+            realloc(table->free_list, capacity * sizeof *free_list);
+        if (free_list == NULL)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "ref table");
+        table->free_list = free_list;
+        memset(slots + table->capacity, 0,
+               (capacity - table->capacity) * sizeof *slots);
+        table->capacity = capacity;
+    }
+    uint32_t index = table->used++;
+    table->slots[index].generation = 1;
+    *out_index = index;
+    return ACCEL_OK;
+}
+
+static void slot_give_back(struct accel__ref_table *table, uint32_t index)
+{
+    struct accel__slot *slot = &table->slots[index];
+    uint32_t generation = slot->generation + 1;
+    memset(slot, 0, sizeof *slot);
+    /* Generation 0 is never valid, so a zeroed ref never matches. */
+    slot->generation = generation ? generation : 1;
+    table->free_list[table->free_count++] = index;
+}
+
+accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
+                                struct accel__slot **out_slot)
+{
+    *out_slot = NULL;
+    if (ref.device_id != device->id)
+        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
+                            "the ref belongs to device id %u, not %s:%u (id %u)",
+                            ref.device_id, device->plugin->name, device->index,
+                            device->id);
+    uint32_t generation = atomic_load(&device->generation);
+    if (ref.device_generation != generation)
+        return accel__error(ACCEL_ERR_STALE_REF,
+                            "the ref was minted at device generation %u; the "
+                            "device is at %u since a reset or loss",
+                            ref.device_generation, generation);
+    struct accel__ref_table *table = &device->refs;
+    if (ref.slot >= table->used || !table->slots[ref.slot].live ||
+        table->slots[ref.slot].generation != ref.slot_generation)
+        return accel__error(ACCEL_ERR_FREED_REF,
+                            "the ref (slot %u, generation %u) has been freed or "
+                            "was never allocated",
+                            ref.slot, ref.slot_generation);
+    struct accel__slot *slot = &table->slots[ref.slot];
+    if (slot->type != ref.type || slot->count != ref.count)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "the ref's type or length was changed after "
+                            "accel_alloc (%s x %llu, allocated %s x %llu)",
+                            accel_elem_type_name((accel_elem_type)ref.type),
+                            (unsigned long long)ref.count,
+                            accel_elem_type_name((accel_elem_type)slot->type),
+                            (unsigned long long)slot->count);
+    *out_slot = slot;
+    return ACCEL_OK;
+}
+
+accel_status accel_alloc(accel_device *device, accel_elem_type type,
+                         uint64_t count, accel_ref *out_ref)
+{
+    if (out_ref != NULL)
+        memset(out_ref, 0, sizeof *out_ref);
+    if (device == NULL || out_ref == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_alloc: NULL argument");
+    size_t element = accel_elem_size(type);
+    if (element == 0)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_alloc: %d is not an element type", (int)type);
+    if (count == 0)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_alloc: zero elements");
+    if (count > UINT64_MAX / element)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_alloc: %llu elements of %zu bytes overflow",
+                            (unsigned long long)count, element);
+    uint64_t bytes = count * element;
+
+    pthread_mutex_lock(&device->lock);
+    uint32_t index = 0;
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK)
+        status = slot_take(&device->refs, &index);
+    if (status != ACCEL_OK)
+        goto done;
+    struct accel__slot *slot = &device->refs.slots[index];
+    status = accel__from_plugin(device->drv->mem_alloc(device->drv_device, bytes,
+                                                       &slot->mem, &slot->address),
+                                "mem_alloc");
+    if (status != ACCEL_OK) {
+        slot_give_back(&device->refs, index);
+        status = accel__device_check_loss(device, status);
+        goto done;
+    }
+    slot->live = true;
+    slot->type = (uint32_t)type;
+    slot->count = count;
+    slot->bytes = bytes;
+    *out_ref = (accel_ref){
+        .slot = index,
+        .slot_generation = slot->generation,
+        .device_id = device->id,
+        .device_generation = atomic_load(&device->generation),
+        .type = (uint32_t)type,
+        .count = count,
+    };
+done:
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+accel_status accel_free(accel_device *device, accel_ref ref)
+{
+    if (device == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_free: NULL device");
+    pthread_mutex_lock(&device->lock);
+    struct accel__slot *slot = NULL;
+    accel_status status = accel__ref_resolve(device, ref, &slot);
+    if (status != ACCEL_OK) {
+        pthread_mutex_unlock(&device->lock);
+        return status;
+    }
+    /*
+     * Work already enqueued may still read or write the allocation. Until the
+     * command layer's drop queue exists, wait for the device's streams; no
+     * new command can name the slot once its generation has moved.
+     */
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        if (s->drv != NULL)
+            device->drv->stream_sync(device->drv_device, s->drv);
+    }
+    device->drv->mem_free(device->drv_device, slot->mem);
+    slot_give_back(&device->refs, ref.slot);
+    pthread_mutex_unlock(&device->lock);
+    return ACCEL_OK;
+}
+
+void accel__refs_release_all(accel_device *device)
+{
+    struct accel__ref_table *table = &device->refs;
+    for (uint32_t i = 0; i < table->used; i++) {
+        if (table->slots[i].live) {
+            device->drv->mem_free(device->drv_device, table->slots[i].mem);
+            slot_give_back(table, i);
+        }
+    }
+}
+
+accel_status accel_ref_check(accel_device *device, accel_ref ref)
+{
+    if (device == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_ref_check: NULL device");
+    struct accel__slot *slot = NULL;
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__ref_resolve(device, ref, &slot);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+uint64_t accel_ref_bytes(accel_ref ref)
+{
+    size_t element = accel_elem_size((accel_elem_type)ref.type);
+    if (element == 0 || ref.count > UINT64_MAX / element)
+        return 0;
+    return ref.count * element;
+}
+
+accel_status accel_ref_native(accel_device *device, accel_ref ref,
+                              uint64_t *out_address)
+{
+    if (out_address != NULL)
+        *out_address = 0;
+    if (device == NULL || out_address == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_ref_native: NULL argument");
+    struct accel__slot *slot = NULL;
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__ref_resolve(device, ref, &slot);
+    if (status == ACCEL_OK)
+        *out_address = slot->address;
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}

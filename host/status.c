@@ -1,0 +1,129 @@
+/*
+ * Status codes and the per-thread error detail.
+ *
+ * Every code comes from the one ACCEL_STATUS_LIST in driver.h; names and
+ * strings are generated from it. The detail lives in a thread-local buffer,
+ * written where an error is made (by the host or, through the services
+ * table, by a plugin) and read by accel_last_error() on the same thread.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define ACCEL__DETAIL_MAX 1024
+
+static _Thread_local char last_error[ACCEL__DETAIL_MAX];
+static _Thread_local accel_status last_status;
+
+const char *accel_status_name(accel_status status)
+{
+    switch (status) {
+#define ACCEL__NAME_CASE(name, value, text) \
+    case name:                             \
+        return #name;
+        ACCEL_STATUS_LIST(ACCEL__NAME_CASE)
+#undef ACCEL__NAME_CASE
+    }
+    return "ACCEL_STATUS_UNKNOWN";
+}
+
+const char *accel_status_string(accel_status status)
+{
+    switch (status) {
+#define ACCEL__TEXT_CASE(name, value, text) \
+    case name:                             \
+        return text;
+        ACCEL_STATUS_LIST(ACCEL__TEXT_CASE)
+#undef ACCEL__TEXT_CASE
+    }
+    return "unknown status code";
+}
+
+bool accel__status_is_known(int status)
+{
+    switch (status) {
+#define ACCEL__KNOWN_CASE(name, value, text) case value:
+        ACCEL_STATUS_LIST(ACCEL__KNOWN_CASE)
+#undef ACCEL__KNOWN_CASE
+        return true;
+    }
+    return false;
+}
+
+const char *accel_last_error(void)
+{
+    return last_error;
+}
+
+static void record(accel_status status, const char *fmt, va_list args)
+{
+    /* Format into a scratch buffer first: a plugin may pass
+     * accel_last_error() itself as an argument. */
+    char detail[ACCEL__DETAIL_MAX];
+    int n = snprintf(detail, sizeof detail, "%s: ", accel_status_name(status));
+    vsnprintf(detail + n, sizeof detail - (size_t)n, fmt, args);
+    memcpy(last_error, detail, sizeof last_error);
+    last_status = status;
+    accel__log(ACCEL_LOG_DEBUG, "error recorded: %s", last_error);
+}
+
+accel_status accel__error(accel_status status, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    record(status, fmt, args);
+    va_end(args);
+    return status;
+}
+
+accel_status accel__error_keep(accel_status status, const char *what)
+{
+    /* A plugin that failed should have said why; if the detail on record is
+     * not about this status, it is older, and a plain one replaces it. */
+    if (last_status != status || last_error[0] == '\0')
+        return accel__error(status, "%s: %s (the plugin gave no detail)", what,
+                            accel_status_string(status));
+    return status;
+}
+
+static accel_status services_set_error(accel_status status, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    record(status, fmt, args);
+    va_end(args);
+    return status;
+}
+
+static void services_log(accel_log_level level, const char *fmt, ...)
+{
+    if (!accel__log_enabled(level))
+        return;
+    char message[ACCEL__DETAIL_MAX];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    accel__log(level, "%s", message);
+}
+
+const struct accel_host_services accel__services = {
+    .struct_size = sizeof(struct accel_host_services),
+    .version = ACCEL_HOST_SERVICES_VERSION,
+    .log = services_log,
+    .set_error = services_set_error,
+    .getenv = accel__getenv,
+};
+
+accel_status accel__plugin_failed(accel_status status, const char *what)
+{
+    if (!accel__status_is_known((int)status))
+        return accel__error(ACCEL_ERR_PLUGIN_ABI,
+                            "%s returned %d, which is not an accel_status",
+                            what, (int)status);
+    if (status == ACCEL_NOT_READY)
+        return status;
+    return accel__error_keep(status, what);
+}

@@ -1,0 +1,308 @@
+/*
+ * Streams, events and pinned host memory.
+ *
+ * The host keeps its own handle for each plugin stream and event so that a
+ * reset can drop the plugin's objects and make new ones behind the same
+ * handles: an application's streams survive a device reset.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+accel_status accel_stream_create(accel_device *device, accel_stream **out_stream)
+{
+    if (out_stream != NULL)
+        *out_stream = NULL;
+    if (device == NULL || out_stream == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_stream_create: NULL argument");
+    accel_stream *stream = calloc(1, sizeof *stream);
+    if (stream == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_stream");
+    stream->device = device;
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK) {
+        status = accel__from_plugin(
+            device->drv->stream_create(device->drv_device, &stream->drv),
+            "stream_create");
+        status = accel__device_check_loss(device, status);
+    }
+    if (status == ACCEL_OK) {
+        stream->next = device->streams;
+        device->streams = stream;
+        *out_stream = stream;
+    }
+    pthread_mutex_unlock(&device->lock);
+    if (status != ACCEL_OK)
+        free(stream);
+    return status;
+}
+
+void accel_stream_destroy(accel_stream *stream)
+{
+    if (stream == NULL)
+        return;
+    accel_device *device = stream->device;
+    pthread_mutex_lock(&device->lock);
+    for (accel_stream **p = &device->streams; *p != NULL; p = &(*p)->next) {
+        if (*p == stream) {
+            *p = stream->next;
+            break;
+        }
+    }
+    if (stream->drv != NULL) {
+        device->drv->stream_sync(device->drv_device, stream->drv);
+        device->drv->stream_destroy(device->drv_device, stream->drv);
+    }
+    pthread_mutex_unlock(&device->lock);
+    free(stream);
+}
+
+/* The plugin stream behind a handle, or why there is none. */
+static accel_status stream_live(const accel_stream *stream, const char *what)
+{
+    if (stream == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL stream", what);
+    if (stream->drv == NULL)
+        return accel__error(ACCEL_ERR_DEVICE_LOST,
+                            "%s: the stream's device was lost and not yet reset",
+                            what);
+    return ACCEL_OK;
+}
+
+accel_status accel_stream_sync(accel_stream *stream)
+{
+    accel_status status = stream_live(stream, "accel_stream_sync");
+    if (status != ACCEL_OK)
+        return status;
+    accel_device *device = stream->device;
+    status = accel__from_plugin(
+        device->drv->stream_sync(device->drv_device, stream->drv), "stream_sync");
+    if (status == ACCEL_OK)
+        return ACCEL_OK;
+    pthread_mutex_lock(&device->lock);
+    status = accel__device_check_loss(device, status);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+accel_status accel_event_create(accel_device *device, accel_event **out_event)
+{
+    if (out_event != NULL)
+        *out_event = NULL;
+    if (device == NULL || out_event == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_event_create: NULL argument");
+    accel_event *event = calloc(1, sizeof *event);
+    if (event == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_event");
+    event->device = device;
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK) {
+        status = accel__from_plugin(
+            device->drv->event_create(device->drv_device, &event->drv),
+            "event_create");
+        status = accel__device_check_loss(device, status);
+    }
+    if (status == ACCEL_OK) {
+        event->next = device->events;
+        device->events = event;
+        *out_event = event;
+    }
+    pthread_mutex_unlock(&device->lock);
+    if (status != ACCEL_OK)
+        free(event);
+    return status;
+}
+
+void accel_event_destroy(accel_event *event)
+{
+    if (event == NULL)
+        return;
+    accel_device *device = event->device;
+    pthread_mutex_lock(&device->lock);
+    for (accel_event **p = &device->events; *p != NULL; p = &(*p)->next) {
+        if (*p == event) {
+            *p = event->next;
+            break;
+        }
+    }
+    if (event->drv != NULL)
+        device->drv->event_destroy(device->drv_device, event->drv);
+    pthread_mutex_unlock(&device->lock);
+    free(event);
+}
+
+static accel_status event_live(const accel_event *event, const char *what)
+{
+    if (event == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL event", what);
+    if (event->drv == NULL)
+        return accel__error(ACCEL_ERR_DEVICE_LOST,
+                            "%s: the event's device was lost and not yet reset",
+                            what);
+    return ACCEL_OK;
+}
+
+/* Common tail of the event calls: a failure may mean the device is lost. */
+static accel_status after_call(accel_device *device, accel_status status,
+                               const char *what)
+{
+    status = accel__from_plugin(status, what);
+    if (status == ACCEL_OK || status == ACCEL_NOT_READY)
+        return status;
+    pthread_mutex_lock(&device->lock);
+    status = accel__device_check_loss(device, status);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+accel_status accel_event_record(accel_event *event, accel_stream *stream)
+{
+    accel_status status = event_live(event, "accel_event_record");
+    if (status == ACCEL_OK)
+        status = stream_live(stream, "accel_event_record");
+    if (status != ACCEL_OK)
+        return status;
+    accel_device *device = event->device;
+    if (stream->device != device)
+        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
+                            "accel_event_record: the event and the stream "
+                            "belong to different devices");
+    return after_call(device,
+                      device->drv->event_record(device->drv_device, event->drv,
+                                                stream->drv),
+                      "event_record");
+}
+
+accel_status accel_event_query(accel_event *event)
+{
+    accel_status status = event_live(event, "accel_event_query");
+    if (status != ACCEL_OK)
+        return status;
+    accel_device *device = event->device;
+    return after_call(device,
+                      device->drv->event_query(device->drv_device, event->drv),
+                      "event_query");
+}
+
+accel_status accel_event_sync(accel_event *event)
+{
+    accel_status status = event_live(event, "accel_event_sync");
+    if (status != ACCEL_OK)
+        return status;
+    accel_device *device = event->device;
+    return after_call(device,
+                      device->drv->event_sync(device->drv_device, event->drv),
+                      "event_sync");
+}
+
+accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
+{
+    accel_status status = stream_live(stream, "accel_stream_wait_event");
+    if (status == ACCEL_OK)
+        status = event_live(event, "accel_stream_wait_event");
+    if (status != ACCEL_OK)
+        return status;
+    accel_device *device = stream->device;
+    if (event->device != device)
+        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
+                            "accel_stream_wait_event: the event and the stream "
+                            "belong to different devices");
+    return after_call(device,
+                      device->drv->stream_wait_event(device->drv_device,
+                                                     stream->drv, event->drv),
+                      "stream_wait_event");
+}
+
+void accel__streams_release(accel_device *device)
+{
+    for (accel_event *e = device->events; e != NULL; e = e->next) {
+        if (e->drv != NULL)
+            device->drv->event_destroy(device->drv_device, e->drv);
+        e->drv = NULL;
+    }
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        if (s->drv != NULL)
+            device->drv->stream_destroy(device->drv_device, s->drv);
+        s->drv = NULL;
+    }
+}
+
+accel_status accel__streams_rebuild(accel_device *device)
+{
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        accel_status status = accel__from_plugin(
+            device->drv->stream_create(device->drv_device, &s->drv),
+            "stream_create");
+        if (status != ACCEL_OK) {
+            s->drv = NULL;
+            return status;
+        }
+    }
+    for (accel_event *e = device->events; e != NULL; e = e->next) {
+        accel_status status = accel__from_plugin(
+            device->drv->event_create(device->drv_device, &e->drv),
+            "event_create");
+        if (status != ACCEL_OK) {
+            e->drv = NULL;
+            return status;
+        }
+    }
+    return ACCEL_OK;
+}
+
+/* ---- pinned host memory ---- */
+
+accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr)
+{
+    if (out_ptr != NULL)
+        *out_ptr = NULL;
+    if (device == NULL || out_ptr == NULL || bytes == 0)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_host_alloc: NULL argument or zero bytes");
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK && device->host_block_count == device->host_block_capacity) {
+        size_t capacity = device->host_block_capacity ? device->host_block_capacity * 2 : 8;
+        struct accel__host_block *blocks =
+            realloc(device->host_blocks, capacity * sizeof *blocks);
+        if (blocks == NULL) {
+            status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pinned block list");
+        } else {
+            device->host_blocks = blocks;
+            device->host_block_capacity = capacity;
+        }
+    }
+    void *ptr = NULL;
+    if (status == ACCEL_OK) {
+        status = accel__from_plugin(
+            device->drv->host_alloc(device->drv_device, bytes, &ptr), "host_alloc");
+        status = accel__device_check_loss(device, status);
+    }
+    if (status == ACCEL_OK) {
+        device->host_blocks[device->host_block_count++] =
+            (struct accel__host_block){.ptr = ptr, .bytes = bytes};
+        *out_ptr = ptr;
+    }
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+void accel_host_free(accel_device *device, void *ptr)
+{
+    if (device == NULL || ptr == NULL)
+        return;
+    pthread_mutex_lock(&device->lock);
+    for (size_t i = 0; i < device->host_block_count; i++) {
+        if (device->host_blocks[i].ptr == ptr) {
+            device->drv->host_free(device->drv_device, ptr);
+            device->host_blocks[i] = device->host_blocks[--device->host_block_count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&device->lock);
+}

@@ -1,0 +1,356 @@
+/*
+ * accel: run compute work on whatever accelerator the machine has.
+ *
+ * The application API of libaccel. A program creates a host (which finds
+ * the driver plugins), opens a device (chosen by ACCEL_BACKEND or by
+ * priority), allocates typed device memory as refs, and enqueues copies on
+ * streams.
+ *
+ * Conventions: every fallible function returns accel_status (ACCEL_OK is
+ * zero); outputs come last, are named out_*, and are cleared on entry. When a
+ * function fails, accel_last_error() on the same thread says why.
+ *
+ * Thread safety: a host and its devices may be used from any thread. Any
+ * thread may enqueue on any stream; a stream runs its work in order.
+ *
+ * Status codes and the copy layout are shared with the plugin ABI and are
+ * defined in <accel/driver.h>.
+ */
+#ifndef ACCEL_ACCEL_H
+#define ACCEL_ACCEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define ACCEL_API __attribute__((visibility("default")))
+#else
+#define ACCEL_API
+#endif
+
+/* ---- errors ---- */
+
+/* The code's name, e.g. "ACCEL_ERR_STALE_REF"; "ACCEL_STATUS_UNKNOWN" else. */
+ACCEL_API const char *accel_status_name(accel_status status);
+/* One sentence saying when the code is returned. Never NULL. */
+ACCEL_API const char *accel_status_string(accel_status status);
+/*
+ * The detail of the last error on the calling thread: what failed and why,
+ * with the native error's name where a driver made it. Never NULL ("" when
+ * there is none). Valid until the thread's next accel call.
+ */
+ACCEL_API const char *accel_last_error(void);
+
+/* ---- host: plugin discovery ---- */
+
+typedef struct accel_host accel_host;
+
+/*
+ * How a host finds and chooses plugins. Every field may be left zero (NULL):
+ * then the environment decides (ACCEL_PLUGIN_PATH, ACCEL_BACKEND), read
+ * through secure_getenv. A field set here wins over the environment.
+ */
+typedef struct accel_host_options {
+    /* Colon-separated directories or plugin files; replaces the default. */
+    const char *plugin_path;
+    /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null". */
+    const char *backend;
+} accel_host_options;
+
+/*
+ * Find and open plugins. A plugin that fails a check is skipped with its
+ * reason kept, never fatal. A malformed ACCEL_BACKEND is kept as the
+ * selection error and reported by accel_device_open_selected, so that the
+ * candidates can still be listed. `options` may be NULL.
+ * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY.
+ */
+ACCEL_API accel_status accel_host_create(const accel_host_options *options,
+                                         accel_host **out_host);
+/* Close every device still open, then every plugin. NULL is allowed. */
+ACCEL_API void accel_host_destroy(accel_host *host);
+
+typedef enum accel_plugin_state {
+    ACCEL_PLUGIN_LOADED = 0,    /* opened, and has at least one device */
+    ACCEL_PLUGIN_NO_DEVICE = 1, /* opened, but reports zero devices */
+    ACCEL_PLUGIN_REJECTED = 2,  /* failed a check; not used */
+    ACCEL_PLUGIN_SKIPPED = 3    /* not opened: ACCEL_BACKEND does not name it */
+} accel_plugin_state;
+
+/* One candidate plugin file, as discovery saw it. */
+typedef struct accel_plugin_info {
+    const char *path;       /* the file considered */
+    const char *name;       /* NAME from accel-plugin-NAME.so */
+    const char *version;    /* the plugin's version; NULL unless opened */
+    accel_plugin_state state;
+    const char *reason;     /* why rejected or without device; NULL if loaded */
+    int32_t priority;
+    uint32_t device_count;
+} accel_plugin_info;
+
+/*
+ * Every candidate file in search order, with its state and reason. The
+ * array is owned by the host and lives until accel_host_destroy.
+ */
+ACCEL_API void accel_host_plugins(const accel_host *host,
+                                  const accel_plugin_info **out_plugins,
+                                  size_t *out_count);
+/*
+ * The directories and files searched, in order. Owned by the host.
+ */
+ACCEL_API void accel_host_search_path(const accel_host *host,
+                                      const char *const **out_entries,
+                                      size_t *out_count);
+/* The state and reason for a plugin state, as a word ("loaded", ...). */
+ACCEL_API const char *accel_plugin_state_name(accel_plugin_state state);
+
+/* ---- devices ---- */
+
+typedef struct accel_device accel_device;
+
+typedef struct accel_device_info {
+    const char *plugin;   /* the plugin's name */
+    uint32_t index;       /* the device's index within its plugin */
+    uint32_t id;          /* unique among the process's open devices */
+    uint32_t generation;  /* bumped by every reset */
+    struct accel_device_props props;
+} accel_device_info;
+
+/*
+ * Open the device that ACCEL_BACKEND (or the host's options) selects:
+ * entries in order, the first whose plugin has the device wins. Unset: the
+ * live device of the highest-priority plugin.
+ * Errors: ACCEL_ERR_NOT_FOUND (a named plugin was not found; the detail
+ * lists those found), ACCEL_ERR_INVALID_ARGUMENT (a malformed selection),
+ * ACCEL_ERR_NO_DEVICE (no named plugin has the device; the detail says why
+ * for each), or the plugin's error.
+ */
+ACCEL_API accel_status accel_device_open_selected(accel_host *host,
+                                                  accel_device **out_device);
+/*
+ * Say which device accel_device_open_selected would open, without opening
+ * it: the plugin's name (owned by the host) and the device index.
+ */
+ACCEL_API accel_status accel_host_selection(accel_host *host,
+                                            const char **out_plugin,
+                                            uint32_t *out_index);
+/* Open device `index` of the plugin named `plugin`. */
+ACCEL_API accel_status accel_device_open(accel_host *host, const char *plugin,
+                                         uint32_t index,
+                                         accel_device **out_device);
+/*
+ * Close a device: wait for its work, free its memory, streams and events.
+ * NULL is allowed.
+ */
+ACCEL_API void accel_device_close(accel_device *device);
+ACCEL_API accel_status accel_device_info_get(const accel_device *device,
+                                             accel_device_info *out_info);
+/* Wait until all work on every stream of the device has completed. */
+ACCEL_API accel_status accel_device_sync(accel_device *device);
+/*
+ * ACCEL_OK while the device is live, ACCEL_ERR_DEVICE_LOST once lost.
+ */
+ACCEL_API accel_status accel_device_status(accel_device *device);
+/*
+ * Rebuild the device: every allocation is released and every ref minted
+ * before becomes stale (ACCEL_ERR_STALE_REF); the generation is bumped.
+ * Streams and events stay valid handles, emptied.
+ */
+ACCEL_API accel_status accel_device_reset(accel_device *device);
+
+/* ---- typed device memory: refs ---- */
+
+typedef enum accel_elem_type {
+    ACCEL_BYTE = 0,
+    ACCEL_F16,
+    ACCEL_BF16,
+    ACCEL_F32,
+    ACCEL_F64,
+    ACCEL_I8,
+    ACCEL_I16,
+    ACCEL_I32,
+    ACCEL_I64,
+    ACCEL_U8,
+    ACCEL_U16,
+    ACCEL_U32,
+    ACCEL_U64,
+    ACCEL_ELEM_TYPE_COUNT
+} accel_elem_type;
+
+/* Size in bytes of one element; 0 for a value outside the enum. */
+ACCEL_API size_t accel_elem_size(accel_elem_type type);
+/* "f32", "u8", ...; "?" for a value outside the enum. */
+ACCEL_API const char *accel_elem_type_name(accel_elem_type type);
+
+/*
+ * A typed reference to device memory: a value, not a pointer. It names a
+ * slot (index and slot generation), the device and the device generation it
+ * was minted against, its element type and length. Every use validates it.
+ * Copy it freely; it never owns anything.
+ */
+typedef struct accel_ref {
+    uint32_t slot;
+    uint32_t slot_generation;
+    uint32_t device_id;
+    uint32_t device_generation;
+    uint32_t type;  /* accel_elem_type */
+    uint32_t reserved;
+    uint64_t count; /* elements */
+} accel_ref;
+
+/* 16-bit floats as distinct host types, so that _Generic can tell them. */
+typedef struct accel_f16 { uint16_t bits; } accel_f16;
+typedef struct accel_bf16 { uint16_t bits; } accel_bf16;
+
+/*
+ * Allocate `count` (> 0) elements of `type` on the device.
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT (zero count, unknown type, a size that
+ * overflows), ACCEL_ERR_OUT_OF_DEVICE_MEMORY, ACCEL_ERR_DEVICE_LOST.
+ */
+ACCEL_API accel_status accel_alloc(accel_device *device, accel_elem_type type,
+                                   uint64_t count, accel_ref *out_ref);
+/*
+ * Free the allocation. Work already enqueued that uses it completes first.
+ * Errors: those of accel_ref_check.
+ */
+ACCEL_API accel_status accel_free(accel_device *device, accel_ref ref);
+/*
+ * Validate a ref against a device: ACCEL_ERR_DEVICE_MISMATCH (another
+ * device's), ACCEL_ERR_STALE_REF (minted before a reset),
+ * ACCEL_ERR_FREED_REF (freed or never valid), else ACCEL_OK.
+ */
+ACCEL_API accel_status accel_ref_check(accel_device *device, accel_ref ref);
+/* Bytes a ref covers: count times its element size. */
+ACCEL_API uint64_t accel_ref_bytes(accel_ref ref);
+/*
+ * The device address behind a ref, for vendor libraries (cuBLAS and the
+ * like). Valid until the ref is freed or the device reset.
+ */
+ACCEL_API accel_status accel_ref_native(accel_device *device, accel_ref ref,
+                                        uint64_t *out_address);
+
+/* ---- pinned host memory ---- */
+
+/*
+ * Host memory the device copies from and to fastest (page-locked on a
+ * GPU). Free with accel_host_free on the same device.
+ */
+ACCEL_API accel_status accel_host_alloc(accel_device *device, size_t bytes,
+                                        void **out_ptr);
+ACCEL_API void accel_host_free(accel_device *device, void *ptr);
+
+/* ---- streams and events ---- */
+
+typedef struct accel_stream accel_stream;
+typedef struct accel_event accel_event;
+
+/* An in-order queue of work on a device. */
+ACCEL_API accel_status accel_stream_create(accel_device *device,
+                                           accel_stream **out_stream);
+/* Wait for the stream's work, then destroy it. NULL is allowed. */
+ACCEL_API void accel_stream_destroy(accel_stream *stream);
+/* Block until all work enqueued on the stream so far has completed. */
+ACCEL_API accel_status accel_stream_sync(accel_stream *stream);
+
+ACCEL_API accel_status accel_event_create(accel_device *device,
+                                          accel_event **out_event);
+ACCEL_API void accel_event_destroy(accel_event *event);
+/* Mark the point after all work enqueued on `stream` so far. */
+ACCEL_API accel_status accel_event_record(accel_event *event,
+                                          accel_stream *stream);
+/* ACCEL_OK when complete, ACCEL_NOT_READY while pending, or an error. */
+ACCEL_API accel_status accel_event_query(accel_event *event);
+ACCEL_API accel_status accel_event_sync(accel_event *event);
+/* Later work on `stream` waits for `event`; both on the same device. */
+ACCEL_API accel_status accel_stream_wait_event(accel_stream *stream,
+                                               accel_event *event);
+
+/* ---- copies ----
+ *
+ * Copies are enqueued on a stream and may return before they happen. Host
+ * memory passed to them must stay valid, and a source unchanged, until the
+ * stream has reached the copy (accel_stream_sync or an event). Device sides
+ * are refs, validated; the byte range is checked against the allocation
+ * before anything is enqueued.
+ */
+
+/* Copy `bytes` from host `src` to the ref, starting `offset` bytes in. */
+ACCEL_API accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
+                                            uint64_t offset, const void *src,
+                                            uint64_t bytes);
+/* Copy `bytes` from the ref, starting `offset` bytes in, to host `dst`. */
+ACCEL_API accel_status accel_copy_to_host(accel_stream *stream, void *dst,
+                                          accel_ref src, uint64_t offset,
+                                          uint64_t bytes);
+/* Copy between two refs of the stream's device. */
+ACCEL_API accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
+                                            uint64_t dst_offset, accel_ref src,
+                                            uint64_t src_offset, uint64_t bytes);
+/*
+ * Pitched (2D) and 3D copies. The layout's device-side offset and pitches
+ * are bytes within the ref; the host side's are bytes from `src`/`dst`.
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT for a malformed or overflowing layout
+ * or one that reaches past the allocation.
+ */
+ACCEL_API accel_status accel_copy_to_device_layout(
+    accel_stream *stream, accel_ref dst, const void *src,
+    const struct accel_copy_layout *layout);
+ACCEL_API accel_status accel_copy_to_host_layout(
+    accel_stream *stream, void *dst, accel_ref src,
+    const struct accel_copy_layout *layout);
+ACCEL_API accel_status accel_copy_on_device_layout(
+    accel_stream *stream, accel_ref dst, accel_ref src,
+    const struct accel_copy_layout *layout);
+
+/*
+ * Typed copies: `count` elements, with the element type checked against the
+ * ref. ACCEL_ERR_TYPE_MISMATCH when they differ, unless the ref is
+ * ACCEL_BYTE. The macros below choose the type from the host pointer.
+ */
+ACCEL_API accel_status accel_copy_to_device_typed(accel_stream *stream,
+                                                  accel_ref dst,
+                                                  accel_elem_type src_type,
+                                                  const void *src,
+                                                  uint64_t count);
+ACCEL_API accel_status accel_copy_to_host_typed(accel_stream *stream,
+                                                accel_elem_type dst_type,
+                                                void *dst, accel_ref src,
+                                                uint64_t count);
+
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+/* The element type of a host pointer; ACCEL_BYTE for anything else. */
+#define ACCEL_ELEM_TYPE_OF(ptr)                                                \
+    _Generic((ptr),                                                            \
+        float *: ACCEL_F32, const float *: ACCEL_F32,                          \
+        double *: ACCEL_F64, const double *: ACCEL_F64,                        \
+        accel_f16 *: ACCEL_F16, const accel_f16 *: ACCEL_F16,                  \
+        accel_bf16 *: ACCEL_BF16, const accel_bf16 *: ACCEL_BF16,              \
+        int8_t *: ACCEL_I8, const int8_t *: ACCEL_I8,                          \
+        int16_t *: ACCEL_I16, const int16_t *: ACCEL_I16,                      \
+        int32_t *: ACCEL_I32, const int32_t *: ACCEL_I32,                      \
+        int64_t *: ACCEL_I64, const int64_t *: ACCEL_I64,                      \
+        uint8_t *: ACCEL_U8, const uint8_t *: ACCEL_U8,                        \
+        uint16_t *: ACCEL_U16, const uint16_t *: ACCEL_U16,                    \
+        uint32_t *: ACCEL_U32, const uint32_t *: ACCEL_U32,                    \
+        uint64_t *: ACCEL_U64, const uint64_t *: ACCEL_U64,                    \
+        default: ACCEL_BYTE)
+
+/* Copy `count` elements from a typed host pointer into a ref. */
+#define accel_copy_in(stream, ref, src, count)                                 \
+    accel_copy_to_device_typed((stream), (ref), ACCEL_ELEM_TYPE_OF(src), (src), (count))
+/* Copy `count` elements from a ref into a typed host pointer. */
+#define accel_copy_out(stream, dst, ref, count)                                \
+    accel_copy_to_host_typed((stream), ACCEL_ELEM_TYPE_OF(dst), (dst), (ref), (count))
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ACCEL_ACCEL_H */
