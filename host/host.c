@@ -18,9 +18,7 @@ static accel_status take_selection(accel_host *host, const char *text)
     if (host->parse_status != ACCEL_OK) {
         /* Kept for accel_device_open_selected: the candidates can still be
          * listed, and nothing is opened on a selection that cannot be read. */
-        const char *detail = accel_last_error();
-        const char *colon = strstr(detail, ": ");
-        host->parse_error = strdup(colon ? colon + 2 : detail);
+        host->parse_error = strdup(accel_last_error());
         if (host->parse_error == NULL)
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "backend");
         host->item_count = 0;

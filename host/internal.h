@@ -68,6 +68,8 @@ struct accel__plugin {
     char *name;
     char *reason;
     accel_plugin_state state_kind;
+    char *version;                      /* a copy; NULL unless opened */
+    int32_t priority;
     uint64_t dev, ino;                  /* the file, to open it only once */
     void *dl;                           /* dlopen handle, NULL unless opened */
     struct accel_driver_v1 drv;         /* the table, zero past struct_size */

@@ -285,8 +285,15 @@ static accel_status plugin_resolve(struct accel__plugin *plugin)
                                       sizeof why);
         }
     }
-    if (refusal == NULL)
+    if (refusal == NULL) {
+        /* Kept apart from the table: the plugin may be closed while its
+         * entry in the catalog is still listed. */
+        plugin->version = strdup(plugin->drv.version ? plugin->drv.version : "");
+        plugin->priority = plugin->drv.priority;
+        if (plugin->version == NULL)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin version");
         return ACCEL_OK;
+    }
     dlclose(plugin->dl);
     plugin->dl = NULL;
     memset(&plugin->drv, 0, sizeof plugin->drv);
@@ -301,6 +308,8 @@ static void plugin_close(struct accel__plugin *plugin)
     if (plugin->dl != NULL)
         dlclose(plugin->dl);
     plugin->dl = NULL;
+    /* The table's entries and strings pointed into the closed object. */
+    memset(&plugin->drv, 0, sizeof plugin->drv);
 }
 
 /* plugin_open and device_count; keeps the plugin open only with a device. */
@@ -308,11 +317,12 @@ static accel_status plugin_start(struct accel__plugin *plugin)
 {
     accel_status status = plugin->drv.plugin_open(&accel__services, &plugin->state);
     if (status != ACCEL_OK || plugin->state == NULL) {
-        accel__from_plugin(status == ACCEL_OK ? ACCEL_ERR_PLUGIN_ABI : status,
-                           "plugin_open");
+        status = accel__from_plugin(
+            status == ACCEL_OK ? ACCEL_ERR_PLUGIN_ABI : status, "plugin_open");
         plugin->state = NULL;
         status = set_reason(plugin, ACCEL_PLUGIN_REJECTED,
-                            "plugin_open failed: %s", accel_last_error());
+                            "plugin_open failed: %s: %s",
+                            accel_status_name(status), accel_last_error());
         plugin_close(plugin);
         return status;
     }
@@ -320,9 +330,10 @@ static accel_status plugin_start(struct accel__plugin *plugin)
     uint32_t count = 0;
     status = plugin->drv.device_count(plugin->state, &count, &why);
     if (status != ACCEL_OK) {
-        accel__from_plugin(status, "device_count");
+        status = accel__from_plugin(status, "device_count");
         status = set_reason(plugin, ACCEL_PLUGIN_REJECTED,
-                            "device_count failed: %s", accel_last_error());
+                            "device_count failed: %s: %s",
+                            accel_status_name(status), accel_last_error());
         plugin_close(plugin);
         return status;
     }
@@ -330,8 +341,7 @@ static accel_status plugin_start(struct accel__plugin *plugin)
     if (count > 0) {
         plugin->state_kind = ACCEL_PLUGIN_LOADED;
         accel__log(ACCEL_LOG_INFO, "%s: loaded plugin '%s' %s, %u device(s)",
-                   plugin->path, plugin->name,
-                   plugin->drv.version ? plugin->drv.version : "", count);
+                   plugin->path, plugin->name, plugin->version, count);
         return ACCEL_OK;
     }
     /* A plugin without a device is closed at once: a vendor runtime it
@@ -483,10 +493,8 @@ static accel_status infos_build(struct accel__catalog *catalog)
         info->reason = plugin->reason;
         info->device_count = plugin->device_count;
         info->state = plugin->state_kind;
-        if (plugin->drv.plugin_open != NULL) {
-            info->version = plugin->drv.version ? plugin->drv.version : "";
-            info->priority = plugin->drv.priority;
-        }
+        info->version = plugin->version;
+        info->priority = plugin->priority;
     }
     return ACCEL_OK;
 }
@@ -516,6 +524,7 @@ void accel__catalog_unload(struct accel__catalog *catalog)
         free(plugin->path);
         free(plugin->name);
         free(plugin->reason);
+        free(plugin->version);
     }
     for (size_t i = 0; i < catalog->search_count; i++)
         free(catalog->search[i]);

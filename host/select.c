@@ -208,7 +208,7 @@ static accel_status select_auto(accel_host *host, const char **out_plugin,
         const struct accel__plugin *plugin = &host->catalog.plugins[i];
         if (plugin->state_kind != ACCEL_PLUGIN_LOADED)
             continue;
-        if (best == NULL || plugin->drv.priority > best->drv.priority)
+        if (best == NULL || plugin->priority > best->priority)
             best = plugin;
     }
     if (best == NULL)

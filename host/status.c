@@ -62,11 +62,10 @@ static void record(accel_status status, const char *fmt, va_list args)
     /* Format into a scratch buffer first: a plugin may pass
      * accel_last_error() itself as an argument. */
     char detail[ACCEL__DETAIL_MAX];
-    int n = snprintf(detail, sizeof detail, "%s: ", accel_status_name(status));
-    vsnprintf(detail + n, sizeof detail - (size_t)n, fmt, args);
+    vsnprintf(detail, sizeof detail, fmt, args);
     memcpy(last_error, detail, sizeof last_error);
     last_status = status;
-    accel__log(ACCEL_LOG_DEBUG, "error recorded: %s", last_error);
+    accel__log(ACCEL_LOG_DEBUG, "%s: %s", accel_status_name(status), last_error);
 }
 
 accel_status accel__error(accel_status status, const char *fmt, ...)
