@@ -1,0 +1,53 @@
+#include "null_copy.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static void null_copy_bytes(const struct null_copy *copy, uint8_t *dst,
+                            const uint8_t *src, uint64_t bytes)
+{
+    if (copy->may_overlap)
+        memmove(dst, src, (size_t)bytes);
+    else
+        memcpy(dst, src, (size_t)bytes);
+}
+
+/* One slice: rows of row_bytes, each side at its own pitch. */
+static void null_copy_plane(const struct null_copy *copy, uint8_t *dst,
+                            const uint8_t *src, uint64_t rows, bool rows_packed)
+{
+    const struct accel_copy_layout *layout = &copy->layout;
+
+    if (rows_packed) {
+        null_copy_bytes(copy, dst, src, rows * layout->row_bytes);
+        return;
+    }
+    for (uint64_t r = 0; r < rows; r++)
+        null_copy_bytes(copy, dst + r * layout->dst_pitch,
+                        src + r * layout->src_pitch, layout->row_bytes);
+}
+
+void accel__null_copy_run(const struct null_copy *copy)
+{
+    const struct accel_copy_layout *layout = &copy->layout;
+    uint64_t rows = layout->rows != 0 ? layout->rows : 1;
+    uint64_t depth = layout->depth != 0 ? layout->depth : 1;
+    uint8_t *dst = (uint8_t *)copy->dst + layout->dst_offset;
+    const uint8_t *src = (const uint8_t *)copy->src + layout->src_offset;
+    /* Pitches only mean something with several rows, slice pitches with
+     * several slices (see struct accel_copy_layout). */
+    bool rows_packed = rows == 1 || (layout->src_pitch == layout->row_bytes &&
+                                     layout->dst_pitch == layout->row_bytes);
+    uint64_t plane_bytes = rows * layout->row_bytes;
+    bool planes_packed = rows_packed &&
+                         (depth == 1 || (layout->src_slice_pitch == plane_bytes &&
+                                         layout->dst_slice_pitch == plane_bytes));
+
+    if (planes_packed) {
+        null_copy_bytes(copy, dst, src, depth * plane_bytes);
+        return;
+    }
+    for (uint64_t s = 0; s < depth; s++)
+        null_copy_plane(copy, dst + s * layout->dst_slice_pitch,
+                        src + s * layout->src_slice_pitch, rows, rows_packed);
+}

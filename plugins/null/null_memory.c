@@ -1,0 +1,146 @@
+/*
+ * Device memory and pinned host memory. The CPU device's memory is host
+ * memory, so both are aligned heap blocks: a device address is the block's
+ * host address, which is what lets the host copy with memcpy
+ * (ACCEL_DEVICE_CAP_HOST_VISIBLE).
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "null_os.h"
+#include "null_plugin.h"
+
+/*
+ * What a GPU allocator guarantees at least (and what vector loads in CPU
+ * kernels want): a cache line.
+ */
+#define NULL_MEM_ALIGN 64u
+
+/*
+ * The header in front of every block. It is padded to NULL_MEM_ALIGN so
+ * that the bytes handed out stay aligned, and it links the block into its
+ * device's list, so that device_close can free what the host left.
+ */
+struct accel_drv_mem {
+    struct null_list link;
+    uint64_t bytes;
+};
+
+_Static_assert(sizeof(struct accel_drv_mem) <= NULL_MEM_ALIGN,
+               "the block header must fit in the alignment padding");
+
+static void *null_block_data(accel_drv_mem *block)
+{
+    return (char *)block + NULL_MEM_ALIGN;
+}
+
+static accel_drv_mem *null_block_of_data(void *data)
+{
+    return (accel_drv_mem *)(void *)((char *)data - NULL_MEM_ALIGN);
+}
+
+/*
+ * Allocate a tracked block of `bytes`. `oom` is the status for "does not
+ * fit", which differs between device and host memory; `what` names the
+ * entry in error details.
+ */
+static accel_status null_block_alloc(accel_drv_device *device, struct null_list *list,
+                                     uint64_t bytes, accel_status oom,
+                                     const char *what, accel_drv_mem **out_block)
+{
+    const struct accel_host_services *services = null_services(device);
+    uint64_t total = device->plugin->props.total_memory;
+    void *base;
+    int rc;
+
+    *out_block = NULL;
+    if (bytes == 0)
+        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                   "%s: a size of zero bytes", what);
+    /*
+     * Refused before malloc is asked: an absurd size is a plain "out of
+     * memory" here, but under AddressSanitizer malloc itself would abort.
+     */
+    if (bytes > total || bytes > SIZE_MAX - NULL_MEM_ALIGN)
+        return services->set_error(oom,
+                                   "%s: %" PRIu64 " bytes is more than the device's "
+                                   "%" PRIu64 " bytes of memory", what, bytes, total);
+    rc = posix_memalign(&base, NULL_MEM_ALIGN, NULL_MEM_ALIGN + (size_t)bytes);
+    if (rc != 0)
+        return services->set_error(oom, "%s: posix_memalign of %" PRIu64 " bytes failed: %s",
+                                   what, bytes, null_errno_name(rc));
+    *out_block = base;
+    (*out_block)->bytes = bytes;
+    accel__null_device_track(device, list, &(*out_block)->link);
+    return ACCEL_OK;
+}
+
+static void null_block_free(accel_drv_device *device, accel_drv_mem *block)
+{
+    accel__null_device_untrack(device, &block->link);
+    free(block);
+}
+
+accel_status accel__null_mem_alloc(accel_drv_device *device, uint64_t bytes,
+                                   accel_drv_mem **out_mem, uint64_t *out_address)
+{
+    accel_drv_mem *block;
+    accel_status status;
+
+    *out_mem = NULL;
+    *out_address = 0;
+    status = null_block_alloc(device, &device->mems, bytes,
+                              ACCEL_ERR_OUT_OF_DEVICE_MEMORY, "mem_alloc", &block);
+    if (status != ACCEL_OK)
+        return status;
+    *out_mem = block;
+    *out_address = (uint64_t)(uintptr_t)null_block_data(block);
+    return ACCEL_OK;
+}
+
+void accel__null_mem_free(accel_drv_device *device, accel_drv_mem *mem)
+{
+    if (mem != NULL)
+        null_block_free(device, mem);
+}
+
+accel_status accel__null_host_alloc(accel_drv_device *device, size_t bytes,
+                                    void **out_ptr)
+{
+    accel_drv_mem *block;
+    accel_status status;
+
+    *out_ptr = NULL;
+    status = null_block_alloc(device, &device->host_blocks, bytes,
+                              ACCEL_ERR_OUT_OF_HOST_MEMORY, "host_alloc", &block);
+    if (status != ACCEL_OK)
+        return status;
+    *out_ptr = null_block_data(block);
+    return ACCEL_OK;
+}
+
+void accel__null_host_free(accel_drv_device *device, void *ptr)
+{
+    if (ptr != NULL)
+        null_block_free(device, null_block_of_data(ptr));
+}
+
+static uint32_t null_blocks_release_all(struct null_list *list)
+{
+    struct null_list *link;
+    uint32_t count = 0;
+
+    while ((link = null_list_first(list)) != NULL) {
+        null_list_remove(link);
+        free(null_container_of(link, accel_drv_mem, link));
+        count++;
+    }
+    return count;
+}
+
+uint32_t accel__null_memory_release_all(accel_drv_device *device)
+{
+    return null_blocks_release_all(&device->mems) +
+           null_blocks_release_all(&device->host_blocks);
+}

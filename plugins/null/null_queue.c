@@ -1,0 +1,372 @@
+#include "null_queue.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "null_os.h"
+
+/*
+ * Finished commands are kept for reuse, so that a steady stream of
+ * enqueues does not malloc at all; past this many they are freed.
+ */
+#define NULL_QUEUE_SPARE_MAX 64u
+
+enum null_command_kind {
+    NULL_COMMAND_COPY,
+    NULL_COMMAND_WAIT,
+    NULL_COMMAND_HOST_FUNC
+};
+
+struct null_command {
+    struct null_command *next;
+    uint64_t seq; /* the timeline value once this command has completed */
+    enum null_command_kind kind;
+    union {
+        struct null_copy copy;
+        struct {
+            struct null_timeline *timeline; /* a reference owned here */
+            uint64_t value;
+        } wait;
+        struct {
+            void (*fn)(void *user);
+            void *user;
+        } host_func;
+    } u;
+};
+
+struct null_queue {
+    const struct accel_host_services *services;
+    struct null_timeline *timeline;
+
+    /* `lock` guards everything below it that is not atomic. */
+    pthread_mutex_t lock;
+    pthread_cond_t work_ready;
+    struct null_command *head;
+    struct null_command *tail;
+    struct null_command *spares;
+    uint32_t spare_count;
+    uint64_t last_seq;
+    bool worker_sleeping;
+
+    /*
+     * last_seq, published for the worker's lock-free polling and for
+     * "work enqueued so far"; written under the lock.
+     */
+    _Atomic uint64_t submitted;
+    _Atomic bool stopping;
+    pthread_t worker;
+};
+
+/* ---- the worker side ---- */
+
+static void null_command_run(struct null_command *cmd)
+{
+    switch (cmd->kind) {
+    case NULL_COMMAND_COPY:
+        accel__null_copy_run(&cmd->u.copy);
+        break;
+    case NULL_COMMAND_WAIT:
+        accel__null_timeline_wait(cmd->u.wait.timeline, cmd->u.wait.value,
+                                  NULL_WAITER_SPIN_NS);
+        accel__null_timeline_release(cmd->u.wait.timeline);
+        cmd->u.wait.timeline = NULL;
+        break;
+    case NULL_COMMAND_HOST_FUNC:
+        cmd->u.host_func.fn(cmd->u.host_func.user);
+        break;
+    }
+}
+
+/* Keep up to NULL_QUEUE_SPARE_MAX finished commands; hand back the rest. */
+static struct null_command *null_queue_keep_spares(struct null_queue *queue,
+                                                   struct null_command *done)
+{
+    while (done != NULL && queue->spare_count < NULL_QUEUE_SPARE_MAX) {
+        struct null_command *next = done->next;
+
+        done->next = queue->spares;
+        queue->spares = done;
+        queue->spare_count++;
+        done = next;
+    }
+    return done;
+}
+
+static void null_commands_free(struct null_command *list)
+{
+    while (list != NULL) {
+        struct null_command *next = list->next;
+
+        free(list);
+        list = next;
+    }
+}
+
+/* Take every pending command at once: one lock round per burst. */
+static struct null_command *null_queue_detach_locked(struct null_queue *queue)
+{
+    struct null_command *batch = queue->head;
+
+    queue->head = NULL;
+    queue->tail = NULL;
+    return batch;
+}
+
+/*
+ * Poll, without the lock, until a command arrives past `completed`, the
+ * queue stops, or the spin budget runs out; the caller then looks.
+ */
+static void null_queue_spin_for_work(struct null_queue *queue, uint64_t completed)
+{
+    struct null_backoff backoff;
+
+    accel__null_backoff_init(&backoff, NULL_WORKER_SPIN_NS);
+    while (atomic_load_explicit(&queue->submitted, memory_order_relaxed) == completed &&
+           !atomic_load_explicit(&queue->stopping, memory_order_relaxed) &&
+           accel__null_backoff_step(&backoff))
+        ;
+}
+
+/* Sleep until an enqueue signals; NULL means stopping and empty. */
+static struct null_command *null_queue_sleep_for_work(struct null_queue *queue)
+{
+    struct null_command *batch;
+
+    pthread_mutex_lock(&queue->lock);
+    while (queue->head == NULL && !atomic_load(&queue->stopping)) {
+        queue->worker_sleeping = true;
+        pthread_cond_wait(&queue->work_ready, &queue->lock);
+        queue->worker_sleeping = false;
+    }
+    batch = null_queue_detach_locked(queue);
+    pthread_mutex_unlock(&queue->lock);
+    return batch;
+}
+
+/*
+ * Return the finished batch to the spares and take the next one; when
+ * none is pending, spin for one, then sleep. NULL means the queue is
+ * stopping and has run everything.
+ */
+static struct null_command *null_queue_next_batch(struct null_queue *queue,
+                                                  struct null_command *done,
+                                                  uint64_t completed)
+{
+    struct null_command *batch, *excess;
+
+    pthread_mutex_lock(&queue->lock);
+    excess = null_queue_keep_spares(queue, done);
+    batch = null_queue_detach_locked(queue);
+    pthread_mutex_unlock(&queue->lock);
+    null_commands_free(excess);
+    if (batch != NULL)
+        return batch;
+    null_queue_spin_for_work(queue, completed);
+    return null_queue_sleep_for_work(queue);
+}
+
+static void *null_queue_worker(void *arg)
+{
+    struct null_queue *queue = arg;
+    struct null_command *batch = NULL;
+    uint64_t completed = 0;
+
+    while ((batch = null_queue_next_batch(queue, batch, completed)) != NULL) {
+        for (struct null_command *cmd = batch; cmd != NULL; cmd = cmd->next) {
+            null_command_run(cmd);
+            completed = cmd->seq;
+            accel__null_timeline_signal(queue->timeline, completed);
+        }
+    }
+    return NULL;
+}
+
+/* ---- the enqueue side ---- */
+
+static accel_status null_queue_push(struct null_queue *queue,
+                                    const struct null_command *proto)
+{
+    struct null_command *cmd;
+    bool wake;
+
+    pthread_mutex_lock(&queue->lock);
+    cmd = queue->spares;
+    if (cmd != NULL) {
+        queue->spares = cmd->next;
+        queue->spare_count--;
+    } else {
+        /* Not under the lock: the worker must not wait on malloc. */
+        pthread_mutex_unlock(&queue->lock);
+        cmd = malloc(sizeof(*cmd));
+        if (cmd == NULL)
+            return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                              "malloc of a stream command failed");
+        pthread_mutex_lock(&queue->lock);
+    }
+    *cmd = *proto;
+    cmd->next = NULL;
+    cmd->seq = ++queue->last_seq;
+    if (queue->tail != NULL)
+        queue->tail->next = cmd;
+    else
+        queue->head = cmd;
+    queue->tail = cmd;
+    atomic_store_explicit(&queue->submitted, cmd->seq, memory_order_release);
+    wake = queue->worker_sleeping;
+    pthread_mutex_unlock(&queue->lock);
+    if (wake)
+        pthread_cond_signal(&queue->work_ready);
+    return ACCEL_OK;
+}
+
+accel_status accel__null_queue_copy(struct null_queue *queue,
+                                    const struct null_copy *copy)
+{
+    struct null_command cmd = {.kind = NULL_COMMAND_COPY, .u.copy = *copy};
+
+    return null_queue_push(queue, &cmd);
+}
+
+accel_status accel__null_queue_wait(struct null_queue *queue,
+                                    struct null_timeline *timeline,
+                                    uint64_t value)
+{
+    struct null_command cmd = {.kind = NULL_COMMAND_WAIT};
+    accel_status status;
+
+    /* Most waits are for work that is already done: they cost nothing. */
+    if (accel__null_timeline_reached(timeline, value))
+        return ACCEL_OK;
+    accel__null_timeline_retain(timeline);
+    cmd.u.wait.timeline = timeline;
+    cmd.u.wait.value = value;
+    status = null_queue_push(queue, &cmd);
+    if (status != ACCEL_OK)
+        accel__null_timeline_release(timeline);
+    return status;
+}
+
+accel_status accel__null_queue_host_func(struct null_queue *queue,
+                                         void (*fn)(void *user), void *user)
+{
+    struct null_command cmd = {.kind = NULL_COMMAND_HOST_FUNC};
+
+    cmd.u.host_func.fn = fn;
+    cmd.u.host_func.user = user;
+    return null_queue_push(queue, &cmd);
+}
+
+void accel__null_queue_position(struct null_queue *queue,
+                                struct null_timeline **out_timeline,
+                                uint64_t *out_value)
+{
+    accel__null_timeline_retain(queue->timeline);
+    *out_timeline = queue->timeline;
+    *out_value = atomic_load_explicit(&queue->submitted, memory_order_acquire);
+}
+
+void accel__null_queue_sync(struct null_queue *queue)
+{
+    uint64_t target = atomic_load_explicit(&queue->submitted, memory_order_acquire);
+
+    accel__null_timeline_wait(queue->timeline, target, NULL_WAITER_SPIN_NS);
+}
+
+/* ---- life cycle ---- */
+
+/*
+ * Start the worker with every signal blocked, so that the application's
+ * signal handlers never run on a thread it did not make.
+ */
+static accel_status null_queue_start_worker(struct null_queue *queue)
+{
+    sigset_t all, old;
+    int rc;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&queue->worker, NULL, null_queue_worker, queue);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                          "pthread_create failed for a stream worker: %s",
+                                          null_errno_name(rc));
+    /* A name makes the worker recognisable in gdb, top and perf. */
+    pthread_setname_np(queue->worker, "accel-null");
+    return ACCEL_OK;
+}
+
+static accel_status null_queue_init_sync(struct null_queue *queue)
+{
+    int rc = pthread_mutex_init(&queue->lock, NULL);
+
+    if (rc != 0)
+        return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                          "pthread_mutex_init failed for a stream: %s",
+                                          null_errno_name(rc));
+    rc = pthread_cond_init(&queue->work_ready, NULL);
+    if (rc != 0) {
+        pthread_mutex_destroy(&queue->lock);
+        return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                          "pthread_cond_init failed for a stream: %s",
+                                          null_errno_name(rc));
+    }
+    return ACCEL_OK;
+}
+
+accel_status accel__null_queue_create(const struct accel_host_services *services,
+                                      struct null_queue **out_queue)
+{
+    struct null_queue *queue;
+    accel_status status;
+
+    *out_queue = NULL;
+    queue = calloc(1, sizeof(*queue));
+    if (queue == NULL)
+        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                   "calloc of a stream queue failed");
+    queue->services = services;
+    atomic_init(&queue->submitted, 0);
+    atomic_init(&queue->stopping, false);
+    status = accel__null_timeline_create(services, &queue->timeline);
+    if (status != ACCEL_OK)
+        goto fail_free;
+    status = null_queue_init_sync(queue);
+    if (status != ACCEL_OK)
+        goto fail_timeline;
+    status = null_queue_start_worker(queue);
+    if (status != ACCEL_OK)
+        goto fail_sync;
+    *out_queue = queue;
+    return ACCEL_OK;
+
+fail_sync:
+    pthread_cond_destroy(&queue->work_ready);
+    pthread_mutex_destroy(&queue->lock);
+fail_timeline:
+    accel__null_timeline_release(queue->timeline);
+fail_free:
+    free(queue);
+    return status;
+}
+
+void accel__null_queue_destroy(struct null_queue *queue)
+{
+    if (queue == NULL)
+        return;
+    pthread_mutex_lock(&queue->lock);
+    atomic_store(&queue->stopping, true);
+    pthread_cond_signal(&queue->work_ready);
+    pthread_mutex_unlock(&queue->lock);
+    pthread_join(queue->worker, NULL);
+
+    /* The worker drained the queue before it left; only spares remain. */
+    null_commands_free(queue->spares);
+    pthread_cond_destroy(&queue->work_ready);
+    pthread_mutex_destroy(&queue->lock);
+    accel__null_timeline_release(queue->timeline);
+    free(queue);
+}

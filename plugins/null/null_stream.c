@@ -1,0 +1,271 @@
+/*
+ * Streams, events and copies: the table entries over null_queue. A stream
+ * is a queue tracked by its device; an event is a (timeline, value) pair
+ * that a record points at the end of a stream's work so far.
+ */
+#include <stdlib.h>
+
+#include "null_os.h"
+#include "null_plugin.h"
+#include "null_queue.h"
+
+struct accel_drv_stream {
+    struct null_list link;
+    struct null_queue *queue;
+};
+
+struct accel_drv_event {
+    struct null_list link;
+    /*
+     * Guards timeline and value together: a record may race a query or a
+     * wait from another thread, which must see both of one record.
+     */
+    pthread_mutex_t lock;
+    struct null_timeline *timeline; /* a reference; NULL until recorded */
+    uint64_t value;
+};
+
+static void *null_device_pointer(uint64_t address)
+{
+    return (void *)(uintptr_t)address;
+}
+
+/* ---- streams ---- */
+
+accel_status accel__null_stream_create(accel_drv_device *device,
+                                       accel_drv_stream **out_stream)
+{
+    accel_drv_stream *stream;
+    accel_status status;
+
+    *out_stream = NULL;
+    stream = calloc(1, sizeof(*stream));
+    if (stream == NULL)
+        return null_services(device)->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                "calloc of a stream failed");
+    status = accel__null_queue_create(null_services(device), &stream->queue);
+    if (status != ACCEL_OK)
+        goto fail_free;
+    accel__null_device_track(device, &device->streams, &stream->link);
+    *out_stream = stream;
+    return ACCEL_OK;
+
+fail_free:
+    free(stream);
+    return status;
+}
+
+static void null_stream_free(accel_drv_stream *stream)
+{
+    accel__null_queue_destroy(stream->queue);
+    free(stream);
+}
+
+void accel__null_stream_destroy(accel_drv_device *device, accel_drv_stream *stream)
+{
+    if (stream == NULL)
+        return;
+    accel__null_device_untrack(device, &stream->link);
+    null_stream_free(stream);
+}
+
+accel_status accel__null_stream_sync(accel_drv_device *device,
+                                     accel_drv_stream *stream)
+{
+    (void)device;
+    accel__null_queue_sync(stream->queue);
+    return ACCEL_OK;
+}
+
+uint32_t accel__null_streams_release_all(accel_drv_device *device)
+{
+    struct null_list *link;
+    uint32_t count = 0;
+
+    while ((link = null_list_first(&device->streams)) != NULL) {
+        null_list_remove(link);
+        null_stream_free(null_container_of(link, accel_drv_stream, link));
+        count++;
+    }
+    return count;
+}
+
+/* ---- events ---- */
+
+accel_status accel__null_event_create(accel_drv_device *device,
+                                      accel_drv_event **out_event)
+{
+    accel_drv_event *event;
+    int rc;
+
+    *out_event = NULL;
+    event = calloc(1, sizeof(*event));
+    if (event == NULL)
+        return null_services(device)->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                "calloc of an event failed");
+    rc = pthread_mutex_init(&event->lock, NULL);
+    if (rc != 0)
+        goto fail_free;
+    accel__null_device_track(device, &device->events, &event->link);
+    *out_event = event;
+    return ACCEL_OK;
+
+fail_free:
+    free(event);
+    return null_services(device)->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                            "pthread_mutex_init failed for an event: %s",
+                                            null_errno_name(rc));
+}
+
+static void null_event_free(accel_drv_event *event)
+{
+    accel__null_timeline_release(event->timeline);
+    pthread_mutex_destroy(&event->lock);
+    free(event);
+}
+
+void accel__null_event_destroy(accel_drv_device *device, accel_drv_event *event)
+{
+    if (event == NULL)
+        return;
+    accel__null_device_untrack(device, &event->link);
+    null_event_free(event);
+}
+
+uint32_t accel__null_events_release_all(accel_drv_device *device)
+{
+    struct null_list *link;
+    uint32_t count = 0;
+
+    while ((link = null_list_first(&device->events)) != NULL) {
+        null_list_remove(link);
+        null_event_free(null_container_of(link, accel_drv_event, link));
+        count++;
+    }
+    return count;
+}
+
+accel_status accel__null_event_record(accel_drv_device *device, accel_drv_event *event,
+                                      accel_drv_stream *stream)
+{
+    struct null_timeline *timeline, *previous;
+    uint64_t value;
+
+    (void)device;
+    accel__null_queue_position(stream->queue, &timeline, &value);
+    pthread_mutex_lock(&event->lock);
+    previous = event->timeline;
+    event->timeline = timeline;
+    event->value = value;
+    pthread_mutex_unlock(&event->lock);
+    accel__null_timeline_release(previous);
+    return ACCEL_OK;
+}
+
+/* The event's target with a reference for the caller; NULL if unrecorded. */
+static struct null_timeline *null_event_target(accel_drv_event *event,
+                                               uint64_t *out_value)
+{
+    struct null_timeline *timeline;
+
+    pthread_mutex_lock(&event->lock);
+    timeline = event->timeline;
+    *out_value = event->value;
+    if (timeline != NULL)
+        accel__null_timeline_retain(timeline);
+    pthread_mutex_unlock(&event->lock);
+    return timeline;
+}
+
+accel_status accel__null_event_query(accel_drv_device *device, accel_drv_event *event)
+{
+    bool reached;
+
+    (void)device;
+    pthread_mutex_lock(&event->lock);
+    reached = event->timeline == NULL ||
+              accel__null_timeline_reached(event->timeline, event->value);
+    pthread_mutex_unlock(&event->lock);
+    return reached ? ACCEL_OK : ACCEL_NOT_READY;
+}
+
+accel_status accel__null_event_sync(accel_drv_device *device, accel_drv_event *event)
+{
+    struct null_timeline *timeline;
+    uint64_t value;
+
+    (void)device;
+    timeline = null_event_target(event, &value);
+    if (timeline == NULL)
+        return ACCEL_OK;
+    accel__null_timeline_wait(timeline, value, NULL_WAITER_SPIN_NS);
+    accel__null_timeline_release(timeline);
+    return ACCEL_OK;
+}
+
+accel_status accel__null_stream_wait_event(accel_drv_device *device,
+                                           accel_drv_stream *stream,
+                                           accel_drv_event *event)
+{
+    struct null_timeline *timeline;
+    accel_status status;
+    uint64_t value;
+
+    (void)device;
+    timeline = null_event_target(event, &value);
+    if (timeline == NULL)
+        return ACCEL_OK;
+    status = accel__null_queue_wait(stream->queue, timeline, value);
+    accel__null_timeline_release(timeline);
+    return status;
+}
+
+/* ---- copies and host functions ---- */
+
+accel_status accel__null_copy_to_device(accel_drv_device *device,
+                                        accel_drv_stream *stream, uint64_t dst,
+                                        const void *src,
+                                        const struct accel_copy_layout *layout)
+{
+    struct null_copy copy = {
+        .dst = null_device_pointer(dst), .src = src, .layout = *layout};
+
+    (void)device;
+    return accel__null_queue_copy(stream->queue, &copy);
+}
+
+accel_status accel__null_copy_to_host(accel_drv_device *device,
+                                      accel_drv_stream *stream, void *dst,
+                                      uint64_t src,
+                                      const struct accel_copy_layout *layout)
+{
+    struct null_copy copy = {
+        .dst = dst, .src = null_device_pointer(src), .layout = *layout};
+
+    (void)device;
+    return accel__null_queue_copy(stream->queue, &copy);
+}
+
+accel_status accel__null_copy_on_device(accel_drv_device *device,
+                                        accel_drv_stream *stream, uint64_t dst,
+                                        uint64_t src,
+                                        const struct accel_copy_layout *layout)
+{
+    struct null_copy copy = {.dst = null_device_pointer(dst),
+                             .src = null_device_pointer(src),
+                             .layout = *layout,
+                             .may_overlap = true};
+
+    (void)device;
+    return accel__null_queue_copy(stream->queue, &copy);
+}
+
+accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *stream,
+                                   void (*fn)(void *user), void *user)
+{
+    /* Caught here: on the worker, a NULL call would crash far from its cause. */
+    if (fn == NULL)
+        return null_services(device)->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                "host_func: the function is NULL");
+    return accel__null_queue_host_func(stream->queue, fn, user);
+}

@@ -1,0 +1,147 @@
+#include "null_sync.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "null_os.h"
+
+/* Read the clock only every few steps: even a vDSO call costs ~20 ns. */
+#define NULL_BACKOFF_CLOCK_EVERY 8u
+
+struct null_timeline {
+    _Atomic uint64_t value;
+    _Atomic uint32_t refs;
+    /*
+     * Threads sleeping (or about to sleep) on `wake`. The signaller takes
+     * the lock and broadcasts only when it is non-zero, which keeps the
+     * common no-sleeper completion to one atomic store and one load.
+     */
+    _Atomic uint32_t sleepers;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+};
+
+void accel__null_backoff_init(struct null_backoff *backoff, uint64_t budget_ns)
+{
+    backoff->start_ns = null_now_ns();
+    backoff->budget_ns = budget_ns;
+    backoff->steps = 0;
+    backoff->yielding = false;
+}
+
+bool accel__null_backoff_step(struct null_backoff *backoff)
+{
+    if (++backoff->steps % NULL_BACKOFF_CLOCK_EVERY == 0) {
+        uint64_t spent = null_now_ns() - backoff->start_ns;
+
+        if (spent >= backoff->budget_ns)
+            return false;
+        backoff->yielding = spent >= NULL_PAUSE_ONLY_NS;
+    }
+    if (backoff->yielding)
+        sched_yield();
+    else
+        null_cpu_relax();
+    return true;
+}
+
+accel_status accel__null_timeline_create(const struct accel_host_services *services,
+                                         struct null_timeline **out_timeline)
+{
+    struct null_timeline *timeline;
+    const char *failed;
+    int rc;
+
+    *out_timeline = NULL;
+    timeline = calloc(1, sizeof(*timeline));
+    if (timeline == NULL)
+        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                   "calloc of a stream timeline failed");
+    failed = "pthread_mutex_init";
+    rc = pthread_mutex_init(&timeline->lock, NULL);
+    if (rc != 0)
+        goto fail_free;
+    failed = "pthread_cond_init";
+    rc = pthread_cond_init(&timeline->wake, NULL);
+    if (rc != 0)
+        goto fail_mutex;
+    atomic_init(&timeline->value, 0);
+    atomic_init(&timeline->refs, 1);
+    atomic_init(&timeline->sleepers, 0);
+    *out_timeline = timeline;
+    return ACCEL_OK;
+
+fail_mutex:
+    pthread_mutex_destroy(&timeline->lock);
+fail_free:
+    free(timeline);
+    return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                               "%s failed for a stream timeline: %s", failed,
+                               null_errno_name(rc));
+}
+
+void accel__null_timeline_retain(struct null_timeline *timeline)
+{
+    atomic_fetch_add_explicit(&timeline->refs, 1, memory_order_relaxed);
+}
+
+void accel__null_timeline_release(struct null_timeline *timeline)
+{
+    if (timeline == NULL)
+        return;
+    /* acq_rel: the freeing thread must see every other holder's last use. */
+    if (atomic_fetch_sub_explicit(&timeline->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    pthread_cond_destroy(&timeline->wake);
+    pthread_mutex_destroy(&timeline->lock);
+    free(timeline);
+}
+
+bool accel__null_timeline_reached(struct null_timeline *timeline, uint64_t value)
+{
+    /* acquire: whoever sees the value also sees what the commands wrote. */
+    return atomic_load_explicit(&timeline->value, memory_order_acquire) >= value;
+}
+
+void accel__null_timeline_signal(struct null_timeline *timeline, uint64_t value)
+{
+    /*
+     * Both accesses are sequentially consistent, and so is the sleeper's
+     * pair in null_timeline_sleep (count itself, then read the value): in
+     * the single order of the four, either this load sees the sleeper, or
+     * the sleeper's read sees the new value. A wake-up cannot be lost.
+     */
+    atomic_store(&timeline->value, value);
+    if (atomic_load(&timeline->sleepers) == 0)
+        return;
+    pthread_mutex_lock(&timeline->lock);
+    pthread_cond_broadcast(&timeline->wake);
+    pthread_mutex_unlock(&timeline->lock);
+}
+
+static void null_timeline_sleep(struct null_timeline *timeline, uint64_t value)
+{
+    pthread_mutex_lock(&timeline->lock);
+    atomic_fetch_add(&timeline->sleepers, 1);
+    while (atomic_load(&timeline->value) < value)
+        pthread_cond_wait(&timeline->wake, &timeline->lock);
+    atomic_fetch_sub(&timeline->sleepers, 1);
+    pthread_mutex_unlock(&timeline->lock);
+}
+
+void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,
+                               uint64_t spin_ns)
+{
+    struct null_backoff backoff;
+
+    if (accel__null_timeline_reached(timeline, value))
+        return;
+    accel__null_backoff_init(&backoff, spin_ns);
+    while (accel__null_backoff_step(&backoff)) {
+        if (accel__null_timeline_reached(timeline, value))
+            return;
+    }
+    null_timeline_sleep(timeline, value);
+}
