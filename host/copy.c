@@ -2,6 +2,13 @@
  * Copies: refs resolved and layouts checked under the device lock, then
  * handed to the plugin on the stream. Nothing reaches the plugin before
  * every check has passed.
+ *
+ * Which path a copy takes:
+ *  - a device whose memory the host can see (the CPU plugin), or host
+ *    memory from accel_host_alloc: straight to the plugin, no staging;
+ *  - other (pageable) host memory: through pinned staging (staging.c);
+ *  - two refs of one plugin: the plugin's device copy;
+ *  - refs of two plugins: through host memory, chunk by chunk.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +21,7 @@ static uint64_t host_limit(const void *ptr)
     return (uint64_t)(UINTPTR_MAX - (uintptr_t)ptr);
 }
 
-/* Lock the stream's device and check that it can take work. */
-static accel_status begin(accel_stream *stream, const char *what)
+accel_status accel__submit_begin(accel_stream *stream, const char *what)
 {
     if (stream == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL stream", what);
@@ -29,11 +35,10 @@ static accel_status begin(accel_stream *stream, const char *what)
     return status;
 }
 
-static accel_status finish(accel_stream *stream, accel_status status,
-                           const char *what)
+accel_status accel__submit_end(accel_stream *stream, accel_status status)
 {
     accel_device *device = stream->device;
-    status = accel__device_check_loss(device, accel__from_plugin(status, what));
+    status = accel__device_check_loss(device, status);
     pthread_mutex_unlock(&device->lock);
     return status;
 }
@@ -55,58 +60,65 @@ static accel_status resolve_typed(accel_device *device, accel_ref ref,
     return ACCEL_OK;
 }
 
-static accel_status to_device(accel_stream *stream, accel_ref dst,
-                              accel_elem_type src_type, const void *src,
-                              const struct accel_copy_layout *layout)
+/* True when the device can take this host range without staging. */
+static bool host_direct(const accel_device *device, const void *host,
+                        const struct accel_copy_layout *layout, bool source)
 {
-    if (src == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "accel_copy_to_device: NULL source");
-    accel_status status = begin(stream, "accel_copy_to_device");
-    if (status != ACCEL_OK)
-        return status;
-    accel_device *device = stream->device;
-    struct accel__slot *slot = NULL;
-    struct accel_copy_layout checked;
-    status = resolve_typed(device, dst, src_type, &slot);
-    if (status == ACCEL_OK)
-        status = accel__layout_normalize(layout, host_limit(src), slot->bytes,
-                                         &checked);
-    if (status != ACCEL_OK) {
-        pthread_mutex_unlock(&device->lock);
-        return status;
+    if (device->props.caps & ACCEL_DEVICE_CAP_HOST_VISIBLE)
+        return true;
+    uint64_t first = 0, end = 0;
+    accel__layout_span(layout, source, &first, &end);
+    uintptr_t lo = (uintptr_t)host + first, hi = (uintptr_t)host + end;
+    for (size_t i = 0; i < device->host_block_count; i++) {
+        uintptr_t base = (uintptr_t)device->host_blocks[i].ptr;
+        if (lo >= base && hi <= base + device->host_blocks[i].bytes)
+            return true;
     }
-    return finish(stream,
-                  device->drv->copy_to_device(device->drv_device, stream->drv,
-                                              slot->address, src, &checked),
-                  "copy_to_device");
+    return false;
 }
 
-static accel_status to_host(accel_stream *stream, accel_elem_type dst_type,
-                            void *dst, accel_ref src,
-                            const struct accel_copy_layout *layout)
+/*
+ * Host to device or device to host. `host_is_source` says which way.
+ */
+static accel_status host_copy(accel_stream *stream, accel_ref ref,
+                              accel_elem_type host_type, void *host,
+                              const struct accel_copy_layout *layout,
+                              bool host_is_source)
 {
-    if (dst == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "accel_copy_to_host: NULL destination");
-    accel_status status = begin(stream, "accel_copy_to_host");
+    const char *what = host_is_source ? "accel_copy_to_device" : "accel_copy_to_host";
+    if (host == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL host pointer",
+                            what);
+    accel_status status = accel__submit_begin(stream, what);
     if (status != ACCEL_OK)
         return status;
     accel_device *device = stream->device;
     struct accel__slot *slot = NULL;
     struct accel_copy_layout checked;
-    status = resolve_typed(device, src, dst_type, &slot);
+    status = resolve_typed(device, ref, host_type, &slot);
     if (status == ACCEL_OK)
-        status = accel__layout_normalize(layout, slot->bytes, host_limit(dst),
-                                         &checked);
+        status = host_is_source
+                     ? accel__layout_normalize(layout, host_limit(host),
+                                               slot->bytes, &checked)
+                     : accel__layout_normalize(layout, slot->bytes,
+                                               host_limit(host), &checked);
     if (status != ACCEL_OK) {
         pthread_mutex_unlock(&device->lock);
         return status;
     }
-    return finish(stream,
-                  device->drv->copy_to_host(device->drv_device, stream->drv, dst,
-                                            slot->address, &checked),
-                  "copy_to_host");
+    if (!host_direct(device, host, &checked, host_is_source)) {
+        pthread_mutex_unlock(&device->lock);
+        return accel__staged_copy(stream, ref, host, &checked, host_is_source);
+    }
+    status = host_is_source
+                 ? device->drv->copy_to_device(device->drv_device, stream->drv,
+                                               slot->address, host, &checked)
+                 : device->drv->copy_to_host(device->drv_device, stream->drv, host,
+                                             slot->address, &checked);
+    status = accel__from_plugin(status, host_is_source ? "copy_to_device"
+                                                       : "copy_to_host");
+    slot->lanes |= accel__lane_bit(stream);
+    return accel__submit_end(stream, status);
 }
 
 static bool spans_overlap(const struct accel_copy_layout *layout)
@@ -117,17 +129,15 @@ static bool spans_overlap(const struct accel_copy_layout *layout)
     return src_first < dst_end && dst_first < src_end;
 }
 
-accel_status accel_copy_on_device_layout(accel_stream *stream, accel_ref dst,
-                                         accel_ref src,
-                                         const struct accel_copy_layout *layout)
+/* Both refs on the stream's device. Lock held; released here. */
+static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
+                                     accel_ref src,
+                                     const struct accel_copy_layout *layout)
 {
-    accel_status status = begin(stream, "accel_copy_on_device");
-    if (status != ACCEL_OK)
-        return status;
     accel_device *device = stream->device;
     struct accel__slot *dst_slot = NULL, *src_slot = NULL;
     struct accel_copy_layout checked;
-    status = accel__ref_resolve(device, dst, &dst_slot);
+    accel_status status = accel__ref_resolve(device, dst, &dst_slot);
     if (status == ACCEL_OK)
         status = accel__ref_resolve(device, src, &src_slot);
     if (status == ACCEL_OK)
@@ -143,25 +153,105 @@ accel_status accel_copy_on_device_layout(accel_stream *stream, accel_ref dst,
         pthread_mutex_unlock(&device->lock);
         return status;
     }
-    return finish(stream,
-                  device->drv->copy_on_device(device->drv_device, stream->drv,
-                                              dst_slot->address,
-                                              src_slot->address, &checked),
-                  "copy_on_device");
+    status = accel__from_plugin(
+        device->drv->copy_on_device(device->drv_device, stream->drv,
+                                    dst_slot->address, src_slot->address,
+                                    &checked),
+        "copy_on_device");
+    dst_slot->lanes |= accel__lane_bit(stream);
+    src_slot->lanes |= accel__lane_bit(stream);
+    return accel__submit_end(stream, status);
+}
+
+/* The open device of this host with that id, or NULL. */
+static accel_device *device_by_id(accel_host *host, uint32_t id)
+{
+    pthread_mutex_lock(&host->lock);
+    accel_device *found = host->devices;
+    while (found != NULL && found->id != id)
+        found = found->next;
+    pthread_mutex_unlock(&host->lock);
+    return found;
+}
+
+/*
+ * Refs on two devices. Within one plugin, the plugin copies between its
+ * devices on the stream; across plugins, the data goes through host memory.
+ * Either way the copy has completed when this returns: a ref's drop queue
+ * knows only its own device's streams.
+ */
+static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
+                                      accel_ref src,
+                                      const struct accel_copy_layout *layout)
+{
+    accel_device *here = stream->device;
+    bool dst_here = dst.device_id == here->id;
+    accel_device *there =
+        device_by_id(here->host, dst_here ? src.device_id : dst.device_id);
+    if ((!dst_here && src.device_id != here->id) || there == NULL)
+        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
+                            "accel_copy_on_device: one ref must belong to the "
+                            "stream's device and the other to an open device of "
+                            "the same host");
+    struct accel_copy_layout checked;
+    struct accel__slot *dst_slot = NULL, *src_slot = NULL;
+    /* Lock in id order, so two opposite copies cannot deadlock. */
+    accel_device *first = here->id < there->id ? here : there;
+    accel_device *second = first == here ? there : here;
+    pthread_mutex_lock(&first->lock);
+    pthread_mutex_lock(&second->lock);
+    accel_status status = accel__device_usable(there);
+    if (status == ACCEL_OK)
+        status = accel__ref_resolve(dst_here ? here : there, dst, &dst_slot);
+    if (status == ACCEL_OK)
+        status = accel__ref_resolve(dst_here ? there : here, src, &src_slot);
+    if (status == ACCEL_OK)
+        status = accel__layout_normalize(layout, src_slot->bytes, dst_slot->bytes,
+                                         &checked);
+    bool same_plugin = here->plugin == there->plugin;
+    if (status == ACCEL_OK && same_plugin)
+        status = accel__from_plugin(
+            here->drv->copy_on_device(here->drv_device, stream->drv,
+                                      dst_slot->address, src_slot->address,
+                                      &checked),
+            "copy_on_device");
+    pthread_mutex_unlock(&second->lock);
+    if (status != ACCEL_OK) {
+        status = accel__device_check_loss(here, status);
+        pthread_mutex_unlock(&first->lock);
+        return status;
+    }
+    pthread_mutex_unlock(&first->lock);
+    if (same_plugin)
+        return accel_stream_sync(stream);
+    return accel__copy_through_host(stream, there, dst, src, &checked, dst_here);
+}
+
+accel_status accel_copy_on_device_layout(accel_stream *stream, accel_ref dst,
+                                         accel_ref src,
+                                         const struct accel_copy_layout *layout)
+{
+    if (stream != NULL &&
+        (dst.device_id != stream->device->id || src.device_id != stream->device->id))
+        return cross_device_copy(stream, dst, src, layout);
+    accel_status status = accel__submit_begin(stream, "accel_copy_on_device");
+    if (status != ACCEL_OK)
+        return status;
+    return same_device_copy(stream, dst, src, layout);
 }
 
 accel_status accel_copy_to_device_layout(accel_stream *stream, accel_ref dst,
                                          const void *src,
                                          const struct accel_copy_layout *layout)
 {
-    return to_device(stream, dst, ACCEL_BYTE, src, layout);
+    return host_copy(stream, dst, ACCEL_BYTE, (void *)src, layout, true);
 }
 
 accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst,
                                        accel_ref src,
                                        const struct accel_copy_layout *layout)
 {
-    return to_host(stream, ACCEL_BYTE, dst, src, layout);
+    return host_copy(stream, src, ACCEL_BYTE, dst, layout, false);
 }
 
 static struct accel_copy_layout linear(uint64_t src_offset, uint64_t dst_offset,
@@ -177,12 +267,12 @@ static struct accel_copy_layout linear(uint64_t src_offset, uint64_t dst_offset,
 static accel_status empty_copy(accel_stream *stream, accel_ref ref,
                                uint64_t offset)
 {
-    if (stream == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "copy: NULL stream");
+    accel_status status = accel__submit_begin(stream, "copy");
+    if (status != ACCEL_OK)
+        return status;
     accel_device *device = stream->device;
-    pthread_mutex_lock(&device->lock);
     struct accel__slot *slot = NULL;
-    accel_status status = accel__ref_resolve(device, ref, &slot);
+    status = accel__ref_resolve(device, ref, &slot);
     if (status == ACCEL_OK && offset > slot->bytes)
         status = accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                               "copy: offset %llu is past the allocation's %llu "
@@ -199,7 +289,7 @@ accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
     if (bytes == 0)
         return empty_copy(stream, dst, offset);
     struct accel_copy_layout layout = linear(0, offset, bytes);
-    return to_device(stream, dst, ACCEL_BYTE, src, &layout);
+    return host_copy(stream, dst, ACCEL_BYTE, (void *)src, &layout, true);
 }
 
 accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
@@ -208,7 +298,7 @@ accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
     if (bytes == 0)
         return empty_copy(stream, src, offset);
     struct accel_copy_layout layout = linear(offset, 0, bytes);
-    return to_host(stream, ACCEL_BYTE, dst, src, &layout);
+    return host_copy(stream, src, ACCEL_BYTE, dst, &layout, false);
 }
 
 accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
@@ -252,7 +342,7 @@ accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
     if (bytes == 0)
         return empty_copy(stream, dst, 0);
     struct accel_copy_layout layout = linear(0, 0, bytes);
-    return to_device(stream, dst, src_type, src, &layout);
+    return host_copy(stream, dst, src_type, (void *)src, &layout, true);
 }
 
 accel_status accel_copy_to_host_typed(accel_stream *stream,
@@ -266,5 +356,5 @@ accel_status accel_copy_to_host_typed(accel_stream *stream,
     if (bytes == 0)
         return empty_copy(stream, src, 0);
     struct accel_copy_layout layout = linear(0, 0, bytes);
-    return to_host(stream, dst_type, dst, src, &layout);
+    return host_copy(stream, src, dst_type, dst, &layout, false);
 }

@@ -34,16 +34,12 @@ static void host_unlink(accel_host *host, accel_device *device)
     pthread_mutex_unlock(&host->lock);
 }
 
-accel_status accel_device_open(accel_host *host, const char *plugin_name,
-                               uint32_t index, accel_device **out_device)
+/* The loaded plugin of that name with device `index`, or why not. */
+static accel_status plugin_with_device(accel_host *host, const char *plugin_name,
+                                       uint32_t index,
+                                       struct accel__plugin **out_plugin)
 {
-    if (out_device == NULL || host == NULL || plugin_name == NULL) {
-        if (out_device != NULL)
-            *out_device = NULL;
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "accel_device_open: NULL argument");
-    }
-    *out_device = NULL;
+    *out_plugin = NULL;
     struct accel__plugin *plugin =
         accel__catalog_find(&host->catalog, plugin_name, NULL);
     if (plugin == NULL)
@@ -59,6 +55,44 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
                             "plugin '%s': device index %u is out of range "
                             "(%u device(s))",
                             plugin_name, index, plugin->device_count);
+    *out_plugin = plugin;
+    return ACCEL_OK;
+}
+
+accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
+                                     uint32_t index,
+                                     struct accel_device_props *out_props)
+{
+    if (out_props != NULL)
+        memset(out_props, 0, sizeof *out_props);
+    if (host == NULL || plugin_name == NULL || out_props == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_host_device_props: NULL argument");
+    struct accel__plugin *plugin = NULL;
+    accel_status status = plugin_with_device(host, plugin_name, index, &plugin);
+    if (status == ACCEL_OK)
+        status = accel__from_plugin(
+            plugin->drv.device_info(plugin->state, index, out_props),
+            "device_info");
+    out_props->name[sizeof out_props->name - 1] = '\0';
+    out_props->arch[sizeof out_props->arch - 1] = '\0';
+    return status;
+}
+
+accel_status accel_device_open(accel_host *host, const char *plugin_name,
+                               uint32_t index, accel_device **out_device)
+{
+    if (out_device == NULL || host == NULL || plugin_name == NULL) {
+        if (out_device != NULL)
+            *out_device = NULL;
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_open: NULL argument");
+    }
+    *out_device = NULL;
+    struct accel__plugin *plugin = NULL;
+    accel_status status = plugin_with_device(host, plugin_name, index, &plugin);
+    if (status != ACCEL_OK)
+        return status;
 
     accel_device *device = calloc(1, sizeof *device);
     if (device == NULL)
@@ -71,8 +105,10 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     atomic_init(&device->generation, 1);
     atomic_init(&device->lost, false);
     accel__refs_init(&device->refs);
+    accel__pool_init(&device->pool);
+    device->staging.chunk = accel__staging_chunk_from_env();
 
-    accel_status status = accel__from_plugin(
+    status = accel__from_plugin(
         device->drv->device_info(plugin->state, index, &device->props),
         "device_info");
     if (status != ACCEL_OK)
@@ -83,6 +119,13 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
         goto fail_info;
     }
+    if (pthread_cond_init(&device->staging.returned, NULL) != 0) {
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_cond_init");
+        goto fail_cond;
+    }
+    status = accel__completion_init(&device->completion);
+    if (status != ACCEL_OK)
+        goto fail_completion;
     status = accel__from_plugin(
         device->drv->device_open(plugin->state, index, &device->drv_device),
         "device_open");
@@ -98,6 +141,10 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     return ACCEL_OK;
 
 fail_open:
+    accel__completion_deinit(&device->completion);
+fail_completion:
+    pthread_cond_destroy(&device->staging.returned);
+fail_cond:
     pthread_mutex_destroy(&device->lock);
 fail_info:
     accel__refs_deinit(&device->refs);
@@ -115,18 +162,43 @@ static void host_blocks_release(accel_device *device)
     device->host_block_capacity = 0;
 }
 
+/*
+ * Wait for every stream, then give back everything the plugin holds for the
+ * device except the device itself: what a close and a reset both need.
+ * Failures are ignored: on a lost device nothing completes, and the memory
+ * goes back regardless. Lock held.
+ */
+static void device_empty(accel_device *device)
+{
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        if (s->drv != NULL)
+            device->drv->stream_sync(device->drv_device, s->drv);
+    }
+    if (device->internal != NULL) {
+        device->drv->stream_sync(device->drv_device, device->internal);
+        device->drv->stream_destroy(device->drv_device, device->internal);
+        device->internal = NULL;
+    }
+    if (device->relocated != NULL) {
+        device->drv->event_destroy(device->drv_device, device->relocated);
+        device->relocated = NULL;
+    }
+    accel__staging_release(device);
+    accel__modules_release(device);
+    accel__streams_release(device);
+    /* Callbacks on the streams just dropped will never be reached. */
+    accel__completion_abandon(&device->completion);
+    accel__refs_release_all(device);
+    accel__events_release(device);
+}
+
 void accel_device_close(accel_device *device)
 {
     if (device == NULL)
         return;
     host_unlink(device->host, device);
     pthread_mutex_lock(&device->lock);
-    /* Wait for the work in flight before anything it uses is freed. */
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
-        if (s->drv != NULL)
-            device->drv->stream_sync(device->drv_device, s->drv);
-    }
-    accel__streams_release(device);
+    device_empty(device);
     while (device->streams != NULL) {
         accel_stream *next = device->streams->next;
         free(device->streams);
@@ -137,11 +209,14 @@ void accel_device_close(accel_device *device)
         free(device->events);
         device->events = next;
     }
-    accel__refs_release_all(device);
     host_blocks_release(device);
+    accel__modules_free(device);
     device->drv->device_close(device->drv_device);
     pthread_mutex_unlock(&device->lock);
+    /* Every stream is gone: callbacks not yet run are delivered now. */
+    accel__completion_deinit(&device->completion);
     accel__refs_deinit(&device->refs);
+    pthread_cond_destroy(&device->staging.returned);
     pthread_mutex_destroy(&device->lock);
     free(device);
 }
@@ -215,14 +290,25 @@ accel_status accel_device_sync(accel_device *device)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_sync: NULL device");
+    /* Mark the end of every stream's work under the lock, then wait without
+     * it, so that other threads can go on submitting meanwhile. */
+    struct accel__fence fence = {0};
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
-    for (accel_stream *s = device->streams; status == ACCEL_OK && s != NULL;
-         s = s->next) {
+    if (status == ACCEL_OK)
+        status = accel__fence_lanes(device, ~0ull, &fence);
+    if (status == ACCEL_OK && device->internal != NULL)
+        status = accel__fence_add(device, &fence, device->internal);
+    pthread_mutex_unlock(&device->lock);
+    for (uint32_t i = 0; status == ACCEL_OK && i < fence.count; i++)
         status = accel__from_plugin(
-            device->drv->stream_sync(device->drv_device, s->drv), "stream_sync");
-        status = accel__device_check_loss(device, status);
-    }
+            device->drv->event_sync(device->drv_device, fence.events[i]),
+            "event_sync");
+    pthread_mutex_lock(&device->lock);
+    accel__fence_release(device, &fence);
+    status = accel__device_check_loss(device, status);
+    if (status == ACCEL_OK)
+        accel__drop_collect(device, false);
     pthread_mutex_unlock(&device->lock);
     return status;
 }
@@ -235,18 +321,15 @@ accel_status accel_device_reset(accel_device *device)
     pthread_mutex_lock(&device->lock);
     /* Finish what can finish, then drop everything the plugin holds for the
      * device: the plugin's reset contract is an empty device. */
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
-        if (s->drv != NULL)
-            device->drv->stream_sync(device->drv_device, s->drv);
-    }
-    accel__streams_release(device);
-    accel__refs_release_all(device);
+    device_empty(device);
     atomic_fetch_add(&device->generation, 1);
     atomic_store(&device->lost, true);
     accel_status status = accel__from_plugin(
         device->drv->device_reset(device->drv_device), "device_reset");
     if (status == ACCEL_OK)
         status = accel__streams_rebuild(device);
+    if (status == ACCEL_OK)
+        status = accel__modules_rebuild(device);
     if (status == ACCEL_OK)
         atomic_store(&device->lost, false);
     pthread_mutex_unlock(&device->lock);

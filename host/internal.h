@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "accel/accel.h"
+#include "pool.h"
 
 /* ---- errors and logging (status.c, log.c) ---- */
 
@@ -142,11 +143,13 @@ struct accel_host {
 struct accel__slot {
     uint32_t generation; /* bumped at each free; starts at 1 */
     bool live;
+    bool pinned;         /* its native address was handed out: never moved */
     uint32_t type;
     uint64_t count;
     uint64_t bytes;
-    uint64_t address;
-    accel_drv_mem *mem;
+    uint64_t address;    /* where it is now; the pool may move it */
+    struct accel__slice slice;
+    uint64_t lanes;      /* streams that enqueued work on it (lane bits) */
 };
 
 struct accel__ref_table {
@@ -162,10 +165,52 @@ struct accel__host_block {
     size_t bytes;
 };
 
+/*
+ * Streams have a lane: a bit that refs record when work on the stream
+ * uses them. Lanes 0..62 are a stream's own; later streams share lane 63.
+ */
+#define ACCEL__LANES 64
+
 struct accel_stream {
     struct accel_device *device;
     accel_drv_stream *drv;   /* NULL while the device is lost */
+    uint32_t lane;
     struct accel_stream *next;
+};
+
+static inline uint64_t accel__lane_bit(const struct accel_stream *stream)
+{
+    return 1ull << stream->lane;
+}
+
+/* Events the host records for itself, waited for together. */
+struct accel__fence {
+    accel_drv_event **events;
+    uint32_t count;
+};
+
+/* Memory waiting on the drop queue for its fence. */
+struct accel__drop {
+    struct accel__slice slice;  /* a freed slice, or */
+    struct accel__page *page;   /* a page emptied by relocation */
+    uint64_t bytes;
+    struct accel__fence fence;
+    struct accel__drop *next;
+};
+
+#define ACCEL__STAGING_MAX_BUFFERS 8
+
+struct accel__staging_buffer {
+    void *ptr;                 /* pinned, `chunk` bytes */
+    accel_drv_event *event;    /* recorded behind its last transfer */
+};
+
+struct accel__staging {
+    struct accel__staging_buffer idle[ACCEL__STAGING_MAX_BUFFERS];
+    uint32_t idle_count;
+    uint32_t total;            /* idle and checked out */
+    uint64_t chunk;
+    pthread_cond_t returned;   /* with the device lock */
 };
 
 struct accel_event {
@@ -173,6 +218,26 @@ struct accel_event {
     accel_drv_event *drv;    /* NULL while the device is lost */
     struct accel_event *next;
 };
+
+/* Completion callbacks of one device (completion.c). */
+struct accel__callback;
+struct accel__completion {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct accel__callback *outstanding; /* enqueued, not yet reached */
+    struct accel__callback *ready;       /* reached, to be run, in order */
+    struct accel__callback *ready_tail;
+    pthread_t thread;
+    bool thread_running;
+    bool stopping;
+    int fd;                              /* eventfd in fd mode, else -1 */
+};
+
+accel_status accel__completion_init(struct accel__completion *completion);
+/* Deliver what is left (as lost), stop the thread, free. */
+void accel__completion_deinit(struct accel__completion *completion);
+/* Callbacks whose streams are gone are delivered as lost. */
+void accel__completion_abandon(struct accel__completion *completion);
 
 struct accel_device {
     accel_host *host;
@@ -188,8 +253,22 @@ struct accel_device {
     _Atomic uint32_t generation;
     _Atomic bool lost;
     struct accel__ref_table refs;
+    struct accel__pool pool;
     struct accel_stream *streams;
+    uint64_t lanes_taken;
     struct accel_event *events;
+    struct accel_module *modules;
+    /* The host's own work: relocations. Made when first needed. */
+    accel_drv_stream *internal;
+    accel_drv_event *relocated;   /* recorded behind the last relocation */
+    accel_drv_event **spare_events;
+    size_t spare_event_count;
+    size_t spare_event_capacity;
+    struct accel__drop *drops;    /* oldest first */
+    uint32_t drop_count;
+    uint64_t drop_bytes;
+    struct accel__staging staging;
+    struct accel__completion completion;
     struct accel__host_block *host_blocks;
     size_t host_block_count;
     size_t host_block_capacity;
@@ -218,6 +297,73 @@ accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
 /* Streams and events: drop and rebuild the plugin's objects at reset. */
 void accel__streams_release(accel_device *device);
 accel_status accel__streams_rebuild(accel_device *device);
+
+/*
+ * Begin a submission on a stream: take the device lock and check that the
+ * device and stream can take work. On failure the lock is not held.
+ */
+accel_status accel__submit_begin(accel_stream *stream, const char *what);
+/* End it: check a failure for device loss, release the lock. */
+accel_status accel__submit_end(accel_stream *stream, accel_status status);
+
+/* ---- the drop queue and internal events (drop.c), device lock held ---- */
+
+accel_status accel__event_take(accel_device *device, accel_drv_event **out_event);
+void accel__event_give(accel_device *device, accel_drv_event *event);
+void accel__events_release(accel_device *device);
+/* Record an event on each stream whose lane is in `lanes`. */
+accel_status accel__fence_lanes(accel_device *device, uint64_t lanes,
+                                struct accel__fence *out_fence);
+accel_status accel__fence_stream(accel_device *device, accel_drv_stream *stream,
+                                 struct accel__fence *out_fence);
+/* Add an event recorded on `stream` to a fence. */
+accel_status accel__fence_add(accel_device *device, struct accel__fence *fence,
+                              accel_drv_stream *stream);
+/* Give a fence's events back without waiting for them. */
+void accel__fence_release(accel_device *device, struct accel__fence *fence);
+/* Free a slice once the streams in `lanes` are past their current work. */
+accel_status accel__drop_slice(accel_device *device, struct accel__slice slice,
+                               uint64_t bytes, uint64_t lanes);
+/* Free an emptied page once `fence` has completed; takes the fence. */
+void accel__drop_page(accel_device *device, struct accel__page *page,
+                      struct accel__fence *fence);
+/* Release what has completed; with `wait`, wait for everything first. */
+void accel__drop_collect(accel_device *device, bool wait);
+/* Forget every entry (reset, close): the pool's release frees the memory. */
+void accel__drop_release_all(accel_device *device);
+
+/* ---- modules (module.c), device lock held ---- */
+
+/* Unload the plugin's modules (reset, close); the handles stay. */
+void accel__modules_release(accel_device *device);
+/* Load them again after a reset. */
+accel_status accel__modules_rebuild(accel_device *device);
+/* Free the handles (close). */
+void accel__modules_free(accel_device *device);
+
+/* ---- relocation (compact.c), device lock held ---- */
+
+accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages);
+
+/* ---- staging (staging.c) ---- */
+
+uint64_t accel__staging_chunk_from_env(void);
+/* Copy between pageable host memory and a ref through pinned chunks. The
+ * layout is normalized. Called without the device lock. */
+accel_status accel__staged_copy(accel_stream *stream, accel_ref ref, void *host,
+                                const struct accel_copy_layout *layout,
+                                bool host_is_source);
+/*
+ * Copy between a ref of the stream's device and one of `there`, a device of
+ * another plugin, through host memory; synchronous. `dst_here` says which
+ * ref is the stream's. The layout is normalized and must be contiguous.
+ */
+accel_status accel__copy_through_host(accel_stream *stream, accel_device *there,
+                                      accel_ref dst, accel_ref src,
+                                      const struct accel_copy_layout *layout,
+                                      bool dst_here);
+/* Free the idle staging buffers (reset, close); device lock held. */
+void accel__staging_release(accel_device *device);
 
 /* ---- copies (layout.c) ---- */
 

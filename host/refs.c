@@ -5,6 +5,9 @@
  * the device generation it was minted against. Freeing bumps the slot's
  * generation; a reset or a loss bumps the device's. So every way a ref can
  * go bad is a comparison, and each has its own code.
+ *
+ * The memory behind a slot comes from the pool (pool.c) and goes back
+ * through the drop queue (drop.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -128,9 +131,14 @@ accel_status accel_alloc(accel_device *device, accel_elem_type type,
     if (status != ACCEL_OK)
         goto done;
     struct accel__slot *slot = &device->refs.slots[index];
-    status = accel__from_plugin(device->drv->mem_alloc(device->drv_device, bytes,
-                                                       &slot->mem, &slot->address),
-                                "mem_alloc");
+    status = accel__pool_take(&device->pool, device->drv, device->drv_device,
+                              bytes, index, &slot->slice);
+    if (status == ACCEL_ERR_OUT_OF_DEVICE_MEMORY && device->drops != NULL) {
+        /* Memory still on the drop queue may be what is missing. */
+        accel__drop_collect(device, true);
+        status = accel__pool_take(&device->pool, device->drv, device->drv_device,
+                                  bytes, index, &slot->slice);
+    }
     if (status != ACCEL_OK) {
         slot_give_back(&device->refs, index);
         status = accel__device_check_loss(device, status);
@@ -140,6 +148,7 @@ accel_status accel_alloc(accel_device *device, accel_elem_type type,
     slot->type = (uint32_t)type;
     slot->count = count;
     slot->bytes = bytes;
+    slot->address = slot->slice.address;
     *out_ref = (accel_ref){
         .slot = index,
         .slot_generation = slot->generation,
@@ -153,6 +162,28 @@ done:
     return status;
 }
 
+/* Free a live slot: its memory waits on the drop queue for the streams that
+ * used it, and the slot can be taken again at once. */
+static accel_status slot_free(accel_device *device, uint32_t index)
+{
+    struct accel__slot *slot = &device->refs.slots[index];
+    if (slot->pinned)
+        accel__pool_unpin(slot->slice);
+    accel_status status =
+        accel__drop_slice(device, slot->slice, slot->bytes, slot->lanes);
+    if (status != ACCEL_OK) {
+        /* No fence could be made: wait for the device instead. */
+        for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+            if (s->drv != NULL)
+                device->drv->stream_sync(device->drv_device, s->drv);
+        }
+        accel__pool_give(&device->pool, device->drv, device->drv_device,
+                         slot->slice, slot->bytes);
+    }
+    slot_give_back(&device->refs, index);
+    return ACCEL_OK;
+}
+
 accel_status accel_free(accel_device *device, accel_ref ref)
 {
     if (device == NULL)
@@ -160,34 +191,30 @@ accel_status accel_free(accel_device *device, accel_ref ref)
     pthread_mutex_lock(&device->lock);
     struct accel__slot *slot = NULL;
     accel_status status = accel__ref_resolve(device, ref, &slot);
-    if (status != ACCEL_OK) {
-        pthread_mutex_unlock(&device->lock);
-        return status;
+    if (status == ACCEL_OK)
+        status = slot_free(device, ref.slot);
+    if (status == ACCEL_OK && device->pool.automatic && device->pool.outdated_hint) {
+        device->pool.outdated_hint = 0;
+        uint32_t pages = 0;
+        /* The free itself succeeded; a failed compaction is only logged. */
+        if (accel__compact(device, &pages) != ACCEL_OK)
+            accel__log(ACCEL_LOG_WARN, "automatic compaction failed: %s",
+                       accel_last_error());
     }
-    /*
-     * Work already enqueued may still read or write the allocation. Until the
-     * command layer's drop queue exists, wait for the device's streams; no
-     * new command can name the slot once its generation has moved.
-     */
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
-        if (s->drv != NULL)
-            device->drv->stream_sync(device->drv_device, s->drv);
-    }
-    device->drv->mem_free(device->drv_device, slot->mem);
-    slot_give_back(&device->refs, ref.slot);
     pthread_mutex_unlock(&device->lock);
-    return ACCEL_OK;
+    return status;
 }
 
 void accel__refs_release_all(accel_device *device)
 {
+    /* Everything goes back to the plugin by pages; the slots just die. */
+    accel__drop_release_all(device);
     struct accel__ref_table *table = &device->refs;
     for (uint32_t i = 0; i < table->used; i++) {
-        if (table->slots[i].live) {
-            device->drv->mem_free(device->drv_device, table->slots[i].mem);
+        if (table->slots[i].live)
             slot_give_back(table, i);
-        }
     }
+    accel__pool_release_all(&device->pool, device->drv, device->drv_device);
 }
 
 accel_status accel_ref_check(accel_device *device, accel_ref ref)
@@ -221,8 +248,14 @@ accel_status accel_ref_native(accel_device *device, accel_ref ref,
     struct accel__slot *slot = NULL;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__ref_resolve(device, ref, &slot);
-    if (status == ACCEL_OK)
+    if (status == ACCEL_OK) {
+        /* Whoever holds the address may use it outside accel: the
+         * allocation must never move again. */
+        if (!slot->pinned)
+            accel__pool_pin(slot->slice);
+        slot->pinned = true;
         *out_address = slot->address;
+    }
     pthread_mutex_unlock(&device->lock);
     return status;
 }

@@ -10,6 +10,23 @@
 
 #include "internal.h"
 
+/* The lowest free lane of 0..62, or the shared lane 63. */
+static uint32_t lane_take(accel_device *device)
+{
+    uint64_t free_lanes = ~device->lanes_taken & ((1ull << (ACCEL__LANES - 1)) - 1);
+    if (free_lanes == 0)
+        return ACCEL__LANES - 1;
+    uint32_t lane = (uint32_t)__builtin_ctzll(free_lanes);
+    device->lanes_taken |= 1ull << lane;
+    return lane;
+}
+
+static void lane_give(accel_device *device, uint32_t lane)
+{
+    if (lane < ACCEL__LANES - 1)
+        device->lanes_taken &= ~(1ull << lane);
+}
+
 accel_status accel_stream_create(accel_device *device, accel_stream **out_stream)
 {
     if (out_stream != NULL)
@@ -27,9 +44,19 @@ accel_status accel_stream_create(accel_device *device, accel_stream **out_stream
         status = accel__from_plugin(
             device->drv->stream_create(device->drv_device, &stream->drv),
             "stream_create");
+        /* A relocation may still be writing the places refs now resolve to;
+         * the older streams wait for it, and so must this one. */
+        if (status == ACCEL_OK && device->relocated != NULL)
+            status = accel__from_plugin(
+                device->drv->stream_wait_event(device->drv_device, stream->drv,
+                                               device->relocated),
+                "stream_wait_event");
+        if (status != ACCEL_OK && stream->drv != NULL)
+            device->drv->stream_destroy(device->drv_device, stream->drv);
         status = accel__device_check_loss(device, status);
     }
     if (status == ACCEL_OK) {
+        stream->lane = lane_take(device);
         stream->next = device->streams;
         device->streams = stream;
         *out_stream = stream;
@@ -56,6 +83,10 @@ void accel_stream_destroy(accel_stream *stream)
         device->drv->stream_sync(device->drv_device, stream->drv);
         device->drv->stream_destroy(device->drv_device, stream->drv);
     }
+    /* A later stream may take the lane: the fences of refs this stream used
+     * would then be recorded there, later than needed but never too early. */
+    lane_give(device, stream->lane);
+    accel__drop_collect(device, false);
     pthread_mutex_unlock(&device->lock);
     free(stream);
 }
@@ -80,10 +111,10 @@ accel_status accel_stream_sync(accel_stream *stream)
     accel_device *device = stream->device;
     status = accel__from_plugin(
         device->drv->stream_sync(device->drv_device, stream->drv), "stream_sync");
-    if (status == ACCEL_OK)
-        return ACCEL_OK;
     pthread_mutex_lock(&device->lock);
     status = accel__device_check_loss(device, status);
+    if (status == ACCEL_OK && device->drops != NULL)
+        accel__drop_collect(device, false);
     pthread_mutex_unlock(&device->lock);
     return status;
 }

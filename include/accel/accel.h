@@ -107,6 +107,15 @@ ACCEL_API void accel_host_plugins(const accel_host *host,
 ACCEL_API void accel_host_search_path(const accel_host *host,
                                       const char *const **out_entries,
                                       size_t *out_count);
+/*
+ * Describe device `index` of a loaded plugin without opening it (opening a
+ * GPU device creates a context; describing one does not).
+ * Errors: ACCEL_ERR_NOT_FOUND, ACCEL_ERR_NO_DEVICE, the plugin's error.
+ */
+ACCEL_API accel_status accel_host_device_props(accel_host *host,
+                                               const char *plugin,
+                                               uint32_t index,
+                                               struct accel_device_props *out_props);
 /* The state and reason for a plugin state, as a word ("loaded", ...). */
 ACCEL_API const char *accel_plugin_state_name(accel_plugin_state state);
 
@@ -271,6 +280,181 @@ ACCEL_API accel_status accel_event_sync(accel_event *event);
 ACCEL_API accel_status accel_stream_wait_event(accel_stream *stream,
                                                accel_event *event);
 
+/* ---- kernels ----
+ *
+ * A module is loaded from an image in the device's format (PTX or cubin for
+ * CUDA, a code object for HIP, an ELF shared object for the CPU plugin) or
+ * from a bundle holding several images (see accel-pack), from which the
+ * host picks the one that fits the device. Modules survive a device reset:
+ * the host loads them again.
+ */
+typedef struct accel_module accel_module;
+typedef struct accel_kernel accel_kernel;
+
+/*
+ * Load a module from `size` bytes at `image` (an image or a bundle). The
+ * bytes are copied. Errors: ACCEL_ERR_MODULE (a corrupt image or bundle;
+ * the detail has the loader's log), ACCEL_ERR_NOT_FOUND (a bundle with no
+ * image for this device), ACCEL_ERR_INVALID_ARGUMENT.
+ */
+ACCEL_API accel_status accel_module_load(accel_device *device, const void *image,
+                                         size_t size, accel_module **out_module);
+/* The same from a file. */
+ACCEL_API accel_status accel_module_load_file(accel_device *device,
+                                              const char *path,
+                                              accel_module **out_module);
+/* Unload; work already enqueued completes first. NULL is allowed. */
+ACCEL_API void accel_module_unload(accel_module *module);
+/* Find a kernel; it lives as long as the module. ACCEL_ERR_NOT_FOUND. */
+ACCEL_API accel_status accel_kernel_get(accel_module *module, const char *name,
+                                        accel_kernel **out_kernel);
+
+typedef struct accel_dim3 {
+    uint32_t x, y, z;
+} accel_dim3;
+
+typedef enum accel_arg_kind {
+    ACCEL_ARG_KIND_REF = 1,   /* a ref: passed as its device address */
+    ACCEL_ARG_KIND_VALUE = 2  /* bytes passed by value */
+} accel_arg_kind;
+
+/*
+ * One kernel argument. A ref is validated and resolved to its device
+ * address when the launch is submitted. A value is `size` bytes at `value`
+ * with an alignment (a power of two; CUDA's 128-byte tensor-map descriptor
+ * has 64), copied at submission.
+ */
+typedef struct accel_arg {
+    accel_arg_kind kind;
+    uint32_t align;
+    uint64_t size;
+    const void *value;
+    accel_ref ref;
+} accel_arg;
+
+#define ACCEL_ARG_REF(r) ((accel_arg){.kind = ACCEL_ARG_KIND_REF, .ref = (r)})
+/* A value argument from an lvalue: ACCEL_ARG_VALUE(n) for `int n`. */
+#define ACCEL_ARG_VALUE(v)                                                     \
+    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE, .value = &(v),                  \
+                 .size = sizeof(v), .align = (uint32_t)__alignof__(v)})
+#define ACCEL_ARG_BYTES(ptr, bytes, alignment)                                 \
+    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE, .value = (ptr),                 \
+                 .size = (bytes), .align = (alignment)})
+
+/*
+ * Enqueue a launch of `grid` blocks of `block` threads with `shared_bytes`
+ * of dynamic shared memory per block. Everything is checked before
+ * anything is enqueued: refs (stale, freed, another device's), the number
+ * and sizes of arguments against the kernel, the geometry against the
+ * device's limits (no zero dimension).
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT, the ref errors, ACCEL_ERR_LAUNCH.
+ */
+ACCEL_API accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
+                                    accel_dim3 grid, accel_dim3 block,
+                                    uint32_t shared_bytes, const accel_arg *args,
+                                    uint32_t nargs);
+
+/* ---- completion ----
+ *
+ * Waiting for an event or a stream can spin (lowest latency, a core busy),
+ * yield (spin, giving the core to other threads between polls) or block
+ * (the driver's own wait, no core used). Each takes a timeout in
+ * nanoseconds; ACCEL_WAIT_FOREVER waits without one. A blocking wait with a
+ * timeout polls with a growing sleep, since drivers have no timed wait.
+ */
+typedef enum accel_wait_mode {
+    ACCEL_WAIT_BLOCK = 0,
+    ACCEL_WAIT_SPIN = 1,
+    ACCEL_WAIT_YIELD = 2
+} accel_wait_mode;
+
+#define ACCEL_WAIT_FOREVER UINT64_MAX
+
+/* ACCEL_OK once complete; ACCEL_ERR_TIMEOUT when the timeout passed. */
+ACCEL_API accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
+                                        uint64_t timeout_ns);
+/* Wait for the work enqueued on the stream so far; as accel_event_wait. */
+ACCEL_API accel_status accel_stream_wait(accel_stream *stream,
+                                         accel_wait_mode mode,
+                                         uint64_t timeout_ns);
+
+/*
+ * A completion callback. `status` is ACCEL_OK when the work before it
+ * completed, ACCEL_ERR_DEVICE_LOST when it never will (the device was lost
+ * or reset, or closed with the callback pending). It runs on a host thread,
+ * never on a driver's thread, so it may call accel functions.
+ */
+typedef void (*accel_callback)(void *user, accel_status status);
+
+/*
+ * Call fn(user, status) once all work enqueued on the stream so far has
+ * completed. Callbacks of one stream run in the order they were added.
+ * By default they run on a thread of the device's own; after
+ * accel_device_completion_fd they run in accel_device_dispatch instead.
+ * Exactly once per successful call.
+ * Errors: ACCEL_ERR_NOT_SUPPORTED when the plugin has no host function.
+ */
+ACCEL_API accel_status accel_stream_add_callback(accel_stream *stream,
+                                                 accel_callback fn, void *user);
+/*
+ * Switch the device's callbacks to a pollable file descriptor: from now on
+ * the fd (an eventfd) becomes readable when callbacks are ready, and
+ * accel_device_dispatch runs them on the caller's thread. For epoll and
+ * libuv loops that want no accel thread. The fd is owned by the device;
+ * the same fd is returned on every call.
+ */
+ACCEL_API accel_status accel_device_completion_fd(accel_device *device,
+                                                  int *out_fd);
+/*
+ * Run the ready callbacks of a device in fd mode, in order, and clear the
+ * fd's readiness. *out_count (may be NULL) says how many ran.
+ */
+ACCEL_API accel_status accel_device_dispatch(accel_device *device,
+                                             size_t *out_count);
+
+/* ---- the memory pool ----
+ *
+ * Device memory is taken from the plugin in pages and cut into slices; a
+ * freed slice is reused. A page whose live share falls under the policy's
+ * threshold is outdated: its live slices are moved to other pages (refs
+ * keep working) and the page goes back to the plugin. An allocation whose
+ * native address was asked for (accel_ref_native) never moves.
+ */
+typedef struct accel_memory_stats {
+    uint64_t reserved_bytes;     /* taken from the plugin, in pages */
+    uint64_t used_bytes;         /* in live allocations */
+    uint64_t pages;
+    uint64_t slices;             /* live allocations */
+    uint64_t relocations;        /* slices moved, ever */
+    uint64_t pool_hits;          /* allocations served from existing pages */
+    uint64_t pool_misses;        /* allocations that took a new page */
+    uint64_t pending_frees;      /* freed, waiting for their streams */
+    uint64_t pending_free_bytes;
+    uint64_t staging_buffers;    /* pinned staging buffers held */
+    uint64_t staging_chunk_bytes;
+} accel_memory_stats;
+
+ACCEL_API accel_status accel_device_memory_stats(accel_device *device,
+                                                 accel_memory_stats *out_stats);
+
+typedef struct accel_pool_policy {
+    /* Compact by itself when a free leaves a page outdated. Default true. */
+    bool automatic;
+    /* A page with fewer live slices than this share is outdated. 1..100;
+     * default 25. */
+    uint32_t outdated_percent;
+} accel_pool_policy;
+
+ACCEL_API accel_status accel_device_set_pool_policy(accel_device *device,
+                                                    const accel_pool_policy *policy);
+/*
+ * Move the slices of every outdated page that fits elsewhere, now. The move
+ * is ordered with the device's streams; it does not wait for them.
+ * *out_pages (may be NULL) says how many pages were emptied.
+ */
+ACCEL_API accel_status accel_device_compact(accel_device *device,
+                                            uint32_t *out_pages);
+
 /* ---- copies ----
  *
  * Copies are enqueued on a stream and may return before they happen. Host
@@ -278,6 +462,14 @@ ACCEL_API accel_status accel_stream_wait_event(accel_stream *stream,
  * stream has reached the copy (accel_stream_sync or an event). Device sides
  * are refs, validated; the byte range is checked against the allocation
  * before anything is enqueued.
+ *
+ * How host memory travels: a device whose memory the host sees (the CPU
+ * plugin) and memory from accel_host_alloc are copied directly. Other host
+ * memory goes through pinned staging buffers in chunks (ACCEL_STAGING_CHUNK
+ * bytes, 1 MiB by default), the host copying one chunk while the device
+ * moves the previous one; a staged copy to the device returns once its
+ * source has been read, one to the host once the data has arrived.
+ * Contiguous layouts go to the plugin as one 1D copy.
  */
 
 /* Copy `bytes` from host `src` to the ref, starting `offset` bytes in. */
@@ -288,7 +480,12 @@ ACCEL_API accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
 ACCEL_API accel_status accel_copy_to_host(accel_stream *stream, void *dst,
                                           accel_ref src, uint64_t offset,
                                           uint64_t bytes);
-/* Copy between two refs of the stream's device. */
+/*
+ * Copy between two refs. Normally both belong to the stream's device. One
+ * may belong to another open device of the same host: within one plugin the
+ * plugin copies between them; across plugins the bytes go through host
+ * memory (contiguous ranges only). Such a copy has completed on return.
+ */
 ACCEL_API accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
                                             uint64_t dst_offset, accel_ref src,
                                             uint64_t src_offset, uint64_t bytes);

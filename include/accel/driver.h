@@ -9,7 +9,8 @@
  *
  * Rules that hold for every entry:
  *  - Every fallible entry returns an accel_status; zero is success. Outputs
- *    are the last parameters, named out_*, and are written only on success.
+ *    are the last parameters, named out_*; the host reads them only when the
+ *    entry succeeded.
  *  - A plugin never prints. It reports the human detail of an error (the
  *    native error's name, what was tried) through services->set_error on the
  *    calling thread, right where the error is made, and logs through
@@ -138,6 +139,17 @@ struct accel_launch_config {
     uint32_t grid[3];      /* blocks in x, y, z; each >= 1 */
     uint32_t block[3];     /* threads per block in x, y, z; each >= 1 */
     uint32_t shared_bytes; /* dynamic shared memory per block */
+};
+
+/* What a plugin knows of a kernel's parameters, for the host's checks. */
+#define ACCEL_KERNEL_MAX_PARAMS 64
+#define ACCEL_PARAM_COUNT_UNKNOWN UINT32_MAX
+
+struct accel_kernel_signature {
+    /* Number of parameters, or ACCEL_PARAM_COUNT_UNKNOWN. */
+    uint32_t param_count;
+    /* Size in bytes of each parameter; 0 where unknown. */
+    uint32_t param_sizes[ACCEL_KERNEL_MAX_PARAMS];
 };
 
 /* Opaque plugin objects. Each plugin defines these structs for itself. */
@@ -290,7 +302,11 @@ struct accel_driver_v1 {
     accel_status (*event_query)(accel_drv_device *device, accel_drv_event *event);
     /* Block until the recorded work has completed. */
     accel_status (*event_sync)(accel_drv_device *device, accel_drv_event *event);
-    /* Make later work on `stream` wait until `event` has completed. */
+    /*
+     * Make later work on `stream` wait until `event` has completed: the
+     * event as last recorded when this is called (a later record does not
+     * change the wait). A never-recorded event makes no wait.
+     */
     accel_status (*stream_wait_event)(accel_drv_device *device,
                                       accel_drv_stream *stream,
                                       accel_drv_event *event);
@@ -329,13 +345,21 @@ struct accel_driver_v1 {
                                 size_t size, accel_drv_module **out_module);
     /* Unload a module; no enqueued work uses its kernels any more. */
     void (*module_unload)(accel_drv_device *device, accel_drv_module *module);
-    /* Find a kernel by name; ACCEL_ERR_NOT_FOUND when absent. */
+    /*
+     * Find a kernel by name; ACCEL_ERR_NOT_FOUND when absent. The kernel
+     * lives as long as its module. *out_signature says what the plugin
+     * knows of its parameters (the host checks launches against it); a
+     * plugin that cannot tell sets param_count to ACCEL_PARAM_COUNT_UNKNOWN.
+     */
     accel_status (*kernel_get)(accel_drv_device *device, accel_drv_module *module,
-                               const char *name, accel_drv_kernel **out_kernel);
+                               const char *name, accel_drv_kernel **out_kernel,
+                               struct accel_kernel_signature *out_signature);
     /*
      * Enqueue a launch. args[i] points to argument i's bytes and
      * arg_sizes[i] gives their size; a device address argument is a
-     * uint64_t. The plugin copies the argument bytes before it returns.
+     * uint64_t. The plugin copies the argument bytes before it returns. The
+     * host has checked the geometry against the device's limits and the
+     * arguments against the kernel's signature.
      */
     accel_status (*launch)(accel_drv_device *device, accel_drv_stream *stream,
                            accel_drv_kernel *kernel,
@@ -349,7 +373,7 @@ struct accel_driver_v1 {
      * Optional. Enqueue a host function: `fn(user)` runs on a plugin thread
      * once all earlier work on the stream has completed, and later work
      * waits for it. fn must not call back into the plugin. When NULL, the
-     * host emulates it with events.
+     * host offers no completion callbacks on this plugin's devices.
      */
     accel_status (*host_func)(accel_drv_device *device, accel_drv_stream *stream,
                               void (*fn)(void *user), void *user);

@@ -1,0 +1,401 @@
+/*
+ * Completion: waiting with a strategy, and callbacks.
+ *
+ * A callback rides on the plugin's host function: when the stream reaches
+ * it, the plugin's thread only moves the record to the device's ready queue
+ * and wakes whoever delivers (the device's callback thread, or an eventfd
+ * for a loop that calls accel_device_dispatch). The user's function never
+ * runs on a driver thread, so it may call accel freely.
+ *
+ * Records the stream will never reach (the device was lost, reset or
+ * closed) are delivered with ACCEL_ERR_DEVICE_LOST: every callback runs
+ * exactly once.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct accel__callback {
+    accel_callback fn;
+    void *user;
+    accel_status status;
+    struct accel__completion *owner;
+    struct accel__callback *prev, *next;
+};
+
+/* ---- waiting ---- */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
+                          .tv_nsec = (long)(ns % 1000000000u)};
+    nanosleep(&ts, NULL);
+}
+
+/* Poll a plugin event until it completes, the timeout passes, or it fails. */
+static accel_status poll_event(accel_device *device, accel_drv_event *event,
+                               accel_wait_mode mode, uint64_t timeout_ns)
+{
+    uint64_t start = now_ns();
+    uint64_t nap = 1000; /* block mode's sleep, doubling to 1 ms */
+    for (uint32_t round = 0;; round++) {
+        accel_status status = accel__from_plugin(
+            device->drv->event_query(device->drv_device, event), "event_query");
+        if (status != ACCEL_NOT_READY)
+            return status;
+        /* The clock is read every few polls: it costs more than a poll. */
+        if ((mode != ACCEL_WAIT_SPIN || round % 64 == 0) &&
+            timeout_ns != ACCEL_WAIT_FOREVER && now_ns() - start >= timeout_ns)
+            return accel__error(ACCEL_ERR_TIMEOUT,
+                                "the wait passed its timeout of %llu ns",
+                                (unsigned long long)timeout_ns);
+        if (mode == ACCEL_WAIT_YIELD) {
+            sched_yield();
+        } else if (mode == ACCEL_WAIT_BLOCK) {
+            sleep_ns(nap);
+            nap = nap < 1000000 ? nap * 2 : nap;
+        }
+    }
+}
+
+static accel_status wait_event(accel_device *device, accel_drv_event *event,
+                               accel_wait_mode mode, uint64_t timeout_ns)
+{
+    if (mode != ACCEL_WAIT_BLOCK && mode != ACCEL_WAIT_SPIN &&
+        mode != ACCEL_WAIT_YIELD)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "wait: %d is not an accel_wait_mode", (int)mode);
+    accel_status status;
+    if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
+        status = accel__from_plugin(
+            device->drv->event_sync(device->drv_device, event), "event_sync");
+    else
+        status = poll_event(device, event, mode, timeout_ns);
+    if (status == ACCEL_OK || status == ACCEL_ERR_TIMEOUT)
+        return status;
+    pthread_mutex_lock(&device->lock);
+    status = accel__device_check_loss(device, status);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
+                              uint64_t timeout_ns)
+{
+    if (event == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_event_wait: NULL");
+    if (event->drv == NULL)
+        return accel__error(ACCEL_ERR_DEVICE_LOST,
+                            "accel_event_wait: the event's device was lost");
+    return wait_event(event->device, event->drv, mode, timeout_ns);
+}
+
+accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
+                               uint64_t timeout_ns)
+{
+    if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
+        return accel_stream_sync(stream);
+    accel_status status = accel__submit_begin(stream, "accel_stream_wait");
+    if (status != ACCEL_OK)
+        return status;
+    accel_device *device = stream->device;
+    struct accel__fence fence;
+    status = accel__fence_stream(device, stream->drv, &fence);
+    pthread_mutex_unlock(&device->lock);
+    if (status != ACCEL_OK)
+        return status;
+    status = wait_event(device, fence.events[0], mode, timeout_ns);
+    pthread_mutex_lock(&device->lock);
+    /* After a timeout the event may still be pending in the stream; a spare
+     * event is recorded again before any use, so it can go back now. */
+    accel__fence_release(device, &fence);
+    if (status == ACCEL_OK && device->drops != NULL)
+        accel__drop_collect(device, false);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+/* ---- callbacks ---- */
+
+static void ready_push(struct accel__completion *c, struct accel__callback *cb)
+{
+    cb->next = NULL;
+    cb->prev = c->ready_tail;
+    if (c->ready_tail != NULL)
+        c->ready_tail->next = cb;
+    else
+        c->ready = cb;
+    c->ready_tail = cb;
+}
+
+static void outstanding_remove(struct accel__completion *c,
+                               struct accel__callback *cb)
+{
+    if (cb->prev != NULL)
+        cb->prev->next = cb->next;
+    else
+        c->outstanding = cb->next;
+    if (cb->next != NULL)
+        cb->next->prev = cb->prev;
+}
+
+/* Wake the deliverer; completion lock held. */
+static void wake(struct accel__completion *c)
+{
+    if (c->fd >= 0) {
+        uint64_t one = 1;
+        ssize_t n = write(c->fd, &one, sizeof one);
+        (void)n; /* a full counter is still readable: nothing is lost */
+    } else {
+        pthread_cond_signal(&c->cond);
+    }
+}
+
+/* Runs on the plugin's thread when the stream reaches the callback. */
+static void reached(void *user)
+{
+    struct accel__callback *cb = user;
+    struct accel__completion *c = cb->owner;
+    pthread_mutex_lock(&c->lock);
+    outstanding_remove(c, cb);
+    ready_push(c, cb);
+    wake(c);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* Take the whole ready queue; completion lock held. */
+static struct accel__callback *ready_take(struct accel__completion *c)
+{
+    struct accel__callback *list = c->ready;
+    c->ready = c->ready_tail = NULL;
+    return list;
+}
+
+static size_t run_list(struct accel__callback *list)
+{
+    size_t count = 0;
+    while (list != NULL) {
+        struct accel__callback *next = list->next;
+        list->fn(list->user, list->status);
+        free(list);
+        list = next;
+        count++;
+    }
+    return count;
+}
+
+static void *callback_thread(void *arg)
+{
+    struct accel__completion *c = arg;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        while (c->ready == NULL && !c->stopping && c->fd < 0)
+            pthread_cond_wait(&c->cond, &c->lock);
+        struct accel__callback *list = c->fd < 0 ? ready_take(c) : NULL;
+        if (list == NULL && (c->stopping || c->fd >= 0))
+            break;
+        pthread_mutex_unlock(&c->lock);
+        run_list(list);
+        pthread_mutex_lock(&c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+accel_status accel__completion_init(struct accel__completion *c)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    if (pthread_mutex_init(&c->lock, NULL) != 0)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
+    if (pthread_cond_init(&c->cond, NULL) != 0) {
+        pthread_mutex_destroy(&c->lock);
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_cond_init");
+    }
+    return ACCEL_OK;
+}
+
+/* Start the callback thread if callbacks need one; completion lock held. */
+static accel_status thread_start(struct accel__completion *c)
+{
+    if (c->thread_running || c->fd >= 0)
+        return ACCEL_OK;
+    int error = pthread_create(&c->thread, NULL, callback_thread, c);
+    if (error != 0)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                            "pthread_create for the callback thread: %s",
+                            strerror(error));
+    c->thread_running = true;
+    return ACCEL_OK;
+}
+
+static void thread_stop(struct accel__completion *c)
+{
+    pthread_mutex_lock(&c->lock);
+    bool running = c->thread_running;
+    c->stopping = true;
+    c->thread_running = false;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    /* From one of its own callbacks the thread cannot be joined; it ends by
+     * itself once it sees `stopping` or the fd. */
+    if (running && pthread_equal(c->thread, pthread_self()))
+        pthread_detach(c->thread);
+    else if (running)
+        pthread_join(c->thread, NULL);
+    pthread_mutex_lock(&c->lock);
+    c->stopping = false;
+    pthread_mutex_unlock(&c->lock);
+}
+
+accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
+                                       void *user)
+{
+    if (fn == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_stream_add_callback: NULL function");
+    accel_status status = accel__submit_begin(stream, "accel_stream_add_callback");
+    if (status != ACCEL_OK)
+        return status;
+    accel_device *device = stream->device;
+    struct accel__completion *c = &device->completion;
+    struct accel__callback *cb = NULL;
+    if (device->drv->host_func == NULL) {
+        status = accel__error(ACCEL_ERR_NOT_SUPPORTED,
+                              "plugin '%s' has no host function entry, so no "
+                              "callbacks",
+                              device->plugin->name);
+        goto done;
+    }
+    cb = calloc(1, sizeof *cb);
+    if (cb == NULL) {
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "callback");
+        goto done;
+    }
+    *cb = (struct accel__callback){.fn = fn, .user = user, .owner = c};
+    pthread_mutex_lock(&c->lock);
+    status = thread_start(c);
+    if (status == ACCEL_OK) {
+        cb->next = c->outstanding;
+        if (c->outstanding != NULL)
+            c->outstanding->prev = cb;
+        c->outstanding = cb;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (status != ACCEL_OK)
+        goto done;
+    status = accel__from_plugin(
+        device->drv->host_func(device->drv_device, stream->drv, reached, cb),
+        "host_func");
+    if (status != ACCEL_OK) {
+        pthread_mutex_lock(&c->lock);
+        outstanding_remove(c, cb);
+        pthread_mutex_unlock(&c->lock);
+    } else {
+        cb = NULL; /* the stream owns it now */
+    }
+done:
+    free(cb);
+    return accel__submit_end(stream, status);
+}
+
+void accel__completion_abandon(struct accel__completion *c)
+{
+    pthread_mutex_lock(&c->lock);
+    while (c->outstanding != NULL) {
+        struct accel__callback *cb = c->outstanding;
+        c->outstanding = cb->next;
+        if (c->outstanding != NULL)
+            c->outstanding->prev = NULL;
+        cb->status = ACCEL_ERR_DEVICE_LOST;
+        ready_push(c, cb);
+    }
+    if (c->ready != NULL)
+        wake(c);
+    pthread_mutex_unlock(&c->lock);
+}
+
+accel_status accel_device_completion_fd(accel_device *device, int *out_fd)
+{
+    if (out_fd != NULL)
+        *out_fd = -1;
+    if (device == NULL || out_fd == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_completion_fd: NULL argument");
+    struct accel__completion *c = &device->completion;
+    pthread_mutex_lock(&c->lock);
+    if (c->fd < 0) {
+        c->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (c->fd < 0) {
+            int error = errno;
+            pthread_mutex_unlock(&c->lock);
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "eventfd: %s",
+                                strerror(error));
+        }
+        /* Whatever the thread had not yet run is now the loop's to run. */
+        pthread_cond_broadcast(&c->cond);
+        if (c->ready != NULL)
+            wake(c);
+    }
+    int fd = c->fd;
+    pthread_mutex_unlock(&c->lock);
+    /* The thread sees the fd and ends; dispatch delivers from now on. */
+    thread_stop(c);
+    *out_fd = fd;
+    return ACCEL_OK;
+}
+
+accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
+{
+    if (out_count != NULL)
+        *out_count = 0;
+    if (device == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_dispatch: NULL device");
+    struct accel__completion *c = &device->completion;
+    pthread_mutex_lock(&c->lock);
+    if (c->fd < 0) {
+        pthread_mutex_unlock(&c->lock);
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_dispatch: the device delivers "
+                            "callbacks on its own thread; call "
+                            "accel_device_completion_fd first");
+    }
+    uint64_t counter;
+    ssize_t n = read(c->fd, &counter, sizeof counter);
+    (void)n; /* EAGAIN: nothing was signalled, the queue is checked anyway */
+    struct accel__callback *list = ready_take(c);
+    pthread_mutex_unlock(&c->lock);
+    size_t count = run_list(list);
+    if (out_count != NULL)
+        *out_count = count;
+    return ACCEL_OK;
+}
+
+void accel__completion_deinit(struct accel__completion *c)
+{
+    /* Deliver what is left before the thread goes: exactly once. */
+    accel__completion_abandon(c);
+    thread_stop(c);
+    pthread_mutex_lock(&c->lock);
+    struct accel__callback *list = ready_take(c);
+    pthread_mutex_unlock(&c->lock);
+    run_list(list);
+    if (c->fd >= 0)
+        close(c->fd);
+    pthread_cond_destroy(&c->cond);
+    pthread_mutex_destroy(&c->lock);
+}

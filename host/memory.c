@@ -1,0 +1,71 @@
+/*
+ * The public face of the memory pool: statistics, policy, compaction.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+accel_status accel_device_memory_stats(accel_device *device,
+                                       accel_memory_stats *out_stats)
+{
+    if (out_stats != NULL)
+        memset(out_stats, 0, sizeof *out_stats);
+    if (device == NULL || out_stats == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_memory_stats: NULL argument");
+    pthread_mutex_lock(&device->lock);
+    const struct accel__pool *pool = &device->pool;
+    *out_stats = (accel_memory_stats){
+        .reserved_bytes = pool->reserved_bytes,
+        .used_bytes = pool->used_bytes,
+        .pages = pool->pages,
+        .slices = pool->slices,
+        .relocations = pool->relocations,
+        .pool_hits = pool->pool_hits,
+        .pool_misses = pool->pool_misses,
+        .pending_frees = device->drop_count,
+        .pending_free_bytes = device->drop_bytes,
+        .staging_buffers = device->staging.total,
+        .staging_chunk_bytes = device->staging.chunk,
+    };
+    pthread_mutex_unlock(&device->lock);
+    return ACCEL_OK;
+}
+
+accel_status accel_device_set_pool_policy(accel_device *device,
+                                          const accel_pool_policy *policy)
+{
+    if (device == NULL || policy == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_set_pool_policy: NULL argument");
+    if (policy->outdated_percent < 1 || policy->outdated_percent > 100)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_set_pool_policy: outdated_percent %u "
+                            "is not from 1 to 100",
+                            policy->outdated_percent);
+    pthread_mutex_lock(&device->lock);
+    device->pool.automatic = policy->automatic;
+    device->pool.outdated_percent = policy->outdated_percent;
+    pthread_mutex_unlock(&device->lock);
+    return ACCEL_OK;
+}
+
+accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
+{
+    if (out_pages != NULL)
+        *out_pages = 0;
+    if (device == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_device_compact: NULL device");
+    uint32_t pages = 0;
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK) {
+        device->pool.outdated_hint = 0;
+        status = accel__compact(device, &pages);
+    }
+    pthread_mutex_unlock(&device->lock);
+    if (out_pages != NULL)
+        *out_pages = pages;
+    return status;
+}

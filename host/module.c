@@ -1,0 +1,434 @@
+/*
+ * Modules, kernels and launches.
+ *
+ * The host keeps a copy of the image each module was loaded from, so that
+ * a device reset can load it again behind the same handles, as it rebuilds
+ * streams. A launch is checked whole (geometry against the device's limits,
+ * arguments against the kernel's signature, every ref) before anything is
+ * enqueued; refs become device addresses at submission, under the device
+ * lock, so that the pool may move allocations between launches.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "internal.h"
+
+#define MODULE_FILE_MAX (1ull << 30)
+#define LAUNCH_ARG_BYTES_MAX (32u * 1024u)
+
+struct accel_kernel {
+    accel_module *module;
+    char *name;
+    accel_drv_kernel *drv;               /* NULL while the device is lost */
+    struct accel_kernel_signature signature;
+    struct accel_kernel *next;
+};
+
+struct accel_module {
+    accel_device *device;
+    accel_drv_module *drv;               /* NULL while the device is lost */
+    void *image;                         /* the image loaded, for reloads */
+    size_t size;
+    struct accel_kernel *kernels;
+    struct accel_module *next;
+};
+
+/* The image in `data` for this device: `data` itself, or one of a bundle. */
+static accel_status image_for_device(const accel_device *device, const void *data,
+                                     size_t size, const void **out_image,
+                                     size_t *out_size)
+{
+    *out_image = data;
+    *out_size = size;
+    if (!accel__bundle_is(data, size))
+        return ACCEL_OK;
+    struct accel__bundle_entry entries[ACCEL__BUNDLE_MAX_ENTRIES];
+    uint32_t count = 0, index = 0;
+    accel_status status = accel__bundle_parse(data, size, entries, &count);
+    if (status == ACCEL_OK)
+        status = accel__bundle_pick(entries, count, device->plugin->name,
+                                    device->props.arch, &index);
+    if (status != ACCEL_OK)
+        return status;
+    *out_image = (const unsigned char *)data + entries[index].offset;
+    *out_size = (size_t)entries[index].size;
+    accel__log(ACCEL_LOG_DEBUG, "bundle: image %u (%s %s %s) for %s:%u", index,
+               entries[index].backend, entries[index].target,
+               entries[index].format, device->plugin->name, device->index);
+    return ACCEL_OK;
+}
+
+accel_status accel_module_load(accel_device *device, const void *data,
+                               size_t size, accel_module **out_module)
+{
+    if (out_module != NULL)
+        *out_module = NULL;
+    if (device == NULL || data == NULL || size == 0 || out_module == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_module_load: NULL argument or empty image");
+    const void *image = NULL;
+    size_t image_size = 0;
+    accel_status status = image_for_device(device, data, size, &image, &image_size);
+    if (status != ACCEL_OK)
+        return status;
+    accel_module *module = calloc(1, sizeof *module);
+    void *copy = malloc(image_size);
+    if (module == NULL || copy == NULL) {
+        free(module);
+        free(copy);
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "module");
+    }
+    memcpy(copy, image, image_size);
+    *module = (accel_module){.device = device, .image = copy, .size = image_size};
+    pthread_mutex_lock(&device->lock);
+    status = accel__device_usable(device);
+    if (status == ACCEL_OK)
+        status = accel__device_check_loss(
+            device, accel__from_plugin(device->drv->module_load(device->drv_device,
+                                                                copy, image_size,
+                                                                &module->drv),
+                                       "module_load"));
+    if (status == ACCEL_OK) {
+        module->next = device->modules;
+        device->modules = module;
+        *out_module = module;
+    }
+    pthread_mutex_unlock(&device->lock);
+    if (status != ACCEL_OK) {
+        free(copy);
+        free(module);
+    }
+    return status;
+}
+
+/* Read a whole file of at most MODULE_FILE_MAX bytes. */
+static accel_status read_file(const char *path, void **out_data, size_t *out_size)
+{
+    *out_data = NULL;
+    *out_size = 0;
+    FILE *file = fopen(path, "rb");
+    if (file == NULL)
+        return accel__error(errno == ENOENT ? ACCEL_ERR_NOT_FOUND
+                                            : ACCEL_ERR_INVALID_ARGUMENT,
+                            "%s: %s", path, strerror(errno));
+    accel_status status = ACCEL_OK;
+    long length = -1;
+    if (fseek(file, 0, SEEK_END) == 0)
+        length = ftell(file);
+    if (length <= 0 || (unsigned long long)length > MODULE_FILE_MAX ||
+        fseek(file, 0, SEEK_SET) != 0) {
+        status = accel__error(ACCEL_ERR_MODULE,
+                              "%s: not a readable file of 1 byte to 1 GiB", path);
+        goto done;
+    }
+    void *data = malloc((size_t)length);
+    if (data == NULL) {
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "%s", path);
+        goto done;
+    }
+    if (fread(data, 1, (size_t)length, file) != (size_t)length) {
+        free(data);
+        status = accel__error(ACCEL_ERR_MODULE, "%s: short read", path);
+        goto done;
+    }
+    *out_data = data;
+    *out_size = (size_t)length;
+done:
+    fclose(file);
+    return status;
+}
+
+accel_status accel_module_load_file(accel_device *device, const char *path,
+                                    accel_module **out_module)
+{
+    if (out_module != NULL)
+        *out_module = NULL;
+    if (path == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_module_load_file: NULL path");
+    void *data = NULL;
+    size_t size = 0;
+    accel_status status = read_file(path, &data, &size);
+    if (status == ACCEL_OK)
+        status = accel_module_load(device, data, size, out_module);
+    free(data);
+    return status;
+}
+
+void accel_module_unload(accel_module *module)
+{
+    if (module == NULL)
+        return;
+    accel_device *device = module->device;
+    /* Launches of its kernels may still be queued: let them finish. */
+    accel_device_sync(device);
+    pthread_mutex_lock(&device->lock);
+    for (accel_module **p = &device->modules; *p != NULL; p = &(*p)->next) {
+        if (*p == module) {
+            *p = module->next;
+            break;
+        }
+    }
+    if (module->drv != NULL)
+        device->drv->module_unload(device->drv_device, module->drv);
+    pthread_mutex_unlock(&device->lock);
+    while (module->kernels != NULL) {
+        struct accel_kernel *next = module->kernels->next;
+        free(module->kernels->name);
+        free(module->kernels);
+        module->kernels = next;
+    }
+    free(module->image);
+    free(module);
+}
+
+accel_status accel_kernel_get(accel_module *module, const char *name,
+                              accel_kernel **out_kernel)
+{
+    if (out_kernel != NULL)
+        *out_kernel = NULL;
+    if (module == NULL || name == NULL || out_kernel == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_kernel_get: NULL argument");
+    accel_device *device = module->device;
+    pthread_mutex_lock(&device->lock);
+    accel_status status = ACCEL_OK;
+    struct accel_kernel *kernel = module->kernels;
+    while (kernel != NULL && strcmp(kernel->name, name) != 0)
+        kernel = kernel->next;
+    if (kernel != NULL)
+        goto done;
+    if (module->drv == NULL) {
+        status = accel__error(ACCEL_ERR_DEVICE_LOST,
+                              "accel_kernel_get: the module's device was lost");
+        goto done;
+    }
+    kernel = calloc(1, sizeof *kernel);
+    char *copy = strdup(name);
+    if (kernel == NULL || copy == NULL) {
+        free(kernel);
+        free(copy);
+        kernel = NULL;
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "kernel");
+        goto done;
+    }
+    *kernel = (struct accel_kernel){.module = module, .name = copy};
+    status = accel__from_plugin(
+        device->drv->kernel_get(device->drv_device, module->drv, name, &kernel->drv,
+                                &kernel->signature),
+        "kernel_get");
+    if (status == ACCEL_OK && kernel->signature.param_count > ACCEL_KERNEL_MAX_PARAMS &&
+        kernel->signature.param_count != ACCEL_PARAM_COUNT_UNKNOWN)
+        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
+                              "kernel_get: '%s' has %u parameters, more than %d",
+                              name, kernel->signature.param_count,
+                              ACCEL_KERNEL_MAX_PARAMS);
+    if (status != ACCEL_OK) {
+        free(copy);
+        free(kernel);
+        kernel = NULL;
+        goto done;
+    }
+    kernel->next = module->kernels;
+    module->kernels = kernel;
+done:
+    pthread_mutex_unlock(&device->lock);
+    *out_kernel = kernel;
+    return status;
+}
+
+/* ---- launch ---- */
+
+static accel_status check_geometry(const accel_device *device, accel_dim3 grid,
+                                   accel_dim3 block, uint32_t shared_bytes)
+{
+    const struct accel_device_props *p = &device->props;
+    const uint32_t g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
+    for (int i = 0; i < 3; i++) {
+        if (g[i] == 0 || b[i] == 0)
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "accel_launch: grid %ux%ux%u, block %ux%ux%u: no "
+                                "dimension may be 0",
+                                g[0], g[1], g[2], b[0], b[1], b[2]);
+        if (g[i] > p->max_grid_dim[i] || b[i] > p->max_block_dim[i])
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "accel_launch: dimension %c of grid %u or block %u "
+                                "passes the device's %u or %u",
+                                "xyz"[i], g[i], b[i], p->max_grid_dim[i],
+                                p->max_block_dim[i]);
+    }
+    uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
+    if (threads > p->max_threads_per_block)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_launch: %llu threads per block, the device "
+                            "allows %u",
+                            (unsigned long long)threads, p->max_threads_per_block);
+    if (shared_bytes > p->max_shared_bytes)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_launch: %u bytes of shared memory, the device "
+                            "allows %u",
+                            shared_bytes, p->max_shared_bytes);
+    return ACCEL_OK;
+}
+
+static accel_status check_args(const struct accel_kernel *kernel,
+                               const accel_arg *args, uint32_t nargs)
+{
+    const struct accel_kernel_signature *sig = &kernel->signature;
+    if (nargs > ACCEL_KERNEL_MAX_PARAMS || (nargs > 0 && args == NULL))
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_launch: %u arguments (at most %d, and args "
+                            "may not be NULL)",
+                            nargs, ACCEL_KERNEL_MAX_PARAMS);
+    if (sig->param_count != ACCEL_PARAM_COUNT_UNKNOWN && nargs != sig->param_count)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_launch: kernel '%s' takes %u arguments, not %u",
+                            kernel->name, sig->param_count, nargs);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < nargs; i++) {
+        const accel_arg *a = &args[i];
+        uint64_t size = a->kind == ACCEL_ARG_KIND_REF ? sizeof(uint64_t) : a->size;
+        if (a->kind == ACCEL_ARG_KIND_VALUE &&
+            (a->value == NULL || a->size == 0 || a->align == 0 ||
+             (a->align & (a->align - 1)) != 0 || a->align > 4096))
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "accel_launch: argument %u: a value needs bytes, "
+                                "a size and a power-of-two alignment up to 4096",
+                                i);
+        if (a->kind != ACCEL_ARG_KIND_REF && a->kind != ACCEL_ARG_KIND_VALUE)
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "accel_launch: argument %u has kind %d", i,
+                                (int)a->kind);
+        if (sig->param_count != ACCEL_PARAM_COUNT_UNKNOWN && sig->param_sizes[i] != 0 &&
+            sig->param_sizes[i] != size)
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "accel_launch: argument %u of '%s' is %llu bytes, "
+                                "the kernel takes %u",
+                                i, kernel->name, (unsigned long long)size,
+                                sig->param_sizes[i]);
+        total += size;
+    }
+    if (total > LAUNCH_ARG_BYTES_MAX)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_launch: %llu bytes of arguments, at most %u",
+                            (unsigned long long)total, LAUNCH_ARG_BYTES_MAX);
+    return ACCEL_OK;
+}
+
+/* Resolve the ref arguments; lock held. */
+static accel_status resolve_args(accel_stream *stream, const accel_arg *args,
+                                 uint32_t nargs, uint64_t *addresses,
+                                 void **pointers, size_t *sizes)
+{
+    for (uint32_t i = 0; i < nargs; i++) {
+        if (args[i].kind == ACCEL_ARG_KIND_VALUE) {
+            pointers[i] = (void *)args[i].value;
+            sizes[i] = (size_t)args[i].size;
+            continue;
+        }
+        struct accel__slot *slot = NULL;
+        accel_status status = accel__ref_resolve(stream->device, args[i].ref, &slot);
+        if (status != ACCEL_OK)
+            return accel__error(status, "accel_launch: argument %u: %s", i,
+                                accel_last_error());
+        addresses[i] = slot->address;
+        pointers[i] = &addresses[i];
+        sizes[i] = sizeof(uint64_t);
+        /* Marked before the launch is known to succeed: a fence recorded
+         * for nothing costs a little, one missing frees too early. */
+        slot->lanes |= accel__lane_bit(stream);
+    }
+    return ACCEL_OK;
+}
+
+accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
+                          accel_dim3 grid, accel_dim3 block, uint32_t shared_bytes,
+                          const accel_arg *args, uint32_t nargs)
+{
+    if (stream == NULL || kernel == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_launch: NULL stream or kernel");
+    accel_device *device = stream->device;
+    if (kernel->module->device != device)
+        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
+                            "accel_launch: the kernel was loaded on another device");
+    accel_status status = check_geometry(device, grid, block, shared_bytes);
+    if (status == ACCEL_OK)
+        status = check_args(kernel, args, nargs);
+    if (status != ACCEL_OK)
+        return status;
+    uint64_t addresses[ACCEL_KERNEL_MAX_PARAMS];
+    void *pointers[ACCEL_KERNEL_MAX_PARAMS];
+    size_t sizes[ACCEL_KERNEL_MAX_PARAMS];
+    struct accel_launch_config config = {
+        .grid = {grid.x, grid.y, grid.z},
+        .block = {block.x, block.y, block.z},
+        .shared_bytes = shared_bytes,
+    };
+    status = accel__submit_begin(stream, "accel_launch");
+    if (status != ACCEL_OK)
+        return status;
+    if (kernel->drv == NULL)
+        status = accel__error(ACCEL_ERR_DEVICE_LOST,
+                              "accel_launch: the kernel's device was lost");
+    if (status == ACCEL_OK)
+        status = resolve_args(stream, args, nargs, addresses, pointers, sizes);
+    if (status == ACCEL_OK)
+        status = accel__from_plugin(
+            device->drv->launch(device->drv_device, stream->drv, kernel->drv,
+                                &config, pointers, sizes, nargs),
+            "launch");
+    return accel__submit_end(stream, status);
+}
+
+/* ---- reset ---- */
+
+void accel__modules_release(accel_device *device)
+{
+    for (accel_module *m = device->modules; m != NULL; m = m->next) {
+        if (m->drv != NULL)
+            device->drv->module_unload(device->drv_device, m->drv);
+        m->drv = NULL;
+        for (struct accel_kernel *k = m->kernels; k != NULL; k = k->next)
+            k->drv = NULL;
+    }
+}
+
+accel_status accel__modules_rebuild(accel_device *device)
+{
+    for (accel_module *m = device->modules; m != NULL; m = m->next) {
+        accel_status status = accel__from_plugin(
+            device->drv->module_load(device->drv_device, m->image, m->size, &m->drv),
+            "module_load");
+        for (struct accel_kernel *k = m->kernels; status == ACCEL_OK && k != NULL;
+             k = k->next)
+            status = accel__from_plugin(
+                device->drv->kernel_get(device->drv_device, m->drv, k->name, &k->drv,
+                                        &k->signature),
+                "kernel_get");
+        if (status != ACCEL_OK)
+            return status;
+    }
+    return ACCEL_OK;
+}
+
+void accel__modules_free(accel_device *device)
+{
+    while (device->modules != NULL) {
+        accel_module *next = device->modules->next;
+        device->modules->next = NULL;
+        /* The plugin's modules are gone; only the host's handles remain. */
+        while (device->modules->kernels != NULL) {
+            struct accel_kernel *k = device->modules->kernels;
+            device->modules->kernels = k->next;
+            free(k->name);
+            free(k);
+        }
+        free(device->modules->image);
+        free(device->modules);
+        device->modules = next;
+    }
+}

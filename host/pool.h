@@ -1,0 +1,131 @@
+/*
+ * The device memory pool: pages taken from the plugin, cut into slices.
+ *
+ * Small allocations share pages of one size class each (a slab: every slice
+ * of a page has the class's size, so taking and giving back a slice is a
+ * push or pop). An allocation above the largest class gets a page of its
+ * own. A page whose live share falls under the policy's threshold is
+ * outdated: its live slices are moved onto other pages of the class with
+ * the plugin's device copy, and the empty page goes back to the plugin.
+ *
+ * Every function here runs with the device lock held.
+ */
+#ifndef ACCEL_HOST_POOL_H
+#define ACCEL_HOST_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "accel/driver.h"
+
+#define ACCEL__POOL_MIN_SLICE 256u          /* the smallest class */
+#define ACCEL__POOL_CLASSES 13              /* 256 B .. 1 MiB */
+#define ACCEL__POOL_MIN_PAGE (2u << 20)     /* a class page is at least 2 MiB */
+#define ACCEL__NO_OWNER UINT32_MAX          /* owners[] of a free slice */
+#define ACCEL__DROPPED (UINT32_MAX - 1)     /* freed, waiting on the drop queue */
+
+struct accel__page {
+    accel_drv_mem *mem;
+    uint64_t address;
+    uint64_t bytes;
+    uint32_t class_index;   /* ACCEL__POOL_CLASSES for a page of its own */
+    uint32_t slice_bytes;
+    uint32_t capacity;      /* slices */
+    uint32_t live;
+    uint32_t pinned;        /* live slices that must never move */
+    uint32_t dropped;       /* slices freed but still in use by streams */
+    bool retiring;          /* being emptied: takes no new slice */
+    bool queued;            /* emptied, on the drop queue to go back */
+    uint32_t free_top;
+    uint32_t *free_slices;  /* a stack of free slice indexes */
+    uint32_t *owners;       /* the ref slot of each slice, or ACCEL__NO_OWNER */
+    struct accel__page *prev, *next;
+};
+
+struct accel__pool_class {
+    struct accel__page *pages; /* every page of the class */
+    uint32_t page_count;
+};
+
+struct accel__pool {
+    struct accel__pool_class classes[ACCEL__POOL_CLASSES];
+    struct accel__page *own_pages; /* pages of one large allocation each */
+    uint64_t reserved_bytes;
+    uint64_t used_bytes;
+    uint64_t pages;
+    uint64_t slices;
+    uint64_t relocations;
+    uint64_t pool_hits;
+    uint64_t pool_misses;
+    /* Pages that fell under the threshold since the last compaction. */
+    uint32_t outdated_hint;
+    /* Policy: a page whose live share is under this percentage is outdated. */
+    uint32_t outdated_percent;
+    bool automatic;
+};
+
+/* Where one allocation lives. */
+struct accel__slice {
+    struct accel__page *page;
+    uint32_t index;
+    uint64_t address;
+};
+
+void accel__pool_init(struct accel__pool *pool);
+
+/*
+ * Take a slice of at least `bytes` for ref slot `owner`, from a page with
+ * room or from a new page. ACCEL_ERR_OUT_OF_DEVICE_MEMORY when the plugin
+ * has no more.
+ */
+accel_status accel__pool_take(struct accel__pool *pool,
+                              const struct accel_driver_v1 *drv,
+                              accel_drv_device *device, uint64_t bytes,
+                              uint32_t owner, struct accel__slice *out_slice);
+
+/*
+ * Give a slice back. No enqueued work uses it any more. An empty page goes
+ * back to the plugin unless it is its class's last.
+ */
+void accel__pool_give(struct accel__pool *pool, const struct accel_driver_v1 *drv,
+                      accel_drv_device *device, struct accel__slice slice,
+                      uint64_t bytes);
+
+/*
+ * Take a slice off its page without giving the page back, however empty:
+ * a relocation has moved its contents and frees the page itself later.
+ */
+void accel__pool_detach(struct accel__pool *pool, struct accel__slice slice,
+                        uint64_t bytes);
+
+/*
+ * A freed slice waits on the drop queue: it belongs to no ref any more and
+ * must not be moved, but it is not free yet. Its page is not outdated
+ * while it has such slices.
+ */
+void accel__pool_mark_dropped(struct accel__slice slice);
+
+/* Mark a slice as never to be moved (its native address was handed out),
+ * and undo that when it is freed. */
+void accel__pool_pin(struct accel__slice slice);
+void accel__pool_unpin(struct accel__slice slice);
+
+/* Return every page to the plugin (close, reset). */
+void accel__pool_release_all(struct accel__pool *pool,
+                             const struct accel_driver_v1 *drv,
+                             accel_drv_device *device);
+
+/* Return one empty page to the plugin. */
+void accel__pool_page_free(struct accel__pool *pool,
+                           const struct accel_driver_v1 *drv,
+                           accel_drv_device *device, struct accel__page *page);
+
+/* True when the page is outdated under the pool's policy and could move. */
+bool accel__pool_page_outdated(const struct accel__pool *pool,
+                               const struct accel__page *page);
+
+/* Free slices in the class's pages other than retiring ones. */
+uint64_t accel__pool_class_room(const struct accel__pool *pool,
+                                uint32_t class_index);
+
+#endif /* ACCEL_HOST_POOL_H */
