@@ -5,9 +5,15 @@
 #ifndef ACCEL_NULL_OS_H
 #define ACCEL_NULL_OS_H
 
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Makes one symbol visible although the plugin is built with hidden default. */
 #define NULL_EXPORT __attribute__((visibility("default")))
@@ -51,5 +57,72 @@ static inline const char *null_errno_name(int err)
 #endif
     return strerror(err);
 }
+
+/* Sleep for `ns` nanoseconds, the whole time even if a signal interrupts. */
+static inline void null_sleep_ns(uint64_t ns)
+{
+    struct timespec left = {.tv_sec = (time_t)(ns / 1000000000u),
+                            .tv_nsec = (long)(ns % 1000000000u)};
+
+    while (nanosleep(&left, &left) != 0 && errno == EINTR)
+        ;
+}
+
+/*
+ * The CPUs this process may run on: its affinity mask (what taskset and
+ * cgroup cpusets leave it), else the CPUs online; at least 1.
+ */
+static inline uint32_t null_cpu_count(void)
+{
+    cpu_set_t set;
+    long online;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return (uint32_t)CPU_COUNT(&set);
+    online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (uint32_t)online : 1u;
+}
+
+/* An anonymous in-memory file (close-on-exec); -1 with errno on failure. */
+static inline int null_memfd_create(const char *name)
+{
+    return memfd_create(name, MFD_CLOEXEC);
+}
+
+/* The path under which the dynamic loader opens a file descriptor. */
+#define NULL_FD_PATH_FORMAT "/proc/self/fd/%d"
+
+/*
+ * What an ELF shared object must say to run in this process: the class,
+ * byte order and machine this plugin was built for. NULL_ELF_MACHINE is
+ * EM_NONE where the plugin does not know its machine; the check is then
+ * left to the dynamic loader.
+ */
+typedef ElfW(Ehdr) null_elf_ehdr;
+typedef ElfW(Phdr) null_elf_phdr;
+typedef ElfW(Shdr) null_elf_shdr;
+#define NULL_ELF_CLASS (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NULL_ELF_DATA ELFDATA2LSB
+#else
+#define NULL_ELF_DATA ELFDATA2MSB
+#endif
+#if defined(__x86_64__)
+#define NULL_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define NULL_ELF_MACHINE EM_AARCH64
+#elif defined(__riscv)
+#define NULL_ELF_MACHINE EM_RISCV
+#elif defined(__powerpc64__)
+#define NULL_ELF_MACHINE EM_PPC64
+#elif defined(__s390x__)
+#define NULL_ELF_MACHINE EM_S390
+#elif defined(__i386__)
+#define NULL_ELF_MACHINE EM_386
+#elif defined(__arm__)
+#define NULL_ELF_MACHINE EM_ARM
+#else
+#define NULL_ELF_MACHINE EM_NONE
+#endif
 
 #endif /* ACCEL_NULL_OS_H */

@@ -1,19 +1,40 @@
 /*
  * accel-plugin-null: the CPU backend. Its devices are the machine itself:
  * device memory is host memory, streams are in-order queues run by worker
- * threads, events mark points in those queues. It needs no hardware and no
- * vendor library, so every program and test can run anywhere.
+ * threads, events mark points in those queues, and kernels are CPU
+ * functions from ELF shared objects (<accel/kernel.h>) whose blocks run on
+ * the stream's worker and a pool of helper threads. It needs no hardware
+ * and no vendor library, so every program and test can run anywhere.
  *
  * Environment (read through the host's services->getenv, so ignored in
- * setuid programs):
+ * setuid programs). Every value is checked: anything but what is listed
+ * reports no device, with the reason, so that a typo is seen rather than
+ * silently replaced by a default.
  *
- *   ACCEL_NULL_DEVICES  How many devices to report: a whole number from 0
- *                       to 64; 1 when unset. Anything else reports no
- *                       device, with the reason, so that a typo is seen
- *                       rather than silently replaced by a default.
+ *   ACCEL_NULL_DEVICES       How many devices to report: a whole number
+ *                            from 0 to 64; 1 when unset.
+ *   ACCEL_NULL_THREADS       How many host threads run the blocks of one
+ *                            grid, the stream's worker included: 1 to
+ *                            1024; when unset, the CPUs the process may
+ *                            run on. 1 runs every grid on its stream's
+ *                            worker and starts no pool.
  *
- * This file holds the table, the plugin and the devices; memory, streams
- * and the queue live in their own files.
+ * Test knobs, for the host's tests:
+ *
+ *   ACCEL_NULL_DELAY_US      Sleep this many microseconds (0 to 10000000)
+ *                            on the stream worker before every command it
+ *                            runs, so that work stays in flight and a host
+ *                            that frees or reuses memory too early is
+ *                            caught (by the sanitizers, or by wrong data).
+ *                            0 when unset.
+ *   ACCEL_NULL_HOST_VISIBLE  0 or 1; 1 when unset. 0 makes the devices not
+ *                            report ACCEL_DEVICE_CAP_HOST_VISIBLE, so that
+ *                            the host stages copies through pinned buffers
+ *                            as it does for a GPU. Memory is still host
+ *                            memory either way.
+ *
+ * This file holds the table, the plugin and the devices; memory, streams,
+ * the queue, modules and the worker pool live in their own files.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,9 +45,9 @@
 
 #include "null_os.h"
 #include "null_plugin.h"
+#include "null_pool.h"
 
-#define NULL_DEVICES_ENV "ACCEL_NULL_DEVICES"
-/* How much of a bad ACCEL_NULL_DEVICES value a reason quotes. */
+/* How much of a bad variable's value a reason quotes. */
 #define NULL_REASON_QUOTE_MAX 40
 
 /* ---- the machine, as a device ---- */
@@ -41,7 +62,7 @@ static void null_props_set_limits(struct accel_device_props *props)
     props->max_grid_dim[0] = 2147483647u;
     props->max_grid_dim[1] = 65535;
     props->max_grid_dim[2] = 65535;
-    props->max_shared_bytes = 48u * 1024u;
+    props->max_shared_bytes = NULL_MAX_SHARED_BYTES;
 }
 
 /*
@@ -54,7 +75,6 @@ static bool null_describe_machine(accel_drv_plugin *plugin)
     struct accel_device_props *props = &plugin->props;
     long pages = sysconf(_SC_PHYS_PAGES);
     long page_size = sysconf(_SC_PAGESIZE);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     struct utsname machine;
 
     if (pages <= 0 || page_size <= 0) {
@@ -63,57 +83,78 @@ static bool null_describe_machine(accel_drv_plugin *plugin)
         return false;
     }
     props->total_memory = (uint64_t)pages * (uint64_t)page_size;
-    props->compute_units = cpus > 0 ? (uint32_t)cpus : 1;
     if (uname(&machine) == 0)
         snprintf(props->arch, sizeof(props->arch), "%.*s",
                  (int)sizeof(props->arch) - 1, machine.machine);
     else
         snprintf(props->arch, sizeof(props->arch), "cpu");
-    props->caps = ACCEL_DEVICE_CAP_HOST_VISIBLE | ACCEL_DEVICE_CAP_COPY_3D;
+    props->caps = ACCEL_DEVICE_CAP_HOST_VISIBLE | ACCEL_DEVICE_CAP_KERNELS |
+                  ACCEL_DEVICE_CAP_COPY_3D;
     null_props_set_limits(props);
     return true;
 }
 
-/* A whole number from 0 to NULL_DEVICES_MAX, digits only; false otherwise. */
-static bool null_parse_device_count(const char *text, uint32_t *out_count)
+/* A whole number from 0 to `max`, digits only; false otherwise. */
+static bool null_parse_whole(const char *text, uint32_t max, uint32_t *out_value)
 {
-    uint32_t count = 0;
+    uint64_t value = 0;
 
-    *out_count = 0;
+    *out_value = 0;
     if (*text == '\0')
         return false;
     for (const char *c = text; *c != '\0'; c++) {
         if (*c < '0' || *c > '9')
             return false;
-        count = count * 10 + (uint32_t)(*c - '0');
+        value = value * 10 + (uint64_t)(*c - '0');
         /* Stopping here also keeps a long string of digits from overflowing. */
-        if (count > NULL_DEVICES_MAX)
+        if (value > max)
             return false;
     }
-    *out_count = count;
+    *out_value = (uint32_t)value;
     return true;
 }
 
-static void null_read_device_count(accel_drv_plugin *plugin)
+/*
+ * Read a whole-number variable from `min` to `max`; `fallback` when unset.
+ * False, with the reason kept, when it is set to anything else.
+ */
+static bool null_read_knob(accel_drv_plugin *plugin, const char *name, uint32_t min,
+                           uint32_t max, uint32_t fallback, uint32_t *out_value)
 {
-    const char *text = plugin->services->getenv(NULL_DEVICES_ENV);
-    uint32_t count;
+    const char *text = plugin->services->getenv(name);
 
-    if (text == NULL) {
-        plugin->device_count = 1;
+    *out_value = fallback;
+    if (text == NULL)
+        return true;
+    if (null_parse_whole(text, max, out_value) && *out_value >= min)
+        return true;
+    snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
+             "%s='%.*s%s' is not a whole number from %u to %u", name,
+             NULL_REASON_QUOTE_MAX, text,
+             strlen(text) > NULL_REASON_QUOTE_MAX ? "..." : "", min, max);
+    return false;
+}
+
+/* Read every variable; the first bad one leaves the plugin without devices. */
+static void null_read_environment(accel_drv_plugin *plugin)
+{
+    uint32_t devices, threads, delay_us, host_visible;
+
+    if (!null_read_knob(plugin, "ACCEL_NULL_DEVICES", 0, NULL_DEVICES_MAX, 1, &devices) ||
+        !null_read_knob(plugin, "ACCEL_NULL_THREADS", 1, NULL_THREADS_MAX,
+                        null_cpu_count(), &threads) ||
+        !null_read_knob(plugin, "ACCEL_NULL_DELAY_US", 0, NULL_DELAY_US_MAX, 0, &delay_us) ||
+        !null_read_knob(plugin, "ACCEL_NULL_HOST_VISIBLE", 0, 1, 1, &host_visible))
         return;
-    }
-    if (!null_parse_device_count(text, &count)) {
+    if (devices == 0)
         snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-                 NULL_DEVICES_ENV "='%.*s%s' is not a whole number from 0 to %u",
-                 NULL_REASON_QUOTE_MAX, text,
-                 strlen(text) > NULL_REASON_QUOTE_MAX ? "..." : "", NULL_DEVICES_MAX);
-        return;
-    }
-    if (count == 0)
-        snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-                 NULL_DEVICES_ENV "=0");
-    plugin->device_count = count;
+                 "ACCEL_NULL_DEVICES=0");
+    if (host_visible == 0)
+        plugin->props.caps &= ~(uint32_t)ACCEL_DEVICE_CAP_HOST_VISIBLE;
+    plugin->threads = threads;
+    plugin->props.compute_units = threads;
+    plugin->delay_ns = (uint64_t)delay_us * 1000u;
+    plugin->device_count = devices;
 }
 
 /* ---- plugin ---- */
@@ -122,6 +163,7 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
                                      accel_drv_plugin **out_plugin)
 {
     accel_drv_plugin *plugin;
+    int rc;
 
     *out_plugin = NULL;
     /* Without the version 1 services there is no way even to say why. */
@@ -132,8 +174,16 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
         return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                    "calloc of the null plugin failed");
     plugin->services = services;
+    rc = pthread_mutex_init(&plugin->lock, NULL);
+    if (rc != 0) {
+        free(plugin);
+        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                   "pthread_mutex_init failed for the null plugin: %s",
+                                   null_errno_name(rc));
+    }
+    atomic_init(&plugin->pool, NULL);
     if (null_describe_machine(plugin))
-        null_read_device_count(plugin);
+        null_read_environment(plugin);
     services->log(ACCEL_LOG_DEBUG, "%u CPU device(s)%s%s", plugin->device_count,
                   plugin->device_count == 0 ? ": " : "", plugin->no_device_reason);
     *out_plugin = plugin;
@@ -142,7 +192,32 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
 
 static void null_plugin_close(accel_drv_plugin *plugin)
 {
+    if (plugin == NULL)
+        return;
+    accel__null_pool_destroy(atomic_load(&plugin->pool));
+    pthread_mutex_destroy(&plugin->lock);
     free(plugin);
+}
+
+accel_status accel__null_plugin_pool(accel_drv_plugin *plugin, struct null_pool **out_pool)
+{
+    struct null_pool *pool;
+    accel_status status = ACCEL_OK;
+
+    *out_pool = atomic_load_explicit(&plugin->pool, memory_order_acquire);
+    if (*out_pool != NULL || plugin->threads <= 1)
+        return ACCEL_OK;
+    pthread_mutex_lock(&plugin->lock);
+    pool = atomic_load_explicit(&plugin->pool, memory_order_relaxed);
+    if (pool == NULL) {
+        /* Helpers: the stream worker that owns a grid runs blocks too. */
+        status = accel__null_pool_create(plugin->services, plugin->threads - 1, &pool);
+        if (status == ACCEL_OK)
+            atomic_store_explicit(&plugin->pool, pool, memory_order_release);
+    }
+    pthread_mutex_unlock(&plugin->lock);
+    *out_pool = pool;
+    return status;
 }
 
 /* ---- devices ---- */
@@ -203,6 +278,7 @@ static accel_status null_device_open(accel_drv_plugin *plugin, uint32_t index,
     null_list_init(&device->host_blocks);
     null_list_init(&device->streams);
     null_list_init(&device->events);
+    null_list_init(&device->modules);
     *out_device = device;
     return ACCEL_OK;
 
@@ -222,6 +298,7 @@ static void null_device_close(accel_drv_device *device)
     /* Streams first: their workers may still be touching memory. */
     left = accel__null_streams_release_all(device);
     left += accel__null_events_release_all(device);
+    left += accel__null_modules_release_all(device);
     left += accel__null_memory_release_all(device);
     if (left != 0)
         null_services(device)->log(ACCEL_LOG_DEBUG,
@@ -257,55 +334,6 @@ void accel__null_device_untrack(accel_drv_device *device, struct null_list *link
     pthread_mutex_lock(&device->lock);
     null_list_remove(link);
     pthread_mutex_unlock(&device->lock);
-}
-
-/* ---- kernels: not yet ---- */
-
-static accel_status null_kernels_not_supported(accel_drv_device *device)
-{
-    return null_services(device)->set_error(ACCEL_ERR_NOT_SUPPORTED,
-                                            "the null plugin does not run kernels yet");
-}
-
-static accel_status null_module_load(accel_drv_device *device, const void *image,
-                                     size_t size, accel_drv_module **out_module)
-{
-    (void)image;
-    (void)size;
-    *out_module = NULL;
-    return null_kernels_not_supported(device);
-}
-
-static void null_module_unload(accel_drv_device *device, accel_drv_module *module)
-{
-    (void)device;
-    (void)module;
-}
-
-static accel_status null_kernel_get(accel_drv_device *device, accel_drv_module *module,
-                                    const char *name, accel_drv_kernel **out_kernel,
-                                    struct accel_kernel_signature *out_signature)
-{
-    (void)module;
-    (void)name;
-    (void)out_signature;
-    *out_kernel = NULL;
-    return null_kernels_not_supported(device);
-}
-
-static accel_status null_launch(accel_drv_device *device, accel_drv_stream *stream,
-                                accel_drv_kernel *kernel,
-                                const struct accel_launch_config *config,
-                                void *const *args, const size_t *arg_sizes,
-                                uint32_t nargs)
-{
-    (void)stream;
-    (void)kernel;
-    (void)config;
-    (void)args;
-    (void)arg_sizes;
-    (void)nargs;
-    return null_kernels_not_supported(device);
 }
 
 /* ---- the table ---- */
@@ -350,10 +378,10 @@ const struct accel_driver_v1 accel_driver_v1 = {
     .copy_to_host = accel__null_copy_to_host,
     .copy_on_device = accel__null_copy_on_device,
 
-    .module_load = null_module_load,
-    .module_unload = null_module_unload,
-    .kernel_get = null_kernel_get,
-    .launch = null_launch,
+    .module_load = accel__null_module_load,
+    .module_unload = accel__null_module_unload,
+    .kernel_get = accel__null_kernel_get,
+    .launch = accel__null_launch,
 
     .host_func = accel__null_host_func,
     .wait_outside_streams = NULL,

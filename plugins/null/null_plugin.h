@@ -8,6 +8,7 @@
 #define ACCEL_NULL_PLUGIN_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,17 @@
 
 /* The most devices ACCEL_NULL_DEVICES may ask for. */
 #define NULL_DEVICES_MAX 64u
+/* The most threads ACCEL_NULL_THREADS may ask for. */
+#define NULL_THREADS_MAX 1024u
+/* The longest ACCEL_NULL_DELAY_US: ten seconds. */
+#define NULL_DELAY_US_MAX 10000000u
+/*
+ * Dynamic shared memory per block, as a GPU offers. Each thread that runs
+ * blocks keeps a buffer of this size on its stack.
+ */
+#define NULL_MAX_SHARED_BYTES (48u * 1024u)
+
+struct null_pool;
 
 /* An intrusive doubly linked list; a head is a link that points to itself. */
 struct null_list {
@@ -60,6 +72,18 @@ struct accel_drv_plugin {
     char no_device_reason[160];
     /* What every device reports, except its name. */
     struct accel_device_props props;
+    /* Host threads that run one grid's blocks, the stream's own included. */
+    uint32_t threads;
+    /* Added before every command a stream worker runs (ACCEL_NULL_DELAY_US). */
+    uint64_t delay_ns;
+    /*
+     * The worker pool, shared by every device (they are all this machine).
+     * Started by the first module load, so that a program that never runs
+     * a kernel starts no threads for it; NULL until then, and always when
+     * `threads` is 1. `lock` guards its creation.
+     */
+    pthread_mutex_t lock;
+    _Atomic(struct null_pool *) pool;
 };
 
 struct accel_drv_device {
@@ -74,6 +98,7 @@ struct accel_drv_device {
     struct null_list host_blocks;
     struct null_list streams;
     struct null_list events;
+    struct null_list modules;
 };
 
 static inline const struct accel_host_services *
@@ -94,6 +119,15 @@ void accel__null_device_untrack(accel_drv_device *device, struct null_list *link
 uint32_t accel__null_memory_release_all(accel_drv_device *device);
 uint32_t accel__null_streams_release_all(accel_drv_device *device);
 uint32_t accel__null_events_release_all(accel_drv_device *device);
+uint32_t accel__null_modules_release_all(accel_drv_device *device);
+
+/*
+ * The plugin's worker pool, started on first use; *out_pool is NULL when
+ * the plugin runs grids on the stream workers alone (ACCEL_NULL_THREADS=1).
+ * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY.
+ */
+accel_status accel__null_plugin_pool(accel_drv_plugin *plugin,
+                                     struct null_pool **out_pool);
 
 /* ---- table entries, null_memory.c ---- */
 
@@ -135,5 +169,19 @@ accel_status accel__null_copy_on_device(accel_drv_device *device,
                                         const struct accel_copy_layout *layout);
 accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user);
+accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stream,
+                                accel_drv_kernel *kernel,
+                                const struct accel_launch_config *config,
+                                void *const *args, const size_t *arg_sizes,
+                                uint32_t nargs);
+
+/* ---- table entries, null_module.c ---- */
+
+accel_status accel__null_module_load(accel_drv_device *device, const void *image,
+                                     size_t size, accel_drv_module **out_module);
+void accel__null_module_unload(accel_drv_device *device, accel_drv_module *module);
+accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *module,
+                                    const char *name, accel_drv_kernel **out_kernel,
+                                    struct accel_kernel_signature *out_signature);
 
 #endif /* ACCEL_NULL_PLUGIN_H */

@@ -17,7 +17,8 @@
 enum null_command_kind {
     NULL_COMMAND_COPY,
     NULL_COMMAND_WAIT,
-    NULL_COMMAND_HOST_FUNC
+    NULL_COMMAND_HOST_FUNC,
+    NULL_COMMAND_LAUNCH
 };
 
 struct null_command {
@@ -34,12 +35,14 @@ struct null_command {
             void (*fn)(void *user);
             void *user;
         } host_func;
+        struct null_launch launch;
     } u;
 };
 
 struct null_queue {
     const struct accel_host_services *services;
     struct null_timeline *timeline;
+    uint64_t delay_ns;
 
     /* `lock` guards everything below it that is not atomic. */
     pthread_mutex_t lock;
@@ -65,6 +68,9 @@ struct null_queue {
 static void null_command_run(struct null_command *cmd)
 {
     switch (cmd->kind) {
+    case NULL_COMMAND_LAUNCH:
+        accel__null_launch_run(&cmd->u.launch);
+        break;
     case NULL_COMMAND_COPY:
         accel__null_copy_run(&cmd->u.copy);
         break;
@@ -176,6 +182,8 @@ static void *null_queue_worker(void *arg)
 
     while ((batch = null_queue_next_batch(queue, batch, completed)) != NULL) {
         for (struct null_command *cmd = batch; cmd != NULL; cmd = cmd->next) {
+            if (queue->delay_ns != 0)
+                null_sleep_ns(queue->delay_ns);
             null_command_run(cmd);
             completed = cmd->seq;
             accel__null_timeline_signal(queue->timeline, completed);
@@ -249,6 +257,17 @@ accel_status accel__null_queue_wait(struct null_queue *queue,
     return status;
 }
 
+accel_status accel__null_queue_launch(struct null_queue *queue,
+                                      struct null_launch *launch)
+{
+    struct null_command cmd = {.kind = NULL_COMMAND_LAUNCH, .u.launch = *launch};
+    accel_status status = null_queue_push(queue, &cmd);
+
+    if (status != ACCEL_OK)
+        accel__null_launch_discard(launch);
+    return status;
+}
+
 accel_status accel__null_queue_host_func(struct null_queue *queue,
                                          void (*fn)(void *user), void *user)
 {
@@ -318,7 +337,7 @@ static accel_status null_queue_init_sync(struct null_queue *queue)
 }
 
 accel_status accel__null_queue_create(const struct accel_host_services *services,
-                                      struct null_queue **out_queue)
+                                      uint64_t delay_ns, struct null_queue **out_queue)
 {
     struct null_queue *queue;
     accel_status status;
@@ -329,6 +348,7 @@ accel_status accel__null_queue_create(const struct accel_host_services *services
         return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                    "calloc of a stream queue failed");
     queue->services = services;
+    queue->delay_ns = delay_ns;
     atomic_init(&queue->submitted, 0);
     atomic_init(&queue->stopping, false);
     status = accel__null_timeline_create(services, &queue->timeline);

@@ -16,16 +16,19 @@
 #include <accel/driver.h>
 
 #include "null_copy.h"
+#include "null_launch.h"
 #include "null_sync.h"
 
 struct null_queue;
 
 /*
  * Make a queue and start its worker. `services` must outlive the queue.
+ * The worker sleeps `delay_ns` before each command it runs (the
+ * ACCEL_NULL_DELAY_US test knob; 0 for none).
  * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY (allocation, pthread_create).
  */
 accel_status accel__null_queue_create(const struct accel_host_services *services,
-                                      struct null_queue **out_queue);
+                                      uint64_t delay_ns, struct null_queue **out_queue);
 /*
  * Stop the worker once it has run every command enqueued, join it, and
  * free the queue. Events recorded on it stay valid (they hold the
@@ -53,6 +56,12 @@ accel_status accel__null_queue_copy(struct null_queue *queue,
 accel_status accel__null_queue_wait(struct null_queue *queue,
                                     struct null_timeline *timeline,
                                     uint64_t value);
+/*
+ * Run a prepared launch on the worker. The queue owns the launch from the
+ * call on, also when it fails (it is discarded then).
+ */
+accel_status accel__null_queue_launch(struct null_queue *queue,
+                                      struct null_launch *launch);
 /* Run fn(user) on the worker, in order with the other commands. */
 accel_status accel__null_queue_host_func(struct null_queue *queue,
                                          void (*fn)(void *user), void *user);

@@ -1,7 +1,7 @@
 /*
- * Streams, events and copies: the table entries over null_queue. A stream
- * is a queue tracked by its device; an event is a (timeline, value) pair
- * that a record points at the end of a stream's work so far.
+ * Streams, events, copies and launches: the table entries over null_queue.
+ * A stream is a queue tracked by its device; an event is a (timeline,
+ * value) pair that a record points at the end of a stream's work so far.
  */
 #include <stdlib.h>
 
@@ -43,7 +43,8 @@ accel_status accel__null_stream_create(accel_drv_device *device,
     if (stream == NULL)
         return null_services(device)->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                                 "calloc of a stream failed");
-    status = accel__null_queue_create(null_services(device), &stream->queue);
+    status = accel__null_queue_create(null_services(device), device->plugin->delay_ns,
+                                      &stream->queue);
     if (status != ACCEL_OK)
         goto fail_free;
     accel__null_device_track(device, &device->streams, &stream->link);
@@ -268,4 +269,27 @@ accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *s
         return null_services(device)->set_error(ACCEL_ERR_INVALID_ARGUMENT,
                                                 "host_func: the function is NULL");
     return accel__null_queue_host_func(stream->queue, fn, user);
+}
+
+accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stream,
+                                accel_drv_kernel *kernel,
+                                const struct accel_launch_config *config,
+                                void *const *args, const size_t *arg_sizes,
+                                uint32_t nargs)
+{
+    accel_drv_plugin *plugin = device->plugin;
+    struct null_launch launch;
+    accel_status status;
+
+    /*
+     * The pool was started by the module load that made the kernel; the
+     * acquire pairs with its publication, whichever thread loaded it.
+     */
+    status = accel__null_launch_prepare(
+        plugin->services, &plugin->props, null_kernel_descriptor(kernel),
+        atomic_load_explicit(&plugin->pool, memory_order_acquire), config, args,
+        arg_sizes, nargs, &launch);
+    if (status != ACCEL_OK)
+        return status;
+    return accel__null_queue_launch(stream->queue, &launch);
 }

@@ -1,0 +1,421 @@
+/*
+ * accel single-source kernels.
+ *
+ * One kernel source, three compilers:
+ *
+ *   nvcc   -x cu  -ptx         -> PTX for the CUDA plugin
+ *   hipcc  -x hip --genco      -> a code object for the HIP plugin
+ *   cc     -x c   -shared -fPIC -> an ELF shared object for the CPU plugin
+ *
+ * A kernel is declared with ACCEL_KERNEL and written the way a CUDA kernel
+ * is, with threadIdx, blockIdx, blockDim and gridDim:
+ *
+ *     #include <accel/kernel.h>
+ *
+ *     ACCEL_KERNEL(saxpy, (uint32_t, n), (float, a),
+ *                  (const float *, x), (float *, y))
+ *     {
+ *         uint64_t i = accel_global_idx_x();
+ *         if (i < n)
+ *             y[i] = a * x[i] + y[i];
+ *     }
+ *
+ * Under nvcc and hipcc this is `extern "C" __global__ void saxpy(...)`.
+ * Under cc it becomes a block runner that loops over the block's threads
+ * and an exported descriptor (the CPU kernel ABI below) that the null
+ * plugin finds by name.
+ *
+ * What the CPU form supports, and what it does not:
+ *
+ *  - The threads of one block run one after another on one host thread,
+ *    x fastest, then y, then z; blocks run in parallel on the null plugin's
+ *    worker pool, in no particular order. A kernel must not rely on any
+ *    order, exactly as on a GPU.
+ *  - No block barrier: accel_sync_threads() is a compile-time error in the
+ *    CPU form (ACCEL_KERNEL_HAS_BARRIERS is 0), because a thread cannot wait
+ *    for a later thread of its block that has not started. Kernels that
+ *    need one keep a GPU-only path under #if ACCEL_KERNEL_HAS_BARRIERS.
+ *    Warp intrinsics, cooperative groups and grid sync are not offered.
+ *  - Dynamic shared memory only (ACCEL_SHARED_DYNAMIC): a buffer of the
+ *    launch's shared_bytes, aligned to 64 bytes, private to the block while
+ *    it runs and reused by the next block on the same host thread, so its
+ *    contents at block start are unspecified (as on a GPU). Because the
+ *    block's threads run in sequence, thread k sees what threads before it
+ *    wrote; a portable kernel uses it only in ways that need no barrier
+ *    (each thread its own scratch, or atomics). Static __shared__ arrays
+ *    are not offered.
+ *  - Atomics: accel_atomic_add_{i32,u32,u64,f32,f64}, relaxed, as CUDA's
+ *    atomicAdd. They are real atomics on the CPU too: blocks run in
+ *    parallel.
+ *  - Thread and block indices are available in the kernel body only, not
+ *    in ACCEL_DEVICE_FN helpers: pass them as arguments.
+ *  - Up to ACCEL_KERNEL_MACRO_MAX_PARAMS parameters, each a type and a name
+ *    in parentheses. A type must be spelled so that `T *` names a pointer
+ *    to it (use a typedef for arrays and function pointers). Pointers are
+ *    device addresses: 64-bit; the CPU form needs a 64-bit target. Names
+ *    beginning with accel__ are reserved.
+ *  - Plain C11 in the body (plus the math library): no C++ in a
+ *    single-source kernel, since the CPU form is compiled as C.
+ */
+#ifndef ACCEL_KERNEL_H
+#define ACCEL_KERNEL_H
+
+#include <stdint.h>
+
+/* ==== The CPU kernel ABI: what the null plugin loads from an image ==== */
+
+/*
+ * Version of the structs below. The null plugin refuses a descriptor whose
+ * abi it does not know. A change to either struct's layout bumps it.
+ */
+#define ACCEL_CPU_KERNEL_ABI 1
+/* A kernel NAME is exported as the data symbol accel_cpu_kernel_NAME. */
+#define ACCEL_CPU_KERNEL_PREFIX "accel_cpu_kernel_"
+/* Equal to ACCEL_KERNEL_MAX_PARAMS in <accel/driver.h>. */
+#define ACCEL_CPU_KERNEL_MAX_PARAMS 64
+
+/* The block a run_block call executes. */
+struct accel_cpu_block {
+    uint32_t grid_dim[3];  /* blocks in the grid, x y z */
+    uint32_t block_dim[3]; /* threads in a block, x y z */
+    uint32_t block_idx[3]; /* this block */
+    uint32_t shared_bytes; /* the launch's dynamic shared memory per block */
+    void *shared;          /* shared_bytes, 64-byte aligned; NULL when 0 */
+};
+
+/*
+ * A kernel's descriptor, exported with default visibility as
+ * accel_cpu_kernel_NAME (the rest of the image may be hidden).
+ *
+ * run_block runs every thread of one block. args[i] points to the bytes of
+ * argument i, param_sizes[i] of them, aligned to the smaller of 16 and the
+ * size rounded up to a power of two. A device pointer argument is a
+ * uint64_t holding the address, which on the CPU plugin is a host pointer.
+ * run_block is called from several threads at once, for different blocks.
+ */
+struct accel_cpu_kernel {
+    uint32_t abi; /* ACCEL_CPU_KERNEL_ABI */
+    uint32_t param_count;
+    uint32_t param_sizes[ACCEL_CPU_KERNEL_MAX_PARAMS];
+    void (*run_block)(const struct accel_cpu_block *block, void *const *args);
+};
+
+/* ==== Single-source kernels ==== */
+
+/*
+ * Which form this compilation produces: exactly one of ACCEL_KERNEL_CUDA,
+ * ACCEL_KERNEL_HIP and ACCEL_KERNEL_CPU is 1. ACCEL_KERNEL_GPU is 1 for
+ * either GPU form.
+ */
+#if defined(__HIP__) || defined(__HIPCC__)
+#define ACCEL_KERNEL_HIP 1
+#define ACCEL_KERNEL_CUDA 0
+#define ACCEL_KERNEL_CPU 0
+#elif defined(__CUDACC__)
+#define ACCEL_KERNEL_HIP 0
+#define ACCEL_KERNEL_CUDA 1
+#define ACCEL_KERNEL_CPU 0
+#else
+#define ACCEL_KERNEL_HIP 0
+#define ACCEL_KERNEL_CUDA 0
+#define ACCEL_KERNEL_CPU 1
+#endif
+#define ACCEL_KERNEL_GPU (ACCEL_KERNEL_CUDA || ACCEL_KERNEL_HIP)
+
+/* The most parameters ACCEL_KERNEL takes. */
+#define ACCEL_KERNEL_MACRO_MAX_PARAMS 16
+
+/*
+ * ACCEL_KERNEL(name, (T1, p1), (T2, p2), ...) { body }
+ *
+ * Declares kernel `name` with parameters p1 of type T1, ... . The body
+ * follows like a function body; `return` ends the calling thread.
+ */
+#define ACCEL_KERNEL(...)                                                      \
+    ACCEL__KERNEL_EXPANDED(ACCEL__FIRST(__VA_ARGS__), ACCEL__COUNT(__VA_ARGS__), \
+                           __VA_ARGS__)
+/* One more level, so that the name and count are expanded before ## pastes. */
+#define ACCEL__KERNEL_EXPANDED(name, n, ...) ACCEL__KERNEL(name, n, __VA_ARGS__)
+
+/*
+ * Global thread index and grid size in threads, per dimension, as 64-bit
+ * values: blockIdx * blockDim + threadIdx does not overflow.
+ */
+#define accel_global_idx_x() ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x)
+#define accel_global_idx_y() ((uint64_t)blockIdx.y * blockDim.y + threadIdx.y)
+#define accel_global_idx_z() ((uint64_t)blockIdx.z * blockDim.z + threadIdx.z)
+#define accel_global_size_x() ((uint64_t)gridDim.x * blockDim.x)
+#define accel_global_size_y() ((uint64_t)gridDim.y * blockDim.y)
+#define accel_global_size_z() ((uint64_t)gridDim.z * blockDim.z)
+
+#if ACCEL_KERNEL_GPU
+/* ---- CUDA and HIP: the compilers' own kernels ---- */
+
+#if ACCEL_KERNEL_HIP
+#include <hip/hip_runtime.h>
+#endif
+
+#define ACCEL_RESTRICT __restrict__
+/* A helper function callable from kernels. */
+#define ACCEL_DEVICE_FN static __device__ __forceinline__
+#define ACCEL_KERNEL_HAS_BARRIERS 1
+#define accel_sync_threads() __syncthreads()
+
+/* `type *name` pointing at the launch's dynamic shared memory. */
+#define ACCEL_SHARED_DYNAMIC(type, name)                                       \
+    extern __shared__ __align__(16) unsigned char accel__shared_bytes[];       \
+    type *name = (type *)accel__shared_bytes
+
+#define ACCEL__KERNEL(name, n, ...)                                            \
+    extern "C" __global__ void name(ACCEL__LIST(n, ACCEL__GPU_DECL, __VA_ARGS__))
+#define ACCEL__GPU_DECL(i, pair) ACCEL__DECL pair
+
+ACCEL_DEVICE_FN int32_t accel_atomic_add_i32(int32_t *p, int32_t v)
+{
+    return atomicAdd((int *)p, (int)v);
+}
+ACCEL_DEVICE_FN uint32_t accel_atomic_add_u32(uint32_t *p, uint32_t v)
+{
+    return atomicAdd((unsigned int *)p, (unsigned int)v);
+}
+ACCEL_DEVICE_FN uint64_t accel_atomic_add_u64(uint64_t *p, uint64_t v)
+{
+    return atomicAdd((unsigned long long *)p, (unsigned long long)v);
+}
+ACCEL_DEVICE_FN float accel_atomic_add_f32(float *p, float v)
+{
+    return atomicAdd(p, v);
+}
+ACCEL_DEVICE_FN double accel_atomic_add_f64(double *p, double v)
+{
+    return atomicAdd(p, v);
+}
+
+#else
+/* ---- the CPU form: a block runner and an exported descriptor ---- */
+
+#ifdef __cplusplus
+#error "the CPU form of accel kernels is C11: compile the kernel source with cc -x c"
+#endif
+
+#include <math.h>
+#include <stddef.h>
+
+_Static_assert(sizeof(void *) == 8,
+               "the CPU kernel form needs 64-bit pointers: device addresses are 64-bit");
+
+#define ACCEL_RESTRICT __restrict
+#define ACCEL_DEVICE_FN static inline
+#define ACCEL_KERNEL_HAS_BARRIERS 0
+#define accel_sync_threads()                                                   \
+    _Static_assert(0, "accel_sync_threads: the CPU form of accel kernels has no block " \
+                      "barrier; see <accel/kernel.h>")
+
+/* CUDA's dim3, as the CPU form's indices. */
+struct accel_cpu_dim3 {
+    uint32_t x, y, z;
+};
+
+/* One thread's view, handed to the kernel body. */
+struct accel_cpu_thread {
+    struct accel_cpu_dim3 thread_idx;
+    struct accel_cpu_dim3 block_idx;
+    struct accel_cpu_dim3 block_dim;
+    struct accel_cpu_dim3 grid_dim;
+    void *shared;
+};
+
+#define threadIdx (accel__thread->thread_idx)
+#define blockIdx (accel__thread->block_idx)
+#define blockDim (accel__thread->block_dim)
+#define gridDim (accel__thread->grid_dim)
+
+#define ACCEL_SHARED_DYNAMIC(type, name) type *name = (type *)accel__thread->shared
+
+static inline void accel__cpu_thread_begin(struct accel_cpu_thread *t,
+                                           const struct accel_cpu_block *b)
+{
+    t->thread_idx = (struct accel_cpu_dim3){0, 0, 0};
+    t->block_idx = (struct accel_cpu_dim3){b->block_idx[0], b->block_idx[1], b->block_idx[2]};
+    t->block_dim = (struct accel_cpu_dim3){b->block_dim[0], b->block_dim[1], b->block_dim[2]};
+    t->grid_dim = (struct accel_cpu_dim3){b->grid_dim[0], b->grid_dim[1], b->grid_dim[2]};
+    t->shared = b->shared;
+}
+
+/*
+ * Atomics, relaxed like CUDA's. Floating-point adds are a compare-and-swap
+ * loop on the value's bytes (the generic __atomic builtins compare bits).
+ */
+static inline int32_t accel_atomic_add_i32(int32_t *p, int32_t v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+static inline uint32_t accel_atomic_add_u32(uint32_t *p, uint32_t v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+static inline uint64_t accel_atomic_add_u64(uint64_t *p, uint64_t v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+static inline float accel_atomic_add_f32(float *p, float v)
+{
+    float old, sum;
+
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    do {
+        sum = old + v;
+    } while (!__atomic_compare_exchange(p, &old, &sum, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+    return old;
+}
+static inline double accel_atomic_add_f64(double *p, double v)
+{
+    double old, sum;
+
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    do {
+        sum = old + v;
+    } while (!__atomic_compare_exchange(p, &old, &sum, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+    return old;
+}
+
+#define ACCEL__EXPORT __attribute__((visibility("default")))
+#define ACCEL__UNUSED __attribute__((unused))
+
+/*
+ * The body becomes a static function of one thread; the runner unpacks
+ * the arguments once, then calls the body for every thread of the block.
+ * The compiler inlines the body into the loop.
+ */
+#define ACCEL__KERNEL(name, n, ...)                                            \
+    static inline void accel__body_##name(                                     \
+        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED             \
+            ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__));                    \
+    static void accel__run_##name(const struct accel_cpu_block *accel__block,  \
+                                  void *const *accel__args)                    \
+    {                                                                          \
+        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                              \
+        struct accel_cpu_thread accel__t;                                      \
+        uint32_t accel__x, accel__y, accel__z;                                 \
+                                                                               \
+        (void)accel__args;                                                     \
+        accel__cpu_thread_begin(&accel__t, accel__block);                      \
+        for (accel__z = 0; accel__z < accel__block->block_dim[2]; accel__z++) {  \
+            accel__t.thread_idx.z = accel__z;                                  \
+            for (accel__y = 0; accel__y < accel__block->block_dim[1]; accel__y++) { \
+                accel__t.thread_idx.y = accel__y;                              \
+                for (accel__x = 0; accel__x < accel__block->block_dim[0]; accel__x++) { \
+                    accel__t.thread_idx.x = accel__x;                          \
+                    accel__body_##name(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, \
+                                                            __VA_ARGS__));     \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+    }                                                                          \
+    ACCEL__EXPORT const struct accel_cpu_kernel                                \
+        accel_cpu_kernel_##name = {                                            \
+            ACCEL_CPU_KERNEL_ABI,                                              \
+            n - 1,                                                             \
+            {ACCEL__SEQ(n, ACCEL__SIZE, __VA_ARGS__) 0},                       \
+            accel__run_##name,                                                 \
+    };                                                                         \
+    static inline void accel__body_##name(                                     \
+        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED             \
+            ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__))
+
+#define ACCEL__COMMA_DECL(i, pair) , ACCEL__DECL pair ACCEL__UNUSED
+#define ACCEL__COMMA_NAME(i, pair) , ACCEL__NAME pair
+#define ACCEL__SIZE(i, pair) sizeof(ACCEL__TYPE pair),
+#define ACCEL__UNPACK(i, pair)                                                 \
+    ACCEL__TYPE pair ACCEL__NAME pair = *(ACCEL__TYPE pair *)accel__args[i];
+
+#endif /* the CPU form */
+
+/* ---- macro machinery: a parameter is a (type, name) pair ---- */
+
+#define ACCEL__DECL(type, name) type name
+#define ACCEL__TYPE(type, name) type
+#define ACCEL__NAME(type, name) name
+
+#define ACCEL__CAT(a, b) ACCEL__CAT_(a, b)
+#define ACCEL__CAT_(a, b) a##b
+#define ACCEL__FIRST(...) ACCEL__FIRST_(__VA_ARGS__, ~)
+#define ACCEL__FIRST_(first, ...) first
+
+/* How many arguments, from 1 to ACCEL_KERNEL_MACRO_MAX_PARAMS + 1. */
+#define ACCEL__COUNT(...)                                                      \
+    ACCEL__COUNT_(__VA_ARGS__, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5,  \
+                  4, 3, 2, 1, ~)
+#define ACCEL__COUNT_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13,  \
+                      _14, _15, _16, _17, n, ...)                              \
+    n
+
+/*
+ * ACCEL__SEQ(n, M, name, p0, ..., p[n-2]) expands to M(0, p0) M(1, p1) ...;
+ * ACCEL__LIST the same with commas between. The kernel's name leads the
+ * list so that it is never empty (C11 wants at least one variadic
+ * argument); both skip it.
+ */
+#define ACCEL__SEQ(n, M, ...) ACCEL__CAT(ACCEL__SEQ_, n)(M, __VA_ARGS__)
+#define ACCEL__SEQ_1(M, _)
+#define ACCEL__SEQ_2(M, _, a) M(0, a)
+#define ACCEL__SEQ_3(M, _, a, b) ACCEL__SEQ_2(M, _, a) M(1, b)
+#define ACCEL__SEQ_4(M, _, a, b, c) ACCEL__SEQ_3(M, _, a, b) M(2, c)
+#define ACCEL__SEQ_5(M, _, a, b, c, d) ACCEL__SEQ_4(M, _, a, b, c) M(3, d)
+#define ACCEL__SEQ_6(M, _, a, b, c, d, e) ACCEL__SEQ_5(M, _, a, b, c, d) M(4, e)
+#define ACCEL__SEQ_7(M, _, a, b, c, d, e, f)                                   \
+    ACCEL__SEQ_6(M, _, a, b, c, d, e) M(5, f)
+#define ACCEL__SEQ_8(M, _, a, b, c, d, e, f, g)                                \
+    ACCEL__SEQ_7(M, _, a, b, c, d, e, f) M(6, g)
+#define ACCEL__SEQ_9(M, _, a, b, c, d, e, f, g, h)                             \
+    ACCEL__SEQ_8(M, _, a, b, c, d, e, f, g) M(7, h)
+#define ACCEL__SEQ_10(M, _, a, b, c, d, e, f, g, h, i)                         \
+    ACCEL__SEQ_9(M, _, a, b, c, d, e, f, g, h) M(8, i)
+#define ACCEL__SEQ_11(M, _, a, b, c, d, e, f, g, h, i, j)                      \
+    ACCEL__SEQ_10(M, _, a, b, c, d, e, f, g, h, i) M(9, j)
+#define ACCEL__SEQ_12(M, _, a, b, c, d, e, f, g, h, i, j, k)                   \
+    ACCEL__SEQ_11(M, _, a, b, c, d, e, f, g, h, i, j) M(10, k)
+#define ACCEL__SEQ_13(M, _, a, b, c, d, e, f, g, h, i, j, k, l)                \
+    ACCEL__SEQ_12(M, _, a, b, c, d, e, f, g, h, i, j, k) M(11, l)
+#define ACCEL__SEQ_14(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m)             \
+    ACCEL__SEQ_13(M, _, a, b, c, d, e, f, g, h, i, j, k, l) M(12, m)
+#define ACCEL__SEQ_15(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n)          \
+    ACCEL__SEQ_14(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m) M(13, n)
+#define ACCEL__SEQ_16(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o)       \
+    ACCEL__SEQ_15(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n) M(14, o)
+#define ACCEL__SEQ_17(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p)    \
+    ACCEL__SEQ_16(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o) M(15, p)
+
+#define ACCEL__LIST(n, M, ...) ACCEL__CAT(ACCEL__LIST_, n)(M, __VA_ARGS__)
+#define ACCEL__LIST_1(M, _)
+#define ACCEL__LIST_2(M, _, a) M(0, a)
+#define ACCEL__LIST_3(M, _, a, b) ACCEL__LIST_2(M, _, a), M(1, b)
+#define ACCEL__LIST_4(M, _, a, b, c) ACCEL__LIST_3(M, _, a, b), M(2, c)
+#define ACCEL__LIST_5(M, _, a, b, c, d) ACCEL__LIST_4(M, _, a, b, c), M(3, d)
+#define ACCEL__LIST_6(M, _, a, b, c, d, e) ACCEL__LIST_5(M, _, a, b, c, d), M(4, e)
+#define ACCEL__LIST_7(M, _, a, b, c, d, e, f)                                  \
+    ACCEL__LIST_6(M, _, a, b, c, d, e), M(5, f)
+#define ACCEL__LIST_8(M, _, a, b, c, d, e, f, g)                               \
+    ACCEL__LIST_7(M, _, a, b, c, d, e, f), M(6, g)
+#define ACCEL__LIST_9(M, _, a, b, c, d, e, f, g, h)                            \
+    ACCEL__LIST_8(M, _, a, b, c, d, e, f, g), M(7, h)
+#define ACCEL__LIST_10(M, _, a, b, c, d, e, f, g, h, i)                        \
+    ACCEL__LIST_9(M, _, a, b, c, d, e, f, g, h), M(8, i)
+#define ACCEL__LIST_11(M, _, a, b, c, d, e, f, g, h, i, j)                     \
+    ACCEL__LIST_10(M, _, a, b, c, d, e, f, g, h, i), M(9, j)
+#define ACCEL__LIST_12(M, _, a, b, c, d, e, f, g, h, i, j, k)                  \
+    ACCEL__LIST_11(M, _, a, b, c, d, e, f, g, h, i, j), M(10, k)
+#define ACCEL__LIST_13(M, _, a, b, c, d, e, f, g, h, i, j, k, l)               \
+    ACCEL__LIST_12(M, _, a, b, c, d, e, f, g, h, i, j, k), M(11, l)
+#define ACCEL__LIST_14(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m)            \
+    ACCEL__LIST_13(M, _, a, b, c, d, e, f, g, h, i, j, k, l), M(12, m)
+#define ACCEL__LIST_15(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n)         \
+    ACCEL__LIST_14(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m), M(13, n)
+#define ACCEL__LIST_16(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o)      \
+    ACCEL__LIST_15(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n), M(14, o)
+#define ACCEL__LIST_17(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p)   \
+    ACCEL__LIST_16(M, _, a, b, c, d, e, f, g, h, i, j, k, l, m, n, o), M(15, p)
+
+#endif /* ACCEL_KERNEL_H */

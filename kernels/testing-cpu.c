@@ -1,0 +1,2 @@
+/* The CPU form of testing.cu; see examples-cpu.c. */
+#include "testing.cu"

@@ -1,0 +1,366 @@
+/*
+ * Modules and kernels. A CPU module image is an ELF shared object built
+ * from kernels that follow <accel/kernel.h>: each kernel NAME is a data
+ * symbol accel_cpu_kernel_NAME, its descriptor.
+ *
+ * An image arrives as bytes, so it is written to an anonymous memory file
+ * (memfd) and opened with dlopen through /proc/self/fd. Loading a module
+ * runs the image's code (its constructors), as loading any module does:
+ * images are code, to be trusted like the program itself. What the plugin
+ * does check, before the dynamic loader sees the bytes, is that they are a
+ * whole shared object for this machine, so that a corrupt or foreign image
+ * is refused with a reason rather than a crash.
+ *
+ * The memory file stays open as long as the module: the dynamic loader
+ * recognises objects it already has by path, so a number that a closed
+ * descriptor freed would make the next image come back as the previous one.
+ */
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "null_launch.h"
+#include "null_os.h"
+#include "null_plugin.h"
+
+/* The longest kernel name kernel_get looks up. */
+#define NULL_KERNEL_NAME_MAX 200u
+
+struct accel_drv_module {
+    struct null_list link;
+    void *handle; /* from dlopen */
+    int fd;       /* the memory file the image was loaded from */
+};
+
+/* ---- checking an image ---- */
+
+static const char *null_elf_machine_name(unsigned machine)
+{
+    switch (machine) {
+    case EM_386: return "i386";
+    case EM_ARM: return "arm";
+    case EM_X86_64: return "x86_64";
+    case EM_AARCH64: return "aarch64";
+    case EM_RISCV: return "riscv";
+    case EM_PPC64: return "ppc64";
+    case EM_S390: return "s390";
+    case EM_CUDA: return "CUDA (a cubin, for the cuda plugin)";
+    case 224: return "AMD GPU (a code object, for the hip plugin)"; /* EM_AMDGPU */
+    default: return "unknown";
+    }
+}
+
+/* Whether [offset, offset + count * size) lies within `image_size`. */
+static bool null_elf_range_fits(uint64_t offset, uint64_t count, uint64_t size,
+                                size_t image_size)
+{
+    if (count != 0 && size > UINT64_MAX / count)
+        return false;
+    return offset <= image_size && count * size <= image_size - offset;
+}
+
+static accel_status null_elf_check_header(const struct accel_host_services *services,
+                                          const null_elf_ehdr *header)
+{
+    if (header->e_ident[EI_CLASS] != NULL_ELF_CLASS)
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image is ELF class %u; this plugin "
+                                   "loads class %u (%u-bit)",
+                                   header->e_ident[EI_CLASS], (unsigned)NULL_ELF_CLASS,
+                                   (unsigned)(sizeof(void *) * 8));
+    if (header->e_ident[EI_DATA] != NULL_ELF_DATA)
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image's byte order (EI_DATA %u) is not "
+                                   "this machine's", header->e_ident[EI_DATA]);
+    if (NULL_ELF_MACHINE != EM_NONE && header->e_machine != NULL_ELF_MACHINE)
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image is for machine %u (%s); this "
+                                   "plugin runs %s",
+                                   header->e_machine,
+                                   null_elf_machine_name(header->e_machine),
+                                   null_elf_machine_name(NULL_ELF_MACHINE));
+    if (header->e_type != ET_DYN)
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image is not a shared object (ELF type "
+                                   "%u, not ET_DYN)", header->e_type);
+    return ACCEL_OK;
+}
+
+/*
+ * Every byte the dynamic loader will map must be in the image: a truncated
+ * file would otherwise load and fault later, far from its cause.
+ */
+static accel_status null_elf_check_extent(const struct accel_host_services *services,
+                                          const unsigned char *image, size_t size,
+                                          const null_elf_ehdr *header)
+{
+    if (header->e_phentsize != sizeof(null_elf_phdr) ||
+        !null_elf_range_fits(header->e_phoff, header->e_phnum, sizeof(null_elf_phdr), size))
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image's program headers (%u at offset "
+                                   "%" PRIu64 ") do not fit in its %zu bytes; truncated?",
+                                   header->e_phnum, (uint64_t)header->e_phoff, size);
+    if (header->e_shnum != 0 &&
+        (header->e_shentsize != sizeof(null_elf_shdr) ||
+         !null_elf_range_fits(header->e_shoff, header->e_shnum, sizeof(null_elf_shdr), size)))
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image's section headers (%u at offset "
+                                   "%" PRIu64 ") do not fit in its %zu bytes; truncated?",
+                                   header->e_shnum, (uint64_t)header->e_shoff, size);
+    for (unsigned i = 0; i < header->e_phnum; i++) {
+        null_elf_phdr segment;
+
+        /* memcpy: the image need not be aligned. */
+        memcpy(&segment, image + header->e_phoff + (size_t)i * sizeof(segment),
+               sizeof(segment));
+        if (segment.p_type == PT_LOAD &&
+            !null_elf_range_fits(segment.p_offset, 1, segment.p_filesz, size))
+            return services->set_error(ACCEL_ERR_MODULE,
+                                       "module_load: segment %u (%" PRIu64 " bytes at offset "
+                                       "%" PRIu64 ") runs past the image's %zu bytes; "
+                                       "truncated?", i, (uint64_t)segment.p_filesz,
+                                       (uint64_t)segment.p_offset, size);
+    }
+    return ACCEL_OK;
+}
+
+static accel_status null_elf_check(const struct accel_host_services *services,
+                                   const void *image, size_t size)
+{
+    null_elf_ehdr header;
+    accel_status status;
+
+    if (size < SELFMAG || memcmp(image, ELFMAG, SELFMAG) != 0)
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image (%zu bytes) is not an ELF shared "
+                                   "object: no ELF magic", size);
+    if (size < sizeof(header))
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image is %zu bytes, shorter than an ELF "
+                                   "header (%zu)", size, sizeof(header));
+    memcpy(&header, image, sizeof(header));
+    status = null_elf_check_header(services, &header);
+    if (status != ACCEL_OK)
+        return status;
+    return null_elf_check_extent(services, image, size, &header);
+}
+
+/* ---- loading ---- */
+
+/* Write the image into a fresh memory file; its descriptor in *out_fd. */
+static accel_status null_image_to_memfd(const struct accel_host_services *services,
+                                        const unsigned char *image, size_t size,
+                                        int *out_fd)
+{
+    size_t done = 0;
+    int fd;
+
+    *out_fd = -1;
+    fd = null_memfd_create("accel-module");
+    if (fd < 0)
+        return services->set_error(ACCEL_ERR_MODULE, "module_load: memfd_create failed: %s",
+                                   null_errno_name(errno));
+    while (done < size) {
+        ssize_t n = write(fd, image + done, size - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int err = n < 0 ? errno : EIO;
+
+            close(fd);
+            return services->set_error(err == ENOMEM || err == ENOSPC
+                                           ? ACCEL_ERR_OUT_OF_HOST_MEMORY
+                                           : ACCEL_ERR_MODULE,
+                                       "module_load: writing %zu bytes to a memfd failed: %s",
+                                       size, null_errno_name(err));
+        }
+        done += (size_t)n;
+    }
+    *out_fd = fd;
+    return ACCEL_OK;
+}
+
+/*
+ * dlopen the memory file. The loader also takes an object it already has
+ * for one whose DT_SONAME matches: the link map's name then is not ours,
+ * and the image is refused rather than silently replaced by another.
+ */
+static accel_status null_dlopen_fd(const struct accel_host_services *services, int fd,
+                                   void **out_handle)
+{
+    struct link_map *map = NULL;
+    char path[64];
+    void *handle;
+
+    *out_handle = NULL;
+    snprintf(path, sizeof(path), NULL_FD_PATH_FORMAT, fd);
+    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        const char *why = dlerror();
+
+        return services->set_error(ACCEL_ERR_MODULE, "module_load: dlopen failed: %s",
+                                   why != NULL ? why : "no reason given");
+    }
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != NULL &&
+        strcmp(map->l_name, path) != 0) {
+        const char *other = map->l_name[0] != '\0' ? map->l_name : "the program";
+
+        dlclose(handle);
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the dynamic loader gave back %s, already "
+                                   "loaded, for the image (a DT_SONAME they share?)",
+                                   other);
+    }
+    *out_handle = handle;
+    return ACCEL_OK;
+}
+
+accel_status accel__null_module_load(accel_drv_device *device, const void *image,
+                                     size_t size, accel_drv_module **out_module)
+{
+    const struct accel_host_services *services = null_services(device);
+    accel_drv_module *module;
+    struct null_pool *pool;
+    accel_status status;
+
+    *out_module = NULL;
+    if (image == NULL)
+        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                   "module_load: the image is NULL");
+    status = null_elf_check(services, image, size);
+    if (status != ACCEL_OK)
+        return status;
+    /* Started here, so that every launch of the module finds it running. */
+    status = accel__null_plugin_pool(device->plugin, &pool);
+    if (status != ACCEL_OK)
+        return status;
+    module = calloc(1, sizeof(*module));
+    if (module == NULL)
+        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                   "module_load: calloc of a module failed");
+    status = null_image_to_memfd(services, image, size, &module->fd);
+    if (status != ACCEL_OK)
+        goto fail_free;
+    status = null_dlopen_fd(services, module->fd, &module->handle);
+    if (status != ACCEL_OK)
+        goto fail_close;
+    accel__null_device_track(device, &device->modules, &module->link);
+    *out_module = module;
+    return ACCEL_OK;
+
+fail_close:
+    close(module->fd);
+fail_free:
+    free(module);
+    return status;
+}
+
+static void null_module_free(accel_drv_module *module)
+{
+    dlclose(module->handle);
+    close(module->fd);
+    free(module);
+}
+
+void accel__null_module_unload(accel_drv_device *device, accel_drv_module *module)
+{
+    if (module == NULL)
+        return;
+    accel__null_device_untrack(device, &module->link);
+    null_module_free(module);
+}
+
+uint32_t accel__null_modules_release_all(accel_drv_device *device)
+{
+    struct null_list *link;
+    uint32_t count = 0;
+
+    while ((link = null_list_first(&device->modules)) != NULL) {
+        null_list_remove(link);
+        null_module_free(null_container_of(link, accel_drv_module, link));
+        count++;
+    }
+    return count;
+}
+
+/* ---- kernels ---- */
+
+static bool null_kernel_name_valid(const char *name)
+{
+    size_t length = 0;
+
+    for (const char *c = name; *c != '\0'; c++, length++) {
+        bool word = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                    (*c >= '0' && *c <= '9') || *c == '_';
+
+        if (!word || length >= NULL_KERNEL_NAME_MAX)
+            return false;
+    }
+    return length != 0;
+}
+
+/* A descriptor this plugin can run, or ACCEL_ERR_MODULE saying why not. */
+static accel_status null_kernel_check(const struct accel_host_services *services,
+                                      const char *name, const struct accel_cpu_kernel *kernel)
+{
+    if (kernel->abi != ACCEL_CPU_KERNEL_ABI)
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "kernel_get: kernel '%s' follows CPU kernel ABI %u; this "
+                                   "plugin runs ABI %u", name, kernel->abi,
+                                   ACCEL_CPU_KERNEL_ABI);
+    if (kernel->run_block == NULL || kernel->param_count > ACCEL_KERNEL_MAX_PARAMS)
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "kernel_get: kernel '%s' has a malformed descriptor (%s)",
+                                   name, kernel->run_block == NULL ? "no run_block"
+                                                                   : "too many parameters");
+    for (uint32_t i = 0; i < kernel->param_count; i++) {
+        if (kernel->param_sizes[i] == 0)
+            return services->set_error(ACCEL_ERR_MODULE,
+                                       "kernel_get: kernel '%s' gives parameter %u a size "
+                                       "of zero", name, i);
+    }
+    return ACCEL_OK;
+}
+
+accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *module,
+                                    const char *name, accel_drv_kernel **out_kernel,
+                                    struct accel_kernel_signature *out_signature)
+{
+    const struct accel_host_services *services = null_services(device);
+    char symbol[sizeof(ACCEL_CPU_KERNEL_PREFIX) + NULL_KERNEL_NAME_MAX];
+    const struct accel_cpu_kernel *kernel;
+    accel_status status;
+
+    *out_kernel = NULL;
+    memset(out_signature, 0, sizeof(*out_signature));
+    if (name == NULL)
+        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                   "kernel_get: the name is NULL");
+    /* Never found, since no symbol can be named so; said plainly. */
+    if (!null_kernel_name_valid(name))
+        return services->set_error(ACCEL_ERR_NOT_FOUND,
+                                   "kernel_get: '%.*s' is not a kernel name: 1 to %u "
+                                   "characters of [A-Za-z0-9_]",
+                                   (int)NULL_KERNEL_NAME_MAX, name, NULL_KERNEL_NAME_MAX);
+    snprintf(symbol, sizeof(symbol), ACCEL_CPU_KERNEL_PREFIX "%s", name);
+    kernel = dlsym(module->handle, symbol);
+    if (kernel == NULL)
+        return services->set_error(ACCEL_ERR_NOT_FOUND,
+                                   "kernel_get: the module has no kernel '%s' (no symbol %s)",
+                                   name, symbol);
+    status = null_kernel_check(services, name, kernel);
+    if (status != ACCEL_OK)
+        return status;
+    out_signature->param_count = kernel->param_count;
+    memcpy(out_signature->param_sizes, kernel->param_sizes,
+           kernel->param_count * sizeof(kernel->param_sizes[0]));
+    *out_kernel = null_kernel_handle(kernel);
+    return ACCEL_OK;
+}
+
+_Static_assert(ACCEL_CPU_KERNEL_MAX_PARAMS == ACCEL_KERNEL_MAX_PARAMS,
+               "<accel/kernel.h> and <accel/driver.h> must agree on the parameter limit");

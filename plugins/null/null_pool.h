@@ -1,0 +1,42 @@
+/*
+ * Running a grid: a kernel's blocks, executed by the stream worker that
+ * reached the launch and, for a large grid, by the plugin's worker pool.
+ *
+ * The stream worker owns the grid: it posts a large grid to the pool and
+ * then takes blocks itself, from the same atomic block counter as the
+ * helpers, so that it never sits waiting for a helper to wake up. A small
+ * grid never touches the pool at all. The launch has completed when every
+ * block has run and every helper has let go of the grid.
+ *
+ * Helpers spin briefly for the next grid before they sleep, as the stream
+ * workers do (null_sync.h): a helper woken from sleep joins late, but the
+ * owner has been running blocks all along.
+ */
+#ifndef ACCEL_NULL_POOL_H
+#define ACCEL_NULL_POOL_H
+
+#include <stdint.h>
+
+#include <accel/driver.h>
+#include <accel/kernel.h>
+
+struct null_pool;
+
+/*
+ * Start `helpers` (>= 1) helper threads. `services` must outlive the pool.
+ * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY (allocation, pthread_create).
+ */
+accel_status accel__null_pool_create(const struct accel_host_services *services,
+                                     uint32_t helpers, struct null_pool **out_pool);
+/* Stop and join the helpers; no grid may be running. NULL is allowed. */
+void accel__null_pool_destroy(struct null_pool *pool);
+
+/*
+ * Run every block of a launch of `kernel` and return once all have run.
+ * `pool` may be NULL: then the caller runs every block itself. `args` are
+ * the argument pointers run_block takes; `config` was validated.
+ */
+void accel__null_grid_run(struct null_pool *pool, const struct accel_cpu_kernel *kernel,
+                          void *const *args, const struct accel_launch_config *config);
+
+#endif /* ACCEL_NULL_POOL_H */
