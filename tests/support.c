@@ -1,0 +1,129 @@
+#include "support.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void support_clean_environment(void)
+{
+    unsetenv("ACCEL_BACKEND");
+    unsetenv("ACCEL_PLUGIN_PATH");
+    unsetenv("ACCEL_NULL_DEVICES");
+    unsetenv("ACCEL_NULL_THREADS");
+    unsetenv("ACCEL_NULL_DELAY_US");
+    unsetenv("ACCEL_NULL_HOST_VISIBLE");
+    unsetenv("ACCEL_STAGING_CHUNK");
+    unsetenv("ACCEL_LOG");
+}
+
+char *support_make_temp_dir(void)
+{
+    char *dir = strdup("/tmp/accel-test-XXXXXX");
+    assert_non_null(dir);
+    if (mkdtemp(dir) == NULL) {
+        free(dir);
+        fail_msg("mkdtemp failed");
+    }
+    return dir;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void support_remove_dir(char *dir)
+{
+    if (dir == NULL)
+        return;
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+void support_copy_file(const char *from, const char *dir, const char *file_name)
+{
+    char to[4096];
+    snprintf(to, sizeof to, "%s/%s", dir, file_name);
+
+    FILE *in = fopen(from, "rb");
+    if (in == NULL)
+        fail_msg("cannot open %s", from);
+    FILE *out = fopen(to, "wb");
+    if (out == NULL) {
+        fclose(in);
+        fail_msg("cannot create %s", to);
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    /* Whatever the umask: the loader refuses files others may write. */
+    assert_int_equal(chmod(to, 0644), 0);
+}
+
+void support_install_fixture(const char *dir, const char *variant,
+                             const char *name)
+{
+    char from[4096];
+    char file_name[256];
+    snprintf(from, sizeof from, "%s/fixture-%s.so", FIXTURE_DIR, variant);
+    snprintf(file_name, sizeof file_name, "accel-plugin-%s.so", name);
+    support_copy_file(from, dir, file_name);
+}
+
+const accel_plugin_info *support_find_plugin(const accel_host *host,
+                                             const char *name, size_t nth)
+{
+    const accel_plugin_info *plugins = NULL;
+    size_t count = 0;
+    accel_host_plugins(host, &plugins, &count);
+    for (size_t i = 0; i < count; i++) {
+        if (plugins[i].name != NULL && strcmp(plugins[i].name, name) == 0) {
+            if (nth == 0)
+                return &plugins[i];
+            nth--;
+        }
+    }
+    return NULL;
+}
+
+size_t support_plugin_count(const accel_host *host)
+{
+    const accel_plugin_info *plugins = NULL;
+    size_t count = 0;
+    accel_host_plugins(host, &plugins, &count);
+    return count;
+}
+
+void support_assert_status(accel_status actual, accel_status expected,
+                           const char *expr, const char *file, int line)
+{
+    if (actual == expected)
+        return;
+    /* Copy the detail first: any later accel call may replace it. */
+    char detail[1024];
+    snprintf(detail, sizeof detail, "%s", accel_last_error());
+    print_error("%s returned %s (%d), expected %s (%d); last error: \"%s\"\n",
+                expr, accel_status_name(actual), (int)actual,
+                accel_status_name(expected), (int)expected, detail);
+    _fail(file, line);
+}
+
+void support_assert_contains(const char *haystack, const char *needle,
+                             const char *file, int line)
+{
+    if (haystack != NULL && strstr(haystack, needle) != NULL)
+        return;
+    print_error("expected \"%s\" to contain \"%s\"\n",
+                haystack != NULL ? haystack : "(null)", needle);
+    _fail(file, line);
+}

@@ -1,0 +1,63 @@
+/*
+ * Helpers shared by the accel tests: scratch plugin directories, status
+ * assertions that print code names, and plugin-list lookups.
+ *
+ * Include after <cmocka.h>'s prerequisites; this header includes cmocka.
+ */
+#ifndef ACCEL_TESTS_SUPPORT_H
+#define ACCEL_TESTS_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <accel/accel.h>
+
+/*
+ * Remove every variable that could steer a host away from what a test
+ * sets up (ACCEL_BACKEND, ACCEL_PLUGIN_PATH, the null plugin's knobs), so
+ * that a developer's shell cannot change a result.
+ */
+void support_clean_environment(void);
+
+/* Make a fresh directory under /tmp; the caller removes it. */
+char *support_make_temp_dir(void);
+/* Remove a directory made by support_make_temp_dir and all it holds. */
+void support_remove_dir(char *dir);
+
+/*
+ * Copy the built fixture `fixture-VARIANT.so` into `dir` as
+ * `accel-plugin-NAME.so`. A copy, not a link: each copy is its own inode, so
+ * the dynamic loader treats it as its own object.
+ */
+void support_install_fixture(const char *dir, const char *variant,
+                             const char *name);
+/* Copy any file to dir/file_name. */
+void support_copy_file(const char *from, const char *dir,
+                       const char *file_name);
+
+/*
+ * The candidate named `name`, the `nth` (0-based) of that name in search
+ * order; NULL when there is none.
+ */
+const accel_plugin_info *support_find_plugin(const accel_host *host,
+                                             const char *name, size_t nth);
+/* How many candidates the host lists. */
+size_t support_plugin_count(const accel_host *host);
+
+void support_assert_status(accel_status actual, accel_status expected,
+                           const char *expr, const char *file, int line);
+void support_assert_contains(const char *haystack, const char *needle,
+                             const char *file, int line);
+
+/* Assert a status by value, printing both names when they differ. */
+#define assert_status(expr, expected)                                          \
+    support_assert_status((expr), (expected), #expr, __FILE__, __LINE__)
+/* Assert that a string (not NULL) contains a fragment. */
+#define assert_contains(haystack, needle)                                      \
+    support_assert_contains((haystack), (needle), __FILE__, __LINE__)
+
+#endif /* ACCEL_TESTS_SUPPORT_H */

@@ -1,0 +1,341 @@
+/*
+ * Completion: waiting with each strategy, timeouts, callbacks in order and
+ * exactly once, and the pollable file descriptor.
+ */
+#include "support.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct completion_case {
+    accel_host *host;
+    accel_device *device;
+    accel_stream *stream;
+    accel_stream *other;
+    accel_ref ref;       /* written by work on `stream` */
+    accel_ref other_ref; /* written by work on `other` */
+};
+
+/* Each command on the device takes this long, so that waits really wait. */
+#define DELAY_US "3000"
+
+static int setup_with_delay(void **state, const char *delay)
+{
+    support_clean_environment();
+    if (delay != NULL)
+        setenv("ACCEL_NULL_DELAY_US", delay, 1);
+    struct completion_case *c = calloc(1, sizeof *c);
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
+    int result = 0;
+    if (c == NULL || accel_host_create(&options, &c->host) != ACCEL_OK ||
+        accel_device_open(c->host, "null", 0, &c->device) != ACCEL_OK ||
+        accel_stream_create(c->device, &c->stream) != ACCEL_OK ||
+        accel_stream_create(c->device, &c->other) != ACCEL_OK ||
+        accel_alloc(c->device, ACCEL_U8, 4096, &c->ref) != ACCEL_OK ||
+        accel_alloc(c->device, ACCEL_U8, 4096, &c->other_ref) != ACCEL_OK) {
+        print_error("setup failed: %s\n", accel_last_error());
+        result = -1;
+    }
+    unsetenv("ACCEL_NULL_DELAY_US");
+    *state = c;
+    return result;
+}
+
+static int setup(void **state)
+{
+    return setup_with_delay(state, DELAY_US);
+}
+
+static int setup_fast(void **state)
+{
+    return setup_with_delay(state, NULL);
+}
+
+static int teardown(void **state)
+{
+    struct completion_case *c = *state;
+    if (c == NULL)
+        return 0;
+    if (c->device != NULL && c->ref.count != 0) {
+        accel_free(c->device, c->ref);
+        accel_free(c->device, c->other_ref);
+    }
+    accel_stream_destroy(c->other);
+    accel_stream_destroy(c->stream);
+    accel_device_close(c->device);
+    accel_host_destroy(c->host);
+    free(c);
+    return 0;
+}
+
+static uint8_t scratch[4096];
+
+/* Enqueue one command: with the delay it is still pending on return. Each
+ * stream writes its own ref: two streams are not ordered with each other. */
+static void enqueue_work(struct completion_case *c, accel_stream *stream)
+{
+    accel_ref ref = stream == c->stream ? c->ref : c->other_ref;
+    assert_status(accel_copy_to_device(stream, ref, 0, scratch, sizeof scratch),
+                  ACCEL_OK);
+}
+
+static void wait_with(void **state, accel_wait_mode mode)
+{
+    struct completion_case *c = *state;
+    accel_event *event;
+    assert_status(accel_event_create(c->device, &event), ACCEL_OK);
+    enqueue_work(c, c->stream);
+    assert_status(accel_event_record(event, c->stream), ACCEL_OK);
+    assert_status(accel_event_query(event), ACCEL_NOT_READY);
+    assert_status(accel_event_wait(event, mode, ACCEL_WAIT_FOREVER), ACCEL_OK);
+    assert_status(accel_event_query(event), ACCEL_OK);
+    enqueue_work(c, c->stream);
+    assert_status(accel_stream_wait(c->stream, mode, ACCEL_WAIT_FOREVER), ACCEL_OK);
+    accel_event_destroy(event);
+}
+
+static void test_spin_wait_completes(void **state)
+{
+    wait_with(state, ACCEL_WAIT_SPIN);
+}
+
+static void test_yield_wait_completes(void **state)
+{
+    wait_with(state, ACCEL_WAIT_YIELD);
+}
+
+static void test_block_wait_completes(void **state)
+{
+    wait_with(state, ACCEL_WAIT_BLOCK);
+}
+
+static void timeout_with(void **state, accel_wait_mode mode)
+{
+    struct completion_case *c = *state;
+    accel_event *event;
+    assert_status(accel_event_create(c->device, &event), ACCEL_OK);
+    for (int i = 0; i < 20; i++)
+        enqueue_work(c, c->stream); /* about 60 ms of work */
+    assert_status(accel_event_record(event, c->stream), ACCEL_OK);
+    assert_status(accel_event_wait(event, mode, 1000000), ACCEL_ERR_TIMEOUT);
+    assert_status(accel_stream_wait(c->stream, mode, 1000000), ACCEL_ERR_TIMEOUT);
+    assert_status(accel_event_wait(event, mode, 10000000000ull), ACCEL_OK);
+    assert_status(accel_stream_wait(c->stream, mode, 0), ACCEL_OK);
+    accel_event_destroy(event);
+}
+
+static void test_spin_wait_times_out(void **state)
+{
+    timeout_with(state, ACCEL_WAIT_SPIN);
+}
+
+static void test_yield_wait_times_out(void **state)
+{
+    timeout_with(state, ACCEL_WAIT_YIELD);
+}
+
+static void test_block_wait_times_out(void **state)
+{
+    timeout_with(state, ACCEL_WAIT_BLOCK);
+}
+
+static void test_bad_wait_mode_is_rejected(void **state)
+{
+    struct completion_case *c = *state;
+    accel_event *event;
+    assert_status(accel_event_create(c->device, &event), ACCEL_OK);
+    assert_status(accel_event_wait(event, (accel_wait_mode)7, 0),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_wait(NULL, ACCEL_WAIT_SPIN, 0),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    accel_event_destroy(event);
+}
+
+/* ---- callbacks ---- */
+
+#define CALLS 200
+
+struct record {
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    int order[2][CALLS];
+    int count[2];
+    int total;
+    accel_status statuses[2 * CALLS];
+    pthread_t threads[2 * CALLS];
+};
+
+struct call {
+    struct record *record;
+    int stream;
+    int index;
+};
+
+static void on_complete(void *user, accel_status status)
+{
+    struct call *call = user;
+    struct record *r = call->record;
+    pthread_mutex_lock(&r->lock);
+    r->order[call->stream][r->count[call->stream]++] = call->index;
+    r->statuses[r->total] = status;
+    r->threads[r->total] = pthread_self();
+    r->total++;
+    pthread_cond_broadcast(&r->done);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void record_init(struct record *r)
+{
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->done, NULL);
+}
+
+static void record_wait(struct record *r, int total)
+{
+    pthread_mutex_lock(&r->lock);
+    while (r->total < total)
+        pthread_cond_wait(&r->done, &r->lock);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void record_check_order(const struct record *r)
+{
+    for (int s = 0; s < 2; s++) {
+        assert_int_equal(r->count[s], CALLS);
+        for (int i = 0; i < CALLS; i++)
+            assert_int_equal(r->order[s][i], i);
+    }
+}
+
+static void add_callbacks(struct completion_case *c, struct record *r,
+                          struct call calls[2][CALLS])
+{
+    for (int i = 0; i < CALLS; i++) {
+        for (int s = 0; s < 2; s++) {
+            calls[s][i] = (struct call){.record = r, .stream = s, .index = i};
+            accel_stream *stream = s ? c->other : c->stream;
+            if (i % 50 == 0)
+                enqueue_work(c, stream);
+            assert_status(accel_stream_add_callback(stream, on_complete,
+                                                    &calls[s][i]),
+                          ACCEL_OK);
+        }
+    }
+}
+
+static void test_callbacks_run_once_in_order_on_a_host_thread(void **state)
+{
+    struct completion_case *c = *state;
+    static struct record r;
+    static struct call calls[2][CALLS];
+    record_init(&r);
+    add_callbacks(c, &r, calls);
+    record_wait(&r, 2 * CALLS);
+    assert_status(accel_device_sync(c->device), ACCEL_OK);
+    record_check_order(&r);
+    assert_int_equal(r.total, 2 * CALLS);
+    for (int i = 0; i < 2 * CALLS; i++) {
+        assert_status(r.statuses[i], ACCEL_OK);
+        assert_false(pthread_equal(r.threads[i], pthread_self()));
+    }
+}
+
+static void test_callbacks_through_the_fd_with_poll(void **state)
+{
+    struct completion_case *c = *state;
+    static struct record r;
+    static struct call calls[2][CALLS];
+    record_init(&r);
+    int fd = -1, again = -2;
+    assert_status(accel_device_completion_fd(c->device, &fd), ACCEL_OK);
+    assert_true(fd >= 0);
+    assert_status(accel_device_completion_fd(c->device, &again), ACCEL_OK);
+    assert_int_equal(again, fd);
+    struct pollfd idle = {.fd = fd, .events = POLLIN};
+    assert_int_equal(poll(&idle, 1, 0), 0);
+
+    add_callbacks(c, &r, calls);
+    int dispatched = 0;
+    while (dispatched < 2 * CALLS) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        assert_int_equal(poll(&p, 1, 10000), 1);
+        size_t count = 0;
+        assert_status(accel_device_dispatch(c->device, &count), ACCEL_OK);
+        dispatched += (int)count;
+    }
+    assert_int_equal(dispatched, 2 * CALLS);
+    record_check_order(&r);
+    /* Every callback ran on this thread, inside dispatch. */
+    for (int i = 0; i < 2 * CALLS; i++)
+        assert_true(pthread_equal(r.threads[i], pthread_self()));
+    struct pollfd drained = {.fd = fd, .events = POLLIN};
+    assert_int_equal(poll(&drained, 1, 0), 0);
+}
+
+static void test_dispatch_without_fd_mode_is_an_error(void **state)
+{
+    struct completion_case *c = *state;
+    assert_status(accel_device_dispatch(c->device, NULL), ACCEL_ERR_INVALID_ARGUMENT);
+}
+
+static atomic_int closing_calls;
+static accel_status closing_status;
+
+static void on_close(void *user, accel_status status)
+{
+    (void)user;
+    closing_status = status;
+    atomic_fetch_add(&closing_calls, 1);
+}
+
+static void test_pending_callback_runs_once_when_device_closes(void **state)
+{
+    struct completion_case *c = *state;
+    atomic_store(&closing_calls, 0);
+    enqueue_work(c, c->stream);
+    assert_status(accel_stream_add_callback(c->stream, on_close, NULL), ACCEL_OK);
+    accel_free(c->device, c->ref);
+    accel_free(c->device, c->other_ref);
+    c->ref.count = 0;
+    accel_stream_destroy(c->stream);
+    accel_stream_destroy(c->other);
+    c->stream = c->other = NULL;
+    accel_device_close(c->device);
+    c->device = NULL;
+    assert_int_equal(atomic_load(&closing_calls), 1);
+    assert_status(closing_status, ACCEL_OK);
+}
+
+static void test_null_callback_is_rejected(void **state)
+{
+    struct completion_case *c = *state;
+    assert_status(accel_stream_add_callback(c->stream, NULL, NULL),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define F(name) cmocka_unit_test_setup_teardown(name, setup_fast, teardown)
+        T(test_spin_wait_completes),
+        T(test_yield_wait_completes),
+        T(test_block_wait_completes),
+        T(test_spin_wait_times_out),
+        T(test_yield_wait_times_out),
+        T(test_block_wait_times_out),
+        F(test_bad_wait_mode_is_rejected),
+        T(test_callbacks_run_once_in_order_on_a_host_thread),
+        T(test_callbacks_through_the_fd_with_poll),
+        F(test_dispatch_without_fd_mode_is_an_error),
+        T(test_pending_callback_runs_once_when_device_closes),
+        F(test_null_callback_is_rejected),
+#undef T
+#undef F
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

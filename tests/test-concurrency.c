@@ -1,0 +1,184 @@
+/*
+ * Several threads submitting copies and frees to their own streams and to a
+ * shared one while another thread compacts the pool: every result is
+ * verified. Run under ThreadSanitizer by the tsan build (README).
+ */
+#include "support.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WORKERS 4
+#define ROUNDS 20
+#define BATCH 24
+#define WORDS 16000
+
+struct shared {
+    accel_device *device;
+    accel_stream *common;
+    atomic_bool stop;
+    atomic_int failures;
+};
+
+struct worker {
+    struct shared *shared;
+    int id;
+};
+
+static void fail_once(struct shared *s, const char *what, accel_status status)
+{
+    if (atomic_fetch_add(&s->failures, 1) == 0)
+        print_error("%s: %s: %s\n", what, accel_status_name(status),
+                    accel_last_error());
+}
+
+static void pattern(uint32_t *words, uint64_t count, uint32_t seed)
+{
+    for (uint64_t i = 0; i < count; i++)
+        words[i] = seed ^ ((uint32_t)i * 2654435761u);
+}
+
+/* Read a ref back on `stream` and compare it with its pattern. */
+static void verify(struct shared *s, accel_stream *stream, accel_ref ref,
+                   uint32_t seed)
+{
+    uint32_t expect[WORDS], out[WORDS];
+    pattern(expect, ref.count, seed);
+    accel_status status = accel_copy_out(stream, out, ref, ref.count);
+    if (status == ACCEL_OK)
+        status = accel_stream_sync(stream);
+    if (status != ACCEL_OK)
+        fail_once(s, "copy out", status);
+    else if (memcmp(expect, out, ref.count * sizeof out[0]) != 0)
+        fail_once(s, "contents differ", ACCEL_ERR_COPY);
+}
+
+/* Allocate and fill one ref; count 0 on failure. */
+static accel_ref make(struct shared *s, accel_stream *stream, uint32_t seed)
+{
+    uint32_t in[WORDS];
+    accel_ref ref = {0};
+    /* About 64 KiB each: 32 to a page, so a few rounds fill several. */
+    uint64_t count = WORDS - (seed % 200);
+    accel_status status = accel_alloc(s->device, ACCEL_U32, count, &ref);
+    if (status != ACCEL_OK) {
+        fail_once(s, "accel_alloc", status);
+        return (accel_ref){0};
+    }
+    pattern(in, count, seed);
+    status = accel_copy_in(stream, ref, in, count);
+    if (status == ACCEL_OK)
+        status = accel_stream_sync(stream);
+    if (status != ACCEL_OK)
+        fail_once(s, "copy in", status);
+    return ref;
+}
+
+/*
+ * Each round allocates a batch, checks some of it, frees most of it right
+ * away (reads may still be in flight) and keeps a few: pages fill up, then
+ * thin out, and the compactor moves the kept refs around while this thread
+ * and the others use them.
+ */
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    struct shared *s = w->shared;
+    accel_stream *own = NULL;
+    accel_status status = accel_stream_create(s->device, &own);
+    if (status != ACCEL_OK) {
+        fail_once(s, "accel_stream_create", status);
+        return NULL;
+    }
+    accel_ref kept[ROUNDS];
+    uint32_t kept_seed[ROUNDS];
+    for (uint32_t round = 0; round < ROUNDS; round++) {
+        accel_ref batch[BATCH];
+        uint32_t seeds[BATCH];
+        for (uint32_t i = 0; i < BATCH; i++) {
+            seeds[i] = ((uint32_t)w->id << 24) ^ (round * BATCH + i);
+            /* A third of the work goes through the stream all share. */
+            batch[i] = make(s, i % 3 ? own : s->common, seeds[i]);
+        }
+        verify(s, round % 2 ? own : s->common, batch[round % BATCH],
+               seeds[round % BATCH]);
+        kept[round] = batch[0];
+        kept_seed[round] = seeds[0];
+        for (uint32_t i = 1; i < BATCH; i++) {
+            if (batch[i].count != 0 && accel_free(s->device, batch[i]) != ACCEL_OK)
+                fail_once(s, "accel_free", ACCEL_ERR_FREED_REF);
+        }
+    }
+    for (uint32_t round = 0; round < ROUNDS; round++) {
+        if (kept[round].count == 0)
+            continue;
+        verify(s, own, kept[round], kept_seed[round]);
+        if (accel_free(s->device, kept[round]) != ACCEL_OK)
+            fail_once(s, "accel_free kept", ACCEL_ERR_FREED_REF);
+    }
+    accel_stream_destroy(own);
+    return NULL;
+}
+
+static void *compact(void *arg)
+{
+    struct shared *s = arg;
+    while (!atomic_load(&s->stop)) {
+        uint32_t pages = 0;
+        accel_status status = accel_device_compact(s->device, &pages);
+        if (status != ACCEL_OK)
+            fail_once(s, "accel_device_compact", status);
+        accel_memory_stats stats;
+        accel_device_memory_stats(s->device, &stats);
+    }
+    return NULL;
+}
+
+static void test_threads_submit_and_free_while_another_compacts(void **state)
+{
+    (void)state;
+    support_clean_environment();
+    accel_host *host = NULL;
+    struct shared s = {0};
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
+    assert_status(accel_host_create(&options, &host), ACCEL_OK);
+    assert_status(accel_device_open(host, "null", 0, &s.device), ACCEL_OK);
+    assert_status(accel_stream_create(s.device, &s.common), ACCEL_OK);
+    /* A high threshold makes pages outdated often: many relocations. */
+    accel_pool_policy eager = {.automatic = true, .outdated_percent = 60};
+    assert_status(accel_device_set_pool_policy(s.device, &eager), ACCEL_OK);
+
+    pthread_t threads[WORKERS], compactor;
+    struct worker workers[WORKERS];
+    assert_int_equal(pthread_create(&compactor, NULL, compact, &s), 0);
+    for (int i = 0; i < WORKERS; i++) {
+        workers[i] = (struct worker){.shared = &s, .id = i};
+        assert_int_equal(pthread_create(&threads[i], NULL, work, &workers[i]), 0);
+    }
+    for (int i = 0; i < WORKERS; i++)
+        pthread_join(threads[i], NULL);
+    atomic_store(&s.stop, true);
+    pthread_join(compactor, NULL);
+
+    assert_int_equal(atomic_load(&s.failures), 0);
+    assert_status(accel_device_sync(s.device), ACCEL_OK);
+    accel_memory_stats stats;
+    assert_status(accel_device_memory_stats(s.device, &stats), ACCEL_OK);
+    assert_int_equal(stats.slices, 0);
+    assert_int_equal(stats.pending_frees, 0);
+    /* The run is only worth something if slices really moved under it. */
+    assert_true(stats.relocations > 0);
+    accel_stream_destroy(s.common);
+    accel_device_close(s.device);
+    accel_host_destroy(host);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_submit_and_free_while_another_compacts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
