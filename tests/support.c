@@ -2,6 +2,7 @@
 
 #include <ftw.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -126,4 +127,44 @@ void support_assert_contains(const char *haystack, const char *needle,
     print_error("expected \"%s\" to contain \"%s\"\n",
                 haystack != NULL ? haystack : "(null)", needle);
     _fail(file, line);
+}
+
+/* Set or unset each "NAME=VALUE" of a NULL-terminated list. */
+static void apply_env(const char *const *env, bool set)
+{
+    for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+        char name[128];
+        const char *equals = strchr(env[i], '=');
+        assert_non_null(equals);
+        snprintf(name, sizeof name, "%.*s", (int)(equals - env[i]), env[i]);
+        if (set)
+            setenv(name, equals + 1, 1);
+        else
+            unsetenv(name);
+    }
+}
+
+int support_null_open(struct support_null *null, const char *const *env)
+{
+    memset(null, 0, sizeof *null);
+    support_clean_environment();
+    apply_env(env, true);
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
+    int result = 0;
+    if (accel_host_create(&options, &null->host) != ACCEL_OK ||
+        accel_device_open(null->host, "null", 0, &null->device) != ACCEL_OK ||
+        accel_stream_create(null->device, &null->stream) != ACCEL_OK) {
+        print_error("opening null:0 failed: %s\n", accel_last_error());
+        result = -1;
+    }
+    apply_env(env, false);
+    return result;
+}
+
+void support_null_close(struct support_null *null)
+{
+    accel_stream_destroy(null->stream);
+    accel_device_close(null->device);
+    accel_host_destroy(null->host);
+    memset(null, 0, sizeof *null);
 }

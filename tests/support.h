@@ -23,6 +23,22 @@
  */
 void support_clean_environment(void);
 
+/* A host with the null plugin alone, and its device 0 with a stream. */
+struct support_null {
+    accel_host *host;
+    accel_device *device;
+    accel_stream *stream;
+};
+
+/*
+ * Clean the environment, set each "NAME=VALUE" of `env` (NULL-terminated,
+ * or NULL for none) while the host is made, unset them again, and open
+ * null:0 with a stream. Returns 0, or -1 with the reason printed; either
+ * way support_null_close undoes what was done.
+ */
+int support_null_open(struct support_null *null, const char *const *env);
+void support_null_close(struct support_null *null);
+
 /* Make a fresh directory under /tmp; the caller removes it. */
 char *support_make_temp_dir(void);
 /* Remove a directory made by support_make_temp_dir and all it holds. */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 struct completion_case {
-    accel_host *host;
+    struct support_null null;
     accel_device *device;
     accel_stream *stream;
     accel_stream *other;
@@ -19,39 +19,31 @@ struct completion_case {
     accel_ref other_ref; /* written by work on `other` */
 };
 
-/* Each command on the device takes this long, so that waits really wait. */
-#define DELAY_US "3000"
-
-static int setup_with_delay(void **state, const char *delay)
+static int setup_with(void **state, const char *const *env)
 {
-    support_clean_environment();
-    if (delay != NULL)
-        setenv("ACCEL_NULL_DELAY_US", delay, 1);
     struct completion_case *c = calloc(1, sizeof *c);
-    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
-    int result = 0;
-    if (c == NULL || accel_host_create(&options, &c->host) != ACCEL_OK ||
-        accel_device_open(c->host, "null", 0, &c->device) != ACCEL_OK ||
-        accel_stream_create(c->device, &c->stream) != ACCEL_OK ||
-        accel_stream_create(c->device, &c->other) != ACCEL_OK ||
-        accel_alloc(c->device, ACCEL_U8, 4096, &c->ref) != ACCEL_OK ||
-        accel_alloc(c->device, ACCEL_U8, 4096, &c->other_ref) != ACCEL_OK) {
-        print_error("setup failed: %s\n", accel_last_error());
-        result = -1;
-    }
-    unsetenv("ACCEL_NULL_DELAY_US");
     *state = c;
-    return result;
+    if (c == NULL || support_null_open(&c->null, env) != 0)
+        return -1;
+    c->device = c->null.device;
+    c->stream = c->null.stream;
+    if (accel_stream_create(c->device, &c->other) != ACCEL_OK ||
+        accel_alloc(c->device, ACCEL_U8, 4096, &c->ref) != ACCEL_OK ||
+        accel_alloc(c->device, ACCEL_U8, 4096, &c->other_ref) != ACCEL_OK)
+        return -1;
+    return 0;
 }
 
+/* Each command on the device takes 3 ms, so that waits really wait. */
 static int setup(void **state)
 {
-    return setup_with_delay(state, DELAY_US);
+    static const char *const env[] = {"ACCEL_NULL_DELAY_US=3000", NULL};
+    return setup_with(state, env);
 }
 
 static int setup_fast(void **state)
 {
-    return setup_with_delay(state, NULL);
+    return setup_with(state, NULL);
 }
 
 static int teardown(void **state)
@@ -59,14 +51,13 @@ static int teardown(void **state)
     struct completion_case *c = *state;
     if (c == NULL)
         return 0;
-    if (c->device != NULL && c->ref.count != 0) {
+    /* A test may have closed the device itself. */
+    if (c->null.device != NULL && c->ref.count != 0) {
         accel_free(c->device, c->ref);
         accel_free(c->device, c->other_ref);
     }
     accel_stream_destroy(c->other);
-    accel_stream_destroy(c->stream);
-    accel_device_close(c->device);
-    accel_host_destroy(c->host);
+    support_null_close(&c->null);
     free(c);
     return 0;
 }
@@ -301,11 +292,11 @@ static void test_pending_callback_runs_once_when_device_closes(void **state)
     accel_free(c->device, c->ref);
     accel_free(c->device, c->other_ref);
     c->ref.count = 0;
-    accel_stream_destroy(c->stream);
+    accel_stream_destroy(c->null.stream);
     accel_stream_destroy(c->other);
-    c->stream = c->other = NULL;
-    accel_device_close(c->device);
-    c->device = NULL;
+    c->null.stream = c->other = NULL;
+    accel_device_close(c->null.device);
+    c->null.device = NULL;
     assert_int_equal(atomic_load(&closing_calls), 1);
     assert_status(closing_status, ACCEL_OK);
 }

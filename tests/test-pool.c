@@ -12,39 +12,31 @@
 #define SLICE_BYTES 4096u
 #define SLICES_PER_PAGE 512u
 
+/* The pool's own device: null:0 and a stream. */
 struct pool_case {
-    accel_host *host;
+    struct support_null null;
     accel_device *device;
     accel_stream *stream;
 };
 
 static int setup(void **state)
 {
-    support_clean_environment();
     struct pool_case *c = calloc(1, sizeof *c);
-    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
-    if (c == NULL || accel_host_create(&options, &c->host) != ACCEL_OK ||
-        accel_device_open(c->host, "null", 0, &c->device) != ACCEL_OK ||
-        accel_stream_create(c->device, &c->stream) != ACCEL_OK) {
-        print_error("setup failed: %s\n", accel_last_error());
+    *state = c;
+    if (c == NULL || support_null_open(&c->null, NULL) != 0)
         return -1;
-    }
+    c->device = c->null.device;
+    c->stream = c->null.stream;
     /* Compaction is explicit here unless a test turns the policy on. */
     accel_pool_policy manual = {.automatic = false, .outdated_percent = 25};
-    if (accel_device_set_pool_policy(c->device, &manual) != ACCEL_OK)
-        return -1;
-    *state = c;
-    return 0;
+    return accel_device_set_pool_policy(c->device, &manual) == ACCEL_OK ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     struct pool_case *c = *state;
-    if (c == NULL)
-        return 0;
-    accel_stream_destroy(c->stream);
-    accel_device_close(c->device);
-    accel_host_destroy(c->host);
+    if (c != NULL)
+        support_null_close(&c->null);
     free(c);
     return 0;
 }

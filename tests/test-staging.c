@@ -12,41 +12,30 @@
 #define CHUNK 4096u
 
 struct staging_case {
-    accel_host *host;
+    struct support_null null;
     accel_device *device;
     accel_stream *stream;
 };
 
 static int setup(void **state)
 {
-    support_clean_environment();
-    setenv("ACCEL_NULL_HOST_VISIBLE", "0", 1);
-    setenv("ACCEL_NULL_DELAY_US", "20", 1);
-    setenv("ACCEL_STAGING_CHUNK", "4096", 1);
+    static const char *const env[] = {"ACCEL_NULL_HOST_VISIBLE=0",
+                                      "ACCEL_NULL_DELAY_US=20",
+                                      "ACCEL_STAGING_CHUNK=4096", NULL};
     struct staging_case *c = calloc(1, sizeof *c);
-    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
-    int result = 0;
-    if (c == NULL || accel_host_create(&options, &c->host) != ACCEL_OK ||
-        accel_device_open(c->host, "null", 0, &c->device) != ACCEL_OK ||
-        accel_stream_create(c->device, &c->stream) != ACCEL_OK) {
-        print_error("setup failed: %s\n", accel_last_error());
-        result = -1;
-    }
-    unsetenv("ACCEL_NULL_HOST_VISIBLE");
-    unsetenv("ACCEL_NULL_DELAY_US");
-    unsetenv("ACCEL_STAGING_CHUNK");
     *state = c;
-    return result;
+    if (c == NULL || support_null_open(&c->null, env) != 0)
+        return -1;
+    c->device = c->null.device;
+    c->stream = c->null.stream;
+    return 0;
 }
 
 static int teardown(void **state)
 {
     struct staging_case *c = *state;
-    if (c == NULL)
-        return 0;
-    accel_stream_destroy(c->stream);
-    accel_device_close(c->device);
-    accel_host_destroy(c->host);
+    if (c != NULL)
+        support_null_close(&c->null);
     free(c);
     return 0;
 }
