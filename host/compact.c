@@ -188,6 +188,11 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
     bool moved = device->pool.relocations != before;
     if (moved) {
         accel_status waited = users_wait(device);
+        /* Refs already point at the new places: if the streams cannot be
+         * made to wait for the copies, the copies must be done before any
+         * later work is enqueued. */
+        if (waited != ACCEL_OK)
+            device->drv->stream_sync(device->drv_device, device->internal);
         if (status == ACCEL_OK)
             status = waited;
     }

@@ -9,7 +9,8 @@
  *
  * Records the stream will never reach (the device was lost, reset or
  * closed) are delivered with ACCEL_ERR_DEVICE_LOST: every callback runs
- * exactly once.
+ * exactly once. A device's loss callback (recovery.c) travels the same
+ * way, so that it too runs where no accel lock is held.
  */
 #include <errno.h>
 #include <sched.h>
@@ -25,6 +26,10 @@ struct accel__callback {
     accel_callback fn;
     void *user;
     accel_status status;
+    /* A loss record instead, when on_loss is set. */
+    accel_loss_callback on_loss;
+    accel_device *device;
+    uint32_t generation;
     struct accel__completion *owner;
     struct accel__callback *prev, *next;
 };
@@ -71,24 +76,30 @@ static accel_status poll_event(accel_device *device, accel_drv_event *event,
     }
 }
 
+static bool mode_valid(accel_wait_mode mode)
+{
+    return mode == ACCEL_WAIT_BLOCK || mode == ACCEL_WAIT_SPIN ||
+           mode == ACCEL_WAIT_YIELD;
+}
+
+/* Wait for a borrowed event, without the device lock. */
 static accel_status wait_event(accel_device *device, accel_drv_event *event,
                                accel_wait_mode mode, uint64_t timeout_ns)
 {
-    if (mode != ACCEL_WAIT_BLOCK && mode != ACCEL_WAIT_SPIN &&
-        mode != ACCEL_WAIT_YIELD)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "wait: %d is not an accel_wait_mode", (int)mode);
-    accel_status status;
     if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
-        status = accel__from_plugin(
+        return accel__from_plugin(
             device->drv->event_sync(device->drv_device, event), "event_sync");
-    else
-        status = poll_event(device, event, mode, timeout_ns);
-    if (status == ACCEL_OK || status == ACCEL_ERR_TIMEOUT)
+    return poll_event(device, event, mode, timeout_ns);
+}
+
+/* After a wait, lock held: a failure other than a timeout may be a loss. */
+static accel_status wait_status(accel_device *device, accel_status status)
+{
+    if (status == ACCEL_ERR_TIMEOUT)
         return status;
-    pthread_mutex_lock(&device->lock);
     status = accel__device_check_loss(device, status);
-    pthread_mutex_unlock(&device->lock);
+    if (status == ACCEL_OK && atomic_load(&device->lost))
+        status = accel__device_gone(device, "wait");
     return status;
 }
 
@@ -97,10 +108,23 @@ accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
 {
     if (event == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_event_wait: NULL");
-    if (event->drv == NULL)
-        return accel__error(ACCEL_ERR_DEVICE_LOST,
-                            "accel_event_wait: the event's device was lost");
-    return wait_event(event->device, event->drv, mode, timeout_ns);
+    if (!mode_valid(mode))
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "wait: %d is not an accel_wait_mode", (int)mode);
+    accel_device *device = event->device;
+    pthread_mutex_lock(&device->lock);
+    accel_drv_event *drv = event->drv;
+    if (drv != NULL)
+        accel__borrow_begin(device);
+    pthread_mutex_unlock(&device->lock);
+    if (drv == NULL)
+        return accel__device_gone(device, "accel_event_wait");
+    accel_status status = wait_event(device, drv, mode, timeout_ns);
+    pthread_mutex_lock(&device->lock);
+    accel__borrow_end(device);
+    status = wait_status(device, status);
+    pthread_mutex_unlock(&device->lock);
+    return status;
 }
 
 accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
@@ -108,20 +132,26 @@ accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
 {
     if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
         return accel_stream_sync(stream);
+    if (!mode_valid(mode))
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "wait: %d is not an accel_wait_mode", (int)mode);
     accel_status status = accel__submit_begin(stream, "accel_stream_wait");
     if (status != ACCEL_OK)
         return status;
     accel_device *device = stream->device;
     struct accel__fence fence;
     status = accel__fence_stream(device, stream->drv, &fence);
-    pthread_mutex_unlock(&device->lock);
     if (status != ACCEL_OK)
-        return status;
+        return accel__submit_end(stream, status);
+    accel__borrow_begin(device);
+    pthread_mutex_unlock(&device->lock);
     status = wait_event(device, fence.events[0], mode, timeout_ns);
     pthread_mutex_lock(&device->lock);
     /* After a timeout the event may still be pending in the stream; a spare
      * event is recorded again before any use, so it can go back now. */
     accel__fence_release(device, &fence);
+    accel__borrow_end(device);
+    status = wait_status(device, status);
     if (status == ACCEL_OK && device->drops != NULL)
         accel__drop_collect(device, false);
     pthread_mutex_unlock(&device->lock);
@@ -189,12 +219,32 @@ static size_t run_list(struct accel__callback *list)
     size_t count = 0;
     while (list != NULL) {
         struct accel__callback *next = list->next;
-        list->fn(list->user, list->status);
+        if (list->on_loss != NULL)
+            list->on_loss(list->device, list->generation, list->status,
+                          list->user);
+        else
+            list->fn(list->user, list->status);
         free(list);
         list = next;
         count++;
     }
     return count;
+}
+
+/* Take the loss records out of a list: a closing device tells of none. */
+static struct accel__callback *drop_losses(struct accel__callback *list)
+{
+    struct accel__callback **link = &list;
+    while (*link != NULL) {
+        struct accel__callback *cb = *link;
+        if (cb->on_loss != NULL) {
+            *link = cb->next;
+            free(cb);
+        } else {
+            link = &cb->next;
+        }
+    }
+    return list;
 }
 
 static void *callback_thread(void *arg)
@@ -312,6 +362,33 @@ done:
     return accel__submit_end(stream, status);
 }
 
+void accel__completion_notify_loss(struct accel__completion *c,
+                                   accel_device *device, accel_loss_callback on_loss,
+                                   void *user, uint32_t generation,
+                                   accel_status status)
+{
+    struct accel__callback *cb = calloc(1, sizeof *cb);
+    if (cb == NULL) {
+        accel__log(ACCEL_LOG_ERROR, "no memory to tell of a device loss");
+        return;
+    }
+    *cb = (struct accel__callback){.on_loss = on_loss, .device = device,
+                                   .generation = generation, .status = status,
+                                   .user = user, .owner = c};
+    pthread_mutex_lock(&c->lock);
+    if (thread_start(c) == ACCEL_OK) {
+        ready_push(c, cb);
+        wake(c);
+        cb = NULL;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (cb != NULL) {
+        accel__log(ACCEL_LOG_ERROR, "cannot tell of a device loss: %s",
+                   accel_last_error());
+        free(cb);
+    }
+}
+
 void accel__completion_abandon(struct accel__completion *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -385,6 +462,20 @@ accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
     return ACCEL_OK;
 }
 
+void accel__completion_quiesce(struct accel__completion *c)
+{
+    /* A loss callback may be running and use the device: let it finish. */
+    thread_stop(c);
+    pthread_mutex_lock(&c->lock);
+    struct accel__callback *list = drop_losses(ready_take(c));
+    /* What is left are stream callbacks, run in order by deinit. */
+    c->ready = list;
+    c->ready_tail = list;
+    while (c->ready_tail != NULL && c->ready_tail->next != NULL)
+        c->ready_tail = c->ready_tail->next;
+    pthread_mutex_unlock(&c->lock);
+}
+
 void accel__completion_deinit(struct accel__completion *c)
 {
     /* Deliver what is left before the thread goes: exactly once. */
@@ -393,7 +484,7 @@ void accel__completion_deinit(struct accel__completion *c)
     pthread_mutex_lock(&c->lock);
     struct accel__callback *list = ready_take(c);
     pthread_mutex_unlock(&c->lock);
-    run_list(list);
+    run_list(drop_losses(list));
     if (c->fd >= 0)
         close(c->fd);
     pthread_cond_destroy(&c->cond);

@@ -28,8 +28,7 @@ accel_status accel__submit_begin(accel_stream *stream, const char *what)
     pthread_mutex_lock(&stream->device->lock);
     accel_status status = accel__device_usable(stream->device);
     if (status == ACCEL_OK && stream->drv == NULL)
-        status = accel__error(ACCEL_ERR_DEVICE_LOST,
-                              "%s: the stream's device was lost", what);
+        status = accel__device_gone(stream->device, what);
     if (status != ACCEL_OK)
         pthread_mutex_unlock(&stream->device->lock);
     return status;
@@ -175,10 +174,54 @@ static accel_device *device_by_id(accel_host *host, uint32_t id)
 }
 
 /*
- * Refs on two devices. Within one plugin, the plugin copies between its
- * devices on the stream; across plugins, the data goes through host memory.
- * Either way the copy has completed when this returns: a ref's drop queue
- * knows only its own device's streams.
+ * Within one plugin, the plugin copies between its devices on the stream.
+ * Both device locks stay held until the copy has completed: the other
+ * device's streams are not ordered with this one, so its pool must neither
+ * move nor free either allocation meanwhile, and a relocation of its still
+ * in flight (refs already name the new places) is waited for first.
+ * *out_there_failed says that wait failed, not this device.
+ */
+static accel_status peer_copy(accel_stream *stream, accel_device *there,
+                              const struct accel__slot *dst,
+                              const struct accel__slot *src,
+                              const struct accel_copy_layout *layout,
+                              bool *out_there_failed)
+{
+    accel_device *here = stream->device;
+    *out_there_failed = false;
+    if (there->internal != NULL) {
+        accel_status status = accel__from_plugin(
+            there->drv->stream_sync(there->drv_device, there->internal),
+            "stream_sync");
+        if (status != ACCEL_OK) {
+            *out_there_failed = true;
+            return status;
+        }
+    }
+    accel_status status = accel__from_plugin(
+        here->drv->copy_on_device(here->drv_device, stream->drv, dst->address,
+                                  src->address, layout),
+        "copy_on_device");
+    if (status == ACCEL_OK)
+        status = accel__from_plugin(
+            here->drv->stream_sync(here->drv_device, stream->drv), "stream_sync");
+    return status;
+}
+
+/* A plugin call failed: see whether `device` is lost, its lock alone held,
+ * since a recovery may wait for other threads. */
+static accel_status check_loss_alone(accel_device *device, accel_status status)
+{
+    pthread_mutex_lock(&device->lock);
+    status = accel__device_check_loss(device, status);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+/*
+ * Refs on two devices: within one plugin, a copy by the plugin; across
+ * plugins, through host memory. Either way the copy has completed when
+ * this returns: a ref's drop queue knows only its own device's streams.
  */
 static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
                                       accel_ref src,
@@ -200,7 +243,11 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
     accel_device *second = first == here ? there : here;
     pthread_mutex_lock(&first->lock);
     pthread_mutex_lock(&second->lock);
-    accel_status status = accel__device_usable(there);
+    accel_status status = accel__device_usable(here);
+    if (status == ACCEL_OK && stream->drv == NULL)
+        status = accel__device_gone(here, "accel_copy_on_device");
+    if (status == ACCEL_OK)
+        status = accel__device_usable(there);
     if (status == ACCEL_OK)
         status = accel__ref_resolve(dst_here ? here : there, dst, &dst_slot);
     if (status == ACCEL_OK)
@@ -209,21 +256,16 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
         status = accel__layout_normalize(layout, src_slot->bytes, dst_slot->bytes,
                                          &checked);
     bool same_plugin = here->plugin == there->plugin;
-    if (status == ACCEL_OK && same_plugin)
-        status = accel__from_plugin(
-            here->drv->copy_on_device(here->drv_device, stream->drv,
-                                      dst_slot->address, src_slot->address,
-                                      &checked),
-            "copy_on_device");
+    bool called = status == ACCEL_OK && same_plugin, there_failed = false;
+    if (called)
+        status = peer_copy(stream, there, dst_slot, src_slot, &checked, &there_failed);
     pthread_mutex_unlock(&second->lock);
-    if (status != ACCEL_OK) {
-        status = accel__device_check_loss(here, status);
-        pthread_mutex_unlock(&first->lock);
-        return status;
-    }
     pthread_mutex_unlock(&first->lock);
-    if (same_plugin)
-        return accel_stream_sync(stream);
+    /* Only a plugin's failure can be a loss, not a check's. */
+    if (status != ACCEL_OK && called)
+        return check_loss_alone(there_failed ? there : here, status);
+    if (status != ACCEL_OK || same_plugin)
+        return status;
     return accel__copy_through_host(stream, there, dst, src, &checked, dst_here);
 }
 

@@ -3,7 +3,9 @@
  *
  * The device lock guards the ref table, the lists of streams, events and
  * pinned blocks, and the lost flag. The generation is atomic so that a ref
- * check can read it without the lock; it only moves under the lock.
+ * check can read it without the lock; it only moves under the lock. What
+ * follows a loss (counting it, rebuilding the device by itself) is in
+ * recovery.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,14 @@ static accel_status plugin_with_device(accel_host *host, const char *plugin_name
     *out_plugin = NULL;
     struct accel__plugin *plugin =
         accel__catalog_find(&host->catalog, plugin_name, NULL);
+    for (size_t i = 0; plugin == NULL && i < host->catalog.count; i++) {
+        /* Found but refused: say why, rather than "not found". */
+        struct accel__plugin *refused = &host->catalog.plugins[i];
+        if (refused->name != NULL && strcmp(refused->name, plugin_name) == 0)
+            return accel__error(ACCEL_ERR_NO_DEVICE, "plugin '%s' was rejected: %s",
+                                plugin_name,
+                                refused->reason ? refused->reason : "");
+    }
     if (plugin == NULL)
         return accel__error(ACCEL_ERR_NOT_FOUND, "no plugin named '%s' was found",
                             plugin_name);
@@ -104,6 +114,7 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     device->id = atomic_fetch_add(&next_device_id, 1);
     atomic_init(&device->generation, 1);
     atomic_init(&device->lost, false);
+    atomic_init(&device->recovery.unrecoverable, false);
     accel__refs_init(&device->refs);
     accel__pool_init(&device->pool);
     device->staging.chunk = accel__staging_chunk_from_env();
@@ -197,6 +208,7 @@ void accel_device_close(accel_device *device)
     if (device == NULL)
         return;
     host_unlink(device->host, device);
+    accel__completion_quiesce(&device->completion);
     pthread_mutex_lock(&device->lock);
     device_empty(device);
     while (device->streams != NULL) {
@@ -237,15 +249,17 @@ accel_status accel_device_info_get(const accel_device *device,
     return ACCEL_OK;
 }
 
-static void mark_lost(accel_device *device)
+/* True when the device was live until now. */
+static bool mark_lost(accel_device *device)
 {
     if (atomic_load(&device->lost))
-        return;
+        return false;
     /* Bumping the generation makes every ref minted before stale at once. */
     atomic_store(&device->lost, true);
     atomic_fetch_add(&device->generation, 1);
     accel__log(ACCEL_LOG_WARN, "device %s:%u (id %u) is lost",
                device->plugin->name, device->index, device->id);
+    return true;
 }
 
 accel_status accel__device_check_loss(accel_device *device, accel_status status)
@@ -255,17 +269,34 @@ accel_status accel__device_check_loss(accel_device *device, accel_status status)
     if (status != ACCEL_ERR_DEVICE_LOST &&
         device->drv->device_status(device->drv_device) != ACCEL_ERR_DEVICE_LOST)
         return status;
-    mark_lost(device);
-    return accel__error_keep(ACCEL_ERR_DEVICE_LOST, "device_status");
+    accel__error_keep(ACCEL_ERR_DEVICE_LOST, "device_status");
+    if (mark_lost(device))
+        accel__recovery_on_loss(device);
+    else if (atomic_load(&device->recovery.unrecoverable))
+        return accel__device_gone(device, NULL);
+    return ACCEL_ERR_DEVICE_LOST;
+}
+
+accel_status accel__device_gone(const accel_device *device, const char *what)
+{
+    if (atomic_load(&device->recovery.unrecoverable))
+        return accel__error(ACCEL_ERR_UNRECOVERABLE,
+                            "%s%sdevice %s:%u was lost more often than its "
+                            "recovery policy allows; only accel_device_reset "
+                            "rebuilds it",
+                            what ? what : "", what ? ": " : "",
+                            device->plugin->name, device->index);
+    return accel__error(ACCEL_ERR_DEVICE_LOST,
+                        "%s%sdevice %s:%u was lost; accel_device_reset rebuilds it",
+                        what ? what : "", what ? ": " : "",
+                        device->plugin->name, device->index);
 }
 
 accel_status accel__device_usable(accel_device *device)
 {
     if (!atomic_load(&device->lost))
         return ACCEL_OK;
-    return accel__error(ACCEL_ERR_DEVICE_LOST,
-                        "device %s:%u was lost; accel_device_reset rebuilds it",
-                        device->plugin->name, device->index);
+    return accel__device_gone(device, NULL);
 }
 
 accel_status accel_device_status(accel_device *device)
@@ -291,7 +322,8 @@ accel_status accel_device_sync(accel_device *device)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_sync: NULL device");
     /* Mark the end of every stream's work under the lock, then wait without
-     * it, so that other threads can go on submitting meanwhile. */
+     * it, so that other threads can go on submitting meanwhile; the fence is
+     * borrowed, so that a reset waits for it. */
     struct accel__fence fence = {0};
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
@@ -299,6 +331,7 @@ accel_status accel_device_sync(accel_device *device)
         status = accel__fence_lanes(device, ~0ull, &fence);
     if (status == ACCEL_OK && device->internal != NULL)
         status = accel__fence_add(device, &fence, device->internal);
+    accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
     for (uint32_t i = 0; status == ACCEL_OK && i < fence.count; i++)
         status = accel__from_plugin(
@@ -306,10 +339,33 @@ accel_status accel_device_sync(accel_device *device)
             "event_sync");
     pthread_mutex_lock(&device->lock);
     accel__fence_release(device, &fence);
+    accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
     if (status == ACCEL_OK)
         accel__drop_collect(device, false);
     pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+accel_status accel__device_rebuild(accel_device *device)
+{
+    /* New work fails from here on, and refs minted before are stale; then
+     * the work other threads have in flight without the lock comes back. */
+    atomic_store(&device->lost, true);
+    atomic_fetch_add(&device->generation, 1);
+    device->recovery.pending = false;
+    accel__borrowed_wait(device);
+    /* Finish what can finish, then drop everything the plugin holds for the
+     * device: the plugin's reset contract is an empty device. */
+    device_empty(device);
+    accel_status status = accel__from_plugin(
+        device->drv->device_reset(device->drv_device), "device_reset");
+    if (status == ACCEL_OK)
+        status = accel__streams_rebuild(device);
+    if (status == ACCEL_OK)
+        status = accel__modules_rebuild(device);
+    if (status == ACCEL_OK)
+        atomic_store(&device->lost, false);
     return status;
 }
 
@@ -319,19 +375,10 @@ accel_status accel_device_reset(accel_device *device)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_reset: NULL device");
     pthread_mutex_lock(&device->lock);
-    /* Finish what can finish, then drop everything the plugin holds for the
-     * device: the plugin's reset contract is an empty device. */
-    device_empty(device);
-    atomic_fetch_add(&device->generation, 1);
-    atomic_store(&device->lost, true);
-    accel_status status = accel__from_plugin(
-        device->drv->device_reset(device->drv_device), "device_reset");
+    accel_status status = accel__device_rebuild(device);
+    /* The application asked: the automatic budget starts again. */
     if (status == ACCEL_OK)
-        status = accel__streams_rebuild(device);
-    if (status == ACCEL_OK)
-        status = accel__modules_rebuild(device);
-    if (status == ACCEL_OK)
-        atomic_store(&device->lost, false);
+        accel__recovery_forgive(device);
     pthread_mutex_unlock(&device->lock);
     accel__log(ACCEL_LOG_INFO, "reset %s:%u: %s, generation %u",
                device->plugin->name, device->index, accel_status_name(status),

@@ -29,6 +29,15 @@ static accel_status take_selection(accel_host *host, const char *text)
 accel_status accel_host_create(const accel_host_options *options,
                                accel_host **out_host)
 {
+    struct accel__ids ids;
+    accel__ids_current(&ids);
+    return accel__host_create_as(options, &ids, out_host);
+}
+
+accel_status accel__host_create_as(const accel_host_options *options,
+                                   const struct accel__ids *ids,
+                                   accel_host **out_host)
+{
     if (out_host == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_host_create: out_host is NULL");
@@ -38,10 +47,10 @@ accel_status accel_host_create(const accel_host_options *options,
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_host");
     const char *plugin_path = options ? options->plugin_path : NULL;
     if (plugin_path == NULL)
-        plugin_path = accel__getenv("ACCEL_PLUGIN_PATH");
+        plugin_path = accel__getenv_as(ids, "ACCEL_PLUGIN_PATH");
     const char *backend = options ? options->backend : NULL;
     if (backend == NULL)
-        backend = accel__getenv("ACCEL_BACKEND");
+        backend = accel__getenv_as(ids, "ACCEL_BACKEND");
 
     accel_status status = take_selection(host, backend);
     if (status != ACCEL_OK)
@@ -51,7 +60,7 @@ accel_status accel_host_create(const accel_host_options *options,
         goto fail_selection;
     }
     bool open_all = host->parse_status == ACCEL_OK;
-    status = accel__catalog_load(&host->catalog, plugin_path, host->items,
+    status = accel__catalog_load(&host->catalog, ids, plugin_path, host->items,
                                  host->item_count, open_all);
     if (status != ACCEL_OK)
         goto fail_catalog;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "accel/accel.h"
 #include "pool.h"
@@ -53,7 +54,26 @@ extern const struct accel_host_services accel__services;
 
 /* ---- the few OS calls (os.c) ---- */
 
-/* getenv that returns NULL in a setuid/setgid process (secure_getenv). */
+/*
+ * The process's real and effective ids. They decide whether the process runs
+ * with elevated privileges, and which owners a plugin file may have. Passed
+ * as a value, so that tests can present a privileged process's ids.
+ */
+struct accel__ids {
+    uid_t ruid, euid;
+    gid_t rgid, egid;
+};
+
+void accel__ids_current(struct accel__ids *out_ids);
+/* Real and effective user or group ids differ (setuid, setgid, seteuid). */
+bool accel__ids_elevated(const struct accel__ids *ids);
+/*
+ * The environment as a process with `ids` may read it: NULL when the ids are
+ * elevated, else secure_getenv (NULL in a setuid, setgid or file-capability
+ * program). Every variable libaccel and its plugins read goes through here.
+ */
+const char *accel__getenv_as(const struct accel__ids *ids, const char *name);
+/* accel__getenv_as with the process's current ids. */
 const char *accel__getenv(const char *name);
 /* The directory holding libaccel itself, malloc'd; NULL if unknown. */
 char *accel__library_dir(void);
@@ -97,9 +117,11 @@ struct accel__backend_item {
 /*
  * Find every candidate on the search path and open those `wanted` names
  * (all when wanted_count is zero and open_all is true; none when open_all is
- * false and wanted_count is zero).
+ * false and wanted_count is zero). `ids` decide which owners a plugin file
+ * may have and whether ACCEL_ALLOW_INSECURE_PLUGINS is read.
  */
 accel_status accel__catalog_load(struct accel__catalog *catalog,
+                                 const struct accel__ids *ids,
                                  const char *plugin_path,
                                  const struct accel__backend_item *wanted,
                                  size_t wanted_count, bool open_all);
@@ -124,6 +146,15 @@ accel_status accel__backend_parse(const char *text,
                                   size_t *out_count);
 
 /* ---- the host ---- */
+
+/*
+ * accel_host_create as a process with `ids` would run it: the environment
+ * is read, and plugin files are checked, for those ids. accel_host_create
+ * passes the process's own; tests pass others.
+ */
+accel_status accel__host_create_as(const accel_host_options *options,
+                                   const struct accel__ids *ids,
+                                   accel_host **out_host);
 
 struct accel_host {
     struct accel__catalog catalog;
@@ -238,6 +269,24 @@ accel_status accel__completion_init(struct accel__completion *completion);
 void accel__completion_deinit(struct accel__completion *completion);
 /* Callbacks whose streams are gone are delivered as lost. */
 void accel__completion_abandon(struct accel__completion *completion);
+/* Before a close: drop loss callbacks not yet run, stop the thread. */
+void accel__completion_quiesce(struct accel__completion *completion);
+/* Queue on_loss(device, generation, status, user) where callbacks run. */
+void accel__completion_notify_loss(struct accel__completion *completion,
+                                   accel_device *device, accel_loss_callback on_loss,
+                                   void *user, uint32_t generation,
+                                   accel_status status);
+
+/* Loss bookkeeping and automatic recovery (recovery.c); device lock held. */
+struct accel__recovery {
+    accel_recovery_policy policy;
+    uint64_t losses[ACCEL_RECOVERY_MAX_LOSSES + 1]; /* times, a ring */
+    uint32_t first, count;
+    /* Plugin objects in use outside the device lock: a reset waits for them. */
+    uint32_t borrowed;
+    bool pending;                     /* lost; rebuild once this thread may */
+    _Atomic bool unrecoverable;
+};
 
 struct accel_device {
     accel_host *host;
@@ -272,6 +321,7 @@ struct accel_device {
     struct accel__host_block *host_blocks;
     size_t host_block_count;
     size_t host_block_capacity;
+    struct accel__recovery recovery;
 
     struct accel_device *next; /* in host->devices */
 };
@@ -279,11 +329,39 @@ struct accel_device {
 /*
  * After a plugin call failed with `status`: if the device reports itself
  * lost, mark it lost (bumping the generation, so refs go stale) and return
- * ACCEL_ERR_DEVICE_LOST; else return `status`. Call with the lock held.
+ * ACCEL_ERR_DEVICE_LOST (ACCEL_ERR_UNRECOVERABLE once so marked); else
+ * return `status`. Call with the lock held, and no other device's: a new
+ * loss goes to its recovery policy, which may rebuild the device (and let
+ * go of the lock meanwhile) before this returns.
  */
 accel_status accel__device_check_loss(accel_device *device, accel_status status);
-/* ACCEL_ERR_DEVICE_LOST with its detail when lost, else ACCEL_OK. */
+/* ACCEL_ERR_DEVICE_LOST (or UNRECOVERABLE) with its detail, else ACCEL_OK. */
 accel_status accel__device_usable(accel_device *device);
+/* The error for a handle whose plugin object is gone with the device. */
+accel_status accel__device_gone(const accel_device *device, const char *what);
+/*
+ * The heart of a reset: wait for other threads' borrowed objects (the lock
+ * is let go meanwhile), empty the device, reset it through the plugin, and
+ * rebuild streams, events and modules. Lock held.
+ */
+accel_status accel__device_rebuild(accel_device *device);
+
+/*
+ * A loss was just marked: count it and recover as the policy says. Lock
+ * held; it may rebuild the device before returning.
+ */
+void accel__recovery_on_loss(accel_device *device);
+/* Forget the loss history and the unrecoverable mark (a manual reset). */
+void accel__recovery_forgive(accel_device *device);
+/*
+ * A plugin object taken out from under the lock for a call made without it
+ * (a sync, a wait, staging buffers). Lock held for both; giving the last
+ * one back is when a recovery put off by this thread runs.
+ */
+void accel__borrow_begin(accel_device *device);
+void accel__borrow_end(accel_device *device);
+/* Wait until no other thread holds a borrowed object; lock held. */
+void accel__borrowed_wait(accel_device *device);
 
 /* Ref table; every call with the device lock held. */
 void accel__refs_init(struct accel__ref_table *table);

@@ -164,8 +164,15 @@ void accel_module_unload(accel_module *module)
         return;
     accel_device *device = module->device;
     /* Launches of its kernels may still be queued: let them finish. */
-    accel_device_sync(device);
+    accel_status synced = accel_device_sync(device);
     pthread_mutex_lock(&device->lock);
+    /* A lost device's sync fails at once, but a kernel may still be running
+     * its code: each stream is waited for here, as a reset does. */
+    for (accel_stream *s = device->streams; synced != ACCEL_OK && s != NULL;
+         s = s->next) {
+        if (s->drv != NULL)
+            device->drv->stream_sync(device->drv_device, s->drv);
+    }
     for (accel_module **p = &device->modules; *p != NULL; p = &(*p)->next) {
         if (*p == module) {
             *p = module->next;
@@ -202,8 +209,7 @@ accel_status accel_kernel_get(accel_module *module, const char *name,
     if (kernel != NULL)
         goto done;
     if (module->drv == NULL) {
-        status = accel__error(ACCEL_ERR_DEVICE_LOST,
-                              "accel_kernel_get: the module's device was lost");
+        status = accel__device_gone(device, "accel_kernel_get");
         goto done;
     }
     kernel = calloc(1, sizeof *kernel);
@@ -216,10 +222,12 @@ accel_status accel_kernel_get(accel_module *module, const char *name,
         goto done;
     }
     *kernel = (struct accel_kernel){.module = module, .name = copy};
-    status = accel__from_plugin(
-        device->drv->kernel_get(device->drv_device, module->drv, name, &kernel->drv,
-                                &kernel->signature),
-        "kernel_get");
+    status = accel__device_check_loss(
+        device, accel__from_plugin(device->drv->kernel_get(device->drv_device,
+                                                           module->drv, name,
+                                                           &kernel->drv,
+                                                           &kernel->signature),
+                                   "kernel_get"));
     if (status == ACCEL_OK && kernel->signature.param_count > ACCEL_KERNEL_MAX_PARAMS &&
         kernel->signature.param_count != ACCEL_PARAM_COUNT_UNKNOWN)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
@@ -372,8 +380,7 @@ accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
     if (status != ACCEL_OK)
         return status;
     if (kernel->drv == NULL)
-        status = accel__error(ACCEL_ERR_DEVICE_LOST,
-                              "accel_launch: the kernel's device was lost");
+        status = accel__device_gone(device, "accel_launch");
     if (status == ACCEL_OK)
         status = resolve_args(stream, args, nargs, addresses, pointers, sizes);
     if (status == ACCEL_OK)

@@ -1,6 +1,7 @@
 /*
  * The few operating-system calls libaccel makes outside the loader's
- * dlopen: environment, where libaccel lives, formatted strings.
+ * dlopen: the process's ids and the environment they allow, where libaccel
+ * lives, formatted strings.
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -8,15 +9,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
+void accel__ids_current(struct accel__ids *out_ids)
+{
+    out_ids->ruid = getuid();
+    out_ids->euid = geteuid();
+    out_ids->rgid = getgid();
+    out_ids->egid = getegid();
+}
+
+bool accel__ids_elevated(const struct accel__ids *ids)
+{
+    return ids->ruid != ids->euid || ids->rgid != ids->egid;
+}
+
+const char *accel__getenv_as(const struct accel__ids *ids, const char *name)
+{
+    /* secure_getenv returns NULL when the kernel started the program in
+     * secure mode (setuid, setgid, file capabilities), so that a caller's
+     * environment cannot point a privileged program at its own plugins. A
+     * process that changed its ids after it started (a root daemon that took
+     * another effective user with seteuid) is not in secure mode: the ids
+     * tell that case. */
+    if (accel__ids_elevated(ids))
+        return NULL;
+    return secure_getenv(name);
+}
+
 const char *accel__getenv(const char *name)
 {
-    /* secure_getenv returns NULL in setuid and setgid processes, so that a
-     * caller's environment cannot point a privileged program at its own
-     * plugins. */
-    return secure_getenv(name);
+    struct accel__ids ids;
+    accel__ids_current(&ids);
+    return accel__getenv_as(&ids, name);
 }
 
 char *accel__library_dir(void)

@@ -95,6 +95,8 @@ static void buffers_give(accel_device *device,
     for (uint32_t i = 0; i < count; i++)
         staging->idle[staging->idle_count++] = buffers[i];
     pthread_cond_broadcast(&staging->returned);
+    /* Last: a recovery this copy put off may run now, and frees them. */
+    accel__borrow_end(device);
 }
 
 void accel__staging_release(accel_device *device)
@@ -220,12 +222,21 @@ static void unpack(unsigned char *host, const void *buffer, const struct piece *
                p->row_bytes);
 }
 
-/* Wait for a buffer's last transfer without holding the device lock. */
+/*
+ * Wait for a buffer's last transfer without holding the device lock. A
+ * failure may be a loss; its recovery waits until the buffers are back.
+ */
 static accel_status buffer_wait(accel_device *device,
                                 struct accel__staging_buffer *buffer)
 {
-    return accel__from_plugin(
+    accel_status status = accel__from_plugin(
         device->drv->event_sync(device->drv_device, buffer->event), "event_sync");
+    if (status != ACCEL_OK) {
+        pthread_mutex_lock(&device->lock);
+        status = accel__device_check_loss(device, status);
+        pthread_mutex_unlock(&device->lock);
+    }
+    return status;
 }
 
 /*
@@ -254,11 +265,17 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
                                                            : "copy_to_host");
         slot->lanes |= accel__lane_bit(stream);
     }
-    if (status == ACCEL_OK)
+    if (status == ACCEL_OK) {
         status = accel__from_plugin(
             device->drv->event_record(device->drv_device, buffer->event,
                                       stream->drv),
             "event_record");
+        /* The buffer's event does not cover the piece just enqueued: wait
+         * for the stream, or the buffer would be reused, or freed, under
+         * the copy. */
+        if (status != ACCEL_OK)
+            device->drv->stream_sync(device->drv_device, stream->drv);
+    }
     return accel__submit_end(stream, status);
 }
 
@@ -319,6 +336,9 @@ accel_status accel__staged_copy(accel_stream *stream, accel_ref ref, void *host,
     uint32_t count = 0;
     pthread_mutex_lock(&device->lock);
     accel_status status = buffers_take(device, buffers, &count);
+    /* Borrowed: a reset waits until they are back. */
+    if (status == ACCEL_OK)
+        accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
     if (status != ACCEL_OK)
         return status;

@@ -3,7 +3,10 @@
  *
  * The host keeps its own handle for each plugin stream and event so that a
  * reset can drop the plugin's objects and make new ones behind the same
- * handles: an application's streams survive a device reset.
+ * handles: an application's streams survive a device reset. Syncs and
+ * event calls run without the device lock, on plugin objects borrowed
+ * under it, so that a reset (one the host makes by itself after a loss
+ * too) waits until they are given back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,32 +94,65 @@ void accel_stream_destroy(accel_stream *stream)
     free(stream);
 }
 
-/* The plugin stream behind a handle, or why there is none. */
-static accel_status stream_live(const accel_stream *stream, const char *what)
+/*
+ * Borrow the plugin objects behind a stream and an event (either may be
+ * NULL) for a call made without the lock. Fails when the device's reset
+ * has dropped them and not made new ones.
+ */
+static accel_status borrow(accel_device *device, const accel_stream *stream,
+                           const accel_event *event, const char *what,
+                           accel_drv_stream **out_stream,
+                           accel_drv_event **out_event)
 {
-    if (stream == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL stream", what);
-    if (stream->drv == NULL)
-        return accel__error(ACCEL_ERR_DEVICE_LOST,
-                            "%s: the stream's device was lost and not yet reset",
-                            what);
-    return ACCEL_OK;
+    pthread_mutex_lock(&device->lock);
+    accel_status status = ACCEL_OK;
+    if ((stream != NULL && stream->drv == NULL) ||
+        (event != NULL && event->drv == NULL)) {
+        status = accel__device_gone(device, what);
+    } else {
+        *out_stream = stream != NULL ? stream->drv : NULL;
+        *out_event = event != NULL ? event->drv : NULL;
+        accel__borrow_begin(device);
+    }
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+/*
+ * Give back what borrow took; a failure may mean the device is lost. After
+ * a sync (`collect`), memory whose streams are done leaves the drop queue.
+ */
+static accel_status give_back(accel_device *device, accel_status status,
+                              const char *what, bool collect)
+{
+    status = accel__from_plugin(status, what);
+    pthread_mutex_lock(&device->lock);
+    accel__borrow_end(device);
+    status = accel__device_check_loss(device, status);
+    /* The host may know of a loss the plugin has not seen (it was told so
+     * by another call): nothing succeeds on a lost device. */
+    if ((status == ACCEL_OK || status == ACCEL_NOT_READY) && atomic_load(&device->lost))
+        status = accel__device_gone(device, what);
+    if (collect && status == ACCEL_OK && device->drops != NULL)
+        accel__drop_collect(device, false);
+    pthread_mutex_unlock(&device->lock);
+    return status;
 }
 
 accel_status accel_stream_sync(accel_stream *stream)
 {
-    accel_status status = stream_live(stream, "accel_stream_sync");
+    if (stream == NULL)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_stream_sync: NULL stream");
+    accel_device *device = stream->device;
+    accel_drv_stream *drv = NULL;
+    accel_drv_event *unused = NULL;
+    accel_status status =
+        borrow(device, stream, NULL, "accel_stream_sync", &drv, &unused);
     if (status != ACCEL_OK)
         return status;
-    accel_device *device = stream->device;
-    status = accel__from_plugin(
-        device->drv->stream_sync(device->drv_device, stream->drv), "stream_sync");
-    pthread_mutex_lock(&device->lock);
-    status = accel__device_check_loss(device, status);
-    if (status == ACCEL_OK && device->drops != NULL)
-        accel__drop_collect(device, false);
-    pthread_mutex_unlock(&device->lock);
-    return status;
+    return give_back(device, device->drv->stream_sync(device->drv_device, drv),
+                     "stream_sync", true);
 }
 
 accel_status accel_event_create(accel_device *device, accel_event **out_event)
@@ -167,86 +203,80 @@ void accel_event_destroy(accel_event *event)
     free(event);
 }
 
-static accel_status event_live(const accel_event *event, const char *what)
+/* An event and, unless NULL is allowed, a stream of the same device. */
+static accel_status check_pair(const accel_event *event, const accel_stream *stream,
+                               bool need_stream, const char *what)
 {
-    if (event == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL event", what);
-    if (event->drv == NULL)
-        return accel__error(ACCEL_ERR_DEVICE_LOST,
-                            "%s: the event's device was lost and not yet reset",
+    if (event == NULL || (need_stream && stream == NULL))
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL %s", what,
+                            event == NULL ? "event" : "stream");
+    if (stream != NULL && stream->device != event->device)
+        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
+                            "%s: the event and the stream belong to different "
+                            "devices",
                             what);
     return ACCEL_OK;
 }
 
-/* Common tail of the event calls: a failure may mean the device is lost. */
-static accel_status after_call(accel_device *device, accel_status status,
-                               const char *what)
-{
-    status = accel__from_plugin(status, what);
-    if (status == ACCEL_OK || status == ACCEL_NOT_READY)
-        return status;
-    pthread_mutex_lock(&device->lock);
-    status = accel__device_check_loss(device, status);
-    pthread_mutex_unlock(&device->lock);
-    return status;
-}
-
 accel_status accel_event_record(accel_event *event, accel_stream *stream)
 {
-    accel_status status = event_live(event, "accel_event_record");
+    const char *what = "accel_event_record";
+    accel_drv_stream *s = NULL;
+    accel_drv_event *e = NULL;
+    accel_status status = check_pair(event, stream, true, what);
     if (status == ACCEL_OK)
-        status = stream_live(stream, "accel_event_record");
+        status = borrow(event->device, stream, event, what, &s, &e);
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
-    if (stream->device != device)
-        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
-                            "accel_event_record: the event and the stream "
-                            "belong to different devices");
-    return after_call(device,
-                      device->drv->event_record(device->drv_device, event->drv,
-                                                stream->drv),
-                      "event_record");
+    return give_back(device, device->drv->event_record(device->drv_device, e, s),
+                     "event_record", false);
 }
 
 accel_status accel_event_query(accel_event *event)
 {
-    accel_status status = event_live(event, "accel_event_query");
+    const char *what = "accel_event_query";
+    accel_drv_stream *s = NULL;
+    accel_drv_event *e = NULL;
+    accel_status status = check_pair(event, NULL, false, what);
+    if (status == ACCEL_OK)
+        status = borrow(event->device, NULL, event, what, &s, &e);
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
-    return after_call(device,
-                      device->drv->event_query(device->drv_device, event->drv),
-                      "event_query");
+    return give_back(device, device->drv->event_query(device->drv_device, e),
+                     "event_query", false);
 }
 
 accel_status accel_event_sync(accel_event *event)
 {
-    accel_status status = event_live(event, "accel_event_sync");
+    const char *what = "accel_event_sync";
+    accel_drv_stream *s = NULL;
+    accel_drv_event *e = NULL;
+    accel_status status = check_pair(event, NULL, false, what);
+    if (status == ACCEL_OK)
+        status = borrow(event->device, NULL, event, what, &s, &e);
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
-    return after_call(device,
-                      device->drv->event_sync(device->drv_device, event->drv),
-                      "event_sync");
+    return give_back(device, device->drv->event_sync(device->drv_device, e),
+                     "event_sync", false);
 }
 
 accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
 {
-    accel_status status = stream_live(stream, "accel_stream_wait_event");
+    const char *what = "accel_stream_wait_event";
+    accel_drv_stream *s = NULL;
+    accel_drv_event *e = NULL;
+    accel_status status = check_pair(event, stream, true, what);
     if (status == ACCEL_OK)
-        status = event_live(event, "accel_stream_wait_event");
+        status = borrow(event->device, stream, event, what, &s, &e);
     if (status != ACCEL_OK)
         return status;
-    accel_device *device = stream->device;
-    if (event->device != device)
-        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
-                            "accel_stream_wait_event: the event and the stream "
-                            "belong to different devices");
-    return after_call(device,
-                      device->drv->stream_wait_event(device->drv_device,
-                                                     stream->drv, event->drv),
-                      "stream_wait_event");
+    accel_device *device = event->device;
+    return give_back(device,
+                     device->drv->stream_wait_event(device->drv_device, s, e),
+                     "stream_wait_event", false);
 }
 
 void accel__streams_release(accel_device *device)

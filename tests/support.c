@@ -16,6 +16,9 @@ void support_clean_environment(void)
     unsetenv("ACCEL_NULL_THREADS");
     unsetenv("ACCEL_NULL_DELAY_US");
     unsetenv("ACCEL_NULL_HOST_VISIBLE");
+    unsetenv("ACCEL_NULL_FAIL");
+    unsetenv("ACCEL_NULL_LOSE_AT");
+    unsetenv("ACCEL_NULL_REPORT");
     unsetenv("ACCEL_STAGING_CHUNK");
     unsetenv("ACCEL_LOG");
 }

@@ -163,15 +163,82 @@ ACCEL_API accel_status accel_device_info_get(const accel_device *device,
 /* Wait until all work on every stream of the device has completed. */
 ACCEL_API accel_status accel_device_sync(accel_device *device);
 /*
- * ACCEL_OK while the device is live, ACCEL_ERR_DEVICE_LOST once lost.
+ * ACCEL_OK while the device is live, ACCEL_ERR_DEVICE_LOST once lost,
+ * ACCEL_ERR_UNRECOVERABLE once automatic recovery has given up on it.
  */
 ACCEL_API accel_status accel_device_status(accel_device *device);
 /*
  * Rebuild the device: every allocation is released and every ref minted
  * before becomes stale (ACCEL_ERR_STALE_REF); the generation is bumped.
- * Streams and events stay valid handles, emptied.
+ * Streams and events stay valid handles, emptied; modules are loaded again.
+ * Callbacks still pending are delivered with ACCEL_ERR_DEVICE_LOST. Work
+ * other threads have in flight on the device is waited for (or, on a lost
+ * device, dropped) first. A reset that succeeds also clears the
+ * unrecoverable mark and the loss history of automatic recovery. When it
+ * fails the device stays lost, and it may be tried again.
  */
 ACCEL_API accel_status accel_device_reset(accel_device *device);
+
+/* ---- recovery ----
+ *
+ * A device whose context is poisoned (a sticky driver error) is lost: the
+ * call that finds it returns ACCEL_ERR_DEVICE_LOST, the device's generation
+ * is bumped so that every ref minted before is stale, and every later call
+ * fails until accel_device_reset. An out-of-memory error is not a loss: the
+ * device stays usable.
+ *
+ * With automatic recovery the host resets the device itself, inside the
+ * call that found the loss: that call still returns ACCEL_ERR_DEVICE_LOST
+ * (its detail says the device was rebuilt), so that the caller knows its
+ * refs are stale, but the device takes new work as soon as it returns.
+ * Losses are counted: one more than max_losses within window_ns and the
+ * device is marked unrecoverable instead of reset, and every call on it
+ * returns ACCEL_ERR_UNRECOVERABLE until the application resets it with
+ * accel_device_reset.
+ */
+
+/*
+ * Told of every loss the host sees, automatic recovery or not. `status`
+ * says how it ended: ACCEL_OK, the host rebuilt the device and `generation`
+ * is its new generation; ACCEL_ERR_DEVICE_LOST, the device stays lost until
+ * accel_device_reset (recovery is not automatic, or the host's reset
+ * failed); ACCEL_ERR_UNRECOVERABLE, the device lost more often than the
+ * policy allows.
+ *
+ * It runs where completion callbacks run (see accel_stream_add_callback):
+ * on the device's callback thread, or in accel_device_dispatch once the
+ * device delivers through its file descriptor; never with an accel lock
+ * held, so it may call accel functions on the device, reset included. It
+ * must not close the device. A loss not yet told when the device is closed
+ * is not told.
+ */
+typedef void (*accel_loss_callback)(accel_device *device, uint32_t generation,
+                                    accel_status status, void *user);
+
+/* The largest max_losses a policy may have. */
+#define ACCEL_RECOVERY_MAX_LOSSES 64u
+
+typedef struct accel_recovery_policy {
+    /* Reset the device when it is lost. Default false. */
+    bool automatic;
+    /* Losses recovered within window_ns; one more marks the device
+     * unrecoverable. 0 to ACCEL_RECOVERY_MAX_LOSSES; 0 recovers none. */
+    uint32_t max_losses;
+    /* The window, in nanoseconds; 0 counts every loss since the policy was
+     * set or the last accel_device_reset. */
+    uint64_t window_ns;
+    /* May be NULL. */
+    accel_loss_callback on_loss;
+    void *user;
+} accel_recovery_policy;
+
+/*
+ * Set how the device recovers from losses. It starts a new loss history;
+ * a device already lost stays so until accel_device_reset.
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT (NULL, max_losses too large).
+ */
+ACCEL_API accel_status accel_device_set_recovery(accel_device *device,
+                                                 const accel_recovery_policy *policy);
 
 /* ---- typed device memory: refs ---- */
 

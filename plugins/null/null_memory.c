@@ -90,6 +90,9 @@ accel_status accel__null_mem_alloc(accel_drv_device *device, uint64_t bytes,
 
     *out_mem = NULL;
     *out_address = 0;
+    status = accel__null_enter(device->plugin, device, NULL_ENTRY_mem_alloc);
+    if (status != ACCEL_OK)
+        return status;
     status = null_block_alloc(device, &device->mems, bytes,
                               ACCEL_ERR_OUT_OF_DEVICE_MEMORY, "mem_alloc", &block);
     if (status != ACCEL_OK)
@@ -101,6 +104,7 @@ accel_status accel__null_mem_alloc(accel_drv_device *device, uint64_t bytes,
 
 void accel__null_mem_free(accel_drv_device *device, accel_drv_mem *mem)
 {
+    accel__null_enter_void(device->plugin, device, NULL_ENTRY_mem_free);
     if (mem != NULL)
         null_block_free(device, mem);
 }
@@ -112,6 +116,9 @@ accel_status accel__null_host_alloc(accel_drv_device *device, size_t bytes,
     accel_status status;
 
     *out_ptr = NULL;
+    status = accel__null_enter(device->plugin, device, NULL_ENTRY_host_alloc);
+    if (status != ACCEL_OK)
+        return status;
     status = null_block_alloc(device, &device->host_blocks, bytes,
                               ACCEL_ERR_OUT_OF_HOST_MEMORY, "host_alloc", &block);
     if (status != ACCEL_OK)
@@ -122,6 +129,7 @@ accel_status accel__null_host_alloc(accel_drv_device *device, size_t bytes,
 
 void accel__null_host_free(accel_drv_device *device, void *ptr)
 {
+    accel__null_enter_void(device->plugin, device, NULL_ENTRY_host_free);
     if (ptr != NULL)
         null_block_free(device, null_block_of_data(ptr));
 }

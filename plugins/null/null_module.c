@@ -228,6 +228,9 @@ accel_status accel__null_module_load(accel_drv_device *device, const void *image
     accel_status status;
 
     *out_module = NULL;
+    status = accel__null_enter(device->plugin, device, NULL_ENTRY_module_load);
+    if (status != ACCEL_OK)
+        return status;
     if (image == NULL)
         return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
                                    "module_load: the image is NULL");
@@ -268,6 +271,7 @@ static void null_module_free(accel_drv_module *module)
 
 void accel__null_module_unload(accel_drv_device *device, accel_drv_module *module)
 {
+    accel__null_enter_void(device->plugin, device, NULL_ENTRY_module_unload);
     if (module == NULL)
         return;
     accel__null_device_untrack(device, &module->link);
@@ -337,6 +341,9 @@ accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *
 
     *out_kernel = NULL;
     memset(out_signature, 0, sizeof(*out_signature));
+    status = accel__null_enter(device->plugin, device, NULL_ENTRY_kernel_get);
+    if (status != ACCEL_OK)
+        return status;
     if (name == NULL)
         return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
                                    "kernel_get: the name is NULL");

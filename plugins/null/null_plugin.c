@@ -33,6 +33,54 @@
  *                            as it does for a GPU. Memory is still host
  *                            memory either way.
  *
+ * Fault injection, for the host's tests of its failure paths. While any of
+ * these is set, every call of an entry is counted, atomically, per plugin
+ * instance (plugin_open is call 1, and entries that return nothing count
+ * too):
+ *
+ *   ACCEL_NULL_FAIL          <entry|any>:<n>[:<STATUS>]. The n-th call
+ *                            (from 1) of that entry, named as in driver.h
+ *                            (mem_alloc, copy_to_device, ...), or of any
+ *                            entry, fails with STATUS, having done nothing.
+ *                            STATUS is an error code's name, such as
+ *                            ACCEL_ERR_OUT_OF_DEVICE_MEMORY; ACCEL_ERR_DRIVER
+ *                            when omitted. An entry that returns nothing
+ *                            (mem_free, stream_destroy, ...) is counted but
+ *                            never fails. n = 0 only counts. A failing
+ *                            stream_sync or event_sync still waits for the
+ *                            work first: a CPU cannot abandon a command it
+ *                            is running, and a host may free what the work
+ *                            uses once a sync has returned.
+ *   ACCEL_NULL_LOSE_AT       [<entry|any>:]<n>. At the n-th call (of that
+ *                            entry, or of any when none is named) the
+ *                            device it is made on becomes lost; a call
+ *                            without a device (plugin_open, device_count,
+ *                            device_info, device_open) hands the loss to
+ *                            the next call that has one. That call and
+ *                            every later one on the device fail with
+ *                            ACCEL_ERR_DEVICE_LOST and device_status says
+ *                            so, until device_reset. The stream workers
+ *                            finish the command they are running and drop
+ *                            the rest, host functions included (a host
+ *                            learns of those at its reset); a stream that
+ *                            dropped work reports it as failed. stream_sync
+ *                            and event_sync on a lost device still wait for
+ *                            the queue to drain, and entries that return
+ *                            nothing still do their work, so that memory
+ *                            can be freed safely. 0, or unset: never.
+ *   ACCEL_NULL_REPORT        A file to which plugin_close (or a failing
+ *                            plugin_open) writes one line,
+ *                            "calls=N faults=N losses=N left_at_close=N
+ *                            left_at_reset=N": the entry calls counted, the
+ *                            injected failures returned, the devices lost,
+ *                            and the objects (memory, streams, events,
+ *                            modules) the host had not destroyed when it
+ *                            closed a device or when it reset one (pinned
+ *                            host memory aside, which a reset keeps). A
+ *                            correct host leaves the last two at 0.
+ *
+ * Malformed values of these, too, leave the plugin without devices.
+ *
  * This file holds the table, the plugin and the devices; memory, streams,
  * the queue, modules and the worker pool live in their own files.
  */
@@ -43,6 +91,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "null_fault.h"
 #include "null_os.h"
 #include "null_plugin.h"
 #include "null_pool.h"
@@ -144,7 +193,8 @@ static void null_read_environment(accel_drv_plugin *plugin)
         !null_read_knob(plugin, "ACCEL_NULL_THREADS", 1, NULL_THREADS_MAX,
                         null_cpu_count(), &threads) ||
         !null_read_knob(plugin, "ACCEL_NULL_DELAY_US", 0, NULL_DELAY_US_MAX, 0, &delay_us) ||
-        !null_read_knob(plugin, "ACCEL_NULL_HOST_VISIBLE", 0, 1, 1, &host_visible))
+        !null_read_knob(plugin, "ACCEL_NULL_HOST_VISIBLE", 0, 1, 1, &host_visible) ||
+        !accel__null_faults_read(plugin))
         return;
     if (devices == 0)
         snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
@@ -163,6 +213,7 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
                                      accel_drv_plugin **out_plugin)
 {
     accel_drv_plugin *plugin;
+    accel_status status;
     int rc;
 
     *out_plugin = NULL;
@@ -184,6 +235,13 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
     atomic_init(&plugin->pool, NULL);
     if (null_describe_machine(plugin))
         null_read_environment(plugin);
+    status = accel__null_enter(plugin, NULL, NULL_ENTRY_plugin_open);
+    if (status != ACCEL_OK) {
+        accel__null_faults_report(plugin);
+        pthread_mutex_destroy(&plugin->lock);
+        free(plugin);
+        return status;
+    }
     services->log(ACCEL_LOG_DEBUG, "%u CPU device(s)%s%s", plugin->device_count,
                   plugin->device_count == 0 ? ": " : "", plugin->no_device_reason);
     *out_plugin = plugin;
@@ -194,6 +252,8 @@ static void null_plugin_close(accel_drv_plugin *plugin)
 {
     if (plugin == NULL)
         return;
+    accel__null_enter_void(plugin, NULL, NULL_ENTRY_plugin_close);
+    accel__null_faults_report(plugin);
     accel__null_pool_destroy(atomic_load(&plugin->pool));
     pthread_mutex_destroy(&plugin->lock);
     free(plugin);
@@ -225,6 +285,13 @@ accel_status accel__null_plugin_pool(accel_drv_plugin *plugin, struct null_pool 
 static accel_status null_device_count(accel_drv_plugin *plugin, uint32_t *out_count,
                                       const char **out_reason)
 {
+    accel_status status;
+
+    *out_count = 0;
+    *out_reason = NULL;
+    status = accel__null_enter(plugin, NULL, NULL_ENTRY_device_count);
+    if (status != ACCEL_OK)
+        return status;
     *out_count = plugin->device_count;
     *out_reason = plugin->device_count == 0 ? plugin->no_device_reason : NULL;
     return ACCEL_OK;
@@ -246,7 +313,9 @@ static accel_status null_device_info(accel_drv_plugin *plugin, uint32_t index,
     accel_status status;
 
     memset(out_props, 0, sizeof(*out_props));
-    status = null_check_index(plugin, "device_info", index);
+    status = accel__null_enter(plugin, NULL, NULL_ENTRY_device_info);
+    if (status == ACCEL_OK)
+        status = null_check_index(plugin, "device_info", index);
     if (status != ACCEL_OK)
         return status;
     *out_props = plugin->props;
@@ -262,7 +331,9 @@ static accel_status null_device_open(accel_drv_plugin *plugin, uint32_t index,
     int rc;
 
     *out_device = NULL;
-    status = null_check_index(plugin, "device_open", index);
+    status = accel__null_enter(plugin, NULL, NULL_ENTRY_device_open);
+    if (status == ACCEL_OK)
+        status = null_check_index(plugin, "device_open", index);
     if (status != ACCEL_OK)
         return status;
     device = calloc(1, sizeof(*device));
@@ -274,6 +345,7 @@ static accel_status null_device_open(accel_drv_plugin *plugin, uint32_t index,
         goto fail_free;
     device->plugin = plugin;
     device->index = index;
+    atomic_init(&device->lost, false);
     null_list_init(&device->mems);
     null_list_init(&device->host_blocks);
     null_list_init(&device->streams);
@@ -295,29 +367,60 @@ static void null_device_close(accel_drv_device *device)
 
     if (device == NULL)
         return;
+    accel__null_enter_void(device->plugin, device, NULL_ENTRY_device_close);
     /* Streams first: their workers may still be touching memory. */
     left = accel__null_streams_release_all(device);
     left += accel__null_events_release_all(device);
     left += accel__null_modules_release_all(device);
     left += accel__null_memory_release_all(device);
-    if (left != 0)
+    if (left != 0) {
+        atomic_fetch_add(&device->plugin->faults.left_at_close, left);
         null_services(device)->log(ACCEL_LOG_DEBUG,
                                    "device_close: freed %u object(s) the host left on "
                                    "device %u", left, device->index);
+    }
     pthread_mutex_destroy(&device->lock);
     free(device);
 }
 
+/* Lost only when ACCEL_NULL_LOSE_AT made it so: the machine itself is not. */
 static accel_status null_device_status(accel_drv_device *device)
 {
-    (void)device;
-    return ACCEL_OK;
+    return accel__null_enter(device->plugin, device, NULL_ENTRY_device_status);
 }
 
-/* The machine cannot be lost, so a reset has nothing to rebuild. */
+static uint32_t null_list_length(struct null_list *head)
+{
+    uint32_t count = 0;
+
+    for (struct null_list *link = head->next; link != head; link = link->next)
+        count++;
+    return count;
+}
+
+/*
+ * Nothing of the machine needs rebuilding: a reset ends a simulated loss.
+ * What the host should have destroyed first is counted for the report;
+ * pinned host memory is the application's and survives a reset.
+ */
 static accel_status null_device_reset(accel_drv_device *device)
 {
-    (void)device;
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_device_reset);
+    uint32_t left;
+
+    if (status != ACCEL_OK)
+        return status;
+    pthread_mutex_lock(&device->lock);
+    left = null_list_length(&device->mems) + null_list_length(&device->streams) +
+           null_list_length(&device->events) + null_list_length(&device->modules);
+    pthread_mutex_unlock(&device->lock);
+    if (left != 0) {
+        atomic_fetch_add(&device->plugin->faults.left_at_reset, left);
+        null_services(device)->log(ACCEL_LOG_WARN,
+                                   "device_reset: %u object(s) of device %u were not "
+                                   "destroyed first", left, device->index);
+    }
+    atomic_store(&device->lost, false);
     return ACCEL_OK;
 }
 

@@ -14,6 +14,8 @@
 
 #include <accel/driver.h>
 
+#include "null_fault.h"
+
 /* The most devices ACCEL_NULL_DEVICES may ask for. */
 #define NULL_DEVICES_MAX 64u
 /* The most threads ACCEL_NULL_THREADS may ask for. */
@@ -84,6 +86,8 @@ struct accel_drv_plugin {
      */
     pthread_mutex_t lock;
     _Atomic(struct null_pool *) pool;
+    /* The fault-injection knobs and the calls counted (null_fault.h). */
+    struct null_faults faults;
 };
 
 struct accel_drv_device {
@@ -99,6 +103,13 @@ struct accel_drv_device {
     struct null_list streams;
     struct null_list events;
     struct null_list modules;
+    /*
+     * Set when ACCEL_NULL_LOSE_AT makes the device lost, cleared by
+     * device_reset. While it is set every entry on the device fails with
+     * ACCEL_ERR_DEVICE_LOST and the stream workers drop what they have not
+     * started.
+     */
+    _Atomic bool lost;
 };
 
 static inline const struct accel_host_services *

@@ -43,6 +43,7 @@ struct null_queue {
     const struct accel_host_services *services;
     struct null_timeline *timeline;
     uint64_t delay_ns;
+    const _Atomic bool *lost; /* the device's: drop commands while set */
 
     /* `lock` guards everything below it that is not atomic. */
     pthread_mutex_t lock;
@@ -84,6 +85,41 @@ static void null_command_run(struct null_command *cmd)
         cmd->u.host_func.fn(cmd->u.host_func.user);
         break;
     }
+}
+
+/*
+ * Release what a command holds without running it: its device was lost. A
+ * host function is not called either: the host hears of it at the reset.
+ */
+static void null_command_drop(struct null_command *cmd)
+{
+    switch (cmd->kind) {
+    case NULL_COMMAND_LAUNCH:
+        accel__null_launch_discard(&cmd->u.launch);
+        break;
+    case NULL_COMMAND_WAIT:
+        accel__null_timeline_release(cmd->u.wait.timeline);
+        cmd->u.wait.timeline = NULL;
+        break;
+    case NULL_COMMAND_COPY:
+    case NULL_COMMAND_HOST_FUNC:
+        break;
+    }
+}
+
+/* Run a command, or drop it when the device is lost. */
+static void null_queue_run_one(struct null_queue *queue, struct null_command *cmd)
+{
+    if (!atomic_load_explicit(queue->lost, memory_order_relaxed)) {
+        if (queue->delay_ns != 0)
+            null_sleep_ns(queue->delay_ns);
+        null_command_run(cmd);
+        return;
+    }
+    null_command_drop(cmd);
+    accel__null_timeline_fail(queue->timeline, cmd->seq, ACCEL_ERR_DEVICE_LOST,
+                              "the null device was lost (ACCEL_NULL_LOSE_AT): its "
+                              "stream dropped the work it had not started");
 }
 
 /* Keep up to NULL_QUEUE_SPARE_MAX finished commands; hand back the rest. */
@@ -182,9 +218,7 @@ static void *null_queue_worker(void *arg)
 
     while ((batch = null_queue_next_batch(queue, batch, completed)) != NULL) {
         for (struct null_command *cmd = batch; cmd != NULL; cmd = cmd->next) {
-            if (queue->delay_ns != 0)
-                null_sleep_ns(queue->delay_ns);
-            null_command_run(cmd);
+            null_queue_run_one(queue, cmd);
             completed = cmd->seq;
             accel__null_timeline_signal(queue->timeline, completed);
         }
@@ -287,11 +321,12 @@ void accel__null_queue_position(struct null_queue *queue,
     *out_value = atomic_load_explicit(&queue->submitted, memory_order_acquire);
 }
 
-void accel__null_queue_sync(struct null_queue *queue)
+accel_status accel__null_queue_sync(struct null_queue *queue)
 {
     uint64_t target = atomic_load_explicit(&queue->submitted, memory_order_acquire);
 
     accel__null_timeline_wait(queue->timeline, target, NULL_WAITER_SPIN_NS);
+    return accel__null_timeline_status(queue->timeline, target, queue->services);
 }
 
 /* ---- life cycle ---- */
@@ -337,7 +372,8 @@ static accel_status null_queue_init_sync(struct null_queue *queue)
 }
 
 accel_status accel__null_queue_create(const struct accel_host_services *services,
-                                      uint64_t delay_ns, struct null_queue **out_queue)
+                                      uint64_t delay_ns, const _Atomic bool *lost,
+                                      struct null_queue **out_queue)
 {
     struct null_queue *queue;
     accel_status status;
@@ -349,6 +385,7 @@ accel_status accel__null_queue_create(const struct accel_host_services *services
                                    "calloc of a stream queue failed");
     queue->services = services;
     queue->delay_ns = delay_ns;
+    queue->lost = lost;
     atomic_init(&queue->submitted, 0);
     atomic_init(&queue->stopping, false);
     status = accel__null_timeline_create(services, &queue->timeline);

@@ -11,6 +11,7 @@
 #ifndef ACCEL_NULL_QUEUE_H
 #define ACCEL_NULL_QUEUE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <accel/driver.h>
@@ -24,11 +25,15 @@ struct null_queue;
 /*
  * Make a queue and start its worker. `services` must outlive the queue.
  * The worker sleeps `delay_ns` before each command it runs (the
- * ACCEL_NULL_DELAY_US test knob; 0 for none).
+ * ACCEL_NULL_DELAY_US test knob; 0 for none). While `*lost` (the device's
+ * flag, which must outlive the queue) is set, the worker drops the
+ * commands it reaches instead of running them, and the queue's timeline
+ * records the first one dropped as failed with ACCEL_ERR_DEVICE_LOST.
  * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY (allocation, pthread_create).
  */
 accel_status accel__null_queue_create(const struct accel_host_services *services,
-                                      uint64_t delay_ns, struct null_queue **out_queue);
+                                      uint64_t delay_ns, const _Atomic bool *lost,
+                                      struct null_queue **out_queue);
 /*
  * Stop the worker once it has run every command enqueued, join it, and
  * free the queue. Events recorded on it stay valid (they hold the
@@ -36,8 +41,12 @@ accel_status accel__null_queue_create(const struct accel_host_services *services
  */
 void accel__null_queue_destroy(struct null_queue *queue);
 
-/* Block until every command enqueued so far has completed. */
-void accel__null_queue_sync(struct null_queue *queue);
+/*
+ * Block until every command enqueued so far has completed or been dropped.
+ * ACCEL_OK, or the first failure on the queue up to there (its detail
+ * recorded on the calling thread).
+ */
+accel_status accel__null_queue_sync(struct null_queue *queue);
 /*
  * The point after all work enqueued so far: the queue's timeline, with a
  * reference for the caller, and the value it reaches at that point.

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "null_fault.h"
 #include "null_os.h"
 #include "null_plugin.h"
 #include "null_queue.h"
@@ -39,12 +40,15 @@ accel_status accel__null_stream_create(accel_drv_device *device,
     accel_status status;
 
     *out_stream = NULL;
+    status = accel__null_enter(device->plugin, device, NULL_ENTRY_stream_create);
+    if (status != ACCEL_OK)
+        return status;
     stream = calloc(1, sizeof(*stream));
     if (stream == NULL)
         return null_services(device)->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                                 "calloc of a stream failed");
     status = accel__null_queue_create(null_services(device), device->plugin->delay_ns,
-                                      &stream->queue);
+                                      &device->lost, &stream->queue);
     if (status != ACCEL_OK)
         goto fail_free;
     accel__null_device_track(device, &device->streams, &stream->link);
@@ -64,18 +68,24 @@ static void null_stream_free(accel_drv_stream *stream)
 
 void accel__null_stream_destroy(accel_drv_device *device, accel_drv_stream *stream)
 {
+    accel__null_enter_void(device->plugin, device, NULL_ENTRY_stream_destroy);
     if (stream == NULL)
         return;
     accel__null_device_untrack(device, &stream->link);
     null_stream_free(stream);
 }
 
+/*
+ * A sync waits even when it fails (an injected failure, a lost device): the
+ * host may free what the stream's work uses as soon as it returns.
+ */
 accel_status accel__null_stream_sync(accel_drv_device *device,
                                      accel_drv_stream *stream)
 {
-    (void)device;
-    accel__null_queue_sync(stream->queue);
-    return ACCEL_OK;
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_stream_sync);
+    accel_status drained = accel__null_queue_sync(stream->queue);
+
+    return status != ACCEL_OK ? status : drained;
 }
 
 uint32_t accel__null_streams_release_all(accel_drv_device *device)
@@ -97,9 +107,13 @@ accel_status accel__null_event_create(accel_drv_device *device,
                                       accel_drv_event **out_event)
 {
     accel_drv_event *event;
+    accel_status status;
     int rc;
 
     *out_event = NULL;
+    status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_create);
+    if (status != ACCEL_OK)
+        return status;
     event = calloc(1, sizeof(*event));
     if (event == NULL)
         return null_services(device)->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
@@ -127,6 +141,7 @@ static void null_event_free(accel_drv_event *event)
 
 void accel__null_event_destroy(accel_drv_device *device, accel_drv_event *event)
 {
+    accel__null_enter_void(device->plugin, device, NULL_ENTRY_event_destroy);
     if (event == NULL)
         return;
     accel__null_device_untrack(device, &event->link);
@@ -149,10 +164,12 @@ uint32_t accel__null_events_release_all(accel_drv_device *device)
 accel_status accel__null_event_record(accel_drv_device *device, accel_drv_event *event,
                                       accel_drv_stream *stream)
 {
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_record);
     struct null_timeline *timeline, *previous;
     uint64_t value;
 
-    (void)device;
+    if (status != ACCEL_OK)
+        return status;
     accel__null_queue_position(stream->queue, &timeline, &value);
     pthread_mutex_lock(&event->lock);
     previous = event->timeline;
@@ -180,28 +197,36 @@ static struct null_timeline *null_event_target(accel_drv_event *event,
 
 accel_status accel__null_event_query(accel_drv_device *device, accel_drv_event *event)
 {
-    bool reached;
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_query);
 
-    (void)device;
+    if (status != ACCEL_OK)
+        return status;
     pthread_mutex_lock(&event->lock);
-    reached = event->timeline == NULL ||
-              accel__null_timeline_reached(event->timeline, event->value);
+    if (event->timeline != NULL) {
+        status = accel__null_timeline_reached(event->timeline, event->value)
+                     ? accel__null_timeline_status(event->timeline, event->value,
+                                                   null_services(device))
+                     : ACCEL_NOT_READY;
+    }
     pthread_mutex_unlock(&event->lock);
-    return reached ? ACCEL_OK : ACCEL_NOT_READY;
+    return status;
 }
 
+/* Waits even when it fails, as stream_sync does. */
 accel_status accel__null_event_sync(accel_drv_device *device, accel_drv_event *event)
 {
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_sync);
     struct null_timeline *timeline;
     uint64_t value;
 
-    (void)device;
     timeline = null_event_target(event, &value);
     if (timeline == NULL)
-        return ACCEL_OK;
+        return status;
     accel__null_timeline_wait(timeline, value, NULL_WAITER_SPIN_NS);
+    if (status == ACCEL_OK)
+        status = accel__null_timeline_status(timeline, value, null_services(device));
     accel__null_timeline_release(timeline);
-    return ACCEL_OK;
+    return status;
 }
 
 accel_status accel__null_stream_wait_event(accel_drv_device *device,
@@ -212,7 +237,9 @@ accel_status accel__null_stream_wait_event(accel_drv_device *device,
     accel_status status;
     uint64_t value;
 
-    (void)device;
+    status = accel__null_enter(device->plugin, device, NULL_ENTRY_stream_wait_event);
+    if (status != ACCEL_OK)
+        return status;
     timeline = null_event_target(event, &value);
     if (timeline == NULL)
         return ACCEL_OK;
@@ -230,8 +257,10 @@ accel_status accel__null_copy_to_device(accel_drv_device *device,
 {
     struct null_copy copy = {
         .dst = null_device_pointer(dst), .src = src, .layout = *layout};
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_copy_to_device);
 
-    (void)device;
+    if (status != ACCEL_OK)
+        return status;
     return accel__null_queue_copy(stream->queue, &copy);
 }
 
@@ -242,8 +271,10 @@ accel_status accel__null_copy_to_host(accel_drv_device *device,
 {
     struct null_copy copy = {
         .dst = dst, .src = null_device_pointer(src), .layout = *layout};
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_copy_to_host);
 
-    (void)device;
+    if (status != ACCEL_OK)
+        return status;
     return accel__null_queue_copy(stream->queue, &copy);
 }
 
@@ -256,14 +287,20 @@ accel_status accel__null_copy_on_device(accel_drv_device *device,
                              .src = null_device_pointer(src),
                              .layout = *layout,
                              .may_overlap = true};
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_copy_on_device);
 
-    (void)device;
+    if (status != ACCEL_OK)
+        return status;
     return accel__null_queue_copy(stream->queue, &copy);
 }
 
 accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user)
 {
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_host_func);
+
+    if (status != ACCEL_OK)
+        return status;
     /* Caught here: on the worker, a NULL call would crash far from its cause. */
     if (fn == NULL)
         return null_services(device)->set_error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -281,6 +318,9 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
     struct null_launch launch;
     accel_status status;
 
+    status = accel__null_enter(plugin, device, NULL_ENTRY_launch);
+    if (status != ACCEL_OK)
+        return status;
     /*
      * The pool was started by the module load that made the kernel; the
      * acquire pairs with its publication, whichever thread loaded it.

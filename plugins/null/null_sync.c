@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "null_os.h"
@@ -21,6 +22,13 @@ struct null_timeline {
     _Atomic uint32_t sleepers;
     pthread_mutex_t lock;
     pthread_cond_t wake;
+    /*
+     * The first command that failed on the worker, 0 for none, published
+     * after its status and detail (written under `lock`, once).
+     */
+    _Atomic uint64_t failed_at;
+    accel_status failed_status;
+    char failed_detail[192];
 };
 
 void accel__null_backoff_init(struct null_backoff *backoff, uint64_t budget_ns)
@@ -70,6 +78,7 @@ accel_status accel__null_timeline_create(const struct accel_host_services *servi
     atomic_init(&timeline->value, 0);
     atomic_init(&timeline->refs, 1);
     atomic_init(&timeline->sleepers, 0);
+    atomic_init(&timeline->failed_at, 0);
     *out_timeline = timeline;
     return ACCEL_OK;
 
@@ -144,4 +153,32 @@ void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,
             return;
     }
     null_timeline_sleep(timeline, value);
+}
+
+void accel__null_timeline_fail(struct null_timeline *timeline, uint64_t value,
+                               accel_status status, const char *detail)
+{
+    pthread_mutex_lock(&timeline->lock);
+    if (atomic_load_explicit(&timeline->failed_at, memory_order_relaxed) == 0) {
+        timeline->failed_status = status;
+        snprintf(timeline->failed_detail, sizeof(timeline->failed_detail), "%s", detail);
+        atomic_store_explicit(&timeline->failed_at, value, memory_order_release);
+    }
+    pthread_mutex_unlock(&timeline->lock);
+}
+
+accel_status accel__null_timeline_status(struct null_timeline *timeline, uint64_t value,
+                                         const struct accel_host_services *services)
+{
+    uint64_t failed_at = atomic_load_explicit(&timeline->failed_at, memory_order_acquire);
+    char detail[sizeof(timeline->failed_detail)];
+    accel_status status;
+
+    if (failed_at == 0 || failed_at > value)
+        return ACCEL_OK;
+    pthread_mutex_lock(&timeline->lock);
+    status = timeline->failed_status;
+    memcpy(detail, timeline->failed_detail, sizeof(detail));
+    pthread_mutex_unlock(&timeline->lock);
+    return services->set_error(status, "%s", detail);
 }

@@ -76,4 +76,19 @@ void accel__null_timeline_signal(struct null_timeline *timeline, uint64_t value)
 void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,
                                uint64_t spin_ns);
 
+/*
+ * Record that command `value` failed on the worker, with its status and
+ * detail; call before signalling `value`. Only the first failure is kept:
+ * a failed stream reports its first error, as a GPU's sticky one does.
+ */
+void accel__null_timeline_fail(struct null_timeline *timeline, uint64_t value,
+                               accel_status status, const char *detail);
+/*
+ * How the work up to `value` (reached) went: ACCEL_OK, or the first
+ * failure at or before it, whose detail is recorded through `services` on
+ * the calling thread.
+ */
+accel_status accel__null_timeline_status(struct null_timeline *timeline, uint64_t value,
+                                         const struct accel_host_services *services);
+
 #endif /* ACCEL_NULL_SYNC_H */
