@@ -1,0 +1,126 @@
+/*
+ * What a device's context has been through: live, lost, reset.
+ */
+#include "context_state.h"
+
+#include <stdio.h>
+#include <string.h>
+
+accel_status accel__context_state_init(struct accel__context_state *state)
+{
+    memset(state, 0, sizeof(*state));
+    if (pthread_mutex_init(&state->lock, NULL) != 0)
+        return ACCEL_ERR_OUT_OF_HOST_MEMORY;
+    return ACCEL_OK;
+}
+
+void accel__context_state_deinit(struct accel__context_state *state)
+{
+    pthread_mutex_destroy(&state->lock);
+}
+
+void accel__context_state_open(struct accel__context_state *state, uint32_t *out_epoch)
+{
+    pthread_mutex_lock(&state->lock);
+    if (state->opens++ == 0) {
+        state->lost = false;
+        state->reason[0] = '\0';
+    }
+    *out_epoch = state->epoch;
+    pthread_mutex_unlock(&state->lock);
+}
+
+accel_status accel__context_state_open_rebuilt(struct accel__context_state *state,
+                                               accel__context_rebuild_fn rebuild, void *user,
+                                               uint32_t *out_epoch)
+{
+    accel_status status = ACCEL_OK;
+
+    pthread_mutex_lock(&state->lock);
+    if (state->opens == 0 && state->lost) {
+        status = rebuild(user, false);
+        if (status == ACCEL_OK) {
+            state->epoch++;
+            state->lost = false;
+            state->reason[0] = '\0';
+        }
+    }
+    if (status == ACCEL_OK) {
+        state->opens++;
+        *out_epoch = state->epoch;
+    }
+    pthread_mutex_unlock(&state->lock);
+    return status;
+}
+
+void accel__context_state_close(struct accel__context_state *state)
+{
+    pthread_mutex_lock(&state->lock);
+    if (state->opens > 0)
+        state->opens--;
+    pthread_mutex_unlock(&state->lock);
+}
+
+void accel__context_state_mark_lost(struct accel__context_state *state, const char *call,
+                                    const char *native_name)
+{
+    pthread_mutex_lock(&state->lock);
+    if (!state->lost) {
+        state->lost = true;
+        snprintf(state->reason, sizeof(state->reason), "%s failed with %s", call,
+                 native_name);
+    }
+    pthread_mutex_unlock(&state->lock);
+}
+
+accel_status accel__context_state_check(struct accel__context_state *state,
+                                        uint32_t seen_epoch,
+                                        const struct accel_host_services *services,
+                                        const char *device_name)
+{
+    accel_status status = ACCEL_OK;
+
+    pthread_mutex_lock(&state->lock);
+    if (state->lost)
+        status = services->set_error(ACCEL_ERR_DEVICE_LOST,
+                                     "%s is lost: its context is poisoned (%s); a reset "
+                                     "rebuilds it", device_name, state->reason);
+    else if (state->epoch != seen_epoch)
+        status = services->set_error(ACCEL_ERR_DEVICE_LOST,
+                                     "%s is lost: another open of the device reset its "
+                                     "context, freeing this open's objects", device_name);
+    pthread_mutex_unlock(&state->lock);
+    return status;
+}
+
+bool accel__context_state_current(struct accel__context_state *state, uint32_t seen_epoch)
+{
+    bool current;
+
+    pthread_mutex_lock(&state->lock);
+    current = state->epoch == seen_epoch;
+    pthread_mutex_unlock(&state->lock);
+    return current;
+}
+
+accel_status accel__context_state_reset(struct accel__context_state *state,
+                                        uint32_t *seen_epoch,
+                                        accel__context_rebuild_fn rebuild, void *user)
+{
+    accel_status status;
+    bool fresh;
+
+    pthread_mutex_lock(&state->lock);
+    fresh = !state->lost && state->epoch != *seen_epoch;
+    status = rebuild(user, fresh);
+    if (status == ACCEL_OK) {
+        if (!fresh) {
+            state->epoch++;
+            state->lost = false;
+            state->reason[0] = '\0';
+        }
+        *seen_epoch = state->epoch;
+    }
+    pthread_mutex_unlock(&state->lock);
+    return status;
+}

@@ -1,0 +1,187 @@
+/*
+ * Copies, enqueued on a stream: host to device, device to host and device
+ * to device, in 1D, 2D and 3D.
+ *
+ * The layout becomes driver calls through copy_plan.h (shared with the
+ * other GPU plugins): one cuMemcpy*Async for a contiguous run,
+ * cuMemcpy2DAsync_v2 for pitched rows, cuMemcpy3DAsync_v2 for slices whose
+ * pitch is a whole number of rows on both sides (CUDA_MEMCPY3D says a slice
+ * pitch as srcHeight rows of srcPitch), one 2D copy per slice for any other
+ * slice pitch, and one 1D copy per row for a pitch past the device's
+ * CU_DEVICE_ATTRIBUTE_MAX_PITCH. Offsets go into the base addresses, never
+ * into srcXInBytes/srcY, so that no pitch has to cover them.
+ */
+#include <stdint.h>
+
+#include "copy_plan.h"
+#include "cuda_plugin.h"
+
+/* One side of a copy: host memory or a device address. */
+struct cuda_copy_side {
+    bool device;
+    acu_CUdeviceptr address; /* the device address, or the host pointer's value */
+};
+
+/* The copy in flight: what every driver call of one plan shares. */
+struct cuda_copy {
+    accel_drv_device *device;
+    acu_CUstream stream;
+    struct cuda_copy_side dst;
+    struct cuda_copy_side src;
+};
+
+static void *cuda_host_pointer(acu_CUdeviceptr address)
+{
+    return (void *)(uintptr_t)address;
+}
+
+static accel_status cuda_copy_1d(const struct cuda_copy *copy, uint64_t src_offset,
+                                 uint64_t dst_offset, uint64_t bytes)
+{
+    acu_CUdeviceptr src = copy->src.address + src_offset;
+    acu_CUdeviceptr dst = copy->dst.address + dst_offset;
+
+    if (copy->src.device && copy->dst.device)
+        return CUDA_CALL(copy->device, ACCEL_ERR_COPY, cuMemcpyDtoDAsync_v2,
+                         (dst, src, (size_t)bytes, copy->stream));
+    if (copy->dst.device)
+        return CUDA_CALL(copy->device, ACCEL_ERR_COPY, cuMemcpyHtoDAsync_v2,
+                         (dst, cuda_host_pointer(src), (size_t)bytes, copy->stream));
+    return CUDA_CALL(copy->device, ACCEL_ERR_COPY, cuMemcpyDtoHAsync_v2,
+                     (cuda_host_pointer(dst), src, (size_t)bytes, copy->stream));
+}
+
+/* Rows of slice `slice` of the plan, as one 2D copy. */
+static accel_status cuda_copy_2d(const struct cuda_copy *copy,
+                                 const struct accel__copy_plan *plan, uint64_t slice)
+{
+    acu_CUDA_MEMCPY2D params = {0};
+    uint64_t src_offset, dst_offset;
+
+    accel__copy_plan_offsets(plan, slice, 0, &src_offset, &dst_offset);
+    params.srcMemoryType = copy->src.device ? ACU_CU_MEMORYTYPE_DEVICE : ACU_CU_MEMORYTYPE_HOST;
+    if (copy->src.device)
+        params.srcDevice = copy->src.address + src_offset;
+    else
+        params.srcHost = cuda_host_pointer(copy->src.address + src_offset);
+    params.srcPitch = (size_t)plan->src_pitch;
+    params.dstMemoryType = copy->dst.device ? ACU_CU_MEMORYTYPE_DEVICE : ACU_CU_MEMORYTYPE_HOST;
+    if (copy->dst.device)
+        params.dstDevice = copy->dst.address + dst_offset;
+    else
+        params.dstHost = cuda_host_pointer(copy->dst.address + dst_offset);
+    params.dstPitch = (size_t)plan->dst_pitch;
+    params.WidthInBytes = (size_t)plan->width;
+    params.Height = (size_t)plan->height;
+    return CUDA_CALL(copy->device, ACCEL_ERR_COPY, cuMemcpy2DAsync_v2, (&params, copy->stream));
+}
+
+static accel_status cuda_copy_3d(const struct cuda_copy *copy,
+                                 const struct accel__copy_plan *plan)
+{
+    acu_CUDA_MEMCPY3D params = {0};
+
+    params.srcMemoryType = copy->src.device ? ACU_CU_MEMORYTYPE_DEVICE : ACU_CU_MEMORYTYPE_HOST;
+    if (copy->src.device)
+        params.srcDevice = copy->src.address + plan->src_offset;
+    else
+        params.srcHost = cuda_host_pointer(copy->src.address + plan->src_offset);
+    params.srcPitch = (size_t)plan->src_pitch;
+    params.srcHeight = (size_t)plan->src_slice_rows;
+    params.dstMemoryType = copy->dst.device ? ACU_CU_MEMORYTYPE_DEVICE : ACU_CU_MEMORYTYPE_HOST;
+    if (copy->dst.device)
+        params.dstDevice = copy->dst.address + plan->dst_offset;
+    else
+        params.dstHost = cuda_host_pointer(copy->dst.address + plan->dst_offset);
+    params.dstPitch = (size_t)plan->dst_pitch;
+    params.dstHeight = (size_t)plan->dst_slice_rows;
+    params.WidthInBytes = (size_t)plan->width;
+    params.Height = (size_t)plan->height;
+    params.Depth = (size_t)plan->depth;
+    return CUDA_CALL(copy->device, ACCEL_ERR_COPY, cuMemcpy3DAsync_v2, (&params, copy->stream));
+}
+
+/* Every row on its own: for pitches the driver's 2D and 3D copies refuse. */
+static accel_status cuda_copy_rows(const struct cuda_copy *copy,
+                                   const struct accel__copy_plan *plan)
+{
+    accel_status status = ACCEL_OK;
+
+    for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++) {
+        for (uint64_t y = 0; y < plan->height && status == ACCEL_OK; y++) {
+            uint64_t src_offset, dst_offset;
+
+            accel__copy_plan_offsets(plan, z, y, &src_offset, &dst_offset);
+            status = cuda_copy_1d(copy, src_offset, dst_offset, plan->width);
+        }
+    }
+    return status;
+}
+
+static accel_status cuda_copy_planned(const struct cuda_copy *copy,
+                                      const struct accel__copy_plan *plan)
+{
+    accel_status status = ACCEL_OK;
+
+    switch (plan->shape) {
+    case ACCEL__COPY_1D:
+        return cuda_copy_1d(copy, plan->src_offset, plan->dst_offset, plan->width);
+    case ACCEL__COPY_2D:
+        return cuda_copy_2d(copy, plan, 0);
+    case ACCEL__COPY_3D:
+        return cuda_copy_3d(copy, plan);
+    case ACCEL__COPY_2D_SLICES:
+        for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++)
+            status = cuda_copy_2d(copy, plan, z);
+        return status;
+    case ACCEL__COPY_1D_ROWS:
+        return cuda_copy_rows(copy, plan);
+    }
+    return ACCEL_ERR_COPY;
+}
+
+/* Plan a copy between two sides and enqueue it, in the device's context. */
+static accel_status cuda_copy(accel_drv_device *device, accel_drv_stream *stream,
+                              struct cuda_copy_side dst, struct cuda_copy_side src,
+                              const struct accel_copy_layout *layout)
+{
+    struct cuda_copy copy = {device, cuda_stream_handle(stream), dst, src};
+    struct accel__copy_plan plan;
+    struct cuda_scope scope;
+    accel_status status;
+
+    accel__copy_plan_make(layout, device->physical->max_pitch, &plan);
+    status = accel__cuda_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = cuda_copy_planned(&copy, &plan);
+    accel__cuda_leave(device, &scope);
+    return status;
+}
+
+accel_status accel__cuda_copy_to_device(accel_drv_device *device,
+                                        accel_drv_stream *stream, uint64_t dst,
+                                        const void *src,
+                                        const struct accel_copy_layout *layout)
+{
+    return cuda_copy(device, stream, (struct cuda_copy_side){true, dst},
+                     (struct cuda_copy_side){false, (acu_CUdeviceptr)(uintptr_t)src}, layout);
+}
+
+accel_status accel__cuda_copy_to_host(accel_drv_device *device, accel_drv_stream *stream,
+                                      void *dst, uint64_t src,
+                                      const struct accel_copy_layout *layout)
+{
+    return cuda_copy(device, stream,
+                     (struct cuda_copy_side){false, (acu_CUdeviceptr)(uintptr_t)dst},
+                     (struct cuda_copy_side){true, src}, layout);
+}
+
+accel_status accel__cuda_copy_on_device(accel_drv_device *device,
+                                        accel_drv_stream *stream, uint64_t dst,
+                                        uint64_t src,
+                                        const struct accel_copy_layout *layout)
+{
+    return cuda_copy(device, stream, (struct cuda_copy_side){true, dst},
+                     (struct cuda_copy_side){true, src}, layout);
+}

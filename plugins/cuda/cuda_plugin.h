@@ -1,0 +1,212 @@
+/*
+ * The CUDA plugin's shared internals: the plugin and device objects, how an
+ * entry makes the device's context current and reports a driver error, and
+ * the table entries that live in the other files. Nothing here crosses the
+ * plugin boundary except through the table in cuda_plugin.c.
+ *
+ * Plugin objects are the driver's own handles: a stream is its CUstream, an
+ * event its CUevent, a module its CUmodule, a kernel its CUfunction, and an
+ * allocation its device address. The driver keeps them; the plugin keeps
+ * nothing per object, so there is nothing to leak or to look up.
+ */
+#ifndef ACCEL_CUDA_PLUGIN_H
+#define ACCEL_CUDA_PLUGIN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <accel/driver.h>
+
+#include "context_state.h"
+#include "cuda_api.h"
+#include "cuda_dynamic_symbols.h"
+#include "native_library.h"
+
+/* One CUDA device as the driver numbers it, shared by every open of it. */
+struct cuda_physical_device {
+    acu_CUdevice handle;
+    struct accel_device_props props;
+    /* The largest pitch cuMemcpy2D/3D take (CU_DEVICE_ATTRIBUTE_MAX_PITCH). */
+    uint64_t max_pitch;
+    /*
+     * The primary context's lost and reset state: one per device in the
+     * process (see accel__cuda_context_state), as the primary context is.
+     */
+    struct accel__context_state *context;
+};
+
+struct accel_drv_plugin {
+    const struct accel_host_services *services;
+    struct cuda_symbols symbols;
+    /* cuInit succeeded: the driver stays mapped at close (see native_library.h). */
+    bool initialised;
+    int driver_version;
+    uint32_t device_count;
+    struct cuda_physical_device *devices;
+    /* Why there are no devices; empty while there are some. */
+    char no_device_reason[ACCEL__NATIVE_REASON_MAX];
+};
+
+struct accel_drv_device {
+    accel_drv_plugin *plugin;
+    struct cuda_physical_device *physical;
+    uint32_t index;
+    char name[24]; /* "cuda:0", for messages */
+    /*
+     * The primary context this open retained. Atomic: a reset replaces it
+     * while other threads may be in entries that read it.
+     */
+    _Atomic(acu_CUcontext) context;
+    /* The context epoch this open's objects were made in. */
+    uint32_t epoch;
+};
+
+static inline const struct cuda_symbols *cuda_symbols_of(const accel_drv_device *device)
+{
+    return &device->plugin->symbols;
+}
+
+/* ---- errors (cuda_status.c) ---- */
+
+/*
+ * ACCEL_OK for CUDA_SUCCESS. Otherwise record "CALL failed: NAME (CODE):
+ * text" through services->set_error, mark the device's context lost for a
+ * sticky code, and return the code's accel_status (`fallback` for codes
+ * with no status of their own).
+ */
+accel_status accel__cuda_result(accel_drv_device *device, acu_CUresult result,
+                                const char *call, accel_status fallback);
+
+/* The same, with `extra` (a JIT log, say) after the code's text. */
+accel_status accel__cuda_result_with(accel_drv_device *device, acu_CUresult result,
+                                     const char *call, accel_status fallback,
+                                     const char *extra);
+
+/* The same without a device: nothing is marked lost. */
+accel_status accel__cuda_plugin_result(accel_drv_plugin *plugin, acu_CUresult result,
+                                       const char *call, accel_status fallback);
+
+/*
+ * For a failure an entry cannot return (a free, a destroy): log it at debug
+ * level and mark the context lost for a sticky code; the thread's error
+ * detail is left alone.
+ */
+void accel__cuda_ignore(accel_drv_device *device, acu_CUresult result, const char *call);
+
+/* "NAME (CODE): text" for a reason string. */
+void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result, char *out,
+                          size_t size);
+
+/*
+ * Call driver entry `symbol` with the parenthesised `args` and evaluate to
+ * the accel_status of its result (see accel__cuda_result), so that the
+ * entry's name in the detail is always the entry called.
+ */
+#define CUDA_CALL(device, fallback, symbol, args)                                      \
+    accel__cuda_result((device), cuda_symbols_of(device)->symbol args, #symbol,       \
+                       (fallback))
+
+/* ---- the context on the calling thread (cuda_device.c) ---- */
+
+/* The most devices the plugin serves; a driver's devices past it are not offered. */
+#define CUDA_DEVICES_MAX 64u
+
+/*
+ * The lost/reset state of device `ordinal`'s primary context (< CUDA_DEVICES_MAX).
+ * It is the process's, not a plugin instance's: two hosts in one process
+ * open the same primary context, and a reset through one must make the
+ * other's objects lost too.
+ */
+struct accel__context_state *accel__cuda_context_state(uint32_t ordinal);
+
+/* What accel__cuda_enter did, for accel__cuda_leave to undo. */
+struct cuda_scope {
+    bool pushed;
+};
+
+/*
+ * Make the device's primary context current on the calling thread for one
+ * entry: nothing when it already is, else push it (the caller's own
+ * current context, if any, comes back at leave). Errors: the driver's.
+ */
+accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope);
+void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope);
+
+/* ---- handles: the driver's own ---- */
+
+static inline acu_CUstream cuda_stream_handle(accel_drv_stream *stream)
+{
+    return (acu_CUstream)(void *)stream;
+}
+
+static inline acu_CUevent cuda_event_handle(accel_drv_event *event)
+{
+    return (acu_CUevent)(void *)event;
+}
+
+/* ---- table entries, cuda_device.c ---- */
+
+accel_status accel__cuda_device_open(accel_drv_plugin *plugin, uint32_t index,
+                                     accel_drv_device **out_device);
+void accel__cuda_device_close(accel_drv_device *device);
+accel_status accel__cuda_device_status(accel_drv_device *device);
+accel_status accel__cuda_device_reset(accel_drv_device *device);
+
+/* ---- table entries, cuda_memory.c ---- */
+
+accel_status accel__cuda_mem_alloc(accel_drv_device *device, uint64_t bytes,
+                                   accel_drv_mem **out_mem, uint64_t *out_address);
+void accel__cuda_mem_free(accel_drv_device *device, accel_drv_mem *mem);
+accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes,
+                                    void **out_ptr);
+void accel__cuda_host_free(accel_drv_device *device, void *ptr);
+
+/* ---- table entries, cuda_stream.c ---- */
+
+accel_status accel__cuda_stream_create(accel_drv_device *device,
+                                       accel_drv_stream **out_stream);
+void accel__cuda_stream_destroy(accel_drv_device *device, accel_drv_stream *stream);
+accel_status accel__cuda_stream_sync(accel_drv_device *device, accel_drv_stream *stream);
+accel_status accel__cuda_event_create(accel_drv_device *device,
+                                      accel_drv_event **out_event);
+void accel__cuda_event_destroy(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__cuda_event_record(accel_drv_device *device, accel_drv_event *event,
+                                      accel_drv_stream *stream);
+accel_status accel__cuda_event_query(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__cuda_event_sync(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__cuda_stream_wait_event(accel_drv_device *device,
+                                           accel_drv_stream *stream,
+                                           accel_drv_event *event);
+accel_status accel__cuda_host_func(accel_drv_device *device, accel_drv_stream *stream,
+                                   void (*fn)(void *user), void *user);
+
+/* ---- table entries, cuda_copy.c ---- */
+
+accel_status accel__cuda_copy_to_device(accel_drv_device *device,
+                                        accel_drv_stream *stream, uint64_t dst,
+                                        const void *src,
+                                        const struct accel_copy_layout *layout);
+accel_status accel__cuda_copy_to_host(accel_drv_device *device, accel_drv_stream *stream,
+                                      void *dst, uint64_t src,
+                                      const struct accel_copy_layout *layout);
+accel_status accel__cuda_copy_on_device(accel_drv_device *device,
+                                        accel_drv_stream *stream, uint64_t dst,
+                                        uint64_t src,
+                                        const struct accel_copy_layout *layout);
+
+/* ---- table entries, cuda_module.c ---- */
+
+accel_status accel__cuda_module_load(accel_drv_device *device, const void *image,
+                                     size_t size, accel_drv_module **out_module);
+void accel__cuda_module_unload(accel_drv_device *device, accel_drv_module *module);
+accel_status accel__cuda_kernel_get(accel_drv_device *device, accel_drv_module *module,
+                                    const char *name, accel_drv_kernel **out_kernel,
+                                    struct accel_kernel_signature *out_signature);
+accel_status accel__cuda_launch(accel_drv_device *device, accel_drv_stream *stream,
+                                accel_drv_kernel *kernel,
+                                const struct accel_launch_config *config,
+                                void *const *args, const size_t *arg_sizes,
+                                uint32_t nargs);
+
+#endif /* ACCEL_CUDA_PLUGIN_H */

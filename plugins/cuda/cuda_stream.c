@@ -1,0 +1,170 @@
+/*
+ * Streams, events and host functions: each entry is one driver call in
+ * the device's context.
+ *
+ * Streams are CU_STREAM_NON_BLOCKING, so that they never wait for the
+ * legacy default stream that other code in the process may use. Events are
+ * made with CU_EVENT_DISABLE_TIMING: they only order and signal, and
+ * without timing they are cheaper to record and to wait for. The driver's
+ * semantics are the ABI's: cuStreamWaitEvent waits for the event as last
+ * recorded when it is called, and a never-recorded event is complete.
+ */
+#include "cuda_plugin.h"
+
+/* ---- streams ---- */
+
+accel_status accel__cuda_stream_create(accel_drv_device *device,
+                                       accel_drv_stream **out_stream)
+{
+    acu_CUstream stream = NULL;
+    struct cuda_scope scope;
+    accel_status status;
+
+    *out_stream = NULL;
+    status = accel__cuda_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuStreamCreate,
+                       (&stream, ACU_CU_STREAM_NON_BLOCKING));
+    accel__cuda_leave(device, &scope);
+    if (status == ACCEL_OK)
+        *out_stream = (accel_drv_stream *)(void *)stream;
+    return status;
+}
+
+void accel__cuda_stream_destroy(accel_drv_device *device, accel_drv_stream *stream)
+{
+    struct cuda_scope scope;
+
+    if (stream == NULL || accel__cuda_enter(device, &scope) != ACCEL_OK)
+        return;
+    accel__cuda_ignore(device, cuda_symbols_of(device)->cuStreamDestroy_v2(
+                                   cuda_stream_handle(stream)),
+                       "cuStreamDestroy_v2");
+    accel__cuda_leave(device, &scope);
+}
+
+accel_status accel__cuda_stream_sync(accel_drv_device *device, accel_drv_stream *stream)
+{
+    struct cuda_scope scope;
+    accel_status status = accel__cuda_enter(device, &scope);
+
+    if (status != ACCEL_OK)
+        return status;
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuStreamSynchronize,
+                       (cuda_stream_handle(stream)));
+    accel__cuda_leave(device, &scope);
+    return status;
+}
+
+/* ---- events ---- */
+
+accel_status accel__cuda_event_create(accel_drv_device *device,
+                                      accel_drv_event **out_event)
+{
+    acu_CUevent event = NULL;
+    struct cuda_scope scope;
+    accel_status status;
+
+    *out_event = NULL;
+    status = accel__cuda_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventCreate,
+                       (&event, ACU_CU_EVENT_DISABLE_TIMING));
+    accel__cuda_leave(device, &scope);
+    if (status == ACCEL_OK)
+        *out_event = (accel_drv_event *)(void *)event;
+    return status;
+}
+
+void accel__cuda_event_destroy(accel_drv_device *device, accel_drv_event *event)
+{
+    struct cuda_scope scope;
+
+    if (event == NULL || accel__cuda_enter(device, &scope) != ACCEL_OK)
+        return;
+    accel__cuda_ignore(device,
+                       cuda_symbols_of(device)->cuEventDestroy_v2(cuda_event_handle(event)),
+                       "cuEventDestroy_v2");
+    accel__cuda_leave(device, &scope);
+}
+
+accel_status accel__cuda_event_record(accel_drv_device *device, accel_drv_event *event,
+                                      accel_drv_stream *stream)
+{
+    struct cuda_scope scope;
+    accel_status status = accel__cuda_enter(device, &scope);
+
+    if (status != ACCEL_OK)
+        return status;
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventRecord,
+                       (cuda_event_handle(event), cuda_stream_handle(stream)));
+    accel__cuda_leave(device, &scope);
+    return status;
+}
+
+accel_status accel__cuda_event_query(accel_drv_device *device, accel_drv_event *event)
+{
+    struct cuda_scope scope;
+    accel_status status = accel__cuda_enter(device, &scope);
+    acu_CUresult result;
+
+    if (status != ACCEL_OK)
+        return status;
+    result = cuda_symbols_of(device)->cuEventQuery(cuda_event_handle(event));
+    accel__cuda_leave(device, &scope);
+    /* Not ready is an answer, not an error: no detail to record. */
+    if (result == ACU_CUDA_ERROR_NOT_READY)
+        return ACCEL_NOT_READY;
+    return accel__cuda_result(device, result, "cuEventQuery", ACCEL_ERR_DRIVER);
+}
+
+accel_status accel__cuda_event_sync(accel_drv_device *device, accel_drv_event *event)
+{
+    struct cuda_scope scope;
+    accel_status status = accel__cuda_enter(device, &scope);
+
+    if (status != ACCEL_OK)
+        return status;
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventSynchronize,
+                       (cuda_event_handle(event)));
+    accel__cuda_leave(device, &scope);
+    return status;
+}
+
+accel_status accel__cuda_stream_wait_event(accel_drv_device *device,
+                                           accel_drv_stream *stream,
+                                           accel_drv_event *event)
+{
+    struct cuda_scope scope;
+    accel_status status = accel__cuda_enter(device, &scope);
+
+    if (status != ACCEL_OK)
+        return status;
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuStreamWaitEvent,
+                       (cuda_stream_handle(stream), cuda_event_handle(event), 0));
+    accel__cuda_leave(device, &scope);
+    return status;
+}
+
+/* ---- host functions ---- */
+
+accel_status accel__cuda_host_func(accel_drv_device *device, accel_drv_stream *stream,
+                                   void (*fn)(void *user), void *user)
+{
+    struct cuda_scope scope;
+    accel_status status;
+
+    /* Caught here: on the driver's thread, a NULL call would crash far from its cause. */
+    if (fn == NULL)
+        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                   "host_func: the function is NULL");
+    status = accel__cuda_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuLaunchHostFunc,
+                       (cuda_stream_handle(stream), fn, user));
+    accel__cuda_leave(device, &scope);
+    return status;
+}

@@ -1,0 +1,468 @@
+/*
+ * The fake driver's modules, kernels, launches and entry-point lookup.
+ *
+ * A module image is a CPU image built from <accel/kernel.h> kernels (an
+ * ELF shared object for this machine), in place of PTX or a cubin. Like
+ * cuModuleLoadData, cuModuleLoadDataEx gets no size: the image's extent is
+ * read from its ELF headers. It is written to a memory file and opened with
+ * dlopen; a kernel NAME is its accel_cpu_kernel_NAME descriptor, and
+ * cuLaunchKernel copies the arguments (as CUDA does, before returning) and
+ * runs the grid's blocks one by one on the stream's thread. PTX, a cubin or
+ * anything else is refused with a JIT-style error log.
+ */
+#include "fake_cuda.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- images ---- */
+
+/* PTX is text that starts with a comment or a directive; strncmp stops at its NUL. */
+static bool fake_looks_like_ptx(const void *image)
+{
+    return strncmp(image, "//", 2) == 0 || strncmp(image, ".version", 8) == 0;
+}
+
+/* Write the JIT's error log, where the caller asked for one. */
+static void fake_jit_log(unsigned int count, const acu_CUjit_option *options,
+                         void *const *values, const char *message)
+{
+    char *buffer = NULL;
+    size_t size = 0;
+
+    for (unsigned int i = 0; i < count; i++) {
+        if (options[i] == ACU_CU_JIT_ERROR_LOG_BUFFER)
+            buffer = values[i];
+        else if (options[i] == ACU_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+            size = (size_t)(uintptr_t)values[i];
+    }
+    if (buffer != NULL && size != 0)
+        snprintf(buffer, size, "%s", message);
+}
+
+/*
+ * The bytes of a CPU image for this machine, from its ELF headers: the end
+ * of the section headers or of the last segment, whichever is later. 0, and
+ * a JIT-style message, for anything else.
+ */
+static size_t fake_image_size(const void *image, const char **out_why)
+{
+    ElfW(Ehdr) header;
+    size_t end;
+
+    memcpy(&header, image, SELFMAG);
+    if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
+        *out_why = fake_looks_like_ptx(image)
+                       ? "ptxas fatal: the fake CUDA driver cannot compile PTX; give it a "
+                         "CPU image of <accel/kernel.h> kernels"
+                       : "fake CUDA: the image is neither ELF nor PTX";
+        return 0;
+    }
+    memcpy(&header, image, sizeof(header));
+    if (header.e_machine == EM_CUDA) {
+        *out_why = "fake CUDA: a cubin for a real GPU; give the fake a CPU image";
+        return 0;
+    }
+    if (header.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+        header.e_type != ET_DYN) {
+        *out_why = "fake CUDA: the ELF image is not a shared object for this machine";
+        return 0;
+    }
+    end = (size_t)header.e_shoff + (size_t)header.e_shnum * header.e_shentsize;
+    for (unsigned i = 0; i < header.e_phnum; i++) {
+        ElfW(Phdr) segment;
+
+        memcpy(&segment, (const char *)image + header.e_phoff + i * sizeof(segment),
+               sizeof(segment));
+        if ((size_t)(segment.p_offset + segment.p_filesz) > end)
+            end = (size_t)(segment.p_offset + segment.p_filesz);
+    }
+    return end;
+}
+
+/* The image in a memory file, opened with dlopen. */
+static acu_CUresult fake_image_open(const void *image, size_t size, int *out_fd,
+                                    void **out_handle, const char **out_why)
+{
+    char path[64];
+    int fd = memfd_create("fake-cuda-module", MFD_CLOEXEC);
+    size_t done = 0;
+
+    if (fd < 0)
+        return ACU_CUDA_ERROR_OUT_OF_MEMORY;
+    while (done < size) {
+        ssize_t n = write(fd, (const char *)image + done, size - done);
+
+        if (n <= 0) {
+            close(fd);
+            return ACU_CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        done += (size_t)n;
+    }
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    *out_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (*out_handle == NULL) {
+        *out_why = dlerror();
+        close(fd);
+        return ACU_CUDA_ERROR_INVALID_IMAGE;
+    }
+    *out_fd = fd;
+    return ACU_CUDA_SUCCESS;
+}
+
+/* ---- modules ---- */
+
+FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module, const void *image,
+                                            unsigned int option_count,
+                                            acu_CUjit_option *options, void **option_values)
+{
+    const char *why = "fake CUDA: the image did not load";
+    struct CUmod_st *module;
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+    size_t size;
+
+    FAKE_ENTER(lose);
+    result = fake_current(&ctx);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (out_module == NULL || image == NULL || (option_count != 0 && (options == NULL ||
+                                                                      option_values == NULL)))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    size = fake_image_size(image, &why);
+    module = size != 0 ? calloc(1, sizeof(*module)) : NULL;
+    result = size == 0 ? (fake_looks_like_ptx(image) ? ACU_CUDA_ERROR_INVALID_PTX
+                              : ACU_CUDA_ERROR_INVALID_IMAGE)
+             : module == NULL ? ACU_CUDA_ERROR_OUT_OF_MEMORY
+                              : fake_image_open(image, size, &module->fd, &module->handle, &why);
+    if (result != ACU_CUDA_SUCCESS) {
+        free(module);
+        fake_jit_log(option_count, options, option_values, why);
+        FAKE_RETURN(result);
+    }
+    module->magic = FAKE_MAGIC_MODULE;
+    module->ctx = ctx;
+    module->next = fake.modules;
+    fake.modules = module;
+    *out_module = module;
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
+void fake_module_retire(struct CUmod_st *module)
+{
+    for (struct CUmod_st **link = &fake.modules; *link != NULL; link = &(*link)->next) {
+        if (*link == module) {
+            *link = module->next;
+            break;
+        }
+    }
+    for (struct CUfunc_st *f = module->functions; f != NULL; f = f->next)
+        f->magic = FAKE_MAGIC_RETIRED;
+    dlclose(module->handle);
+    close(module->fd);
+    module->handle = NULL;
+    module->magic = FAKE_MAGIC_RETIRED;
+    module->next = fake.retired_modules;
+    fake.retired_modules = module;
+}
+
+FAKE_EXPORT acu_CUresult cuModuleUnload(acu_CUmodule module)
+{
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_current(&ctx);
+    if (result == ACU_CUDA_ERROR_INVALID_CONTEXT || result == ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED)
+        FAKE_RETURN(result);
+    if (module == NULL || module->magic != FAKE_MAGIC_MODULE || module->ctx != ctx)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
+    fake_module_retire(module);
+    FAKE_RETURN(result);
+}
+
+FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_CUmodule module,
+                                             const char *name)
+{
+    char symbol[sizeof(ACCEL_CPU_KERNEL_PREFIX) + 128];
+    const struct accel_cpu_kernel *kernel;
+    struct CUfunc_st *function;
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_current(&ctx);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (out_function == NULL || name == NULL || strlen(name) >= 128)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    if (module == NULL || module->magic != FAKE_MAGIC_MODULE || module->ctx != ctx)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
+    for (function = module->functions; function != NULL; function = function->next) {
+        if (strcmp(function->name, name) == 0) {
+            *out_function = function;
+            FAKE_RETURN(ACU_CUDA_SUCCESS);
+        }
+    }
+    snprintf(symbol, sizeof(symbol), ACCEL_CPU_KERNEL_PREFIX "%s", name);
+    kernel = dlsym(module->handle, symbol);
+    if (kernel == NULL || kernel->abi != ACCEL_CPU_KERNEL_ABI)
+        FAKE_RETURN(ACU_CUDA_ERROR_NOT_FOUND);
+    function = calloc(1, sizeof(*function));
+    if (function == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    function->magic = FAKE_MAGIC_FUNCTION;
+    function->module = module;
+    function->kernel = kernel;
+    snprintf(function->name, sizeof(function->name), "%s", name);
+    function->next = module->functions;
+    module->functions = function;
+    *out_function = function;
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
+/* Where argument `index` sits: aligned to its size up to 16, as kernel.h lays out. */
+static size_t fake_param_align(uint32_t size)
+{
+    size_t align = 1;
+
+    while (align < size && align < 16)
+        align *= 2;
+    return align;
+}
+
+static size_t fake_param_offset(const struct accel_cpu_kernel *kernel, uint32_t index)
+{
+    size_t offset = 0;
+
+    for (uint32_t i = 0; i <= index; i++) {
+        size_t align = fake_param_align(kernel->param_sizes[i]);
+
+        offset = (offset + align - 1) & ~(align - 1);
+        if (i < index)
+            offset += kernel->param_sizes[i];
+    }
+    return offset;
+}
+
+static bool fake_function_valid(const struct CUfunc_st *function, const struct CUctx_st *ctx)
+{
+    return function != NULL && function->magic == FAKE_MAGIC_FUNCTION &&
+           function->module->ctx == ctx;
+}
+
+FAKE_EXPORT acu_CUresult cuFuncGetParamInfo(acu_CUfunction function, size_t index,
+                                            size_t *offset, size_t *size)
+{
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    if (fake.no_param_info)
+        FAKE_RETURN(ACU_CUDA_ERROR_NOT_SUPPORTED);
+    result = fake_current(&ctx);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (!fake_function_valid(function, ctx))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
+    if (offset == NULL || index >= function->kernel->param_count)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    *offset = fake_param_offset(function->kernel, (uint32_t)index);
+    if (size != NULL)
+        *size = function->kernel->param_sizes[index];
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
+/* ---- launches ---- */
+
+static bool fake_geometry_valid(const uint32_t grid[3], const uint32_t block[3],
+                                uint32_t shared_bytes)
+{
+    static const uint32_t max_grid[3] = {2147483647u, 65535u, 65535u};
+    static const uint32_t max_block[3] = {1024u, 1024u, 64u};
+
+    for (int d = 0; d < 3; d++) {
+        if (grid[d] == 0 || grid[d] > max_grid[d] || block[d] == 0 || block[d] > max_block[d])
+            return false;
+    }
+    return (uint64_t)block[0] * block[1] * block[2] <= 1024u &&
+           shared_bytes <= FAKE_MAX_SHARED_BYTES;
+}
+
+/* Copy the arguments, as cuLaunchKernel does before it returns. */
+static bool fake_launch_copy_args(struct fake_launch *launch, void **params)
+{
+    const struct accel_cpu_kernel *kernel = launch->kernel;
+    uint32_t last = kernel->param_count;
+    size_t bytes = last == 0 ? 1 : fake_param_offset(kernel, last - 1) +
+                                       kernel->param_sizes[last - 1];
+
+    launch->arg_bytes = aligned_alloc(16, (bytes + 15) & ~(size_t)15);
+    if (launch->arg_bytes == NULL)
+        return false;
+    for (uint32_t i = 0; i < kernel->param_count; i++) {
+        launch->args[i] = launch->arg_bytes + fake_param_offset(kernel, i);
+        memcpy(launch->args[i], params[i], kernel->param_sizes[i]);
+    }
+    return true;
+}
+
+FAKE_EXPORT acu_CUresult cuLaunchKernel(acu_CUfunction function, unsigned int grid_x,
+                                        unsigned int grid_y, unsigned int grid_z,
+                                        unsigned int block_x, unsigned int block_y,
+                                        unsigned int block_z, unsigned int shared_bytes,
+                                        acu_CUstream stream, void **params, void **extra)
+{
+    struct fake_op *op;
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_current(&ctx);
+    if (result == ACU_CUDA_SUCCESS)
+        result = fake_stream_check(stream, ctx);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (!fake_function_valid(function, ctx))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
+    if (extra != NULL || (params == NULL && function->kernel->param_count != 0))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    op->kind = lose ? FAKE_OP_LOSE : FAKE_OP_LAUNCH;
+    op->u.launch = (struct fake_launch){
+        function->kernel, {grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared_bytes,
+        NULL, {NULL}};
+    if (!fake_geometry_valid(op->u.launch.grid, op->u.launch.block, shared_bytes)) {
+        free(op);
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    }
+    if (op->kind == FAKE_OP_LAUNCH && !fake_launch_copy_args(&op->u.launch, params)) {
+        free(op);
+        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    fake_stream_push(stream, op);
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
+void fake_launch_run(const struct fake_launch *launch)
+{
+    struct accel_cpu_block block = {
+        {launch->grid[0], launch->grid[1], launch->grid[2]},
+        {launch->block[0], launch->block[1], launch->block[2]},
+        {0, 0, 0},
+        launch->shared_bytes,
+        NULL};
+    void *shared = NULL;
+
+    if (launch->shared_bytes != 0) {
+        shared = aligned_alloc(64, (launch->shared_bytes + 63u) & ~63u);
+        if (shared == NULL)
+            return;
+        block.shared = shared;
+    }
+    for (uint32_t z = 0; z < launch->grid[2]; z++) {
+        for (uint32_t y = 0; y < launch->grid[1]; y++) {
+            for (uint32_t x = 0; x < launch->grid[0]; x++) {
+                block.block_idx[0] = x;
+                block.block_idx[1] = y;
+                block.block_idx[2] = z;
+                launch->kernel->run_block(&block, launch->args);
+            }
+        }
+    }
+    free(shared);
+}
+
+/* ---- entry points by name ---- */
+
+struct fake_entry {
+    const char *base;
+    int version; /* the API version that introduced this variant */
+    void *entry;
+};
+
+#define FAKE_ENTRY(base, symbol, version) {base, version, (void *)(uintptr_t)symbol}
+
+static const struct fake_entry fake_entries[] = {
+    FAKE_ENTRY("cuInit", cuInit, 2000),
+    FAKE_ENTRY("cuDriverGetVersion", cuDriverGetVersion, 2020),
+    FAKE_ENTRY("cuDeviceGetCount", cuDeviceGetCount, 2000),
+    FAKE_ENTRY("cuDeviceGet", cuDeviceGet, 2000),
+    FAKE_ENTRY("cuDeviceGetName", cuDeviceGetName, 2000),
+    FAKE_ENTRY("cuDeviceTotalMem", cuDeviceTotalMem_v2, 3020),
+    FAKE_ENTRY("cuDeviceGetAttribute", cuDeviceGetAttribute, 2000),
+    FAKE_ENTRY("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain, 7000),
+    FAKE_ENTRY("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 11000),
+    FAKE_ENTRY("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 11000),
+    FAKE_ENTRY("cuCtxGetCurrent", cuCtxGetCurrent, 4000),
+    FAKE_ENTRY("cuCtxPushCurrent", cuCtxPushCurrent_v2, 4000),
+    FAKE_ENTRY("cuCtxPopCurrent", cuCtxPopCurrent_v2, 4000),
+    FAKE_ENTRY("cuMemAlloc", cuMemAlloc_v2, 3020),
+    FAKE_ENTRY("cuMemFree", cuMemFree_v2, 3020),
+    FAKE_ENTRY("cuMemHostAlloc", cuMemHostAlloc, 2020),
+    FAKE_ENTRY("cuMemFreeHost", cuMemFreeHost, 2000),
+    FAKE_ENTRY("cuStreamCreate", cuStreamCreate, 2000),
+    FAKE_ENTRY("cuStreamDestroy", cuStreamDestroy_v2, 4000),
+    FAKE_ENTRY("cuStreamSynchronize", cuStreamSynchronize, 2000),
+    FAKE_ENTRY("cuStreamWaitEvent", cuStreamWaitEvent, 3020),
+    FAKE_ENTRY("cuEventCreate", cuEventCreate, 2000),
+    FAKE_ENTRY("cuEventDestroy", cuEventDestroy_v2, 4000),
+    FAKE_ENTRY("cuEventRecord", cuEventRecord, 2000),
+    FAKE_ENTRY("cuEventQuery", cuEventQuery, 2000),
+    FAKE_ENTRY("cuEventSynchronize", cuEventSynchronize, 2000),
+    FAKE_ENTRY("cuLaunchHostFunc", cuLaunchHostFunc, 10000),
+    FAKE_ENTRY("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2, 3020),
+    FAKE_ENTRY("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2, 3020),
+    FAKE_ENTRY("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2, 3020),
+    FAKE_ENTRY("cuMemcpy2DAsync", cuMemcpy2DAsync_v2, 3020),
+    FAKE_ENTRY("cuMemcpy3DAsync", cuMemcpy3DAsync_v2, 3020),
+    FAKE_ENTRY("cuModuleLoadDataEx", cuModuleLoadDataEx, 2010),
+    FAKE_ENTRY("cuModuleUnload", cuModuleUnload, 2000),
+    FAKE_ENTRY("cuModuleGetFunction", cuModuleGetFunction, 2000),
+    FAKE_ENTRY("cuLaunchKernel", cuLaunchKernel, 4000),
+    FAKE_ENTRY("cuFuncGetParamInfo", cuFuncGetParamInfo, 12040),
+    FAKE_ENTRY("cuGetErrorString", cuGetErrorString, 6000),
+    FAKE_ENTRY("cuGetErrorName", cuGetErrorName, 6000),
+    FAKE_ENTRY("cuGetProcAddress", cuGetProcAddress_v2, 12000),
+};
+
+/* As CUDA 12's: found, not found, or found but newer than the version asked for. */
+FAKE_EXPORT acu_CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda_version,
+                                             acu_cuuint64_t flags,
+                                             acu_CUdriverProcAddressQueryResult *status)
+{
+    acu_CUdriverProcAddressQueryResult found = ACU_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+
+    /* Read here, not at cuInit: a loader asks for entries before it initialises. */
+    const char *no_proc_address = getenv("FAKE_CUDA_NO_PROC_ADDRESS");
+
+    pthread_mutex_lock(&fake.lock);
+    fake_count(__func__);
+    pthread_mutex_unlock(&fake.lock);
+    if (no_proc_address != NULL && strcmp(no_proc_address, "1") == 0)
+        return ACU_CUDA_ERROR_NOT_SUPPORTED;
+    if (symbol == NULL || pfn == NULL || flags > 2 || cuda_version > FAKE_DRIVER_VERSION)
+        return ACU_CUDA_ERROR_INVALID_VALUE;
+    *pfn = NULL;
+    for (size_t i = 0; i < sizeof(fake_entries) / sizeof(fake_entries[0]); i++) {
+        if (strcmp(fake_entries[i].base, symbol) != 0)
+            continue;
+        found = ACU_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+        if (cuda_version >= fake_entries[i].version) {
+            *pfn = fake_entries[i].entry;
+            found = ACU_CU_GET_PROC_ADDRESS_SUCCESS;
+        }
+        break;
+    }
+    if (status != NULL)
+        *status = found;
+    return ACU_CUDA_SUCCESS;
+}
