@@ -1,0 +1,151 @@
+/*
+ * Copies, enqueued on a stream: host to device, device to host and device
+ * to device, in 1D, 2D and 3D.
+ *
+ * The layout becomes runtime calls through copy_plan.h (shared with the
+ * other GPU plugins): one hipMemcpyAsync for a contiguous run,
+ * hipMemcpy2DAsync for pitched rows, hipMemcpy3DAsync for slices whose
+ * pitch is a whole number of rows on both sides (hipPitchedPtr says a
+ * slice as ysize rows of pitch bytes), one 2D copy per slice for any other
+ * slice pitch, and one 1D copy per row for a pitch past the device's
+ * hipDeviceAttributeMaxPitch. Offsets go into the pointers, never into
+ * hipPos, so that no pitch has to cover them. Every call names its
+ * direction: HIP's device addresses are plain pointers, and the kind tells
+ * the runtime which side is which without a lookup.
+ */
+#include <stdint.h>
+
+#include "copy_plan.h"
+#include "hip_plugin.h"
+
+/* The copy in flight: what every runtime call of one plan shares. */
+struct hip_copy {
+    accel_drv_device *device;
+    ahip_hipStream_t stream;
+    ahip_hipMemcpyKind kind;
+    uintptr_t dst; /* a device address or a host pointer, as `kind` says */
+    uintptr_t src;
+};
+
+static void *hip_pointer(uintptr_t base, uint64_t offset)
+{
+    return (void *)(base + (uintptr_t)offset);
+}
+
+static accel_status hip_copy_1d(const struct hip_copy *copy, uint64_t src_offset,
+                                uint64_t dst_offset, uint64_t bytes)
+{
+    return HIP_CALL(copy->device, ACCEL_ERR_COPY, hipMemcpyAsync,
+                    (hip_pointer(copy->dst, dst_offset), hip_pointer(copy->src, src_offset),
+                     (size_t)bytes, copy->kind, copy->stream));
+}
+
+/* Rows of slice `slice` of the plan, as one 2D copy. */
+static accel_status hip_copy_2d(const struct hip_copy *copy, const struct accel__copy_plan *plan,
+                                uint64_t slice)
+{
+    uint64_t src_offset, dst_offset;
+
+    accel__copy_plan_offsets(plan, slice, 0, &src_offset, &dst_offset);
+    return HIP_CALL(copy->device, ACCEL_ERR_COPY, hipMemcpy2DAsync,
+                    (hip_pointer(copy->dst, dst_offset), (size_t)plan->dst_pitch,
+                     hip_pointer(copy->src, src_offset), (size_t)plan->src_pitch,
+                     (size_t)plan->width, (size_t)plan->height, copy->kind, copy->stream));
+}
+
+static accel_status hip_copy_3d(const struct hip_copy *copy, const struct accel__copy_plan *plan)
+{
+    ahip_hipMemcpy3DParms params = {0};
+
+    params.srcPtr = (ahip_hipPitchedPtr){hip_pointer(copy->src, plan->src_offset),
+                                         (size_t)plan->src_pitch, (size_t)plan->width,
+                                         (size_t)plan->src_slice_rows};
+    params.dstPtr = (ahip_hipPitchedPtr){hip_pointer(copy->dst, plan->dst_offset),
+                                         (size_t)plan->dst_pitch, (size_t)plan->width,
+                                         (size_t)plan->dst_slice_rows};
+    params.extent = (ahip_hipExtent){(size_t)plan->width, (size_t)plan->height,
+                                     (size_t)plan->depth};
+    params.kind = copy->kind;
+    return HIP_CALL(copy->device, ACCEL_ERR_COPY, hipMemcpy3DAsync, (&params, copy->stream));
+}
+
+/* Every row on its own: for pitches the runtime's 2D and 3D copies refuse. */
+static accel_status hip_copy_rows(const struct hip_copy *copy, const struct accel__copy_plan *plan)
+{
+    accel_status status = ACCEL_OK;
+
+    for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++) {
+        for (uint64_t y = 0; y < plan->height && status == ACCEL_OK; y++) {
+            uint64_t src_offset, dst_offset;
+
+            accel__copy_plan_offsets(plan, z, y, &src_offset, &dst_offset);
+            status = hip_copy_1d(copy, src_offset, dst_offset, plan->width);
+        }
+    }
+    return status;
+}
+
+static accel_status hip_copy_planned(const struct hip_copy *copy,
+                                     const struct accel__copy_plan *plan)
+{
+    accel_status status = ACCEL_OK;
+
+    switch (plan->shape) {
+    case ACCEL__COPY_1D:
+        return hip_copy_1d(copy, plan->src_offset, plan->dst_offset, plan->width);
+    case ACCEL__COPY_2D:
+        return hip_copy_2d(copy, plan, 0);
+    case ACCEL__COPY_3D:
+        return hip_copy_3d(copy, plan);
+    case ACCEL__COPY_2D_SLICES:
+        for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++)
+            status = hip_copy_2d(copy, plan, z);
+        return status;
+    case ACCEL__COPY_1D_ROWS:
+        return hip_copy_rows(copy, plan);
+    }
+    return ACCEL_ERR_COPY;
+}
+
+/* Plan a copy and enqueue it with the device current. */
+static accel_status hip_copy(accel_drv_device *device, accel_drv_stream *stream,
+                             ahip_hipMemcpyKind kind, uintptr_t dst, uintptr_t src,
+                             const struct accel_copy_layout *layout)
+{
+    struct hip_copy copy = {device, hip_stream_handle(stream), kind, dst, src};
+    struct accel__copy_plan plan;
+    struct hip_scope scope;
+    accel_status status;
+
+    accel__copy_plan_make(layout, device->physical->max_pitch, &plan);
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = hip_copy_planned(&copy, &plan);
+    accel__hip_leave(device, &scope);
+    return status;
+}
+
+accel_status accel__hip_copy_to_device(accel_drv_device *device, accel_drv_stream *stream,
+                                       uint64_t dst, const void *src,
+                                       const struct accel_copy_layout *layout)
+{
+    return hip_copy(device, stream, AHIP_hipMemcpyHostToDevice, (uintptr_t)dst, (uintptr_t)src,
+                    layout);
+}
+
+accel_status accel__hip_copy_to_host(accel_drv_device *device, accel_drv_stream *stream,
+                                     void *dst, uint64_t src,
+                                     const struct accel_copy_layout *layout)
+{
+    return hip_copy(device, stream, AHIP_hipMemcpyDeviceToHost, (uintptr_t)dst, (uintptr_t)src,
+                    layout);
+}
+
+accel_status accel__hip_copy_on_device(accel_drv_device *device, accel_drv_stream *stream,
+                                       uint64_t dst, uint64_t src,
+                                       const struct accel_copy_layout *layout)
+{
+    return hip_copy(device, stream, AHIP_hipMemcpyDeviceToDevice, (uintptr_t)dst,
+                    (uintptr_t)src, layout);
+}

@@ -1,0 +1,165 @@
+/*
+ * Devices: made current on whichever thread calls, lost, and reset.
+ *
+ * HIP keeps a current device per thread (hipSetDevice) and creates each
+ * device's context at first use; it lives until hipDeviceReset, whoever
+ * holds it. An open holds nothing in the runtime: every entry that needs
+ * the device goes through accel__hip_enter, which switches the calling
+ * thread to the device only when it is not already current and switches
+ * back on leave, so that a thread's own current device (the
+ * application's) is left as it was found.
+ *
+ * Loss is the device context's, shared by every open of the device (see
+ * context_state.h). A reset is hipDeviceReset with the device current:
+ * the runtime frees everything made on the device in the process and
+ * makes a new context at the next call. Since nothing else ends a HIP
+ * context, a context left lost when every open has closed is reset at the
+ * next first open (accel__context_state_open_rebuilt), which a CUDA
+ * driver does by itself when the last open releases its primary context.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "hip_plugin.h"
+
+/*
+ * One per device in the process, as HIP's device contexts are, shared by
+ * every plugin_open (every host) while the plugin is loaded; made at first
+ * use.
+ */
+static struct accel__context_state hip_context_states[HIP_DEVICES_MAX];
+static pthread_once_t hip_context_states_once = PTHREAD_ONCE_INIT;
+static bool hip_context_states_ready;
+
+static void hip_context_states_init(void)
+{
+    for (uint32_t i = 0; i < HIP_DEVICES_MAX; i++) {
+        if (accel__context_state_init(&hip_context_states[i]) != ACCEL_OK)
+            return;
+    }
+    hip_context_states_ready = true;
+}
+
+struct accel__context_state *accel__hip_context_state(uint32_t ordinal)
+{
+    pthread_once(&hip_context_states_once, hip_context_states_init);
+    return hip_context_states_ready ? &hip_context_states[ordinal] : NULL;
+}
+
+accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope)
+{
+    int ordinal = device->physical->ordinal;
+    accel_status status;
+
+    out_scope->switched = false;
+    out_scope->previous = ordinal;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipGetDevice, (&out_scope->previous));
+    if (status != ACCEL_OK || out_scope->previous == ordinal)
+        return status;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipSetDevice, (ordinal));
+    out_scope->switched = status == ACCEL_OK;
+    return status;
+}
+
+bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out_scope)
+{
+    out_scope->switched = false;
+    if (!accel__context_state_current(device->physical->context, device->epoch)) {
+        device->plugin->services->log(ACCEL_LOG_DEBUG, "hip: %s: an object made before "
+                                      "another open's reset is not handed back",
+                                      device->name);
+        return false;
+    }
+    return accel__hip_enter(device, out_scope) == ACCEL_OK;
+}
+
+void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope)
+{
+    if (scope->switched)
+        accel__hip_ignore(device, hip_symbols_of(device)->hipSetDevice(scope->previous),
+                          "hipSetDevice");
+}
+
+/*
+ * Reset the device's context, under the context state's lock: so errors
+ * are recorded without marking the state. Unless another open just did
+ * (`fresh`): the new context is already there, and a second reset would
+ * throw away that open's new objects.
+ */
+static accel_status hip_device_rebuild(void *user, bool fresh)
+{
+    accel_drv_device *device = user;
+    accel_drv_plugin *plugin = device->plugin;
+    const struct hip_symbols *symbols = &plugin->symbols;
+    int previous = device->physical->ordinal;
+    accel_status status;
+
+    if (fresh)
+        return ACCEL_OK;
+    status = accel__hip_plugin_result(plugin, symbols->hipGetDevice(&previous), "hipGetDevice",
+                                      ACCEL_ERR_DEVICE_LOST);
+    if (status != ACCEL_OK)
+        return status;
+    status = accel__hip_plugin_result(plugin, symbols->hipSetDevice(device->physical->ordinal),
+                                      "hipSetDevice", ACCEL_ERR_DEVICE_LOST);
+    if (status != ACCEL_OK)
+        return status;
+    status = accel__hip_plugin_result(plugin, symbols->hipDeviceReset(), "hipDeviceReset",
+                                      ACCEL_ERR_DEVICE_LOST);
+    if (previous != device->physical->ordinal)
+        (void)symbols->hipSetDevice(previous);
+    return status;
+}
+
+accel_status accel__hip_device_open(accel_drv_plugin *plugin, uint32_t index,
+                                    accel_drv_device **out_device)
+{
+    accel_drv_device *device;
+    accel_status status;
+
+    *out_device = NULL;
+    if (index >= plugin->device_count)
+        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE,
+                                           "device_open: no HIP device %u; there are %u", index,
+                                           plugin->device_count);
+    device = calloc(1, sizeof(*device));
+    if (device == NULL)
+        return plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                           "calloc of a HIP device failed");
+    device->plugin = plugin;
+    device->physical = &plugin->devices[index];
+    device->index = index;
+    snprintf(device->name, sizeof(device->name), "hip:%u", index);
+    status = accel__context_state_open_rebuilt(device->physical->context, hip_device_rebuild,
+                                               device, &device->epoch);
+    if (status != ACCEL_OK) {
+        free(device);
+        return status;
+    }
+    *out_device = device;
+    return ACCEL_OK;
+}
+
+void accel__hip_device_close(accel_drv_device *device)
+{
+    if (device == NULL)
+        return;
+    accel__context_state_close(device->physical->context);
+    free(device);
+}
+
+accel_status accel__hip_device_status(accel_drv_device *device)
+{
+    return accel__context_state_check(device->physical->context, device->epoch,
+                                      device->plugin->services, device->name);
+}
+
+accel_status accel__hip_device_reset(accel_drv_device *device)
+{
+    accel_status status = accel__context_state_reset(device->physical->context, &device->epoch,
+                                                     hip_device_rebuild, device);
+
+    device->plugin->services->log(ACCEL_LOG_DEBUG, "hip: %s reset: %s", device->name,
+                                  status == ACCEL_OK ? "done" : "failed");
+    return status;
+}

@@ -1,0 +1,197 @@
+/*
+ * Modules, kernels and launches.
+ *
+ * A module image is an AMD code object as hipcc --genco writes it: a clang
+ * offload bundle with one code object per GPU target, or a bare code
+ * object (an ELF), taken by hipModuleLoadData. AMD's runtime has no JIT
+ * and no error log, so a failed load's detail says what the image holds
+ * instead: the targets it has code for, and the device's.
+ *
+ * Before the load the plugin reads the code object's metadata (see
+ * hip_code_object.h) for each kernel's parameter sizes, which HIP has no
+ * call to tell, so that the host can check a launch's arguments. The
+ * plugin also keeps its own copy of the image while the module lives:
+ * the ABI lets the host free the image once module_load returns, and not
+ * every HIP version is documented to have copied it by then.
+ *
+ * hipModuleLoadData takes no size: the runtime finds it in the image's
+ * headers. The copy ends in zeros, so that a truncated image's headers are
+ * read as zeros rather than past the buffer, and an image that is no code
+ * object at all is refused before the runtime sees it.
+ *
+ * The ABI's launch arguments (args[i] pointing at argument i's bytes) are
+ * exactly hipModuleLaunchKernel's kernelParams, and the runtime copies them
+ * into the kernel's argument buffer before it returns, as the ABI asks.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hip_plugin.h"
+
+/* Zero bytes after the plugin's copy of an image: more than any header the runtime reads first. */
+#define HIP_IMAGE_PADDING 4096u
+
+/* What the image holds, for the detail of a load that failed. */
+static void hip_image_detail(const accel_drv_device *device,
+                             const struct accel__hip_code_object *code, char *out, size_t size)
+{
+    const char *arch = device->physical->props.arch;
+
+    switch (code->kind) {
+    case ACCEL__HIP_IMAGE_BUNDLE:
+        if (code->targets[0] == '\0')
+            snprintf(out, size, "the bundle holds no AMD GPU code object; the device is %s",
+                     arch);
+        else
+            snprintf(out, size, "the bundle holds code for %s; the device is %s", code->targets,
+                     arch);
+        return;
+    case ACCEL__HIP_IMAGE_COMPRESSED:
+        snprintf(out, size, "a compressed offload bundle; the device is %s", arch);
+        return;
+    case ACCEL__HIP_IMAGE_ELF:
+        snprintf(out, size, "a code object; the device is %s", arch);
+        return;
+    case ACCEL__HIP_IMAGE_UNKNOWN:
+        break;
+    }
+    snprintf(out, size, "the image is neither an AMD code object nor a clang offload bundle "
+                        "(hipcc --genco writes one)");
+}
+
+/* Load the plugin's copy of the image; on failure, say what it holds. */
+static accel_status hip_module_load_described(accel_drv_device *device,
+                                              accel_drv_module *module, const void *image)
+{
+    ahip_hipError_t result;
+    struct hip_scope scope;
+    char detail[512];
+    accel_status status = accel__hip_enter(device, &scope);
+
+    if (status != ACCEL_OK)
+        return status;
+    result = hip_symbols_of(device)->hipModuleLoadData(&module->handle, image);
+    accel__hip_leave(device, &scope);
+    if (result == AHIP_hipSuccess)
+        return ACCEL_OK;
+    hip_image_detail(device, &module->code, detail, sizeof(detail));
+    return accel__hip_result_with(device, result, "hipModuleLoadData", ACCEL_ERR_MODULE, detail);
+}
+
+static void hip_module_free(accel_drv_module *module)
+{
+    accel__hip_code_object_free(&module->code);
+    free(module->image);
+    free(module);
+}
+
+accel_status accel__hip_module_load(accel_drv_device *device, const void *image, size_t size,
+                                    accel_drv_module **out_module)
+{
+    const struct accel_host_services *services = device->plugin->services;
+    accel_drv_module *module;
+    accel_status status;
+
+    *out_module = NULL;
+    if (image == NULL || size == 0)
+        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT, "module_load: an empty image");
+    module = calloc(1, sizeof(*module));
+    if (module != NULL && size <= SIZE_MAX - HIP_IMAGE_PADDING)
+        module->image = calloc(1, size + HIP_IMAGE_PADDING);
+    if (module == NULL || module->image == NULL ||
+        !accel__hip_code_object_read(image, size, device->physical->props.arch,
+                                     &module->code)) {
+        if (module != NULL)
+            hip_module_free(module);
+        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                   "module_load: out of host memory for a %zu-byte image", size);
+    }
+    /* Not handed to the runtime, whose readers do not expect it: it might take it apart. */
+    if (module->code.kind == ACCEL__HIP_IMAGE_UNKNOWN) {
+        hip_module_free(module);
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image (%zu bytes) is neither an AMD code "
+                                   "object nor a clang offload bundle (hipcc --genco writes one)",
+                                   size);
+    }
+    memcpy(module->image, image, size);
+    status = hip_module_load_described(device, module, module->image);
+    if (status != ACCEL_OK) {
+        hip_module_free(module);
+        return status;
+    }
+    *out_module = module;
+    return ACCEL_OK;
+}
+
+void accel__hip_module_unload(accel_drv_device *device, accel_drv_module *module)
+{
+    struct hip_scope scope;
+
+    if (module == NULL)
+        return;
+    if (accel__hip_enter_to_release(device, &scope)) {
+        accel__hip_ignore(device, hip_symbols_of(device)->hipModuleUnload(module->handle),
+                          "hipModuleUnload");
+        accel__hip_leave(device, &scope);
+    }
+    hip_module_free(module);
+}
+
+accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *module,
+                                   const char *name, accel_drv_kernel **out_kernel,
+                                   struct accel_kernel_signature *out_signature)
+{
+    const struct accel_kernel_signature *known;
+    ahip_hipFunction_t function = NULL;
+    ahip_hipError_t result;
+    struct hip_scope scope;
+    accel_status status;
+
+    *out_kernel = NULL;
+    memset(out_signature, 0, sizeof(*out_signature));
+    out_signature->param_count = ACCEL_PARAM_COUNT_UNKNOWN;
+    if (name == NULL)
+        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                   "kernel_get: the name is NULL");
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    result = hip_symbols_of(device)->hipModuleGetFunction(&function, module->handle, name);
+    accel__hip_leave(device, &scope);
+    if (result != AHIP_hipSuccess) {
+        status = accel__hip_result(device, result, "hipModuleGetFunction", ACCEL_ERR_NOT_FOUND);
+        /* Versions answer an unknown name with different codes; all but a loss mean "absent". */
+        return status == ACCEL_ERR_DEVICE_LOST ? status : ACCEL_ERR_NOT_FOUND;
+    }
+    known = accel__hip_code_object_signature(&module->code, name);
+    if (known != NULL)
+        *out_signature = *known;
+    *out_kernel = (accel_drv_kernel *)(void *)function;
+    return ACCEL_OK;
+}
+
+accel_status accel__hip_launch(accel_drv_device *device, accel_drv_stream *stream,
+                               accel_drv_kernel *kernel,
+                               const struct accel_launch_config *config, void *const *args,
+                               const size_t *arg_sizes, uint32_t nargs)
+{
+    struct hip_scope scope;
+    accel_status status;
+
+    /* The runtime knows each parameter's size from the code object itself. */
+    (void)arg_sizes;
+    (void)nargs;
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = HIP_CALL(device, ACCEL_ERR_LAUNCH, hipModuleLaunchKernel,
+                      ((ahip_hipFunction_t)(void *)kernel, config->grid[0], config->grid[1],
+                       config->grid[2], config->block[0], config->block[1], config->block[2],
+                       config->shared_bytes, hip_stream_handle(stream),
+                       (void **)(uintptr_t)args, NULL));
+    accel__hip_leave(device, &scope);
+    return status;
+}

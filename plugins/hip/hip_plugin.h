@@ -1,0 +1,223 @@
+/*
+ * The HIP plugin's shared internals: the plugin and device objects, how an
+ * entry makes the device current on the calling thread and reports a
+ * runtime error, and the table entries that live in the other files.
+ * Nothing here crosses the plugin boundary except through the table in
+ * hip_plugin.c.
+ *
+ * Most plugin objects are the runtime's own handles: a stream is its
+ * hipStream_t, a kernel its hipFunction_t, an allocation its device
+ * address. Two carry a little more: an event remembers whether it was ever
+ * recorded (the ABI's never-recorded event is complete, which the plugin
+ * answers itself rather than trust every runtime version to), and a module
+ * keeps its kernels' signatures, read from the code object's metadata at
+ * load (see hip_code_object.h).
+ */
+#ifndef ACCEL_HIP_PLUGIN_H
+#define ACCEL_HIP_PLUGIN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <accel/driver.h>
+
+#include "context_state.h"
+#include "hip_api.h"
+#include "hip_code_object.h"
+#include "hip_dynamic_symbols.h"
+#include "native_library.h"
+
+/* One HIP device as the runtime numbers it, shared by every open of it. */
+struct hip_physical_device {
+    int ordinal;
+    struct accel_device_props props;
+    /* The largest pitch hipMemcpy2D/3D take (hipDeviceAttributeMaxPitch). */
+    uint64_t max_pitch;
+    /*
+     * The device's lost and reset state: one per device in the process (see
+     * accel__hip_context_state), as HIP's device context is.
+     */
+    struct accel__context_state *context;
+};
+
+struct accel_drv_plugin {
+    const struct accel_host_services *services;
+    struct hip_symbols symbols;
+    /* hipInit was called: the runtime stays mapped at close (see native_library.h). */
+    bool init_called;
+    int driver_version;
+    uint32_t device_count;
+    struct hip_physical_device *devices;
+    /* Why there are no devices; empty while there are some. */
+    char no_device_reason[ACCEL__NATIVE_REASON_MAX];
+};
+
+struct accel_drv_device {
+    accel_drv_plugin *plugin;
+    struct hip_physical_device *physical;
+    uint32_t index;
+    char name[24]; /* "hip:0", for messages */
+    /* The context epoch this open's objects were made in. */
+    uint32_t epoch;
+};
+
+struct accel_drv_event {
+    ahip_hipEvent_t handle;
+    /* Set once hipEventRecord succeeded: before that the event is complete. */
+    atomic_bool recorded;
+};
+
+struct accel_drv_module {
+    ahip_hipModule_t handle;
+    void *image; /* the plugin's copy, kept while the module lives */
+    struct accel__hip_code_object code;
+};
+
+static inline const struct hip_symbols *hip_symbols_of(const accel_drv_device *device)
+{
+    return &device->plugin->symbols;
+}
+
+/* ---- errors (hip_status.c) ---- */
+
+/*
+ * ACCEL_OK for hipSuccess. Otherwise record "CALL failed: NAME (CODE):
+ * text" through services->set_error, mark the device's context lost for a
+ * sticky code, and return the code's accel_status (`fallback` for codes
+ * with no status of their own).
+ */
+accel_status accel__hip_result(accel_drv_device *device, ahip_hipError_t result,
+                               const char *call, accel_status fallback);
+
+/* The same, with `extra` (what else is known, e.g. of the image) after the code's text. */
+accel_status accel__hip_result_with(accel_drv_device *device, ahip_hipError_t result,
+                                    const char *call, accel_status fallback,
+                                    const char *extra);
+
+/* The same without a device: nothing is marked lost. */
+accel_status accel__hip_plugin_result(accel_drv_plugin *plugin, ahip_hipError_t result,
+                                      const char *call, accel_status fallback);
+
+/*
+ * For a failure an entry cannot return (a free, a destroy): log it at debug
+ * level and mark the context lost for a sticky code; the thread's error
+ * detail is left alone.
+ */
+void accel__hip_ignore(accel_drv_device *device, ahip_hipError_t result, const char *call);
+
+/* "NAME (CODE): text" for a reason string. */
+void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result, char *out,
+                         size_t size);
+
+/*
+ * Call runtime entry `symbol` with the parenthesised `args` and evaluate to
+ * the accel_status of its result (see accel__hip_result), so that the
+ * entry's name in the detail is always the entry called.
+ */
+#define HIP_CALL(device, fallback, symbol, args)                                       \
+    accel__hip_result((device), hip_symbols_of(device)->symbol args, #symbol, (fallback))
+
+/* ---- the device on the calling thread (hip_device.c) ---- */
+
+/* The most devices the plugin serves; a runtime's devices past it are not offered. */
+#define HIP_DEVICES_MAX 64u
+
+/*
+ * The lost/reset state of device `ordinal` (< HIP_DEVICES_MAX). It is the
+ * process's, not a plugin instance's: hipDeviceReset through one host
+ * frees what every other host in the process made on the device.
+ */
+struct accel__context_state *accel__hip_context_state(uint32_t ordinal);
+
+/* What accel__hip_enter did, for accel__hip_leave to undo. */
+struct hip_scope {
+    int previous;
+    bool switched;
+};
+
+/*
+ * Make the device current on the calling thread for one entry: nothing
+ * when it already is, else hipSetDevice, and the caller's own device comes
+ * back at leave. Errors: the runtime's.
+ */
+accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope);
+void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope);
+
+/*
+ * accel__hip_enter for an entry that hands an object back (a free, a
+ * destroy): false, and nothing to do, when the object is already gone,
+ * that is when a reset through another open has started a new context
+ * since this open's objects were made (HIP documents hipDeviceReset as
+ * destroying every resource of the device in the process, and the runtime
+ * must not be given their handles again); or when the device cannot be
+ * made current.
+ */
+bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out_scope);
+
+/* ---- handles: the runtime's own ---- */
+
+static inline ahip_hipStream_t hip_stream_handle(accel_drv_stream *stream)
+{
+    return (ahip_hipStream_t)(void *)stream;
+}
+
+/* ---- table entries, hip_device.c ---- */
+
+accel_status accel__hip_device_open(accel_drv_plugin *plugin, uint32_t index,
+                                    accel_drv_device **out_device);
+void accel__hip_device_close(accel_drv_device *device);
+accel_status accel__hip_device_status(accel_drv_device *device);
+accel_status accel__hip_device_reset(accel_drv_device *device);
+
+/* ---- table entries, hip_memory.c ---- */
+
+accel_status accel__hip_mem_alloc(accel_drv_device *device, uint64_t bytes,
+                                  accel_drv_mem **out_mem, uint64_t *out_address);
+void accel__hip_mem_free(accel_drv_device *device, accel_drv_mem *mem);
+accel_status accel__hip_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr);
+void accel__hip_host_free(accel_drv_device *device, void *ptr);
+
+/* ---- table entries, hip_stream.c ---- */
+
+accel_status accel__hip_stream_create(accel_drv_device *device,
+                                      accel_drv_stream **out_stream);
+void accel__hip_stream_destroy(accel_drv_device *device, accel_drv_stream *stream);
+accel_status accel__hip_stream_sync(accel_drv_device *device, accel_drv_stream *stream);
+accel_status accel__hip_event_create(accel_drv_device *device, accel_drv_event **out_event);
+void accel__hip_event_destroy(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__hip_event_record(accel_drv_device *device, accel_drv_event *event,
+                                     accel_drv_stream *stream);
+accel_status accel__hip_event_query(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__hip_event_sync(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__hip_stream_wait_event(accel_drv_device *device, accel_drv_stream *stream,
+                                          accel_drv_event *event);
+accel_status accel__hip_host_func(accel_drv_device *device, accel_drv_stream *stream,
+                                  void (*fn)(void *user), void *user);
+
+/* ---- table entries, hip_copy.c ---- */
+
+accel_status accel__hip_copy_to_device(accel_drv_device *device, accel_drv_stream *stream,
+                                       uint64_t dst, const void *src,
+                                       const struct accel_copy_layout *layout);
+accel_status accel__hip_copy_to_host(accel_drv_device *device, accel_drv_stream *stream,
+                                     void *dst, uint64_t src,
+                                     const struct accel_copy_layout *layout);
+accel_status accel__hip_copy_on_device(accel_drv_device *device, accel_drv_stream *stream,
+                                       uint64_t dst, uint64_t src,
+                                       const struct accel_copy_layout *layout);
+
+/* ---- table entries, hip_module.c ---- */
+
+accel_status accel__hip_module_load(accel_drv_device *device, const void *image, size_t size,
+                                    accel_drv_module **out_module);
+void accel__hip_module_unload(accel_drv_device *device, accel_drv_module *module);
+accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *module,
+                                   const char *name, accel_drv_kernel **out_kernel,
+                                   struct accel_kernel_signature *out_signature);
+accel_status accel__hip_launch(accel_drv_device *device, accel_drv_stream *stream,
+                               accel_drv_kernel *kernel,
+                               const struct accel_launch_config *config, void *const *args,
+                               const size_t *arg_sizes, uint32_t nargs);
+
+#endif /* ACCEL_HIP_PLUGIN_H */

@@ -1,0 +1,237 @@
+/*
+ * Streams, events and host functions: each entry is one runtime call with
+ * the device current.
+ *
+ * Streams are hipStreamNonBlocking, so that they never wait for the null
+ * stream that other code in the process may use. Events are made with
+ * hipEventDisableTiming: they only order and signal, and without timing
+ * they are cheaper to record and to wait for. hipStreamWaitEvent waits for
+ * the event as last recorded when it is called, as the ABI asks. What HIP
+ * versions have answered differently over time, for an event never
+ * recorded, the plugin answers itself: such an event is complete, and a
+ * wait for it is no wait. Host functions go through hipLaunchHostFunc,
+ * or, in a runtime that lacks it (ROCm 5.2 declares it but does not
+ * export it), through hipStreamAddCallback.
+ */
+#include <stdlib.h>
+
+#include "hip_plugin.h"
+
+/* ---- streams ---- */
+
+accel_status accel__hip_stream_create(accel_drv_device *device, accel_drv_stream **out_stream)
+{
+    ahip_hipStream_t stream = NULL;
+    struct hip_scope scope;
+    accel_status status;
+
+    *out_stream = NULL;
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipStreamCreateWithFlags,
+                      (&stream, AHIP_hipStreamNonBlocking));
+    accel__hip_leave(device, &scope);
+    if (status == ACCEL_OK)
+        *out_stream = (accel_drv_stream *)(void *)stream;
+    return status;
+}
+
+void accel__hip_stream_destroy(accel_drv_device *device, accel_drv_stream *stream)
+{
+    struct hip_scope scope;
+
+    if (stream == NULL || !accel__hip_enter_to_release(device, &scope))
+        return;
+    accel__hip_ignore(device, hip_symbols_of(device)->hipStreamDestroy(hip_stream_handle(stream)),
+                      "hipStreamDestroy");
+    accel__hip_leave(device, &scope);
+}
+
+accel_status accel__hip_stream_sync(accel_drv_device *device, accel_drv_stream *stream)
+{
+    struct hip_scope scope;
+    accel_status status = accel__hip_enter(device, &scope);
+
+    if (status != ACCEL_OK)
+        return status;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipStreamSynchronize, (hip_stream_handle(stream)));
+    accel__hip_leave(device, &scope);
+    return status;
+}
+
+/* ---- events ---- */
+
+accel_status accel__hip_event_create(accel_drv_device *device, accel_drv_event **out_event)
+{
+    accel_drv_event *event;
+    struct hip_scope scope;
+    accel_status status;
+
+    *out_event = NULL;
+    event = calloc(1, sizeof(*event));
+    if (event == NULL)
+        return device->plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                   "calloc of a HIP event failed");
+    atomic_init(&event->recorded, false);
+    status = accel__hip_enter(device, &scope);
+    if (status == ACCEL_OK) {
+        status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventCreateWithFlags,
+                          (&event->handle, AHIP_hipEventDisableTiming));
+        accel__hip_leave(device, &scope);
+    }
+    if (status != ACCEL_OK) {
+        free(event);
+        return status;
+    }
+    *out_event = event;
+    return ACCEL_OK;
+}
+
+void accel__hip_event_destroy(accel_drv_device *device, accel_drv_event *event)
+{
+    struct hip_scope scope;
+
+    if (event == NULL)
+        return;
+    if (accel__hip_enter_to_release(device, &scope)) {
+        accel__hip_ignore(device, hip_symbols_of(device)->hipEventDestroy(event->handle),
+                          "hipEventDestroy");
+        accel__hip_leave(device, &scope);
+    }
+    free(event);
+}
+
+accel_status accel__hip_event_record(accel_drv_device *device, accel_drv_event *event,
+                                     accel_drv_stream *stream)
+{
+    struct hip_scope scope;
+    accel_status status = accel__hip_enter(device, &scope);
+
+    if (status != ACCEL_OK)
+        return status;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventRecord,
+                      (event->handle, hip_stream_handle(stream)));
+    accel__hip_leave(device, &scope);
+    if (status == ACCEL_OK)
+        atomic_store_explicit(&event->recorded, true, memory_order_release);
+    return status;
+}
+
+static bool hip_event_recorded(accel_drv_event *event)
+{
+    return atomic_load_explicit(&event->recorded, memory_order_acquire);
+}
+
+accel_status accel__hip_event_query(accel_drv_device *device, accel_drv_event *event)
+{
+    struct hip_scope scope;
+    ahip_hipError_t result;
+    accel_status status;
+
+    if (!hip_event_recorded(event))
+        return ACCEL_OK;
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    result = hip_symbols_of(device)->hipEventQuery(event->handle);
+    accel__hip_leave(device, &scope);
+    /* Not ready is an answer, not an error: no detail to record. */
+    if (result == AHIP_hipErrorNotReady)
+        return ACCEL_NOT_READY;
+    return accel__hip_result(device, result, "hipEventQuery", ACCEL_ERR_DRIVER);
+}
+
+accel_status accel__hip_event_sync(accel_drv_device *device, accel_drv_event *event)
+{
+    struct hip_scope scope;
+    accel_status status;
+
+    if (!hip_event_recorded(event))
+        return ACCEL_OK;
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventSynchronize, (event->handle));
+    accel__hip_leave(device, &scope);
+    return status;
+}
+
+accel_status accel__hip_stream_wait_event(accel_drv_device *device, accel_drv_stream *stream,
+                                          accel_drv_event *event)
+{
+    struct hip_scope scope;
+    accel_status status;
+
+    if (!hip_event_recorded(event))
+        return ACCEL_OK;
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipStreamWaitEvent,
+                      (hip_stream_handle(stream), event->handle, 0));
+    accel__hip_leave(device, &scope);
+    return status;
+}
+
+/* ---- host functions ---- */
+
+/* A host function on its way through hipStreamAddCallback. */
+struct hip_host_call {
+    void (*fn)(void *user);
+    void *user;
+};
+
+/*
+ * hipStreamAddCallback runs a callback exactly once, after the work before
+ * it, with the stream's status: the function runs whatever the status, as
+ * it would through hipLaunchHostFunc, so that what it releases is released.
+ */
+static void hip_host_call_run(ahip_hipStream_t stream, ahip_hipError_t status, void *user)
+{
+    struct hip_host_call call = *(struct hip_host_call *)user;
+
+    (void)stream;
+    (void)status;
+    free(user);
+    call.fn(call.user);
+}
+
+static accel_status hip_add_callback(accel_drv_device *device, accel_drv_stream *stream,
+                                     void (*fn)(void *user), void *user)
+{
+    struct hip_host_call *call = malloc(sizeof(*call));
+    accel_status status;
+
+    if (call == NULL)
+        return device->plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                   "host_func: malloc failed");
+    *call = (struct hip_host_call){fn, user};
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipStreamAddCallback,
+                      (hip_stream_handle(stream), hip_host_call_run, call, 0));
+    if (status != ACCEL_OK)
+        free(call);
+    return status;
+}
+
+accel_status accel__hip_host_func(accel_drv_device *device, accel_drv_stream *stream,
+                                  void (*fn)(void *user), void *user)
+{
+    struct hip_scope scope;
+    accel_status status;
+
+    /* Caught here: on the runtime's thread, a NULL call would crash far from its cause. */
+    if (fn == NULL)
+        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                   "host_func: the function is NULL");
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    if (hip_symbols_of(device)->hipLaunchHostFunc != NULL)
+        status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipLaunchHostFunc,
+                          (hip_stream_handle(stream), fn, user));
+    else
+        status = hip_add_callback(device, stream, fn, user);
+    accel__hip_leave(device, &scope);
+    return status;
+}
