@@ -233,19 +233,29 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
                      "event_record", false);
 }
 
+/*
+ * A query does not block, so it runs under one hold of the device lock
+ * rather than borrowing the event for a call outside it: the cheapest
+ * path to the plugin, the one a polling loop takes.
+ */
 accel_status accel_event_query(accel_event *event)
 {
     const char *what = "accel_event_query";
-    accel_drv_stream *s = NULL;
-    accel_drv_event *e = NULL;
     accel_status status = check_pair(event, NULL, false, what);
-    if (status == ACCEL_OK)
-        status = borrow(event->device, NULL, event, what, &s, &e);
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
-    return give_back(device, device->drv->event_query(device->drv_device, e),
-                     "event_query", false);
+    pthread_mutex_lock(&device->lock);
+    if (event->drv == NULL || atomic_load(&device->lost)) {
+        status = accel__device_gone(device, what);
+    } else {
+        status = accel__from_plugin(
+            device->drv->event_query(device->drv_device, event->drv),
+            "event_query");
+        status = accel__device_check_loss(device, status);
+    }
+    pthread_mutex_unlock(&device->lock);
+    return status;
 }
 
 accel_status accel_event_sync(accel_event *event)
