@@ -63,6 +63,8 @@ accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
     if (status == ACCEL_OK) {
         device->pool.outdated_hint = 0;
         status = accel__compact(device, &pages);
+        /* Compaction gives memory back: the spare large pages too. */
+        accel__pool_trim(&device->pool, device->drv, device->drv_device);
     }
     pthread_mutex_unlock(&device->lock);
     if (out_pages != NULL)

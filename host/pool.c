@@ -105,6 +105,41 @@ static struct accel__page *page_with_room(struct accel__pool_class *cls)
     return best;
 }
 
+/*
+ * The smallest spare page that holds `bytes` without wasting more than as
+ * much again, taken off the spare list and made empty; NULL if none.
+ */
+static struct accel__page *spare_take(struct accel__pool *pool, uint64_t bytes)
+{
+    struct accel__page *best = NULL;
+    for (struct accel__page *p = pool->spare_pages; p != NULL; p = p->next) {
+        if (p->bytes >= bytes && p->bytes / 2 <= bytes &&
+            (best == NULL || p->bytes < best->bytes))
+            best = p;
+    }
+    if (best == NULL)
+        return NULL;
+    list_remove(&pool->spare_pages, best);
+    pool->spare_count--;
+    pool->spare_bytes -= best->bytes;
+    best->spare = false;
+    return best;
+}
+
+/* Keep a freed page of its own for reuse, if the spares have room. */
+static bool spare_keep(struct accel__pool *pool, struct accel__page *page)
+{
+    if (pool->spare_count == ACCEL__POOL_SPARE_MAX ||
+        pool->spare_bytes + page->bytes > ACCEL__POOL_SPARE_BYTES)
+        return false;
+    list_remove(&pool->own_pages, page);
+    list_push(&pool->spare_pages, page);
+    page->spare = true;
+    pool->spare_count++;
+    pool->spare_bytes += page->bytes;
+    return true;
+}
+
 accel_status accel__pool_take(struct accel__pool *pool,
                               const struct accel_driver_v1 *drv,
                               accel_drv_device *device, uint64_t bytes,
@@ -121,11 +156,16 @@ accel_status accel__pool_take(struct accel__pool *pool,
             return accel__error(ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
                                 "%llu bytes cannot be allocated",
                                 (unsigned long long)bytes);
-        status = page_new(pool, drv, device, class_index, rounded, &page);
-        if (status != ACCEL_OK)
-            return status;
+        page = spare_take(pool, rounded);
+        if (page != NULL) {
+            pool->pool_hits++;
+        } else {
+            status = page_new(pool, drv, device, class_index, rounded, &page);
+            if (status != ACCEL_OK)
+                return status;
+            pool->pool_misses++;
+        }
         list_push(&pool->own_pages, page);
-        pool->pool_misses++;
     } else {
         struct accel__pool_class *cls = &pool->classes[class_index];
         page = page_with_room(cls);
@@ -157,7 +197,11 @@ void accel__pool_page_free(struct accel__pool *pool,
                            const struct accel_driver_v1 *drv,
                            accel_drv_device *device, struct accel__page *page)
 {
-    if (page->class_index == ACCEL__POOL_CLASSES) {
+    if (page->spare) {
+        list_remove(&pool->spare_pages, page);
+        pool->spare_count--;
+        pool->spare_bytes -= page->bytes;
+    } else if (page->class_index == ACCEL__POOL_CLASSES) {
         list_remove(&pool->own_pages, page);
     } else {
         struct accel__pool_class *cls = &pool->classes[page->class_index];
@@ -195,11 +239,15 @@ void accel__pool_give(struct accel__pool *pool, const struct accel_driver_v1 *dr
         pool->outdated_hint++;
     if (page->live > 0 || page->retiring)
         return;
-    /* An empty page goes back, except a class's last, kept so that an
-     * allocation and free in a loop does not reach the plugin each time. */
-    if (page->class_index == ACCEL__POOL_CLASSES ||
-        pool->classes[page->class_index].page_count > 1)
+    /* An empty page goes back, except a class's last, and a few large ones
+     * kept as spares, so that an allocation and free in a loop does not
+     * reach the plugin each time. */
+    if (page->class_index == ACCEL__POOL_CLASSES) {
+        if (!spare_keep(pool, page))
+            accel__pool_page_free(pool, drv, device, page);
+    } else if (pool->classes[page->class_index].page_count > 1) {
         accel__pool_page_free(pool, drv, device, page);
+    }
 }
 
 void accel__pool_mark_dropped(struct accel__slice slice)
@@ -228,6 +276,7 @@ void accel__pool_release_all(struct accel__pool *pool,
     }
     while (pool->own_pages != NULL)
         accel__pool_page_free(pool, drv, device, pool->own_pages);
+    accel__pool_trim(pool, drv, device);
     pool->used_bytes = 0;
     pool->slices = 0;
 }
@@ -252,4 +301,11 @@ uint64_t accel__pool_class_room(const struct accel__pool *pool,
             room += p->free_top;
     }
     return room;
+}
+
+void accel__pool_trim(struct accel__pool *pool, const struct accel_driver_v1 *drv,
+                      accel_drv_device *device)
+{
+    while (pool->spare_pages != NULL)
+        accel__pool_page_free(pool, drv, device, pool->spare_pages);
 }

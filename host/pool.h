@@ -23,6 +23,10 @@
 #define ACCEL__POOL_MIN_PAGE (2u << 20)     /* a class page is at least 2 MiB */
 #define ACCEL__NO_OWNER UINT32_MAX          /* owners[] of a free slice */
 #define ACCEL__DROPPED (UINT32_MAX - 1)     /* freed, waiting on the drop queue */
+/* Freed pages of their own kept for the next large allocation: at most
+ * this many, of at most this many bytes together. */
+#define ACCEL__POOL_SPARE_MAX 4u
+#define ACCEL__POOL_SPARE_BYTES (256ull << 20)
 
 struct accel__page {
     accel_drv_mem *mem;
@@ -36,6 +40,7 @@ struct accel__page {
     uint32_t dropped;       /* slices freed but still in use by streams */
     bool retiring;          /* being emptied: takes no new slice */
     bool queued;            /* emptied, on the drop queue to go back */
+    bool spare;             /* a free page of its own, kept for reuse */
     uint32_t free_top;
     uint32_t *free_slices;  /* a stack of free slice indexes */
     uint32_t *owners;       /* the ref slot of each slice, or ACCEL__NO_OWNER */
@@ -50,6 +55,9 @@ struct accel__pool_class {
 struct accel__pool {
     struct accel__pool_class classes[ACCEL__POOL_CLASSES];
     struct accel__page *own_pages; /* pages of one large allocation each */
+    struct accel__page *spare_pages; /* freed ones of those, for reuse */
+    uint32_t spare_count;
+    uint64_t spare_bytes;
     uint64_t reserved_bytes;
     uint64_t used_bytes;
     uint64_t pages;
@@ -109,6 +117,10 @@ void accel__pool_mark_dropped(struct accel__slice slice);
  * and undo that when it is freed. */
 void accel__pool_pin(struct accel__slice slice);
 void accel__pool_unpin(struct accel__slice slice);
+
+/* Return the spare pages to the plugin (out of memory, compaction). */
+void accel__pool_trim(struct accel__pool *pool, const struct accel_driver_v1 *drv,
+                      accel_drv_device *device);
 
 /* Return every page to the plugin (close, reset). */
 void accel__pool_release_all(struct accel__pool *pool,

@@ -133,9 +133,12 @@ accel_status accel_alloc(accel_device *device, accel_elem_type type,
     struct accel__slot *slot = &device->refs.slots[index];
     status = accel__pool_take(&device->pool, device->drv, device->drv_device,
                               bytes, index, &slot->slice);
-    if (status == ACCEL_ERR_OUT_OF_DEVICE_MEMORY && device->drops != NULL) {
-        /* Memory still on the drop queue may be what is missing. */
+    if (status == ACCEL_ERR_OUT_OF_DEVICE_MEMORY &&
+        (device->drops != NULL || device->pool.spare_pages != NULL)) {
+        /* Memory still on the drop queue, or kept as spare pages, may be
+         * what is missing. */
         accel__drop_collect(device, true);
+        accel__pool_trim(&device->pool, device->drv, device->drv_device);
         status = accel__pool_take(&device->pool, device->drv, device->drv_device,
                                   bytes, index, &slot->slice);
     }

@@ -119,9 +119,43 @@ static void test_large_allocation_gets_its_own_page(void **state)
     assert_int_equal(stats.reserved_bytes, 5u << 20);
     assert_status(accel_free(c->device, big), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    /* The freed page is kept as a spare: the next allocation of about its
+     * size takes it without reaching the plugin. */
+    stats = stats_of(c->device);
+    assert_int_equal(stats.pages, 1);
+    assert_int_equal(stats.slices, 0);
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, (5u << 20) - 1000, &big),
+                  ACCEL_OK);
+    accel_memory_stats again = stats_of(c->device);
+    assert_int_equal(again.pool_hits, stats.pool_hits + 1);
+    assert_int_equal(again.pool_misses, stats.pool_misses);
+    assert_int_equal(again.pages, 1);
+    assert_status(accel_free(c->device, big), ACCEL_OK);
+    /* Compaction gives spares back. */
+    assert_status(accel_device_compact(c->device, NULL), ACCEL_OK);
     stats = stats_of(c->device);
     assert_int_equal(stats.pages, 0);
     assert_int_equal(stats.reserved_bytes, 0);
+}
+
+static void test_spare_pages_are_bounded_and_sized(void **state)
+{
+    struct pool_case *c = *state;
+    accel_ref refs[6];
+    for (int i = 0; i < 6; i++)
+        assert_status(accel_alloc(c->device, ACCEL_BYTE, 2u << 20, &refs[i]),
+                      ACCEL_OK);
+    for (int i = 0; i < 6; i++)
+        assert_status(accel_free(c->device, refs[i]), ACCEL_OK);
+    /* At most four are kept. */
+    assert_int_equal(stats_of(c->device).pages, 4);
+    /* A spare serves a size it does not waste as much again of: 8 MiB
+     * takes a new page. */
+    accel_ref big;
+    uint64_t misses = stats_of(c->device).pool_misses;
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, 8u << 20, &big), ACCEL_OK);
+    assert_int_equal(stats_of(c->device).pool_misses, misses + 1);
+    assert_status(accel_free(c->device, big), ACCEL_OK);
 }
 
 /*
@@ -275,6 +309,7 @@ int main(void)
         T(test_allocations_share_pages_and_are_counted),
         T(test_freed_slice_is_reused_without_a_new_page),
         T(test_large_allocation_gets_its_own_page),
+        T(test_spare_pages_are_bounded_and_sized),
         T(test_compaction_moves_slices_and_keeps_contents),
         T(test_pinned_allocation_is_never_moved),
         T(test_automatic_policy_compacts_on_free),
