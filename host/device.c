@@ -181,10 +181,7 @@ static void host_blocks_release(accel_device *device)
  */
 static void device_empty(accel_device *device)
 {
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
-        if (s->drv != NULL)
-            device->drv->stream_sync(device->drv_device, s->drv);
-    }
+    accel__streams_wait_all(device);
     if (device->internal != NULL) {
         device->drv->stream_sync(device->drv_device, device->internal);
         device->drv->stream_destroy(device->drv_device, device->internal);

@@ -374,6 +374,9 @@ accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
 
 /* Streams and events: drop and rebuild the plugin's objects at reset. */
 void accel__streams_release(accel_device *device);
+/* Wait for every user stream, failures ignored (a lost device completes
+ * nothing); device lock held. */
+void accel__streams_wait_all(accel_device *device);
 accel_status accel__streams_rebuild(accel_device *device);
 
 /*

@@ -168,11 +168,8 @@ void accel_module_unload(accel_module *module)
     pthread_mutex_lock(&device->lock);
     /* A lost device's sync fails at once, but a kernel may still be running
      * its code: each stream is waited for here, as a reset does. */
-    for (accel_stream *s = device->streams; synced != ACCEL_OK && s != NULL;
-         s = s->next) {
-        if (s->drv != NULL)
-            device->drv->stream_sync(device->drv_device, s->drv);
-    }
+    if (synced != ACCEL_OK)
+        accel__streams_wait_all(device);
     for (accel_module **p = &device->modules; *p != NULL; p = &(*p)->next) {
         if (*p == module) {
             *p = module->next;

@@ -176,10 +176,7 @@ static accel_status slot_free(accel_device *device, uint32_t index)
         accel__drop_slice(device, slot->slice, slot->bytes, slot->lanes);
     if (status != ACCEL_OK) {
         /* No fence could be made: wait for the device instead. */
-        for (accel_stream *s = device->streams; s != NULL; s = s->next) {
-            if (s->drv != NULL)
-                device->drv->stream_sync(device->drv_device, s->drv);
-        }
+        accel__streams_wait_all(device);
         accel__pool_give(&device->pool, device->drv, device->drv_device,
                          slot->slice, slot->bytes);
     }

@@ -289,6 +289,14 @@ accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
                      "stream_wait_event", false);
 }
 
+void accel__streams_wait_all(accel_device *device)
+{
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        if (s->drv != NULL)
+            device->drv->stream_sync(device->drv_device, s->drv);
+    }
+}
+
 void accel__streams_release(accel_device *device)
 {
     for (accel_event *e = device->events; e != NULL; e = e->next) {
