@@ -301,6 +301,46 @@ static void test_bundle_without_this_device_is_not_found(void **state)
     assert_contains(accel_last_error(), "sm_90");
 }
 
+/*
+ * The null plugin runs a small copy at once when its stream has nothing
+ * pending; behind a kernel it must wait its turn. Kernels over 4M elements
+ * take milliseconds, so a copy that jumped the queue would read or write
+ * the data while they still run.
+ */
+static void test_small_copies_keep_their_place_behind_kernels(void **state)
+{
+    struct launch_case *c = *state;
+    enum { BIG = 4 * 1024 * 1024, SMALL = 1024 };
+    uint32_t n = BIG, one_add = 1, head[SMALL], hundreds[SMALL];
+    uint32_t *zeros = calloc(BIG, sizeof *zeros);
+    accel_ref big;
+    assert_non_null(zeros);
+    assert_status(accel_alloc(c->device, ACCEL_U32, BIG, &big), ACCEL_OK);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(big), ACCEL_ARG_VALUE(one_add)};
+    accel_dim3 grid = {BIG / 256, 1, 1}, block = {256, 1, 1};
+
+    assert_status(accel_copy_in(c->stream, big, zeros, BIG), ACCEL_OK);
+    for (int i = 0; i < 4; i++)
+        assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3), ACCEL_OK);
+    /* Read behind four adds, then write behind them too. */
+    assert_status(accel_copy_out(c->stream, head, big, SMALL), ACCEL_OK);
+    for (int i = 0; i < SMALL; i++)
+        hundreds[i] = 100;
+    assert_status(accel_copy_in(c->stream, big, hundreds, SMALL), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    for (int i = 0; i < SMALL; i++)
+        assert_int_equal(head[i], 4);
+
+    /* On the idle stream, the small copy in comes before the next add. */
+    assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3), ACCEL_OK);
+    assert_status(accel_copy_out(c->stream, head, big, SMALL), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    for (int i = 0; i < SMALL; i++)
+        assert_int_equal(head[i], 101);
+    assert_status(accel_free(c->device, big), ACCEL_OK);
+    free(zeros);
+}
+
 static void test_corrupt_bundle_is_refused(void **state)
 {
     struct launch_case *c = *state;
@@ -353,6 +393,7 @@ int main(void)
         T(test_modules_and_kernels_survive_a_reset),
         T(test_module_from_bundle_picks_this_device),
         T(test_bundle_without_this_device_is_not_found),
+        T(test_small_copies_keep_their_place_behind_kernels),
         T(test_corrupt_bundle_is_refused),
         T(test_corrupt_or_empty_images_are_refused),
 #undef T

@@ -56,8 +56,10 @@ void accel__null_queue_position(struct null_queue *queue,
                                 uint64_t *out_value);
 
 /*
- * Enqueue commands. Each returns before the command runs and fails only
- * with ACCEL_ERR_OUT_OF_HOST_MEMORY.
+ * Enqueue commands. Each fails only with ACCEL_ERR_OUT_OF_HOST_MEMORY, and
+ * returns before the command runs, except a copy of up to 256 KiB made
+ * while everything enqueued before it has completed: that one runs on the
+ * calling thread at once (the stream order is the same).
  */
 accel_status accel__null_queue_copy(struct null_queue *queue,
                                     const struct null_copy *copy);
