@@ -26,6 +26,15 @@
 #define NULL_WORKER_SPIN_NS 50000u
 #define NULL_WAITER_SPIN_NS 20000u
 /*
+ * While the worker is running a copy, a waiter goes on polling up to this
+ * long before it sleeps. A copy's end is near (memory bandwidth bounds
+ * it, unlike a kernel's), the waiter's core has nothing else to do with
+ * the worker busy on another, and on this kind of machine a sleeper's
+ * wake-up costs 5 to 30 us: for copies of 256 KiB to 4 MiB that was half
+ * their time. Past it (copies of tens of MiB) a wake-up is a few percent.
+ */
+#define NULL_WAITER_COPY_SPIN_NS 1000000u
+/*
  * For this long a spinner only pauses the CPU; after it, it yields, so
  * that the thread it waits for gets to run when both share a core. The
  * scheduler does put a worker and its waiter on one CPU (often, on small
@@ -72,7 +81,15 @@ bool accel__null_timeline_reached(struct null_timeline *timeline, uint64_t value
  * whoever sleeps on it. Only the timeline's one worker calls this.
  */
 void accel__null_timeline_signal(struct null_timeline *timeline, uint64_t value);
-/* Block until the timeline reaches `value`: spin for `spin_ns`, then sleep. */
+/*
+ * Say whether the worker is running a copy now (see
+ * NULL_WAITER_COPY_SPIN_NS). Only the timeline's one worker calls this.
+ */
+void accel__null_timeline_set_copying(struct null_timeline *timeline, bool copying);
+/*
+ * Block until the timeline reaches `value`: spin for `spin_ns` (longer
+ * while the worker is copying), then sleep.
+ */
 void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,
                                uint64_t spin_ns);
 
