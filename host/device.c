@@ -114,6 +114,7 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     device->id = atomic_fetch_add(&next_device_id, 1);
     atomic_init(&device->generation, 1);
     atomic_init(&device->lost, false);
+    atomic_init(&device->lockless_calls, 0);
     atomic_init(&device->recovery.unrecoverable, false);
     accel__refs_init(&device->refs);
     accel__pool_init(&device->pool);
@@ -351,6 +352,7 @@ accel_status accel__device_rebuild(accel_device *device)
     atomic_store(&device->lost, true);
     atomic_fetch_add(&device->generation, 1);
     device->recovery.pending = false;
+    accel__lockless_drain(device);
     accel__borrowed_wait(device);
     /* Finish what can finish, then drop everything the plugin holds for the
      * device: the plugin's reset contract is an empty device. */

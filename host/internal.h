@@ -301,6 +301,12 @@ struct accel_device {
     pthread_mutex_t lock;
     _Atomic uint32_t generation;
     _Atomic bool lost;
+    /*
+     * Calls into the plugin made without the lock (event queries): a
+     * rebuild marks the device lost, then waits until none is left before
+     * it changes a plugin object (accel__lockless_drain).
+     */
+    _Atomic uint32_t lockless_calls;
     struct accel__ref_table refs;
     struct accel__pool pool;
     struct accel_stream *streams;
@@ -362,6 +368,8 @@ void accel__borrow_begin(accel_device *device);
 void accel__borrow_end(accel_device *device);
 /* Wait until no other thread holds a borrowed object; lock held. */
 void accel__borrowed_wait(accel_device *device);
+/* Wait for the calls made without the lock; `lost` is already set. */
+void accel__lockless_drain(accel_device *device);
 
 /* Ref table; every call with the device lock held. */
 void accel__refs_init(struct accel__ref_table *table);

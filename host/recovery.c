@@ -154,6 +154,13 @@ void accel__borrow_end(accel_device *device)
         recover(device);
 }
 
+void accel__lockless_drain(accel_device *device)
+{
+    /* Such a call does not block (a query): the wait is a few hundred ns. */
+    while (atomic_load(&device->lockless_calls) != 0)
+        sched_yield();
+}
+
 void accel__borrowed_wait(accel_device *device)
 {
     /* The condition is the staging set's: both are "something came back". */

@@ -233,18 +233,11 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
                      "event_record", false);
 }
 
-/*
- * A query does not block, so it runs under one hold of the device lock
- * rather than borrowing the event for a call outside it: the cheapest
- * path to the plugin, the one a polling loop takes.
- */
-accel_status accel_event_query(accel_event *event)
+/* A query under the device lock, the way every other call goes. */
+static accel_status event_query_locked(accel_event *event, const char *what)
 {
-    const char *what = "accel_event_query";
-    accel_status status = check_pair(event, NULL, false, what);
-    if (status != ACCEL_OK)
-        return status;
     accel_device *device = event->device;
+    accel_status status;
     pthread_mutex_lock(&device->lock);
     if (event->drv == NULL || atomic_load(&device->lost)) {
         status = accel__device_gone(device, what);
@@ -254,6 +247,38 @@ accel_status accel_event_query(accel_event *event)
             "event_query");
         status = accel__device_check_loss(device, status);
     }
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
+/*
+ * The cheapest path to the plugin, the one a polling loop takes: no device
+ * lock. The call counts itself in `lockless_calls` and then looks at
+ * `lost`; a rebuild sets `lost` and then waits for the count to drain
+ * before it touches a plugin object. Both sides are sequentially
+ * consistent, so either the query sees the device lost (and goes the
+ * locked way, after the rebuild), or the rebuild sees the query and waits
+ * for it.
+ */
+accel_status accel_event_query(accel_event *event)
+{
+    const char *what = "accel_event_query";
+    accel_status status = check_pair(event, NULL, false, what);
+    if (status != ACCEL_OK)
+        return status;
+    accel_device *device = event->device;
+    atomic_fetch_add(&device->lockless_calls, 1);
+    bool usable = !atomic_load(&device->lost) && event->drv != NULL;
+    if (usable)
+        status = device->drv->event_query(device->drv_device, event->drv);
+    atomic_fetch_sub_explicit(&device->lockless_calls, 1, memory_order_release);
+    if (!usable)
+        return event_query_locked(event, what);
+    if (status == ACCEL_OK || status == ACCEL_NOT_READY)
+        return status;
+    /* The query failed: whether the device is lost is decided under the lock. */
+    pthread_mutex_lock(&device->lock);
+    status = accel__device_check_loss(device, accel__from_plugin(status, "event_query"));
     pthread_mutex_unlock(&device->lock);
     return status;
 }

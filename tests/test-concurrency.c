@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,10 +176,87 @@ static void test_threads_submit_and_free_while_another_compacts(void **state)
     accel_host_destroy(host);
 }
 
+/* ---- event queries, which take no lock, against resets ---- */
+
+#define POLLERS 2
+#define RESETS 200
+
+struct poller {
+    struct shared *shared;
+    accel_stream *stream;
+    accel_event *event;
+    atomic_int answered; /* queries that reached the plugin and came back */
+};
+
+static void *poll_events(void *arg)
+{
+    struct poller *p = arg;
+    struct shared *s = p->shared;
+    while (!atomic_load(&s->stop)) {
+        accel_status status = accel_event_record(p->event, p->stream);
+        if (status != ACCEL_OK && status != ACCEL_ERR_DEVICE_LOST)
+            fail_once(s, "accel_event_record", status);
+        for (int i = 0; i < 64; i++) {
+            status = accel_event_query(p->event);
+            if (status == ACCEL_OK || status == ACCEL_NOT_READY)
+                atomic_fetch_add(&p->answered, 1);
+            else if (status != ACCEL_ERR_DEVICE_LOST)
+                fail_once(s, "accel_event_query", status);
+        }
+    }
+    return NULL;
+}
+
+/*
+ * A reset destroys and remakes every plugin event while other threads
+ * query theirs without the device lock. ASan would see a query reaching a
+ * destroyed event, TSan a query racing with its replacement.
+ */
+static void test_event_queries_race_with_resets(void **state)
+{
+    (void)state;
+    support_clean_environment();
+    accel_host *host = NULL;
+    struct shared s = {0};
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
+    assert_status(accel_host_create(&options, &host), ACCEL_OK);
+    assert_status(accel_device_open(host, "null", 0, &s.device), ACCEL_OK);
+
+    struct poller pollers[POLLERS];
+    pthread_t threads[POLLERS];
+    for (int i = 0; i < POLLERS; i++) {
+        pollers[i] = (struct poller){.shared = &s};
+        assert_status(accel_stream_create(s.device, &pollers[i].stream), ACCEL_OK);
+        assert_status(accel_event_create(s.device, &pollers[i].event), ACCEL_OK);
+        assert_int_equal(pthread_create(&threads[i], NULL, poll_events, &pollers[i]), 0);
+    }
+    for (int i = 0; i < RESETS; i++) {
+        accel_status status = accel_device_reset(s.device);
+        if (status != ACCEL_OK)
+            fail_once(&s, "accel_device_reset", status);
+        /* Let the pollers in between resets. */
+        for (int spin = 0; spin < 1000 && atomic_load(&pollers[i % POLLERS].answered) == 0; spin++)
+            sched_yield();
+    }
+    atomic_store(&s.stop, true);
+    for (int i = 0; i < POLLERS; i++) {
+        pthread_join(threads[i], NULL);
+        /* The device is whole again: queries answer. */
+        assert_status(accel_event_query(pollers[i].event), ACCEL_OK);
+        assert_true(atomic_load(&pollers[i].answered) > 0);
+        accel_event_destroy(pollers[i].event);
+        accel_stream_destroy(pollers[i].stream);
+    }
+    assert_int_equal(atomic_load(&s.failures), 0);
+    accel_device_close(s.device);
+    accel_host_destroy(host);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_submit_and_free_while_another_compacts),
+        cmocka_unit_test(test_event_queries_race_with_resets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
