@@ -145,15 +145,10 @@ static bool measure_dispatch(void *state, struct bench_run *run)
 {
     struct accel_state *s = state;
     struct step st = {.s = s, .run = run};
-    struct bench_samples ns;
-    bool ok;
 
     TRY(run, accel_event_record(s->event, s->stream));
     TRY(run, accel_stream_sync(s->stream));
-    ok = bench_sample(&run->budget, step_query, &st, &ns) &&
-         bench_emit_time(run, NULL, "accel_event_query of a completed event", &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_query, &st, "accel_event_query of a completed event", 0);
 }
 
 /* ---- launches ---- */
@@ -184,15 +179,10 @@ static bool step_launch(void *context, double *out_ns)
 static bool measure_launch_empty(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run};
-    struct bench_samples ns;
-    bool ok;
 
     if (!has_kernels(state, run))
         return false;
-    ok = bench_sample(&run->budget, step_launch, &st, &ns) &&
-         bench_emit_time(run, NULL, "empty<<<1, 1>>>, accel_stream_sync", &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_launch, &st, "empty<<<1, 1>>>, accel_stream_sync", 0);
 }
 
 static bool step_launch_stream(void *context, double *out_ns)
@@ -211,18 +201,13 @@ static bool step_launch_stream(void *context, double *out_ns)
 static bool measure_launch_stream(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run};
-    struct bench_samples ns;
     char detail[96];
-    bool ok;
 
     if (!has_kernels(state, run))
         return false;
     snprintf(detail, sizeof(detail), "%u x empty<<<1, 1>>>, one accel_stream_sync",
              run->env->stream_launches);
-    ok = bench_sample(&run->budget, step_launch_stream, &st, &ns) &&
-         bench_emit_time(run, NULL, detail, &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_launch_stream, &st, detail, 0);
 }
 
 /* ---- vadd ---- */
@@ -367,9 +352,7 @@ static bool measure_copy(struct accel_state *s, struct bench_run *run, bench_ste
 {
     bool pinned = strcmp(run->point->variant, "pinned") == 0;
     struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
-    struct bench_samples ns;
     char detail[96];
-    bool ok;
 
     if (!copy_prepare(s, run))
         return false;
@@ -378,10 +361,7 @@ static bool measure_copy(struct accel_state *s, struct bench_run *run, bench_ste
     snprintf(detail, sizeof(detail), "%s%s, accel_stream_sync", call,
              step == step_d2d ? "" : pinned ? " (accel_host_alloc memory)"
                                             : " (malloc memory)");
-    ok = bench_sample(&run->budget, step, &st, &ns) &&
-         bench_emit_bandwidth(run, detail, &ns, st.bytes);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step, &st, detail, st.bytes);
 }
 
 static bool measure_copy_h2d(void *state, struct bench_run *run)
@@ -420,13 +400,8 @@ static bool step_alloc_free(void *context, double *out_ns)
 static bool measure_alloc_free(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run, .bytes = run->point->bytes};
-    struct bench_samples ns;
-    bool ok;
 
-    ok = bench_sample(&run->budget, step_alloc_free, &st, &ns) &&
-         bench_emit_time(run, NULL, "accel_alloc, accel_free", &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_alloc_free, &st, "accel_alloc, accel_free", 0);
 }
 
 const struct bench_impl bench_impl_accel = {

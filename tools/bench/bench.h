@@ -106,6 +106,13 @@ bool bench_emit_time(struct bench_run *run, const char *variant, const char *det
 bool bench_emit_bandwidth(struct bench_run *run, const char *detail,
                           const struct bench_samples *ns, uint64_t bytes);
 /*
+ * Warm up, sample `step` with `context` within the run's budget, and record
+ * the samples: as times, or as bandwidth of `bytes` per step when `bytes`
+ * is not 0. False when a step failed (it has said why) or memory ran out.
+ */
+bool bench_measure(struct bench_run *run, bench_step_fn step, void *context,
+                   const char *detail, uint64_t bytes);
+/*
  * Note why the run failed ("opencl copy_h2d 4 KiB: clFinish:
  * CL_OUT_OF_RESOURCES") and return false.
  */

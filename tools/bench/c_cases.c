@@ -85,13 +85,8 @@ static bool step_call(void *context, double *out_ns)
 
 static bool measure_dispatch(void *state, struct bench_run *run)
 {
-    struct bench_samples ns;
-    bool ok;
-
-    ok = bench_sample(&run->budget, step_call, state, &ns) &&
-         bench_emit_time(run, NULL, "an empty function called through a pointer", &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_call, state,
+                         "an empty function called through a pointer", 0);
 }
 
 /* ---- launches: a handoff to a thread that spins ---- */
@@ -261,13 +256,8 @@ static bool measure_vadd_threads(struct c_state *s, struct bench_run *run,
                                  uint32_t threads, const char *detail)
 {
     struct step st = {.s = s, .run = run, .threads = threads};
-    struct bench_samples ns;
-    bool ok;
 
-    ok = bench_sample(&run->budget, step_vadd, &st, &ns) &&
-         bench_emit_bandwidth(run, detail, &ns, 3ull * BENCH_VADD_COUNT * sizeof(float));
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_vadd, &st, detail, 3ull * BENCH_VADD_COUNT * sizeof(float));
 }
 
 static bool measure_vadd(void *state, struct bench_run *run)
@@ -301,8 +291,6 @@ static bool measure_copy(void *state, struct bench_run *run)
 {
     struct c_state *s = state;
     struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
-    struct bench_samples ns;
-    bool ok;
 
     if (s->src == NULL) {
         s->src = bench_alloc_touched(run->env->max_copy_bytes);
@@ -310,10 +298,7 @@ static bool measure_copy(void *state, struct bench_run *run)
         if (s->src == NULL || s->dst == NULL)
             return bench_fail(run, "out of host memory");
     }
-    ok = bench_sample(&run->budget, step_memcpy, &st, &ns) &&
-         bench_emit_bandwidth(run, "memcpy between malloc buffers", &ns, st.bytes);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_memcpy, &st, "memcpy between malloc buffers", st.bytes);
 }
 
 /* ---- alloc_free ---- */
@@ -338,13 +323,8 @@ static bool step_malloc_free(void *context, double *out_ns)
 static bool measure_alloc_free(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run, .bytes = run->point->bytes};
-    struct bench_samples ns;
-    bool ok;
 
-    ok = bench_sample(&run->budget, step_malloc_free, &st, &ns) &&
-         bench_emit_time(run, NULL, "malloc, free", &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_malloc_free, &st, "malloc, free", 0);
 }
 
 const struct bench_impl bench_impl_c = {

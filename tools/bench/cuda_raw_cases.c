@@ -257,19 +257,6 @@ static bool measure_discovery(void *state, struct bench_run *run)
                                    "cuCtxSetCurrent, cuStreamCreate");
 }
 
-/* Sample `step` and record it as time, or as bandwidth when `bytes` is not 0. */
-static bool sample(struct bench_run *run, bench_step_fn step, struct step *st,
-                   const char *detail, uint64_t bytes)
-{
-    struct bench_samples ns;
-    bool ok = bench_sample(&run->budget, step, st, &ns) &&
-              (bytes != 0 ? bench_emit_bandwidth(run, detail, &ns, bytes)
-                          : bench_emit_time(run, NULL, detail, &ns));
-
-    bench_samples_deinit(&ns);
-    return ok;
-}
-
 static bool step_query(void *context, double *out_ns)
 {
     struct step *st = context;
@@ -288,7 +275,7 @@ static bool measure_dispatch(void *state, struct bench_run *run)
 
     TRY(s, run, s->api.cuEventRecord(s->event, s->stream));
     TRY(s, run, s->api.cuStreamSynchronize(s->stream));
-    return sample(run, step_query, &st, "cuEventQuery of a completed event", 0);
+    return bench_measure(run, step_query, &st, "cuEventQuery of a completed event", 0);
 }
 
 static CUresult launch_empty(struct cuda_state *s)
@@ -324,15 +311,15 @@ static bool measure_launch_empty(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run};
 
-    return sample(run, step_launch, &st, "cuLaunchKernel(empty, 1, 1), cuStreamSynchronize",
-                  0);
+    return bench_measure(run, step_launch, &st,
+                         "cuLaunchKernel(empty, 1, 1), cuStreamSynchronize", 0);
 }
 
 static bool measure_launch_stream(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run};
 
-    return sample(run, step_launch_stream, &st,
+    return bench_measure(run, step_launch_stream, &st,
                   "cuLaunchKernel(empty, 1, 1) back to back, one cuStreamSynchronize", 0);
 }
 
@@ -372,8 +359,8 @@ static bool measure_vadd(void *state, struct bench_run *run)
     ok = s->api.cuMemcpyHtoDAsync_v2(s->va, host, bytes, s->stream) == 0 &&
          s->api.cuMemcpyHtoDAsync_v2(s->vb, host, bytes, s->stream) == 0 &&
          s->api.cuStreamSynchronize(s->stream) == 0 &&
-         sample(run, step_vadd, &st, "vadd<<<65536, 256>>>, cuStreamSynchronize",
-                3ull * bytes) &&
+         bench_measure(run, step_vadd, &st, "vadd<<<65536, 256>>>, cuStreamSynchronize",
+                       3ull * bytes) &&
          s->api.cuMemcpyDtoHAsync_v2(host, s->vc, bytes, s->stream) == 0 &&
          s->api.cuStreamSynchronize(s->stream) == 0;
     for (uint32_t i = 0; ok && i < BENCH_VADD_COUNT; i++)
@@ -441,7 +428,7 @@ static bool measure_copy(struct cuda_state *s, struct bench_run *run, bench_step
     if (!copy_prepare(s, run))
         return false;
     st.host = pinned ? s->pinned : s->pageable;
-    return sample(run, step, &st, pinned ? detail_pinned : detail_pageable, st.bytes);
+    return bench_measure(run, step, &st, pinned ? detail_pinned : detail_pageable, st.bytes);
 }
 
 static bool measure_copy_h2d(void *state, struct bench_run *run)
@@ -482,7 +469,7 @@ static bool measure_alloc_free(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run, .bytes = run->point->bytes};
 
-    return sample(run, step_alloc_free, &st, "cuMemAlloc, cuMemFree", 0);
+    return bench_measure(run, step_alloc_free, &st, "cuMemAlloc, cuMemFree", 0);
 }
 
 const struct bench_impl bench_impl_cuda_raw = {

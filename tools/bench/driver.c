@@ -195,6 +195,18 @@ bool bench_emit_bandwidth(struct bench_run *run, const char *detail,
     return true;
 }
 
+bool bench_measure(struct bench_run *run, bench_step_fn step, void *context,
+                   const char *detail, uint64_t bytes)
+{
+    struct bench_samples ns;
+    bool ok = bench_sample(&run->budget, step, context, &ns) &&
+              (bytes != 0 ? bench_emit_bandwidth(run, detail, &ns, bytes)
+                          : bench_emit_time(run, NULL, detail, &ns));
+
+    bench_samples_deinit(&ns);
+    return ok;
+}
+
 /* Drop what an implementation emitted at this point: one of its rounds failed. */
 static void collector_forget(struct bench_collector *c, size_t slot)
 {

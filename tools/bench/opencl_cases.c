@@ -241,18 +241,13 @@ static bool measure_dispatch(void *state, struct bench_run *run)
 {
     struct cl_state *s = state;
     struct step st = {.s = s, .run = run};
-    struct bench_samples ns;
-    bool ok;
 
     if (s->marker == NULL) {
         TRY(run, clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &s->marker));
         TRY(run, clFinish(s->queue));
     }
-    ok = bench_sample(&run->budget, step_query, &st, &ns) &&
-         bench_emit_time(run, NULL, "clGetEventInfo(EXECUTION_STATUS) of a completed event",
-                         &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_query, &st,
+                         "clGetEventInfo(EXECUTION_STATUS) of a completed event", 0);
 }
 
 /* ---- launches ---- */
@@ -291,13 +286,7 @@ static bool step_launch_stream(void *context, double *out_ns)
 static bool measure_launch(struct bench_run *run, struct step *st, bench_step_fn step,
                            const char *detail)
 {
-    struct bench_samples ns;
-    bool ok;
-
-    ok = bench_sample(&run->budget, step, st, &ns) &&
-         bench_emit_time(run, NULL, detail, &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step, st, detail, 0);
 }
 
 static bool measure_launch_empty(void *state, struct bench_run *run)
@@ -470,9 +459,7 @@ static bool measure_copy(struct cl_state *s, struct bench_run *run, bench_step_f
 {
     bool pinned = strcmp(run->point->variant, "pinned") == 0;
     struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
-    struct bench_samples ns;
     char detail[96];
-    bool ok;
 
     if (!copy_prepare(s, run))
         return false;
@@ -481,10 +468,7 @@ static bool measure_copy(struct cl_state *s, struct bench_run *run, bench_step_f
              step == step_d2d ? ", clFinish"
              : pinned         ? " (mapped CL_MEM_ALLOC_HOST_PTR memory)"
                               : " (malloc memory)");
-    ok = bench_sample(&run->budget, step, &st, &ns) &&
-         bench_emit_bandwidth(run, detail, &ns, st.bytes);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step, &st, detail, st.bytes);
 }
 
 static bool measure_copy_h2d(void *state, struct bench_run *run)
@@ -524,13 +508,8 @@ static bool step_alloc_free(void *context, double *out_ns)
 static bool measure_alloc_free(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run, .bytes = run->point->bytes};
-    struct bench_samples ns;
-    bool ok;
 
-    ok = bench_sample(&run->budget, step_alloc_free, &st, &ns) &&
-         bench_emit_time(run, NULL, "clCreateBuffer, clReleaseMemObject", &ns);
-    bench_samples_deinit(&ns);
-    return ok;
+    return bench_measure(run, step_alloc_free, &st, "clCreateBuffer, clReleaseMemObject", 0);
 }
 
 const struct bench_impl bench_impl_opencl = {

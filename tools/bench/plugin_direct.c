@@ -129,13 +129,9 @@ static bool step_query(void *context, double *out_ns)
 
 static bool measure_dispatch(void *state, struct bench_run *run)
 {
-    struct bench_samples ns;
-    bool ok;
-
-    ok = bench_sample(&run->budget, step_query, state, &ns) &&
-         bench_emit_time(run, NULL, "the plugin's event_query entry called directly", &ns);
-    bench_samples_deinit(&ns);
-    return ok || bench_fail(run, "event_query failed");
+    return bench_measure(run, step_query, state,
+                         "the plugin's event_query entry called directly", 0) ||
+           bench_fail(run, "event_query failed");
 }
 
 const struct bench_impl bench_impl_plugin = {
