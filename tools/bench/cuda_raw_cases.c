@@ -320,7 +320,7 @@ static bool measure_launch_stream(void *state, struct bench_run *run)
     struct step st = {.s = state, .run = run};
 
     return bench_measure(run, step_launch_stream, &st,
-                  "cuLaunchKernel(empty, 1, 1) back to back, one cuStreamSynchronize", 0);
+                         "cuLaunchKernel(empty, 1, 1) back to back, one cuStreamSynchronize", 0);
 }
 
 static bool step_vadd(void *context, double *out_ns)
