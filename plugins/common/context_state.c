@@ -19,6 +19,26 @@ void accel__context_state_deinit(struct accel__context_state *state)
     pthread_mutex_destroy(&state->lock);
 }
 
+/* Shared by every plugin_open (every host) while the plugin is loaded. */
+static struct accel__context_state device_states[ACCEL__NATIVE_DEVICES_MAX];
+static pthread_once_t device_states_once = PTHREAD_ONCE_INIT;
+static bool device_states_ready;
+
+static void device_states_init(void)
+{
+    for (uint32_t i = 0; i < ACCEL__NATIVE_DEVICES_MAX; i++) {
+        if (accel__context_state_init(&device_states[i]) != ACCEL_OK)
+            return;
+    }
+    device_states_ready = true;
+}
+
+struct accel__context_state *accel__context_state_of_device(uint32_t ordinal)
+{
+    pthread_once(&device_states_once, device_states_init);
+    return device_states_ready ? &device_states[ordinal] : NULL;
+}
+
 void accel__context_state_open(struct accel__context_state *state, uint32_t *out_epoch)
 {
     pthread_mutex_lock(&state->lock);

@@ -28,6 +28,19 @@ struct accel__context_state {
     char reason[192];     /* the first sticky error: the call and the code */
 };
 
+/* The most devices a GPU plugin serves; a library's devices past it are not offered. */
+#define ACCEL__NATIVE_DEVICES_MAX 64u
+
+/*
+ * The state of device `ordinal`'s context (`ordinal` < ACCEL__NATIVE_DEVICES_MAX),
+ * made at first use; NULL when the states cannot be made. It is the
+ * process's, not a plugin instance's: two hosts in one process reach the
+ * same driver context (CUDA's primary context, HIP's device context), and a
+ * reset through one must make the other's objects lost too. Each plugin
+ * links its own copy of this library, so each has its own states.
+ */
+struct accel__context_state *accel__context_state_of_device(uint32_t ordinal);
+
 /* Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY when the lock cannot be made. */
 accel_status accel__context_state_init(struct accel__context_state *state);
 void accel__context_state_deinit(struct accel__context_state *state);

@@ -18,29 +18,6 @@
 
 #include "cuda_plugin.h"
 
-/*
- * One per device in the process, as primary contexts are, shared by every
- * plugin_open (every host) while the plugin is loaded; made at first use.
- */
-static struct accel__context_state cuda_context_states[CUDA_DEVICES_MAX];
-static pthread_once_t cuda_context_states_once = PTHREAD_ONCE_INIT;
-static bool cuda_context_states_ready;
-
-static void cuda_context_states_init(void)
-{
-    for (uint32_t i = 0; i < CUDA_DEVICES_MAX; i++) {
-        if (accel__context_state_init(&cuda_context_states[i]) != ACCEL_OK)
-            return;
-    }
-    cuda_context_states_ready = true;
-}
-
-struct accel__context_state *accel__cuda_context_state(uint32_t ordinal)
-{
-    pthread_once(&cuda_context_states_once, cuda_context_states_init);
-    return cuda_context_states_ready ? &cuda_context_states[ordinal] : NULL;
-}
-
 accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope)
 {
     acu_CUcontext context = atomic_load_explicit(&device->context, memory_order_acquire);
@@ -73,16 +50,16 @@ accel_status accel__cuda_device_open(accel_drv_plugin *plugin, uint32_t index,
     accel_status status;
 
     *out_device = NULL;
-    if (index >= plugin->device_count)
-        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE,
-                                           "device_open: no CUDA device %u; there are %u",
-                                           index, plugin->device_count);
+    if (index >= plugin->base.device_count)
+        return plugin->base.services->set_error(ACCEL_ERR_NO_DEVICE,
+                                                "device_open: no CUDA device %u; there are %u",
+                                                index, plugin->base.device_count);
     device = calloc(1, sizeof(*device));
     if (device == NULL)
-        return plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                           "calloc of a CUDA device failed");
+        return plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                "calloc of a CUDA device failed");
     device->plugin = plugin;
-    device->physical = &plugin->devices[index];
+    device->physical = &plugin->base.devices[index];
     device->index = index;
     snprintf(device->name, sizeof(device->name), "cuda:%u", index);
     /* The epoch first: a reset racing this open makes it lost, not stale-but-live. */
@@ -115,7 +92,7 @@ void accel__cuda_device_close(accel_drv_device *device)
 accel_status accel__cuda_device_status(accel_drv_device *device)
 {
     return accel__context_state_check(device->physical->context, device->epoch,
-                                      device->plugin->services, device->name);
+                                      device->plugin->base.services, device->name);
 }
 
 /*
@@ -157,7 +134,7 @@ accel_status accel__cuda_device_reset(accel_drv_device *device)
                                                      &device->epoch, cuda_device_rebuild,
                                                      device);
 
-    device->plugin->services->log(ACCEL_LOG_DEBUG, "cuda: %s reset: %s", device->name,
+    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "cuda: %s reset: %s", device->name,
                                   status == ACCEL_OK ? "done" : "failed");
     return status;
 }

@@ -20,9 +20,9 @@ accel_status accel__cuda_mem_alloc(accel_drv_device *device, uint64_t bytes,
     *out_mem = NULL;
     *out_address = 0;
     if (bytes == 0 || bytes > SIZE_MAX)
-        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                   "mem_alloc: %llu bytes",
-                                                   (unsigned long long)bytes);
+        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                        "mem_alloc: %llu bytes",
+                                                        (unsigned long long)bytes);
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
@@ -50,7 +50,7 @@ void accel__cuda_mem_free(accel_drv_device *device, accel_drv_mem *mem)
 
 accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr)
 {
-    const struct accel_host_services *services = device->plugin->services;
+    const struct accel_host_services *services = device->plugin->base.services;
     struct cuda_scope scope;
     accel_status status;
     acu_CUresult result;

@@ -47,9 +47,9 @@ static accel_status cuda_image_for_driver(accel_drv_device *device, const void *
         return ACCEL_OK;
     text = malloc(size + 1);
     if (text == NULL)
-        return device->plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                   "module_load: malloc of %zu bytes of "
-                                                   "PTX failed", size + 1);
+        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                        "module_load: malloc of %zu bytes of "
+                                                        "PTX failed", size + 1);
     memcpy(text, image, size);
     text[size] = '\0';
     *out_image = text;
@@ -88,8 +88,8 @@ accel_status accel__cuda_module_load(accel_drv_device *device, const void *image
 
     *out_module = NULL;
     if (image == NULL || size == 0)
-        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                   "module_load: an empty image");
+        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                        "module_load: an empty image");
     status = cuda_image_for_driver(device, image, size, &bytes, &copy);
     if (status != ACCEL_OK)
         return status;
@@ -158,8 +158,8 @@ accel_status accel__cuda_kernel_get(accel_drv_device *device, accel_drv_module *
     memset(out_signature, 0, sizeof(*out_signature));
     out_signature->param_count = ACCEL_PARAM_COUNT_UNKNOWN;
     if (name == NULL)
-        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                   "kernel_get: the name is NULL");
+        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                        "kernel_get: the name is NULL");
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;

@@ -20,13 +20,13 @@
  * memory and streams can be shared with cuBLAS and the like. Streams are
  * CU_STREAM_NON_BLOCKING; events are made without timing.
  *
- * This file holds the table, the plugin and the device descriptions; the
+ * This file holds the table, the driver's steps of plugin_open (what
+ * plugins/common/native_plugin.c calls) and the device descriptions; the
  * devices' contexts, memory, streams, copies and modules live in their own
  * files.
  */
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cuda_plugin.h"
 
@@ -71,7 +71,7 @@ static acu_CUresult cuda_attribute(const struct cuda_symbols *symbols, acu_CUdev
  * *out_call.
  */
 static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
-                                         struct cuda_physical_device *physical,
+                                         struct accel__native_device *physical,
                                          const char **out_call)
 {
     struct accel_device_props *props = &physical->props;
@@ -113,152 +113,78 @@ static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
     return ACU_CUDA_SUCCESS;
 }
 
-/* ---- plugin ---- */
+/* ---- the vendor steps (see native_plugin.h) ---- */
 
-/* Say why there is no device: `what` failed with `result`. */
-static void cuda_no_device(accel_drv_plugin *plugin, const char *what, acu_CUresult result)
+static void cuda_no_device(accel_drv_plugin *plugin, const char *call, int result)
 {
     char described[ACCEL__NATIVE_REASON_MAX / 2];
 
-    accel__cuda_describe(plugin, result, described, sizeof(described));
-    /* The path is bounded so that the driver's own words always fit. */
-    snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-             "%.300s: %s failed: %s", plugin->symbols.library.path, what, described);
-}
-
-/* Find the devices and describe each; zero devices with the reason otherwise. */
-static accel_status cuda_find_devices(accel_drv_plugin *plugin)
-{
-    const struct cuda_symbols *symbols = &plugin->symbols;
-    const char *call = "cuDeviceGetCount";
-    acu_CUresult result;
-    int count = 0;
-    int i;
-
-    result = symbols->cuDeviceGetCount(&count);
-    if (result != ACU_CUDA_SUCCESS) {
-        cuda_no_device(plugin, call, result);
-        return ACCEL_OK;
-    }
-    if (count > (int)CUDA_DEVICES_MAX) {
-        plugin->services->log(ACCEL_LOG_WARN, "cuda: the driver has %d devices; the plugin "
-                              "offers the first %u", count, CUDA_DEVICES_MAX);
-        count = (int)CUDA_DEVICES_MAX;
-    }
-    if (count <= 0) {
-        snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-                 "%s: the CUDA driver (version %d) reports no device",
-                 symbols->library.path, plugin->driver_version);
-        return ACCEL_OK;
-    }
-    plugin->devices = calloc((size_t)count, sizeof(plugin->devices[0]));
-    if (plugin->devices == NULL)
-        return plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                           "calloc of %d CUDA devices failed", count);
-    for (i = 0; i < count; i++) {
-        struct cuda_physical_device *physical = &plugin->devices[i];
-
-        call = "cuDeviceGet";
-        result = symbols->cuDeviceGet(&physical->handle, i);
-        if (result == ACU_CUDA_SUCCESS)
-            result = cuda_describe_device(symbols, physical, &call);
-        if (result != ACU_CUDA_SUCCESS)
-            break;
-        physical->context = accel__cuda_context_state((uint32_t)i);
-        if (physical->context == NULL)
-            return plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                               "pthread_mutex_init failed for the CUDA "
-                                               "devices' context states");
-    }
-    if (result != ACU_CUDA_SUCCESS) {
-        /* A device the driver cannot describe is one it cannot run either. */
-        cuda_no_device(plugin, call, result);
-        return ACCEL_OK;
-    }
-    plugin->device_count = (uint32_t)count;
-    return ACCEL_OK;
+    accel__cuda_describe(plugin, (acu_CUresult)result, described, sizeof(described));
+    accel__native_no_device(plugin, call, described, NULL);
 }
 
 /* Load and initialise the driver; without it, the reason and no device. */
-static accel_status cuda_start_driver(accel_drv_plugin *plugin)
+static bool cuda_start(accel_drv_plugin *plugin)
 {
     acu_CUresult result;
 
-    if (!accel__cuda_symbols_load(&plugin->symbols, plugin->services,
-                                  plugin->no_device_reason,
-                                  sizeof(plugin->no_device_reason)))
-        return ACCEL_OK;
+    if (!accel__cuda_symbols_load(&plugin->symbols, plugin->base.services,
+                                  plugin->base.no_device_reason,
+                                  sizeof(plugin->base.no_device_reason)))
+        return false;
+    plugin->base.library = &plugin->symbols.library;
     result = plugin->symbols.cuInit(0);
     if (result != ACU_CUDA_SUCCESS) {
         cuda_no_device(plugin, "cuInit", result);
         accel__cuda_symbols_unload(&plugin->symbols, false);
-        return ACCEL_OK;
+        return false;
     }
     plugin->initialised = true;
-    if (plugin->symbols.cuDriverGetVersion(&plugin->driver_version) != ACU_CUDA_SUCCESS)
-        plugin->driver_version = 0;
-    return cuda_find_devices(plugin);
+    if (plugin->symbols.cuDriverGetVersion(&plugin->base.driver_version) != ACU_CUDA_SUCCESS)
+        plugin->base.driver_version = 0;
+    return true;
 }
 
-static void cuda_plugin_close(accel_drv_plugin *plugin)
+static void cuda_stop(accel_drv_plugin *plugin)
 {
-    if (plugin == NULL)
-        return;
-    free(plugin->devices);
     accel__cuda_symbols_unload(&plugin->symbols, plugin->initialised);
-    free(plugin);
 }
+
+static int cuda_count_devices(accel_drv_plugin *plugin, int *out_count, const char **out_call)
+{
+    *out_call = "cuDeviceGetCount";
+    return plugin->symbols.cuDeviceGetCount(out_count);
+}
+
+static int cuda_describe_ordinal(accel_drv_plugin *plugin, int ordinal,
+                                 struct accel__native_device *out_device,
+                                 const char **out_call)
+{
+    acu_CUresult result;
+
+    *out_call = "cuDeviceGet";
+    result = plugin->symbols.cuDeviceGet(&out_device->handle, ordinal);
+    if (result == ACU_CUDA_SUCCESS)
+        result = cuda_describe_device(&plugin->symbols, out_device, out_call);
+    return result;
+}
+
+static const struct accel__native_vendor cuda_vendor = {
+    .name = "cuda",
+    .title = "CUDA",
+    .library_noun = "driver",
+    .plugin_size = sizeof(struct accel_drv_plugin),
+    .start = cuda_start,
+    .stop = cuda_stop,
+    .count_devices = cuda_count_devices,
+    .describe_device = cuda_describe_ordinal,
+    .no_device = cuda_no_device,
+};
 
 static accel_status cuda_plugin_open(const struct accel_host_services *services,
                                      accel_drv_plugin **out_plugin)
 {
-    accel_drv_plugin *plugin;
-    accel_status status;
-
-    *out_plugin = NULL;
-    /* Without the version 1 services there is no way even to say why. */
-    if (services == NULL || services->struct_size < sizeof(struct accel_host_services))
-        return ACCEL_ERR_INVALID_ARGUMENT;
-    plugin = calloc(1, sizeof(*plugin));
-    if (plugin == NULL)
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "calloc of the CUDA plugin failed");
-    plugin->services = services;
-    status = cuda_start_driver(plugin);
-    if (status != ACCEL_OK) {
-        cuda_plugin_close(plugin);
-        return status;
-    }
-    if (plugin->device_count != 0)
-        services->log(ACCEL_LOG_DEBUG, "cuda: %s, driver version %d, %u device(s)",
-                      plugin->symbols.library.path, plugin->driver_version,
-                      plugin->device_count);
-    else
-        services->log(ACCEL_LOG_DEBUG, "cuda: no device: %s", plugin->no_device_reason);
-    *out_plugin = plugin;
-    return ACCEL_OK;
-}
-
-/* ---- devices ---- */
-
-static accel_status cuda_device_count(accel_drv_plugin *plugin, uint32_t *out_count,
-                                      const char **out_reason)
-{
-    *out_count = plugin->device_count;
-    *out_reason = plugin->device_count == 0 ? plugin->no_device_reason : NULL;
-    return ACCEL_OK;
-}
-
-static accel_status cuda_device_info(accel_drv_plugin *plugin, uint32_t index,
-                                     struct accel_device_props *out_props)
-{
-    memset(out_props, 0, sizeof(*out_props));
-    if (index >= plugin->device_count)
-        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE,
-                                           "device_info: no CUDA device %u; there are %u",
-                                           index, plugin->device_count);
-    *out_props = plugin->devices[index].props;
-    return ACCEL_OK;
+    return accel__native_plugin_open(services, &cuda_vendor, out_plugin);
 }
 
 /* ---- the table ---- */
@@ -274,10 +200,10 @@ const struct accel_driver_v1 accel_driver_v1 = {
     .priority = 100,
 
     .plugin_open = cuda_plugin_open,
-    .plugin_close = cuda_plugin_close,
+    .plugin_close = accel__native_plugin_close,
 
-    .device_count = cuda_device_count,
-    .device_info = cuda_device_info,
+    .device_count = accel__native_device_count,
+    .device_info = accel__native_device_info,
     .device_open = accel__cuda_device_open,
     .device_close = accel__cuda_device_close,
     .device_status = accel__cuda_device_status,

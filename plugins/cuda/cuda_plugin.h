@@ -22,35 +22,26 @@
 #include "cuda_api.h"
 #include "cuda_dynamic_symbols.h"
 #include "native_library.h"
+#include "native_plugin.h"
 
-/* One CUDA device as the driver numbers it, shared by every open of it. */
-struct cuda_physical_device {
-    acu_CUdevice handle;
-    struct accel_device_props props;
-    /* The largest pitch cuMemcpy2D/3D take (CU_DEVICE_ATTRIBUTE_MAX_PITCH). */
-    uint64_t max_pitch;
-    /*
-     * The primary context's lost and reset state: one per device in the
-     * process (see accel__cuda_context_state), as the primary context is.
-     */
-    struct accel__context_state *context;
-};
-
+/*
+ * The plugin: the common part (plugins/common/native_plugin.h: services,
+ * devices, the no-device reason), then the driver's entry points. A
+ * device's handle is its CUdevice, and its max_pitch the largest pitch
+ * cuMemcpy2D/3D take (CU_DEVICE_ATTRIBUTE_MAX_PITCH). Its context state is
+ * the primary context's, one per device in the process, as the primary
+ * context is.
+ */
 struct accel_drv_plugin {
-    const struct accel_host_services *services;
+    struct accel__native_plugin base; /* first: see accel__native_plugin_of */
     struct cuda_symbols symbols;
     /* cuInit succeeded: the driver stays mapped at close (see native_library.h). */
     bool initialised;
-    int driver_version;
-    uint32_t device_count;
-    struct cuda_physical_device *devices;
-    /* Why there are no devices; empty while there are some. */
-    char no_device_reason[ACCEL__NATIVE_REASON_MAX];
 };
 
 struct accel_drv_device {
     accel_drv_plugin *plugin;
-    struct cuda_physical_device *physical;
+    struct accel__native_device *physical;
     uint32_t index;
     char name[24]; /* "cuda:0", for messages */
     /*
@@ -108,17 +99,6 @@ void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result, char *o
                        (fallback))
 
 /* ---- the context on the calling thread (cuda_device.c) ---- */
-
-/* The most devices the plugin serves; a driver's devices past it are not offered. */
-#define CUDA_DEVICES_MAX 64u
-
-/*
- * The lost/reset state of device `ordinal`'s primary context (< CUDA_DEVICES_MAX).
- * It is the process's, not a plugin instance's: two hosts in one process
- * open the same primary context, and a reset through one must make the
- * other's objects lost too.
- */
-struct accel__context_state *accel__cuda_context_state(uint32_t ordinal);
 
 /* What accel__cuda_enter did, for accel__cuda_leave to undo. */
 struct cuda_scope {

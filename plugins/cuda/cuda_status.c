@@ -100,7 +100,7 @@ static accel_status cuda_error(accel_drv_plugin *plugin,
 {
     if (result == ACU_CUDA_SUCCESS)
         return ACCEL_OK;
-    return accel__native_error(plugin->services, &cuda_codes, (int)result, fallback, call,
+    return accel__native_error(plugin->base.services, &cuda_codes, (int)result, fallback, call,
                                cuda_driver_text(&plugin->symbols, result), extra, context);
 }
 
@@ -134,10 +134,10 @@ void accel__cuda_ignore(accel_drv_device *device, acu_CUresult result, const cha
     code = accel__native_code_find(&cuda_codes, (int)result);
     if (code != NULL && code->kind == ACCEL__NATIVE_STICKY)
         accel__context_state_mark_lost(device->physical->context, call, code->name);
-    device->plugin->services->log(ACCEL_LOG_DEBUG, "cuda: %s: %s failed: %s (%d)",
-                                  device->name, call,
-                                  accel__native_code_name(&cuda_codes, (int)result),
-                                  (int)result);
+    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "cuda: %s: %s failed: %s (%d)",
+                                       device->name, call,
+                                       accel__native_code_name(&cuda_codes, (int)result),
+                                       (int)result);
 }
 
 void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result, char *out,

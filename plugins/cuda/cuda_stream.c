@@ -158,8 +158,8 @@ accel_status accel__cuda_host_func(accel_drv_device *device, accel_drv_stream *s
 
     /* Caught here: on the driver's thread, a NULL call would crash far from its cause. */
     if (fn == NULL)
-        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                   "host_func: the function is NULL");
+        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                        "host_func: the function is NULL");
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;

@@ -22,33 +22,9 @@
 
 #include "hip_plugin.h"
 
-/*
- * One per device in the process, as HIP's device contexts are, shared by
- * every plugin_open (every host) while the plugin is loaded; made at first
- * use.
- */
-static struct accel__context_state hip_context_states[HIP_DEVICES_MAX];
-static pthread_once_t hip_context_states_once = PTHREAD_ONCE_INIT;
-static bool hip_context_states_ready;
-
-static void hip_context_states_init(void)
-{
-    for (uint32_t i = 0; i < HIP_DEVICES_MAX; i++) {
-        if (accel__context_state_init(&hip_context_states[i]) != ACCEL_OK)
-            return;
-    }
-    hip_context_states_ready = true;
-}
-
-struct accel__context_state *accel__hip_context_state(uint32_t ordinal)
-{
-    pthread_once(&hip_context_states_once, hip_context_states_init);
-    return hip_context_states_ready ? &hip_context_states[ordinal] : NULL;
-}
-
 accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope)
 {
-    int ordinal = device->physical->ordinal;
+    int ordinal = device->physical->handle;
     accel_status status;
 
     out_scope->switched = false;
@@ -65,9 +41,9 @@ bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out
 {
     out_scope->switched = false;
     if (!accel__context_state_current(device->physical->context, device->epoch)) {
-        device->plugin->services->log(ACCEL_LOG_DEBUG, "hip: %s: an object made before "
-                                      "another open's reset is not handed back",
-                                      device->name);
+        device->plugin->base.services->log(ACCEL_LOG_DEBUG, "hip: %s: an object made before "
+                                           "another open's reset is not handed back",
+                                           device->name);
         return false;
     }
     return accel__hip_enter(device, out_scope) == ACCEL_OK;
@@ -91,7 +67,7 @@ static accel_status hip_device_rebuild(void *user, bool fresh)
     accel_drv_device *device = user;
     accel_drv_plugin *plugin = device->plugin;
     const struct hip_symbols *symbols = &plugin->symbols;
-    int previous = device->physical->ordinal;
+    int previous = device->physical->handle;
     accel_status status;
 
     if (fresh)
@@ -100,13 +76,13 @@ static accel_status hip_device_rebuild(void *user, bool fresh)
                                       ACCEL_ERR_DEVICE_LOST);
     if (status != ACCEL_OK)
         return status;
-    status = accel__hip_plugin_result(plugin, symbols->hipSetDevice(device->physical->ordinal),
+    status = accel__hip_plugin_result(plugin, symbols->hipSetDevice(device->physical->handle),
                                       "hipSetDevice", ACCEL_ERR_DEVICE_LOST);
     if (status != ACCEL_OK)
         return status;
     status = accel__hip_plugin_result(plugin, symbols->hipDeviceReset(), "hipDeviceReset",
                                       ACCEL_ERR_DEVICE_LOST);
-    if (previous != device->physical->ordinal)
+    if (previous != device->physical->handle)
         (void)symbols->hipSetDevice(previous);
     return status;
 }
@@ -118,16 +94,16 @@ accel_status accel__hip_device_open(accel_drv_plugin *plugin, uint32_t index,
     accel_status status;
 
     *out_device = NULL;
-    if (index >= plugin->device_count)
-        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE,
-                                           "device_open: no HIP device %u; there are %u", index,
-                                           plugin->device_count);
+    if (index >= plugin->base.device_count)
+        return plugin->base.services->set_error(ACCEL_ERR_NO_DEVICE,
+                                                "device_open: no HIP device %u; there are %u",
+                                                index, plugin->base.device_count);
     device = calloc(1, sizeof(*device));
     if (device == NULL)
-        return plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                           "calloc of a HIP device failed");
+        return plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                "calloc of a HIP device failed");
     device->plugin = plugin;
-    device->physical = &plugin->devices[index];
+    device->physical = &plugin->base.devices[index];
     device->index = index;
     snprintf(device->name, sizeof(device->name), "hip:%u", index);
     status = accel__context_state_open_rebuilt(device->physical->context, hip_device_rebuild,
@@ -151,7 +127,7 @@ void accel__hip_device_close(accel_drv_device *device)
 accel_status accel__hip_device_status(accel_drv_device *device)
 {
     return accel__context_state_check(device->physical->context, device->epoch,
-                                      device->plugin->services, device->name);
+                                      device->plugin->base.services, device->name);
 }
 
 accel_status accel__hip_device_reset(accel_drv_device *device)
@@ -159,7 +135,7 @@ accel_status accel__hip_device_reset(accel_drv_device *device)
     accel_status status = accel__context_state_reset(device->physical->context, &device->epoch,
                                                      hip_device_rebuild, device);
 
-    device->plugin->services->log(ACCEL_LOG_DEBUG, "hip: %s reset: %s", device->name,
-                                  status == ACCEL_OK ? "done" : "failed");
+    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "hip: %s reset: %s", device->name,
+                                       status == ACCEL_OK ? "done" : "failed");
     return status;
 }

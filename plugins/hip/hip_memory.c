@@ -20,9 +20,9 @@ accel_status accel__hip_mem_alloc(accel_drv_device *device, uint64_t bytes,
     *out_mem = NULL;
     *out_address = 0;
     if (bytes == 0 || bytes > SIZE_MAX)
-        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                   "mem_alloc: %llu bytes",
-                                                   (unsigned long long)bytes);
+        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                        "mem_alloc: %llu bytes",
+                                                        (unsigned long long)bytes);
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
@@ -48,7 +48,7 @@ void accel__hip_mem_free(accel_drv_device *device, accel_drv_mem *mem)
 
 accel_status accel__hip_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr)
 {
-    const struct accel_host_services *services = device->plugin->services;
+    const struct accel_host_services *services = device->plugin->base.services;
     struct hip_scope scope;
     ahip_hipError_t result;
     accel_status status;

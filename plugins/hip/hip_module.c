@@ -90,7 +90,7 @@ static void hip_module_free(accel_drv_module *module)
 accel_status accel__hip_module_load(accel_drv_device *device, const void *image, size_t size,
                                     accel_drv_module **out_module)
 {
-    const struct accel_host_services *services = device->plugin->services;
+    const struct accel_host_services *services = device->plugin->base.services;
     accel_drv_module *module;
     accel_status status;
 
@@ -154,8 +154,8 @@ accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *m
     memset(out_signature, 0, sizeof(*out_signature));
     out_signature->param_count = ACCEL_PARAM_COUNT_UNKNOWN;
     if (name == NULL)
-        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                   "kernel_get: the name is NULL");
+        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                        "kernel_get: the name is NULL");
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;

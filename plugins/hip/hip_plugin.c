@@ -21,11 +21,12 @@
  * The runtime's own HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES choose
  * which GPUs it shows, as for any HIP program.
  *
- * This file holds the table, the plugin and the device descriptions; the
+ * This file holds the table, the runtime's steps of plugin_open (what
+ * plugins/common/native_plugin.c calls) and the device descriptions; the
  * devices, memory, streams, copies and modules live in their own files.
  */
+#include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "hip_plugin.h"
@@ -105,7 +106,7 @@ static ahip_hipError_t hip_device_arch(const struct hip_symbols *symbols, int or
  * *out_call.
  */
 static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
-                                           struct hip_physical_device *physical,
+                                           struct accel__native_device *physical,
                                            const char **out_call)
 {
     struct accel_device_props *props = &physical->props;
@@ -114,12 +115,12 @@ static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
     ahip_hipError_t result;
 
     *out_call = "hipDeviceGetName";
-    result = symbols->hipDeviceGetName(props->name, (int)sizeof(props->name), physical->ordinal);
+    result = symbols->hipDeviceGetName(props->name, (int)sizeof(props->name), physical->handle);
     if (result != AHIP_hipSuccess)
         return result;
     props->name[sizeof(props->name) - 1] = '\0';
     *out_call = "hipDeviceTotalMem";
-    result = symbols->hipDeviceTotalMem(&total, physical->ordinal);
+    result = symbols->hipDeviceTotalMem(&total, physical->handle);
     if (result != AHIP_hipSuccess)
         return result;
     props->total_memory = total;
@@ -127,15 +128,15 @@ static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
     for (size_t i = 0; i < sizeof(hip_limits) / sizeof(hip_limits[0]); i++) {
         uint32_t *field = (uint32_t *)(void *)((char *)props + hip_limits[i].offset);
 
-        result = hip_attribute(symbols, physical->ordinal, hip_limits[i].attribute, field);
+        result = hip_attribute(symbols, physical->handle, hip_limits[i].attribute, field);
         if (result != AHIP_hipSuccess)
             return result;
     }
-    result = hip_attribute(symbols, physical->ordinal, AHIP_hipDeviceAttributeMaxPitch,
+    result = hip_attribute(symbols, physical->handle, AHIP_hipDeviceAttributeMaxPitch,
                            &max_pitch);
     if (result != AHIP_hipSuccess)
         return result;
-    result = hip_device_arch(symbols, physical->ordinal, props->arch, sizeof(props->arch),
+    result = hip_device_arch(symbols, physical->handle, props->arch, sizeof(props->arch),
                              out_call);
     if (result != AHIP_hipSuccess)
         return result;
@@ -144,70 +145,21 @@ static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
     return AHIP_hipSuccess;
 }
 
-/* ---- plugin ---- */
+/* ---- the vendor steps (see native_plugin.h) ---- */
 
 /* Say why there is no device: `what` failed with `result`, and `more` if not NULL. */
-static void hip_no_device(accel_drv_plugin *plugin, const char *what, ahip_hipError_t result,
-                          const char *more)
+static void hip_no_device_more(accel_drv_plugin *plugin, const char *what, ahip_hipError_t result,
+                               const char *more)
 {
     char described[ACCEL__NATIVE_REASON_MAX / 3];
 
     accel__hip_describe(plugin, result, described, sizeof(described));
-    /* The path is bounded so that the runtime's own words always fit. */
-    snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-             "%.300s: %s failed: %s%s%s", plugin->symbols.library.path, what, described,
-             more != NULL ? "; " : "", more != NULL ? more : "");
+    accel__native_no_device(plugin, what, described, more);
 }
 
-/* Find the devices and describe each; zero devices with the reason otherwise. */
-static accel_status hip_find_devices(accel_drv_plugin *plugin)
+static void hip_no_device(accel_drv_plugin *plugin, const char *call, int result)
 {
-    const struct hip_symbols *symbols = &plugin->symbols;
-    const char *call = "hipGetDeviceCount";
-    ahip_hipError_t result;
-    int count = 0;
-    int i;
-
-    result = symbols->hipGetDeviceCount(&count);
-    if (result != AHIP_hipSuccess) {
-        hip_no_device(plugin, call, result, NULL);
-        return ACCEL_OK;
-    }
-    if (count > (int)HIP_DEVICES_MAX) {
-        plugin->services->log(ACCEL_LOG_WARN, "hip: the runtime has %d devices; the plugin "
-                              "offers the first %u", count, HIP_DEVICES_MAX);
-        count = (int)HIP_DEVICES_MAX;
-    }
-    if (count <= 0) {
-        snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-                 "%.300s: the HIP runtime (version %d) reports no device",
-                 symbols->library.path, plugin->driver_version);
-        return ACCEL_OK;
-    }
-    plugin->devices = calloc((size_t)count, sizeof(plugin->devices[0]));
-    if (plugin->devices == NULL)
-        return plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                           "calloc of %d HIP devices failed", count);
-    for (i = 0; i < count; i++) {
-        struct hip_physical_device *physical = &plugin->devices[i];
-
-        physical->ordinal = i;
-        result = hip_describe_device(symbols, physical, &call);
-        if (result != AHIP_hipSuccess)
-            break;
-        physical->context = accel__hip_context_state((uint32_t)i);
-        if (physical->context == NULL)
-            return plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                               "pthread_mutex_init failed for the HIP "
-                                               "devices' context states");
-    }
-    if (result != AHIP_hipSuccess) {
-        /* A device the runtime cannot describe is one it cannot run either. */
-        hip_no_device(plugin, call, result, NULL);
-        return ACCEL_OK;
-    }
-    plugin->device_count = (uint32_t)count;
-    return ACCEL_OK;
+    hip_no_device_more(plugin, call, (ahip_hipError_t)result, NULL);
 }
 
 /*
@@ -228,17 +180,19 @@ static void hip_init_failed(accel_drv_plugin *plugin, ahip_hipError_t result)
         accel__hip_describe(plugin, count_result, described, sizeof(described));
         snprintf(counted, sizeof(counted), "hipGetDeviceCount: %s", described);
     }
-    hip_no_device(plugin, "hipInit", result, counted[0] != '\0' ? counted : NULL);
+    hip_no_device_more(plugin, "hipInit", result, counted[0] != '\0' ? counted : NULL);
 }
 
 /* Load and initialise the runtime; without it, the reason and no device. */
-static accel_status hip_start_runtime(accel_drv_plugin *plugin)
+static bool hip_start(accel_drv_plugin *plugin)
 {
     ahip_hipError_t result;
 
-    if (!accel__hip_symbols_load(&plugin->symbols, plugin->services, plugin->no_device_reason,
-                                 sizeof(plugin->no_device_reason)))
-        return ACCEL_OK;
+    if (!accel__hip_symbols_load(&plugin->symbols, plugin->base.services,
+                                 plugin->base.no_device_reason,
+                                 sizeof(plugin->base.no_device_reason)))
+        return false;
+    plugin->base.library = &plugin->symbols.library;
     /*
      * From here the runtime stays mapped, even when hipInit fails: it may
      * have started the HSA runtime's threads and registered exit handlers.
@@ -247,72 +201,48 @@ static accel_status hip_start_runtime(accel_drv_plugin *plugin)
     result = plugin->symbols.hipInit(0);
     if (result != AHIP_hipSuccess) {
         hip_init_failed(plugin, result);
-        return ACCEL_OK;
+        return false;
     }
-    if (plugin->symbols.hipDriverGetVersion(&plugin->driver_version) != AHIP_hipSuccess)
-        plugin->driver_version = 0;
-    return hip_find_devices(plugin);
+    if (plugin->symbols.hipDriverGetVersion(&plugin->base.driver_version) != AHIP_hipSuccess)
+        plugin->base.driver_version = 0;
+    return true;
 }
 
-static void hip_plugin_close(accel_drv_plugin *plugin)
+static void hip_stop(accel_drv_plugin *plugin)
 {
-    if (plugin == NULL)
-        return;
-    free(plugin->devices);
     accel__hip_symbols_unload(&plugin->symbols, plugin->init_called);
-    free(plugin);
 }
+
+static int hip_count_devices(accel_drv_plugin *plugin, int *out_count, const char **out_call)
+{
+    *out_call = "hipGetDeviceCount";
+    return plugin->symbols.hipGetDeviceCount(out_count);
+}
+
+static int hip_describe_ordinal(accel_drv_plugin *plugin, int ordinal,
+                                struct accel__native_device *out_device,
+                                const char **out_call)
+{
+    out_device->handle = ordinal;
+    return hip_describe_device(&plugin->symbols, out_device, out_call);
+}
+
+static const struct accel__native_vendor hip_vendor = {
+    .name = "hip",
+    .title = "HIP",
+    .library_noun = "runtime",
+    .plugin_size = sizeof(struct accel_drv_plugin),
+    .start = hip_start,
+    .stop = hip_stop,
+    .count_devices = hip_count_devices,
+    .describe_device = hip_describe_ordinal,
+    .no_device = hip_no_device,
+};
 
 static accel_status hip_plugin_open(const struct accel_host_services *services,
                                     accel_drv_plugin **out_plugin)
 {
-    accel_drv_plugin *plugin;
-    accel_status status;
-
-    *out_plugin = NULL;
-    /* Without the version 1 services there is no way even to say why. */
-    if (services == NULL || services->struct_size < sizeof(struct accel_host_services))
-        return ACCEL_ERR_INVALID_ARGUMENT;
-    plugin = calloc(1, sizeof(*plugin));
-    if (plugin == NULL)
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "calloc of the HIP plugin failed");
-    plugin->services = services;
-    status = hip_start_runtime(plugin);
-    if (status != ACCEL_OK) {
-        hip_plugin_close(plugin);
-        return status;
-    }
-    if (plugin->device_count != 0)
-        services->log(ACCEL_LOG_DEBUG, "hip: %s, runtime version %d, %u device(s)",
-                      plugin->symbols.library.path, plugin->driver_version,
-                      plugin->device_count);
-    else
-        services->log(ACCEL_LOG_DEBUG, "hip: no device: %s", plugin->no_device_reason);
-    *out_plugin = plugin;
-    return ACCEL_OK;
-}
-
-/* ---- devices ---- */
-
-static accel_status hip_device_count(accel_drv_plugin *plugin, uint32_t *out_count,
-                                     const char **out_reason)
-{
-    *out_count = plugin->device_count;
-    *out_reason = plugin->device_count == 0 ? plugin->no_device_reason : NULL;
-    return ACCEL_OK;
-}
-
-static accel_status hip_device_info(accel_drv_plugin *plugin, uint32_t index,
-                                    struct accel_device_props *out_props)
-{
-    memset(out_props, 0, sizeof(*out_props));
-    if (index >= plugin->device_count)
-        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE,
-                                           "device_info: no HIP device %u; there are %u", index,
-                                           plugin->device_count);
-    *out_props = plugin->devices[index].props;
-    return ACCEL_OK;
+    return accel__native_plugin_open(services, &hip_vendor, out_plugin);
 }
 
 /* ---- the table ---- */
@@ -328,10 +258,10 @@ const struct accel_driver_v1 accel_driver_v1 = {
     .priority = 100,
 
     .plugin_open = hip_plugin_open,
-    .plugin_close = hip_plugin_close,
+    .plugin_close = accel__native_plugin_close,
 
-    .device_count = hip_device_count,
-    .device_info = hip_device_info,
+    .device_count = accel__native_device_count,
+    .device_info = accel__native_device_info,
     .device_open = accel__hip_device_open,
     .device_close = accel__hip_device_close,
     .device_status = accel__hip_device_status,

@@ -27,35 +27,27 @@
 #include "hip_code_object.h"
 #include "hip_dynamic_symbols.h"
 #include "native_library.h"
+#include "native_plugin.h"
 
-/* One HIP device as the runtime numbers it, shared by every open of it. */
-struct hip_physical_device {
-    int ordinal;
-    struct accel_device_props props;
-    /* The largest pitch hipMemcpy2D/3D take (hipDeviceAttributeMaxPitch). */
-    uint64_t max_pitch;
-    /*
-     * The device's lost and reset state: one per device in the process (see
-     * accel__hip_context_state), as HIP's device context is.
-     */
-    struct accel__context_state *context;
-};
-
+/*
+ * The plugin: the common part (plugins/common/native_plugin.h: services,
+ * devices, the no-device reason), then the runtime's entry points. A
+ * device's handle is its ordinal, and its max_pitch the largest pitch
+ * hipMemcpy2D/3D take (hipDeviceAttributeMaxPitch). Its context state is
+ * the device context's, one per device in the process, as HIP's device
+ * context is: hipDeviceReset through one host frees what every other host
+ * in the process made on the device.
+ */
 struct accel_drv_plugin {
-    const struct accel_host_services *services;
+    struct accel__native_plugin base; /* first: see accel__native_plugin_of */
     struct hip_symbols symbols;
     /* hipInit was called: the runtime stays mapped at close (see native_library.h). */
     bool init_called;
-    int driver_version;
-    uint32_t device_count;
-    struct hip_physical_device *devices;
-    /* Why there are no devices; empty while there are some. */
-    char no_device_reason[ACCEL__NATIVE_REASON_MAX];
 };
 
 struct accel_drv_device {
     accel_drv_plugin *plugin;
-    struct hip_physical_device *physical;
+    struct accel__native_device *physical;
     uint32_t index;
     char name[24]; /* "hip:0", for messages */
     /* The context epoch this open's objects were made in. */
@@ -119,16 +111,6 @@ void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result, char 
     accel__hip_result((device), hip_symbols_of(device)->symbol args, #symbol, (fallback))
 
 /* ---- the device on the calling thread (hip_device.c) ---- */
-
-/* The most devices the plugin serves; a runtime's devices past it are not offered. */
-#define HIP_DEVICES_MAX 64u
-
-/*
- * The lost/reset state of device `ordinal` (< HIP_DEVICES_MAX). It is the
- * process's, not a plugin instance's: hipDeviceReset through one host
- * frees what every other host in the process made on the device.
- */
-struct accel__context_state *accel__hip_context_state(uint32_t ordinal);
 
 /* What accel__hip_enter did, for accel__hip_leave to undo. */
 struct hip_scope {

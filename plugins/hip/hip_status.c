@@ -85,7 +85,7 @@ static accel_status hip_error(accel_drv_plugin *plugin, struct accel__context_st
 {
     if (result == AHIP_hipSuccess)
         return ACCEL_OK;
-    return accel__native_error(plugin->services, &hip_codes, (int)result, fallback, call,
+    return accel__native_error(plugin->base.services, &hip_codes, (int)result, fallback, call,
                                hip_runtime_text(&plugin->symbols, result), extra, context);
 }
 
@@ -116,9 +116,9 @@ void accel__hip_ignore(accel_drv_device *device, ahip_hipError_t result, const c
     code = accel__native_code_find(&hip_codes, (int)result);
     if (code != NULL && code->kind == ACCEL__NATIVE_STICKY)
         accel__context_state_mark_lost(device->physical->context, call, code->name);
-    device->plugin->services->log(ACCEL_LOG_DEBUG, "hip: %s: %s failed: %s (%d)", device->name,
-                                  call, accel__native_code_name(&hip_codes, (int)result),
-                                  (int)result);
+    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "hip: %s: %s failed: %s (%d)", device->name,
+                                       call, accel__native_code_name(&hip_codes, (int)result),
+                                       (int)result);
 }
 
 void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result, char *out,

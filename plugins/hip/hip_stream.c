@@ -71,8 +71,8 @@ accel_status accel__hip_event_create(accel_drv_device *device, accel_drv_event *
     *out_event = NULL;
     event = calloc(1, sizeof(*event));
     if (event == NULL)
-        return device->plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                   "calloc of a HIP event failed");
+        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                        "calloc of a HIP event failed");
     atomic_init(&event->recorded, false);
     status = accel__hip_enter(device, &scope);
     if (status == ACCEL_OK) {
@@ -204,8 +204,8 @@ static accel_status hip_add_callback(accel_drv_device *device, accel_drv_stream 
     accel_status status;
 
     if (call == NULL)
-        return device->plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                   "host_func: malloc failed");
+        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                        "host_func: malloc failed");
     *call = (struct hip_host_call){fn, user};
     status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipStreamAddCallback,
                       (hip_stream_handle(stream), hip_host_call_run, call, 0));
@@ -222,8 +222,8 @@ accel_status accel__hip_host_func(accel_drv_device *device, accel_drv_stream *st
 
     /* Caught here: on the runtime's thread, a NULL call would crash far from its cause. */
     if (fn == NULL)
-        return device->plugin->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                   "host_func: the function is NULL");
+        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                                        "host_func: the function is NULL");
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;

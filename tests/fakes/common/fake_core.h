@@ -3,10 +3,8 @@
  * that fail or lose a call, call counters, device memory that is host
  * memory with every range checked, in-order streams run by threads of
  * their own, strided copies, and kernels from CPU images of
- * <accel/kernel.h> kernels. A fake (tests/fakes/hip) puts its vendor's
- * entry points, handles and error codes on top. The CUDA fake
- * (tests/fakes/cuda) came first and still has its own copy of these
- * pieces; moving it onto this core would leave one copy.
+ * <accel/kernel.h> kernels. A fake (tests/fakes/cuda, tests/fakes/hip)
+ * puts its vendor's entry points, handles and error codes on top.
  *
  * Everything runs under one process-wide lock (fake_core.lock), held by
  * the vendor entry that calls in; one condition (fake_core.progress) is

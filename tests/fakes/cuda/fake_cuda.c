@@ -39,7 +39,8 @@
  *                                  driver): entries come by dlsym
  *   FAKE_CUDA_NO_PARAM_INFO=1      cuFuncGetParamInfo is not supported
  *
- * It never prints.
+ * It runs over the vendor-neutral fake core (tests/fakes/common), as the
+ * fake HIP runtime does. It never prints.
  */
 #include "fake_cuda.h"
 
@@ -48,10 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fake_state fake = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .progress = PTHREAD_COND_INITIALIZER,
-};
+struct fake_state fake;
 
 /* The calling thread's context stack. */
 #define FAKE_STACK_MAX 16
@@ -82,14 +80,14 @@ static const char *fake_result_name(acu_CUresult result)
 }
 
 /* A CUresult by name or number; false when it is neither. */
-static bool fake_parse_result(const char *text, acu_CUresult *out_result)
+static bool fake_parse_result(const char *text, int *out_result)
 {
     char *end = NULL;
     long value;
 
     for (size_t i = 0; i < FAKE_RESULT_COUNT; i++) {
         if (strcmp(fake_result_names[i].name, text) == 0) {
-            *out_result = fake_result_names[i].value;
+            *out_result = (int)fake_result_names[i].value;
             return true;
         }
     }
@@ -97,68 +95,8 @@ static bool fake_parse_result(const char *text, acu_CUresult *out_result)
     value = strtol(text, &end, 10);
     if (errno != 0 || end == text || *end != '\0' || value < 0)
         return false;
-    *out_result = (acu_CUresult)value;
+    *out_result = (int)value;
     return true;
-}
-
-static uint64_t fake_env_number(const char *name, uint64_t fallback)
-{
-    const char *text = getenv(name);
-    char *end = NULL;
-    unsigned long long value;
-
-    if (text == NULL || *text == '\0')
-        return fallback;
-    value = strtoull(text, &end, 10);
-    return end != text && *end == '\0' ? (uint64_t)value : fallback;
-}
-
-/* FAKE_CUDA_FAIL: "name:nth:result", comma-separated. */
-static void fake_read_fails(void)
-{
-    const char *text = getenv("FAKE_CUDA_FAIL");
-    char copy[512];
-    char *save = NULL;
-
-    fake.fail_count = 0;
-    if (text == NULL)
-        return;
-    snprintf(copy, sizeof(copy), "%s", text);
-    for (char *item = strtok_r(copy, ",", &save); item != NULL && fake.fail_count < FAKE_FAILS_MAX;
-         item = strtok_r(NULL, ",", &save)) {
-        struct fake_fail *fail = &fake.fails[fake.fail_count];
-        char *nth = strchr(item, ':');
-        char *result = nth != NULL ? strchr(nth + 1, ':') : NULL;
-
-        if (result == NULL)
-            continue;
-        *nth++ = '\0';
-        *result++ = '\0';
-        snprintf(fail->name, sizeof(fail->name), "%s", item);
-        fail->nth = strtoull(nth, NULL, 10);
-        fail->seen = 0;
-        if (fake_parse_result(result, &fail->result) && fail->nth != 0)
-            fake.fail_count++;
-    }
-}
-
-/* FAKE_CUDA_LOSE_AT: "nth" or "name:nth". */
-static void fake_read_lose(void)
-{
-    const char *text = getenv("FAKE_CUDA_LOSE_AT");
-    const char *colon;
-
-    fake.lose_name[0] = '\0';
-    fake.lose_nth = 0;
-    fake.lose_seen = 0;
-    if (text == NULL)
-        return;
-    colon = strchr(text, ':');
-    if (colon != NULL) {
-        snprintf(fake.lose_name, sizeof(fake.lose_name), "%.*s", (int)(colon - text), text);
-        text = colon + 1;
-    }
-    fake.lose_nth = strtoull(text, NULL, 10);
 }
 
 static void fake_read_knobs(void)
@@ -168,44 +106,17 @@ static void fake_read_knobs(void)
         fake.device_count = FAKE_DEVICES_MAX;
     fake.memory_bytes = fake_env_number("FAKE_CUDA_MEMORY_MB", 1024) << 20;
     fake.max_pitch = fake_env_number("FAKE_CUDA_MAX_PITCH", 2147483647u);
-    fake.delay_us = fake_env_number("FAKE_CUDA_DELAY_US", 0);
+    fake_core.delay_us = fake_env_number("FAKE_CUDA_DELAY_US", 0);
     fake.no_param_info = fake_env_number("FAKE_CUDA_NO_PARAM_INFO", 0) != 0;
-    fake_read_fails();
-    fake_read_lose();
+    fake_fails_read("FAKE_CUDA_FAIL", fake_parse_result, &fake.fails);
+    fake_lose_read("FAKE_CUDA_LOSE_AT", &fake.lose);
 }
 
 /* ---- entry bookkeeping ---- */
 
-#define FAKE_COUNTERS_MAX 64
-
-static struct {
-    const char *name;
-    uint64_t calls;
-} fake_counters[FAKE_COUNTERS_MAX];
-
-void fake_count(const char *name)
-{
-    for (int i = 0; i < FAKE_COUNTERS_MAX; i++) {
-        if (fake_counters[i].name == NULL)
-            fake_counters[i].name = name;
-        if (strcmp(fake_counters[i].name, name) == 0) {
-            fake_counters[i].calls++;
-            return;
-        }
-    }
-}
-
 FAKE_EXPORT uint64_t fake_cuda_calls(const char *name)
 {
-    uint64_t calls = 0;
-
-    pthread_mutex_lock(&fake.lock);
-    for (int i = 0; i < FAKE_COUNTERS_MAX && fake_counters[i].name != NULL; i++) {
-        if (strcmp(fake_counters[i].name, name) == 0)
-            calls = fake_counters[i].calls;
-    }
-    pthread_mutex_unlock(&fake.lock);
-    return calls;
+    return fake_calls(name);
 }
 
 acu_CUresult fake_enter(const char *name, bool *out_lose)
@@ -214,16 +125,7 @@ acu_CUresult fake_enter(const char *name, bool *out_lose)
     fake_count(name);
     if (!fake.initialised)
         return ACU_CUDA_ERROR_NOT_INITIALIZED;
-    for (int i = 0; i < fake.fail_count; i++) {
-        struct fake_fail *fail = &fake.fails[i];
-
-        if (strcmp(fail->name, name) == 0 && ++fail->seen == fail->nth)
-            return fail->result;
-    }
-    if (fake.lose_nth != 0 && (fake.lose_name[0] == '\0' || strcmp(fake.lose_name, name) == 0) &&
-        ++fake.lose_seen == fake.lose_nth)
-        *out_lose = true;
-    return ACU_CUDA_SUCCESS;
+    return (acu_CUresult)fake_knobs_apply(&fake.fails, &fake.lose, name, out_lose);
 }
 
 acu_CUresult fake_current(struct CUctx_st **out_ctx)
@@ -235,23 +137,25 @@ acu_CUresult fake_current(struct CUctx_st **out_ctx)
         return ACU_CUDA_ERROR_INVALID_CONTEXT;
     if (ctx->magic != FAKE_MAGIC_CONTEXT)
         return ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED;
-    if (ctx->lost)
+    if (ctx->owner.lost)
         return ACU_CUDA_ERROR_ILLEGAL_ADDRESS;
     return ACU_CUDA_SUCCESS;
 }
 
-void fake_lose_current(void)
+bool fake_current_to_release(struct CUctx_st **out_ctx, acu_CUresult *out_result)
 {
-    fake_lose(fake_stack_depth > 0 ? fake_stack[fake_stack_depth - 1] : NULL);
+    *out_result = fake_current(out_ctx);
+    return *out_result != ACU_CUDA_ERROR_INVALID_CONTEXT &&
+           *out_result != ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED;
 }
 
-void fake_lose(struct CUctx_st *ctx)
+void fake_lose_current(void)
 {
+    struct CUctx_st *ctx = fake_stack_depth > 0 ? fake_stack[fake_stack_depth - 1] : NULL;
+
     if (ctx == NULL || ctx->magic != FAKE_MAGIC_CONTEXT)
         ctx = fake.device_count > 0 ? fake.devices[0].primary : NULL;
-    if (ctx != NULL)
-        ctx->lost = true;
-    pthread_cond_broadcast(&fake.progress);
+    fake_owner_lose(ctx != NULL ? &ctx->owner : NULL);
 }
 
 /* ---- initialisation and devices ---- */
@@ -259,17 +163,17 @@ void fake_lose(struct CUctx_st *ctx)
 FAKE_EXPORT acu_CUresult cuInit(unsigned int flags)
 {
     const char *forced = getenv("FAKE_CUDA_INIT_RESULT");
-    acu_CUresult result = ACU_CUDA_SUCCESS;
+    int result = ACU_CUDA_SUCCESS;
 
     if (flags != 0)
         return ACU_CUDA_ERROR_INVALID_VALUE;
     if (forced != NULL && !fake_parse_result(forced, &result))
         result = ACU_CUDA_ERROR_UNKNOWN;
-    pthread_mutex_lock(&fake.lock);
+    pthread_mutex_lock(&fake_core.lock);
     fake_read_knobs();
     fake.initialised = result == ACU_CUDA_SUCCESS;
-    pthread_mutex_unlock(&fake.lock);
-    return result;
+    pthread_mutex_unlock(&fake_core.lock);
+    return (acu_CUresult)result;
 }
 
 FAKE_EXPORT acu_CUresult cuDriverGetVersion(int *version)
@@ -366,14 +270,19 @@ FAKE_EXPORT acu_CUresult cuDeviceGetAttribute(int *value, acu_CUdevice_attribute
 
 /* ---- contexts ---- */
 
-/* End a primary context: everything made in it goes, and so does it. */
+/*
+ * End a primary context: everything made in it goes, and so does it.
+ * Streams first, since their threads may still be using memory and modules.
+ */
 static void fake_context_destroy(struct fake_device *device)
 {
     struct CUctx_st *ctx = device->primary;
 
     if (ctx == NULL)
         return;
-    fake_context_release_objects(ctx);
+    fake_release_streams(ctx);
+    fake_release_modules(ctx);
+    device->used_bytes -= fake_blocks_release(&ctx->owner);
     ctx->magic = FAKE_MAGIC_RETIRED;
     ctx->next_retired = fake.retired_contexts;
     fake.retired_contexts = ctx;
@@ -395,7 +304,7 @@ FAKE_EXPORT acu_CUresult cuDevicePrimaryCtxRetain(acu_CUcontext *context, acu_CU
         if (d->primary == NULL)
             FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
         d->primary->magic = FAKE_MAGIC_CONTEXT;
-        d->primary->device = device;
+        d->primary->owner.device = device;
     }
     d->retains++;
     *context = d->primary;
@@ -462,58 +371,6 @@ FAKE_EXPORT acu_CUresult cuCtxPopCurrent_v2(acu_CUcontext *context)
 
 /* ---- memory ---- */
 
-struct fake_block *fake_block_find(uintptr_t address, size_t bytes, bool device)
-{
-    for (struct fake_block *block = fake.blocks; block != NULL; block = block->next) {
-        if ((block->device >= 0) == device && address >= block->base &&
-            address - block->base <= block->bytes && bytes <= block->bytes - (address - block->base))
-            return block;
-    }
-    return NULL;
-}
-
-static acu_CUresult fake_block_add(size_t bytes, int device, struct CUctx_st *ctx,
-                                   uintptr_t *out_base)
-{
-    size_t rounded = (bytes + FAKE_ALLOC_ALIGN - 1) & ~(size_t)(FAKE_ALLOC_ALIGN - 1);
-    struct fake_block *block = calloc(1, sizeof(*block));
-    void *memory = rounded >= bytes ? aligned_alloc(FAKE_ALLOC_ALIGN, rounded) : NULL;
-
-    if (block == NULL || memory == NULL) {
-        free(block);
-        free(memory);
-        return ACU_CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    /* Device memory starts with garbage, as a GPU's does. */
-    memset(memory, 0xa5, rounded);
-    *block = (struct fake_block){(uintptr_t)memory, bytes, device, ctx, fake.blocks};
-    fake.blocks = block;
-    *out_base = (uintptr_t)memory;
-    return ACU_CUDA_SUCCESS;
-}
-
-/* Take the block at exactly `base` off the list; NULL when there is none. */
-static struct fake_block *fake_block_take(uintptr_t base, bool device)
-{
-    for (struct fake_block **link = &fake.blocks; *link != NULL; link = &(*link)->next) {
-        struct fake_block *block = *link;
-
-        if (block->base == base && (block->device >= 0) == device) {
-            *link = block->next;
-            return block;
-        }
-    }
-    return NULL;
-}
-
-static void fake_block_free(struct fake_block *block)
-{
-    if (block->device >= 0)
-        fake.devices[block->device].used_bytes -= block->bytes;
-    free((void *)block->base);
-    free(block);
-}
-
 FAKE_EXPORT acu_CUresult cuMemAlloc_v2(acu_CUdeviceptr *address, size_t bytes)
 {
     struct fake_device *d;
@@ -527,33 +384,42 @@ FAKE_EXPORT acu_CUresult cuMemAlloc_v2(acu_CUdeviceptr *address, size_t bytes)
         FAKE_RETURN(result);
     if (address == NULL || bytes == 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    d = &fake.devices[ctx->device];
+    d = &fake.devices[ctx->owner.device];
     if (bytes > fake.memory_bytes - d->used_bytes)
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
-    result = fake_block_add(bytes, ctx->device, ctx, &base);
-    if (result == ACU_CUDA_SUCCESS) {
-        d->used_bytes += bytes;
-        *address = base;
-    }
-    FAKE_RETURN(result);
+    /* Device memory starts with garbage, as a GPU's does. */
+    if (!fake_block_add(bytes, ctx->owner.device, &ctx->owner, &base))
+        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    d->used_bytes += bytes;
+    *address = base;
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
-FAKE_EXPORT acu_CUresult cuMemFree_v2(acu_CUdeviceptr address)
+/* Free the block of that kind at `base`; even on a lost context, which still reports its error. */
+static acu_CUresult fake_free_block(uintptr_t base, bool device)
 {
     struct fake_block *block;
     struct CUctx_st *ctx;
     acu_CUresult result;
+    int owner_device;
+    size_t bytes;
 
-    FAKE_ENTER(lose);
-    result = fake_current(&ctx);
-    if (result == ACU_CUDA_ERROR_INVALID_CONTEXT || result == ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED)
-        FAKE_RETURN(result);
-    block = fake_block_take((uintptr_t)address, true);
+    if (!fake_current_to_release(&ctx, &result))
+        return result;
+    block = fake_block_take(base, device);
     if (block == NULL)
-        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    /* Freed even on a lost context, which still reports its error. */
-    fake_block_free(block);
-    FAKE_RETURN(result);
+        return ACU_CUDA_ERROR_INVALID_VALUE;
+    owner_device = block->device;
+    bytes = fake_block_free(block);
+    if (device)
+        fake.devices[owner_device].used_bytes -= bytes;
+    return result;
+}
+
+FAKE_EXPORT acu_CUresult cuMemFree_v2(acu_CUdeviceptr address)
+{
+    FAKE_ENTER(lose);
+    FAKE_RETURN(fake_free_block((uintptr_t)address, true));
 }
 
 FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags)
@@ -569,73 +435,17 @@ FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned i
         FAKE_RETURN(result);
     if (pointer == NULL || bytes == 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    result = fake_block_add(bytes, -1, NULL, &base);
-    if (result == ACU_CUDA_SUCCESS)
-        *pointer = (void *)base;
-    FAKE_RETURN(result);
+    /* No owner: pinned memory outlives the context that made it. */
+    if (!fake_block_add(bytes, -1, NULL, &base))
+        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    *pointer = (void *)base;
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
 FAKE_EXPORT acu_CUresult cuMemFreeHost(void *pointer)
 {
-    struct fake_block *block;
-    struct CUctx_st *ctx;
-    acu_CUresult result;
-
     FAKE_ENTER(lose);
-    result = fake_current(&ctx);
-    if (result == ACU_CUDA_ERROR_INVALID_CONTEXT || result == ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED)
-        FAKE_RETURN(result);
-    block = fake_block_take((uintptr_t)pointer, false);
-    if (block == NULL)
-        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    fake_block_free(block);
-    FAKE_RETURN(result);
-}
-
-void fake_context_release_objects(struct CUctx_st *ctx)
-{
-    struct fake_block **link = &fake.blocks;
-
-    /*
-     * Streams first: their threads may still be using memory and modules.
-     * The scan restarts after each, since retiring drops the lock.
-     */
-    for (;;) {
-        struct CUstream_st *s = fake.streams;
-
-        while (s != NULL && s->ctx != ctx)
-            s = s->next;
-        if (s == NULL)
-            break;
-        fake_stream_retire(s);
-    }
-    for (struct CUevent_st **e = &fake.events; *e != NULL;) {
-        struct CUevent_st *event = *e;
-
-        if (event->ctx != ctx) {
-            e = &event->next;
-            continue;
-        }
-        *e = event->next;
-        event->magic = FAKE_MAGIC_RETIRED;
-        event->next = fake.retired_events;
-        fake.retired_events = event;
-    }
-    for (struct CUmod_st *m = fake.modules, *next; m != NULL; m = next) {
-        next = m->next;
-        if (m->ctx == ctx)
-            fake_module_retire(m);
-    }
-    while (*link != NULL) {
-        struct fake_block *block = *link;
-
-        if (block->ctx == ctx) {
-            *link = block->next;
-            fake_block_free(block);
-        } else {
-            link = &block->next;
-        }
-    }
+    FAKE_RETURN(fake_free_block((uintptr_t)pointer, false));
 }
 
 /* ---- errors ---- */

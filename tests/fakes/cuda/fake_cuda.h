@@ -1,6 +1,9 @@
 /*
- * libfakecuda.so's internals: one process-wide state under one lock, the
- * objects behind the driver's handles, and what the files share.
+ * libfakecuda.so's internals: the CUDA objects behind the driver's
+ * handles, the process-wide state, and what the files share. The
+ * vendor-neutral machinery (streams, copies, CPU kernels, knobs, memory,
+ * the one lock) is tests/fakes/common/fake_core.h; this is CUDA's face on
+ * it.
  *
  * The fake is a test double, so it favours catching a caller's mistakes
  * over speed: every handle is checked (type, context, liveness), every
@@ -12,22 +15,16 @@
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <accel/kernel.h>
-
 #include "cuda_api.h"
-
-#define FAKE_EXPORT __attribute__((visibility("default")))
+#include "fake_core.h"
 
 #define FAKE_DEVICES_MAX 8
-#define FAKE_FAILS_MAX 8
 #define FAKE_DRIVER_VERSION 13000
 #define FAKE_MAX_SHARED_BYTES (48u * 1024u)
-#define FAKE_ALLOC_ALIGN 256u
 
 /*
  * Every entry the fake exports, declared from the plugin's own table: a
@@ -45,9 +42,6 @@ FAKE_EXPORT acu_CUresult cuGetErrorName(acu_CUresult error, const char **text);
  */
 FAKE_EXPORT uint64_t fake_cuda_calls(const char *name);
 
-/* Count a call of `name` (a string that lives forever, such as __func__). Lock held. */
-void fake_count(const char *name);
-
 /* Magic numbers: which kind of object a handle points to, while it lives. */
 enum fake_magic {
     FAKE_MAGIC_CONTEXT = 0x43545831u,
@@ -58,31 +52,24 @@ enum fake_magic {
     FAKE_MAGIC_RETIRED = 0xdeadbeefu
 };
 
-struct fake_op;
-
+/* A primary context; once lost, it fails with CUDA_ERROR_ILLEGAL_ADDRESS until reset. */
 struct CUctx_st {
+    struct fake_owner owner; /* first: the core's view of it */
     uint32_t magic;
-    int device;
-    bool lost;        /* sticky CUDA_ERROR_ILLEGAL_ADDRESS until reset */
     struct CUctx_st *next_retired;
 };
 
 struct CUstream_st {
     uint32_t magic;
     struct CUctx_st *ctx;
-    pthread_t thread;
-    struct fake_op *head, *tail;
-    uint64_t submitted; /* tickets handed out */
-    uint64_t completed; /* the last ticket done */
-    bool stopping;
+    struct fake_stream queue;
     struct CUstream_st *next; /* in the live list, then the retired one */
 };
 
 struct CUevent_st {
     uint32_t magic;
     struct CUctx_st *ctx;
-    struct CUstream_st *stream; /* NULL: never recorded, or its stream is gone */
-    uint64_t value;
+    struct fake_mark mark; /* never set: never recorded */
     struct CUevent_st *next;
 };
 
@@ -97,19 +84,9 @@ struct CUfunc_st {
 struct CUmod_st {
     uint32_t magic;
     struct CUctx_st *ctx;
-    void *handle; /* dlopen of the memfd */
-    int fd;
+    struct fake_image image;
     struct CUfunc_st *functions;
     struct CUmod_st *next;
-};
-
-/* A device allocation or a pinned host block. */
-struct fake_block {
-    uintptr_t base;
-    size_t bytes;
-    int device;           /* -1 for pinned host memory */
-    struct CUctx_st *ctx; /* NULL for pinned host memory */
-    struct fake_block *next;
 };
 
 struct fake_device {
@@ -118,32 +95,17 @@ struct fake_device {
     uint64_t used_bytes;
 };
 
-/* FAKE_CUDA_FAIL: the nth call of `name` returns `result`. */
-struct fake_fail {
-    char name[64];
-    uint64_t nth;
-    uint64_t seen;
-    acu_CUresult result;
-};
-
 struct fake_state {
-    pthread_mutex_t lock;
-    pthread_cond_t progress; /* any stream moved, or got work */
     bool initialised;
     /* Knobs, read at each cuInit. */
     int device_count;
     uint64_t memory_bytes;
     uint64_t max_pitch;
-    uint64_t delay_us;
     bool no_param_info;
-    struct fake_fail fails[FAKE_FAILS_MAX];
-    int fail_count;
-    char lose_name[64]; /* empty: count every call */
-    uint64_t lose_nth;  /* 0: never */
-    uint64_t lose_seen;
+    struct fake_fails fails;
+    struct fake_lose lose;
     /* State. */
     struct fake_device devices[FAKE_DEVICES_MAX];
-    struct fake_block *blocks;
     struct CUstream_st *streams;
     struct CUevent_st *events;
     struct CUmod_st *modules;
@@ -170,6 +132,13 @@ acu_CUresult fake_enter(const char *name, bool *out_lose);
 acu_CUresult fake_current(struct CUctx_st **out_ctx);
 
 /*
+ * fake_current for an entry that hands an object back (a free, a destroy):
+ * true when it is to go on, also on a lost context, whose loss it reports
+ * in *out_result once done; false without a context, *out_result saying so.
+ */
+bool fake_current_to_release(struct CUctx_st **out_ctx, acu_CUresult *out_result);
+
+/*
  * FAKE_ENTER(lose_now) starts an entry: it takes the lock and applies
  * fake_enter, returning its result when the call is not to go on. A call
  * chosen to lose the context fails here with ILLEGAL_ADDRESS, except
@@ -179,21 +148,21 @@ acu_CUresult fake_current(struct CUctx_st **out_ctx);
 #define FAKE_ENTER(lose_now)                                                           \
     bool lose_now = false;                                                             \
     acu_CUresult entered_;                                                             \
-    pthread_mutex_lock(&fake.lock);                                                    \
+    pthread_mutex_lock(&fake_core.lock);                                               \
     entered_ = fake_enter(__func__, &lose_now);                                        \
     if (entered_ == ACU_CUDA_SUCCESS && lose_now && !fake_loses_later(__func__)) {     \
         fake_lose_current();                                                           \
         entered_ = ACU_CUDA_ERROR_ILLEGAL_ADDRESS;                                     \
     }                                                                                  \
     if (entered_ != ACU_CUDA_SUCCESS) {                                                \
-        pthread_mutex_unlock(&fake.lock);                                              \
+        pthread_mutex_unlock(&fake_core.lock);                                         \
         return entered_;                                                               \
     }
 
 #define FAKE_RETURN(result)                                                            \
     do {                                                                               \
         acu_CUresult returned_ = (result);                                             \
-        pthread_mutex_unlock(&fake.lock);                                              \
+        pthread_mutex_unlock(&fake_core.lock);                                         \
         return returned_;                                                              \
     } while (0)
 
@@ -206,81 +175,17 @@ static inline bool fake_loses_later(const char *name)
 /* Lose the calling thread's current context (device 0's when none). Lock held. */
 void fake_lose_current(void);
 
-/* Mark a context lost (the current one, or device 0's when none). Lock held. */
-void fake_lose(struct CUctx_st *ctx);
-
-/* The device block holding [address, address + bytes), or NULL. Lock held. */
-struct fake_block *fake_block_find(uintptr_t address, size_t bytes, bool device);
-
-/* Destroy every stream, event, module and allocation of a context. Lock held. */
-void fake_context_release_objects(struct CUctx_st *ctx);
-
 /* A stream of the current context, or why not. Lock held. */
 acu_CUresult fake_stream_check(struct CUstream_st *stream, struct CUctx_st *ctx);
 
-/* ---- work on streams (fake_stream.c) ---- */
+/* ---- streams (fake_stream.c) ---- */
 
-enum fake_op_kind {
-    FAKE_OP_COPY,
-    FAKE_OP_LAUNCH,
-    FAKE_OP_HOST_FUNC,
-    FAKE_OP_WAIT,
-    FAKE_OP_LOSE
-};
-
-/* A strided copy between absolute addresses: depth slices of height rows. */
-struct fake_copy {
-    unsigned char *dst;
-    const unsigned char *src;
-    size_t width, height, depth;
-    size_t src_pitch, dst_pitch;
-    size_t src_slice, dst_slice;
-    void *snapshot; /* owned copy of a pageable source, or NULL */
-};
-
-struct fake_launch {
-    const struct accel_cpu_kernel *kernel;
-    uint32_t grid[3], block[3], shared_bytes;
-    unsigned char *arg_bytes;
-    void *args[ACCEL_CPU_KERNEL_MAX_PARAMS];
-};
-
-struct fake_op {
-    enum fake_op_kind kind;
-    uint64_t ticket;
-    union {
-        struct fake_copy copy;
-        struct fake_launch launch;
-        struct {
-            acu_CUhostFn fn;
-            void *user;
-        } host;
-        struct {
-            struct CUstream_st *stream;
-            uint64_t value;
-        } wait;
-    } u;
-    struct fake_op *next;
-};
-
-/* Enqueue `op` (malloc'd; the stream owns it now); its ticket in op->ticket. Lock held. */
-void fake_stream_push(struct CUstream_st *stream, struct fake_op *op);
-
-/* Wait, lock held, until the stream has done `ticket` or its context is lost. */
-void fake_stream_wait_ticket(struct CUstream_st *stream, uint64_t ticket);
-
-/* Stop a stream's thread once its queue is done, and retire it. Lock held; drops it while joining. */
-void fake_stream_retire(struct CUstream_st *stream);
-
-/* Release what an op owns. */
-void fake_op_free(struct fake_op *op);
-
-/* Run a launch's grid on the calling thread. */
-void fake_launch_run(const struct fake_launch *launch);
+/* Stop and retire every stream and event of a context. Lock held; dropped while joining. */
+void fake_release_streams(struct CUctx_st *ctx);
 
 /* ---- modules (fake_module.c) ---- */
 
-/* Unload a module and retire it and its functions. Lock held. */
-void fake_module_retire(struct CUmod_st *module);
+/* Unload and retire every module of a context. Lock held. */
+void fake_release_modules(struct CUctx_st *ctx);
 
 #endif /* FAKE_CUDA_H */

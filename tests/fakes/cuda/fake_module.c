@@ -2,24 +2,21 @@
  * The fake driver's modules, kernels, launches and entry-point lookup.
  *
  * A module image is a CPU image built from <accel/kernel.h> kernels (an
- * ELF shared object for this machine), in place of PTX or a cubin. Like
+ * ELF shared object for this machine), in place of PTX or a cubin, run by
+ * the common fake core (tests/fakes/common/fake_image.c). Like
  * cuModuleLoadData, cuModuleLoadDataEx gets no size: the image's extent is
- * read from its ELF headers. It is written to a memory file and opened with
- * dlopen; a kernel NAME is its accel_cpu_kernel_NAME descriptor, and
- * cuLaunchKernel copies the arguments (as CUDA does, before returning) and
- * runs the grid's blocks one by one on the stream's thread. PTX, a cubin or
- * anything else is refused with a JIT-style error log.
+ * read from its ELF headers. cuLaunchKernel copies the arguments (as CUDA
+ * does, before returning) and the grid's blocks run one by one on the
+ * stream's thread. PTX, a cubin or anything else is refused with a
+ * JIT-style error log.
  */
 #include "fake_cuda.h"
 
-#include <dlfcn.h>
 #include <elf.h>
-#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /* ---- images ---- */
 
@@ -47,73 +44,28 @@ static void fake_jit_log(unsigned int count, const acu_CUjit_option *options,
 }
 
 /*
- * The bytes of a CPU image for this machine, from its ELF headers: the end
- * of the section headers or of the last segment, whichever is later. 0, and
- * a JIT-style message, for anything else.
+ * The bytes of a CPU image for this machine (see fake_image_size); 0, and
+ * a JIT-style message, for anything else: PTX and cubins by name.
  */
-static size_t fake_image_size(const void *image, const char **out_why)
+static size_t fake_cuda_image_size(const void *image, const char **out_why)
 {
-    ElfW(Ehdr) header;
-    size_t end;
+    /* e_machine, after the 16 bytes of e_ident and the 2 of e_type. */
+    uint16_t machine;
 
-    memcpy(&header, image, SELFMAG);
-    if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
+    if (memcmp(image, ELFMAG, SELFMAG) != 0) {
         *out_why = fake_looks_like_ptx(image)
                        ? "ptxas fatal: the fake CUDA driver cannot compile PTX; give it a "
                          "CPU image of <accel/kernel.h> kernels"
                        : "fake CUDA: the image is neither ELF nor PTX";
         return 0;
     }
-    memcpy(&header, image, sizeof(header));
-    if (header.e_machine == EM_CUDA) {
+    memcpy(&machine, (const char *)image + EI_NIDENT + 2, sizeof(machine));
+    if (machine == EM_CUDA) {
         *out_why = "fake CUDA: a cubin for a real GPU; give the fake a CPU image";
         return 0;
     }
-    if (header.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
-        header.e_type != ET_DYN) {
-        *out_why = "fake CUDA: the ELF image is not a shared object for this machine";
-        return 0;
-    }
-    end = (size_t)header.e_shoff + (size_t)header.e_shnum * header.e_shentsize;
-    for (unsigned i = 0; i < header.e_phnum; i++) {
-        ElfW(Phdr) segment;
-
-        memcpy(&segment, (const char *)image + header.e_phoff + i * sizeof(segment),
-               sizeof(segment));
-        if ((size_t)(segment.p_offset + segment.p_filesz) > end)
-            end = (size_t)(segment.p_offset + segment.p_filesz);
-    }
-    return end;
-}
-
-/* The image in a memory file, opened with dlopen. */
-static acu_CUresult fake_image_open(const void *image, size_t size, int *out_fd,
-                                    void **out_handle, const char **out_why)
-{
-    char path[64];
-    int fd = memfd_create("fake-cuda-module", MFD_CLOEXEC);
-    size_t done = 0;
-
-    if (fd < 0)
-        return ACU_CUDA_ERROR_OUT_OF_MEMORY;
-    while (done < size) {
-        ssize_t n = write(fd, (const char *)image + done, size - done);
-
-        if (n <= 0) {
-            close(fd);
-            return ACU_CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        done += (size_t)n;
-    }
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    *out_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (*out_handle == NULL) {
-        *out_why = dlerror();
-        close(fd);
-        return ACU_CUDA_ERROR_INVALID_IMAGE;
-    }
-    *out_fd = fd;
-    return ACU_CUDA_SUCCESS;
+    /* The call has no size: the image is believed to hold what its headers say. */
+    return fake_image_size(image, SIZE_MAX, out_why);
 }
 
 /* ---- modules ---- */
@@ -135,12 +87,13 @@ FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module, const void
     if (out_module == NULL || image == NULL || (option_count != 0 && (options == NULL ||
                                                                       option_values == NULL)))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    size = fake_image_size(image, &why);
+    size = fake_cuda_image_size(image, &why);
     module = size != 0 ? calloc(1, sizeof(*module)) : NULL;
     result = size == 0 ? (fake_looks_like_ptx(image) ? ACU_CUDA_ERROR_INVALID_PTX
                               : ACU_CUDA_ERROR_INVALID_IMAGE)
              : module == NULL ? ACU_CUDA_ERROR_OUT_OF_MEMORY
-                              : fake_image_open(image, size, &module->fd, &module->handle, &why);
+             : fake_image_open(image, size, &module->image, &why) ? ACU_CUDA_SUCCESS
+                                                                  : ACU_CUDA_ERROR_INVALID_IMAGE;
     if (result != ACU_CUDA_SUCCESS) {
         free(module);
         fake_jit_log(option_count, options, option_values, why);
@@ -154,7 +107,7 @@ FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module, const void
     FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
-void fake_module_retire(struct CUmod_st *module)
+static void fake_module_retire(struct CUmod_st *module)
 {
     for (struct CUmod_st **link = &fake.modules; *link != NULL; link = &(*link)->next) {
         if (*link == module) {
@@ -164,12 +117,19 @@ void fake_module_retire(struct CUmod_st *module)
     }
     for (struct CUfunc_st *f = module->functions; f != NULL; f = f->next)
         f->magic = FAKE_MAGIC_RETIRED;
-    dlclose(module->handle);
-    close(module->fd);
-    module->handle = NULL;
+    fake_image_close(&module->image);
     module->magic = FAKE_MAGIC_RETIRED;
     module->next = fake.retired_modules;
     fake.retired_modules = module;
+}
+
+void fake_release_modules(struct CUctx_st *ctx)
+{
+    for (struct CUmod_st *module = fake.modules, *next; module != NULL; module = next) {
+        next = module->next;
+        if (module->ctx == ctx)
+            fake_module_retire(module);
+    }
 }
 
 FAKE_EXPORT acu_CUresult cuModuleUnload(acu_CUmodule module)
@@ -178,8 +138,7 @@ FAKE_EXPORT acu_CUresult cuModuleUnload(acu_CUmodule module)
     acu_CUresult result;
 
     FAKE_ENTER(lose);
-    result = fake_current(&ctx);
-    if (result == ACU_CUDA_ERROR_INVALID_CONTEXT || result == ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    if (!fake_current_to_release(&ctx, &result))
         FAKE_RETURN(result);
     if (module == NULL || module->magic != FAKE_MAGIC_MODULE || module->ctx != ctx)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
@@ -190,7 +149,6 @@ FAKE_EXPORT acu_CUresult cuModuleUnload(acu_CUmodule module)
 FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_CUmodule module,
                                              const char *name)
 {
-    char symbol[sizeof(ACCEL_CPU_KERNEL_PREFIX) + 128];
     const struct accel_cpu_kernel *kernel;
     struct CUfunc_st *function;
     struct CUctx_st *ctx;
@@ -200,7 +158,7 @@ FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_C
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    if (out_function == NULL || name == NULL || strlen(name) >= 128)
+    if (out_function == NULL || name == NULL || strlen(name) >= sizeof(function->name))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     if (module == NULL || module->magic != FAKE_MAGIC_MODULE || module->ctx != ctx)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
@@ -210,9 +168,8 @@ FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_C
             FAKE_RETURN(ACU_CUDA_SUCCESS);
         }
     }
-    snprintf(symbol, sizeof(symbol), ACCEL_CPU_KERNEL_PREFIX "%s", name);
-    kernel = dlsym(module->handle, symbol);
-    if (kernel == NULL || kernel->abi != ACCEL_CPU_KERNEL_ABI)
+    kernel = fake_image_kernel(&module->image, name);
+    if (kernel == NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_NOT_FOUND);
     function = calloc(1, sizeof(*function));
     if (function == NULL)
@@ -225,30 +182,6 @@ FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_C
     module->functions = function;
     *out_function = function;
     FAKE_RETURN(ACU_CUDA_SUCCESS);
-}
-
-/* Where argument `index` sits: aligned to its size up to 16, as kernel.h lays out. */
-static size_t fake_param_align(uint32_t size)
-{
-    size_t align = 1;
-
-    while (align < size && align < 16)
-        align *= 2;
-    return align;
-}
-
-static size_t fake_param_offset(const struct accel_cpu_kernel *kernel, uint32_t index)
-{
-    size_t offset = 0;
-
-    for (uint32_t i = 0; i <= index; i++) {
-        size_t align = fake_param_align(kernel->param_sizes[i]);
-
-        offset = (offset + align - 1) & ~(align - 1);
-        if (i < index)
-            offset += kernel->param_sizes[i];
-    }
-    return offset;
 }
 
 static bool fake_function_valid(const struct CUfunc_st *function, const struct CUctx_st *ctx)
@@ -295,24 +228,6 @@ static bool fake_geometry_valid(const uint32_t grid[3], const uint32_t block[3],
            shared_bytes <= FAKE_MAX_SHARED_BYTES;
 }
 
-/* Copy the arguments, as cuLaunchKernel does before it returns. */
-static bool fake_launch_copy_args(struct fake_launch *launch, void **params)
-{
-    const struct accel_cpu_kernel *kernel = launch->kernel;
-    uint32_t last = kernel->param_count;
-    size_t bytes = last == 0 ? 1 : fake_param_offset(kernel, last - 1) +
-                                       kernel->param_sizes[last - 1];
-
-    launch->arg_bytes = aligned_alloc(16, (bytes + 15) & ~(size_t)15);
-    if (launch->arg_bytes == NULL)
-        return false;
-    for (uint32_t i = 0; i < kernel->param_count; i++) {
-        launch->args[i] = launch->arg_bytes + fake_param_offset(kernel, i);
-        memcpy(launch->args[i], params[i], kernel->param_sizes[i]);
-    }
-    return true;
-}
-
 FAKE_EXPORT acu_CUresult cuLaunchKernel(acu_CUfunction function, unsigned int grid_x,
                                         unsigned int grid_y, unsigned int grid_z,
                                         unsigned int block_x, unsigned int block_y,
@@ -333,52 +248,22 @@ FAKE_EXPORT acu_CUresult cuLaunchKernel(acu_CUfunction function, unsigned int gr
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
     if (extra != NULL || (params == NULL && function->kernel->param_count != 0))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    op = calloc(1, sizeof(*op));
+    op = fake_op_new(lose ? FAKE_OP_LOSE : FAKE_OP_LAUNCH);
     if (op == NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
-    op->kind = lose ? FAKE_OP_LOSE : FAKE_OP_LAUNCH;
     op->u.launch = (struct fake_launch){
         function->kernel, {grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared_bytes,
         NULL, {NULL}};
     if (!fake_geometry_valid(op->u.launch.grid, op->u.launch.block, shared_bytes)) {
-        free(op);
+        fake_op_free(op);
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     }
     if (op->kind == FAKE_OP_LAUNCH && !fake_launch_copy_args(&op->u.launch, params)) {
-        free(op);
+        fake_op_free(op);
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
     }
-    fake_stream_push(stream, op);
+    fake_stream_push(&stream->queue, op);
     FAKE_RETURN(ACU_CUDA_SUCCESS);
-}
-
-void fake_launch_run(const struct fake_launch *launch)
-{
-    struct accel_cpu_block block = {
-        {launch->grid[0], launch->grid[1], launch->grid[2]},
-        {launch->block[0], launch->block[1], launch->block[2]},
-        {0, 0, 0},
-        launch->shared_bytes,
-        NULL};
-    void *shared = NULL;
-
-    if (launch->shared_bytes != 0) {
-        shared = aligned_alloc(64, (launch->shared_bytes + 63u) & ~63u);
-        if (shared == NULL)
-            return;
-        block.shared = shared;
-    }
-    for (uint32_t z = 0; z < launch->grid[2]; z++) {
-        for (uint32_t y = 0; y < launch->grid[1]; y++) {
-            for (uint32_t x = 0; x < launch->grid[0]; x++) {
-                block.block_idx[0] = x;
-                block.block_idx[1] = y;
-                block.block_idx[2] = z;
-                launch->kernel->run_block(&block, launch->args);
-            }
-        }
-    }
-    free(shared);
 }
 
 /* ---- entry points by name ---- */
@@ -444,9 +329,9 @@ FAKE_EXPORT acu_CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int
     /* Read here, not at cuInit: a loader asks for entries before it initialises. */
     const char *no_proc_address = getenv("FAKE_CUDA_NO_PROC_ADDRESS");
 
-    pthread_mutex_lock(&fake.lock);
+    pthread_mutex_lock(&fake_core.lock);
     fake_count(__func__);
-    pthread_mutex_unlock(&fake.lock);
+    pthread_mutex_unlock(&fake_core.lock);
     if (no_proc_address != NULL && strcmp(no_proc_address, "1") == 0)
         return ACU_CUDA_ERROR_NOT_SUPPORTED;
     if (symbol == NULL || pfn == NULL || flags > 2 || cuda_version > FAKE_DRIVER_VERSION)

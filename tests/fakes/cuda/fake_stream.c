@@ -1,170 +1,19 @@
 /*
- * The fake driver's streams, events, copies and host functions.
- *
- * A stream is a queue of operations run in order by a thread of its own;
- * each operation has a ticket, and the stream's `completed` says how far
- * it has got. An event is a (stream, ticket) pair taken when it is
- * recorded. One condition variable, broadcast whenever any stream moves,
- * serves every wait: the fake is for tests, not for speed.
+ * The fake driver's streams, events, copies and host functions, over the
+ * common queues (tests/fakes/common/fake_queue.c): an event is the mark
+ * of its stream taken when it is recorded.
  */
 #include "fake_cuda.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-/* ---- the stream's thread ---- */
-
-static void fake_copy_run(const struct fake_copy *copy)
-{
-    const unsigned char *src = copy->snapshot != NULL ? copy->snapshot : copy->src;
-
-    for (size_t z = 0; z < copy->depth; z++) {
-        for (size_t y = 0; y < copy->height; y++)
-            memmove(copy->dst + z * copy->dst_slice + y * copy->dst_pitch,
-                    src + z * copy->src_slice + y * copy->src_pitch, copy->width);
-    }
-}
-
-static bool fake_wait_satisfied(const struct fake_op *op)
-{
-    const struct CUstream_st *target = op->u.wait.stream;
-
-    return target == NULL || target->completed >= op->u.wait.value ||
-           (target->ctx != NULL && target->ctx->lost);
-}
-
-/* Run one operation, without the lock. */
-static void fake_op_run(struct fake_op *op)
-{
-    switch (op->kind) {
-    case FAKE_OP_COPY:
-        fake_copy_run(&op->u.copy);
-        break;
-    case FAKE_OP_LAUNCH:
-        fake_launch_run(&op->u.launch);
-        break;
-    case FAKE_OP_HOST_FUNC:
-        op->u.host.fn(op->u.host.user);
-        break;
-    case FAKE_OP_WAIT:
-    case FAKE_OP_LOSE:
-        break;
-    }
-}
-
-static void fake_sleep_us(uint64_t us)
-{
-    struct timespec delay = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
-
-    nanosleep(&delay, NULL);
-}
-
-static void *fake_stream_main(void *arg)
-{
-    struct CUstream_st *stream = arg;
-
-    pthread_mutex_lock(&fake.lock);
-    for (;;) {
-        struct fake_op *op = stream->head;
-        bool run;
-
-        if (op == NULL) {
-            if (stream->stopping)
-                break;
-            pthread_cond_wait(&fake.progress, &fake.lock);
-            continue;
-        }
-        if (op->kind == FAKE_OP_WAIT && !fake_wait_satisfied(op)) {
-            pthread_cond_wait(&fake.progress, &fake.lock);
-            continue;
-        }
-        /* A lost context runs nothing more: its work is dropped, as a GPU's is. */
-        run = !stream->ctx->lost;
-        if (op->kind == FAKE_OP_LOSE)
-            stream->ctx->lost = true;
-        pthread_mutex_unlock(&fake.lock);
-        if (run && fake.delay_us != 0)
-            fake_sleep_us(fake.delay_us);
-        if (run)
-            fake_op_run(op);
-        pthread_mutex_lock(&fake.lock);
-        stream->head = op->next;
-        if (stream->head == NULL)
-            stream->tail = NULL;
-        stream->completed = op->ticket;
-        fake_op_free(op);
-        pthread_cond_broadcast(&fake.progress);
-    }
-    pthread_mutex_unlock(&fake.lock);
-    return NULL;
-}
-
-void fake_op_free(struct fake_op *op)
-{
-    if (op->kind == FAKE_OP_COPY)
-        free(op->u.copy.snapshot);
-    if (op->kind == FAKE_OP_LAUNCH)
-        free(op->u.launch.arg_bytes);
-    free(op);
-}
-
-void fake_stream_push(struct CUstream_st *stream, struct fake_op *op)
-{
-    op->ticket = ++stream->submitted;
-    op->next = NULL;
-    if (stream->tail != NULL)
-        stream->tail->next = op;
-    else
-        stream->head = op;
-    stream->tail = op;
-    pthread_cond_broadcast(&fake.progress);
-}
-
-void fake_stream_wait_ticket(struct CUstream_st *stream, uint64_t ticket)
-{
-    while (stream->completed < ticket && !stream->ctx->lost)
-        pthread_cond_wait(&fake.progress, &fake.lock);
-}
-
-void fake_stream_retire(struct CUstream_st *stream)
-{
-    pthread_t thread = stream->thread;
-
-    for (struct CUstream_st **link = &fake.streams; *link != NULL; link = &(*link)->next) {
-        if (*link == stream) {
-            *link = stream->next;
-            break;
-        }
-    }
-    stream->magic = FAKE_MAGIC_RETIRED;
-    stream->stopping = true;
-    pthread_cond_broadcast(&fake.progress);
-    pthread_mutex_unlock(&fake.lock);
-    pthread_join(thread, NULL);
-    pthread_mutex_lock(&fake.lock);
-    /* Events recorded on it, and waits for it, are complete: its queue ran out. */
-    for (struct CUevent_st *e = fake.events; e != NULL; e = e->next) {
-        if (e->stream == stream)
-            e->stream = NULL;
-    }
-    for (struct CUstream_st *s = fake.streams; s != NULL; s = s->next) {
-        for (struct fake_op *op = s->head; op != NULL; op = op->next) {
-            if (op->kind == FAKE_OP_WAIT && op->u.wait.stream == stream)
-                op->u.wait.stream = NULL;
-        }
-    }
-    stream->next = fake.retired_streams;
-    fake.retired_streams = stream;
-    pthread_cond_broadcast(&fake.progress);
-}
+/* ---- streams ---- */
 
 acu_CUresult fake_stream_check(struct CUstream_st *stream, struct CUctx_st *ctx)
 {
     /* The legacy default stream (NULL) is not offered: the plugin must not use it. */
-    if (stream == NULL || stream->magic != FAKE_MAGIC_STREAM)
-        return ACU_CUDA_ERROR_INVALID_HANDLE;
-    if (stream->ctx != ctx)
+    if (stream == NULL || stream->magic != FAKE_MAGIC_STREAM || stream->ctx != ctx)
         return ACU_CUDA_ERROR_INVALID_HANDLE;
     return ACU_CUDA_SUCCESS;
 }
@@ -178,7 +27,30 @@ static acu_CUresult fake_stream_ready(struct CUstream_st *stream)
     return result != ACU_CUDA_SUCCESS ? result : fake_stream_check(stream, ctx);
 }
 
-/* ---- streams ---- */
+/* Take a stream off the live list, then stop its thread once its queue is done. */
+static void fake_stream_end(struct CUstream_st *stream)
+{
+    for (struct CUstream_st **link = &fake.streams; *link != NULL; link = &(*link)->next) {
+        if (*link == stream) {
+            *link = stream->next;
+            break;
+        }
+    }
+    stream->magic = FAKE_MAGIC_RETIRED;
+    stream->next = fake.retired_streams;
+    fake.retired_streams = stream;
+    fake_stream_retire(&stream->queue);
+}
+
+static void fake_event_end(struct CUevent_st **link)
+{
+    struct CUevent_st *event = *link;
+
+    *link = event->next;
+    event->magic = FAKE_MAGIC_RETIRED;
+    event->next = fake.retired_events;
+    fake.retired_events = event;
+}
 
 FAKE_EXPORT acu_CUresult cuStreamCreate(acu_CUstream *out_stream, unsigned int flags)
 {
@@ -195,12 +67,12 @@ FAKE_EXPORT acu_CUresult cuStreamCreate(acu_CUstream *out_stream, unsigned int f
     stream = calloc(1, sizeof(*stream));
     if (stream == NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
-    stream->magic = FAKE_MAGIC_STREAM;
-    stream->ctx = ctx;
-    if (pthread_create(&stream->thread, NULL, fake_stream_main, stream) != 0) {
+    if (!fake_stream_start(&stream->queue, &ctx->owner)) {
         free(stream);
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
     }
+    stream->magic = FAKE_MAGIC_STREAM;
+    stream->ctx = ctx;
     stream->next = fake.streams;
     fake.streams = stream;
     *out_stream = stream;
@@ -213,13 +85,12 @@ FAKE_EXPORT acu_CUresult cuStreamDestroy_v2(acu_CUstream stream)
     acu_CUresult result;
 
     FAKE_ENTER(lose);
-    result = fake_current(&ctx);
-    if (result == ACU_CUDA_ERROR_INVALID_CONTEXT || result == ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    if (!fake_current_to_release(&ctx, &result))
         FAKE_RETURN(result);
     if (fake_stream_check(stream, ctx) != ACU_CUDA_SUCCESS)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
     /* CUDA returns at once and lets the work finish; waiting for it here is the same. */
-    fake_stream_retire(stream);
+    fake_stream_end(stream);
     FAKE_RETURN(result);
 }
 
@@ -231,8 +102,28 @@ FAKE_EXPORT acu_CUresult cuStreamSynchronize(acu_CUstream stream)
     result = fake_stream_ready(stream);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    fake_stream_wait_ticket(stream, stream->submitted);
-    FAKE_RETURN(stream->ctx->lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS : ACU_CUDA_SUCCESS);
+    fake_stream_wait_ticket(&stream->queue, stream->queue.submitted);
+    FAKE_RETURN(stream->ctx->owner.lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS : ACU_CUDA_SUCCESS);
+}
+
+void fake_release_streams(struct CUctx_st *ctx)
+{
+    /* Streams first, threads stopped; the scan restarts after each, as ending drops the lock. */
+    for (;;) {
+        struct CUstream_st *stream = fake.streams;
+
+        while (stream != NULL && stream->ctx != ctx)
+            stream = stream->next;
+        if (stream == NULL)
+            break;
+        fake_stream_end(stream);
+    }
+    for (struct CUevent_st **link = &fake.events; *link != NULL;) {
+        if ((*link)->ctx == ctx)
+            fake_event_end(link);
+        else
+            link = &(*link)->next;
+    }
 }
 
 /* ---- events ---- */
@@ -242,6 +133,14 @@ static acu_CUresult fake_event_check(struct CUevent_st *event, struct CUctx_st *
     if (event == NULL || event->magic != FAKE_MAGIC_EVENT || event->ctx != ctx)
         return ACU_CUDA_ERROR_INVALID_HANDLE;
     return ACU_CUDA_SUCCESS;
+}
+
+/* The current context and an event of it, or why not. */
+static acu_CUresult fake_event_ready(struct CUevent_st *event, struct CUctx_st **out_ctx)
+{
+    acu_CUresult result = fake_current(out_ctx);
+
+    return result != ACU_CUDA_SUCCESS ? result : fake_event_check(event, *out_ctx);
 }
 
 FAKE_EXPORT acu_CUresult cuEventCreate(acu_CUevent *out_event, unsigned int flags)
@@ -269,24 +168,18 @@ FAKE_EXPORT acu_CUresult cuEventCreate(acu_CUevent *out_event, unsigned int flag
 
 FAKE_EXPORT acu_CUresult cuEventDestroy_v2(acu_CUevent event)
 {
+    struct CUevent_st **link = &fake.events;
     struct CUctx_st *ctx;
     acu_CUresult result;
 
     FAKE_ENTER(lose);
-    result = fake_current(&ctx);
-    if (result == ACU_CUDA_ERROR_INVALID_CONTEXT || result == ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    if (!fake_current_to_release(&ctx, &result))
         FAKE_RETURN(result);
     if (fake_event_check(event, ctx) != ACU_CUDA_SUCCESS)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
-    for (struct CUevent_st **link = &fake.events; *link != NULL; link = &(*link)->next) {
-        if (*link == event) {
-            *link = event->next;
-            break;
-        }
-    }
-    event->magic = FAKE_MAGIC_RETIRED;
-    event->next = fake.retired_events;
-    fake.retired_events = event;
+    while (*link != event)
+        link = &(*link)->next;
+    fake_event_end(link);
     FAKE_RETURN(result);
 }
 
@@ -296,21 +189,13 @@ FAKE_EXPORT acu_CUresult cuEventRecord(acu_CUevent event, acu_CUstream stream)
     acu_CUresult result;
 
     FAKE_ENTER(lose);
-    result = fake_current(&ctx);
-    if (result == ACU_CUDA_SUCCESS)
-        result = fake_event_check(event, ctx);
+    result = fake_event_ready(event, &ctx);
     if (result == ACU_CUDA_SUCCESS)
         result = fake_stream_check(stream, ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    event->stream = stream;
-    event->value = stream->submitted;
+    event->mark = fake_mark_now(&stream->queue);
     FAKE_RETURN(ACU_CUDA_SUCCESS);
-}
-
-static bool fake_event_done(const struct CUevent_st *event)
-{
-    return event->stream == NULL || event->stream->completed >= event->value;
 }
 
 FAKE_EXPORT acu_CUresult cuEventQuery(acu_CUevent event)
@@ -319,12 +204,10 @@ FAKE_EXPORT acu_CUresult cuEventQuery(acu_CUevent event)
     acu_CUresult result;
 
     FAKE_ENTER(lose);
-    result = fake_current(&ctx);
-    if (result == ACU_CUDA_SUCCESS)
-        result = fake_event_check(event, ctx);
+    result = fake_event_ready(event, &ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    FAKE_RETURN(fake_event_done(event) ? ACU_CUDA_SUCCESS : ACU_CUDA_ERROR_NOT_READY);
+    FAKE_RETURN(fake_mark_done(&event->mark) ? ACU_CUDA_SUCCESS : ACU_CUDA_ERROR_NOT_READY);
 }
 
 FAKE_EXPORT acu_CUresult cuEventSynchronize(acu_CUevent event)
@@ -333,23 +216,11 @@ FAKE_EXPORT acu_CUresult cuEventSynchronize(acu_CUevent event)
     acu_CUresult result;
 
     FAKE_ENTER(lose);
-    result = fake_current(&ctx);
-    if (result == ACU_CUDA_SUCCESS)
-        result = fake_event_check(event, ctx);
+    result = fake_event_ready(event, &ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    while (!fake_event_done(event) && !ctx->lost)
-        pthread_cond_wait(&fake.progress, &fake.lock);
-    FAKE_RETURN(ctx->lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS : ACU_CUDA_SUCCESS);
-}
-
-/* Enqueue `op` (malloc'd) on a checked stream, or free it and say why not. */
-static acu_CUresult fake_enqueue(struct CUstream_st *stream, struct fake_op *op)
-{
-    if (op == NULL)
-        return ACU_CUDA_ERROR_OUT_OF_MEMORY;
-    fake_stream_push(stream, op);
-    return ACU_CUDA_SUCCESS;
+    fake_mark_wait(&event->mark, &ctx->owner);
+    FAKE_RETURN(ctx->owner.lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS : ACU_CUDA_SUCCESS);
 }
 
 FAKE_EXPORT acu_CUresult cuStreamWaitEvent(acu_CUstream stream, acu_CUevent event,
@@ -367,15 +238,15 @@ FAKE_EXPORT acu_CUresult cuStreamWaitEvent(acu_CUstream stream, acu_CUevent even
     if (flags != 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     /* The event as recorded now; never recorded, or done: nothing to wait for. */
-    if (fake_event_done(event))
+    if (fake_mark_done(&event->mark))
         FAKE_RETURN(ACU_CUDA_SUCCESS);
-    op = calloc(1, sizeof(*op));
-    if (op != NULL) {
-        op->kind = FAKE_OP_WAIT;
-        op->u.wait.stream = event->stream;
-        op->u.wait.value = event->value;
-    }
-    FAKE_RETURN(fake_enqueue(stream, op));
+    op = fake_op_new(FAKE_OP_WAIT);
+    if (op == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    op->u.wait.stream = event->mark.stream;
+    op->u.wait.value = event->mark.value;
+    fake_stream_push(&stream->queue, op);
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
 FAKE_EXPORT acu_CUresult cuLaunchHostFunc(acu_CUstream stream, acu_CUhostFn fn, void *user)
@@ -389,13 +260,13 @@ FAKE_EXPORT acu_CUresult cuLaunchHostFunc(acu_CUstream stream, acu_CUhostFn fn, 
         FAKE_RETURN(result);
     if (fn == NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    op = calloc(1, sizeof(*op));
-    if (op != NULL) {
-        op->kind = FAKE_OP_HOST_FUNC;
-        op->u.host.fn = fn;
-        op->u.host.user = user;
-    }
-    FAKE_RETURN(fake_enqueue(stream, op));
+    op = fake_op_new(FAKE_OP_HOST_FUNC);
+    if (op == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    op->u.host.fn = fn;
+    op->u.host.user = user;
+    fake_stream_push(&stream->queue, op);
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
 /* ---- copies ---- */
@@ -426,103 +297,72 @@ static bool fake_side_range(const struct fake_side *side, size_t width, size_t h
     return true;
 }
 
-static bool fake_side_pinned_or_device(const struct fake_side *side, uintptr_t start,
-                                       size_t span)
-{
-    return fake_block_find(start, span, side->type == ACU_CU_MEMORYTYPE_DEVICE) != NULL;
-}
-
 /*
- * Check a copy and enqueue it with CUDA's host-memory rules: a pageable
- * source is read now (the call returns once it has been), a pageable
- * destination is written before the call returns; pinned memory and
- * device memory are fully asynchronous.
+ * Check a copy (device memory must be a live allocation, the whole range
+ * of it) and enqueue it with CUDA's host-memory rules (fake_copy_enqueue).
  */
-static acu_CUresult fake_copy_enqueue(struct CUstream_st *stream, const struct fake_side *src,
-                                      const struct fake_side *dst, size_t width,
-                                      size_t height, size_t depth)
+static acu_CUresult fake_copy_sides(struct CUstream_st *stream, const struct fake_side *src,
+                                    const struct fake_side *dst, size_t width, size_t height,
+                                    size_t depth)
 {
     uintptr_t src_start, dst_start;
     size_t src_span, dst_span;
-    struct fake_op *op;
+    struct fake_copy copy;
 
     if (width == 0 || height == 0 || depth == 0)
         return ACU_CUDA_SUCCESS;
     if (!fake_side_range(src, width, height, depth, &src_start, &src_span) ||
         !fake_side_range(dst, width, height, depth, &dst_start, &dst_span))
         return ACU_CUDA_ERROR_INVALID_VALUE;
-    /* Device memory must be a live allocation, the whole range of it. */
     if ((src->type == ACU_CU_MEMORYTYPE_DEVICE &&
-         !fake_side_pinned_or_device(src, src_start, src_span)) ||
+         fake_block_find(src_start, src_span, true) == NULL) ||
         (dst->type == ACU_CU_MEMORYTYPE_DEVICE &&
-         !fake_side_pinned_or_device(dst, dst_start, dst_span)))
+         fake_block_find(dst_start, dst_span, true) == NULL))
         return ACU_CUDA_ERROR_INVALID_VALUE;
-    op = calloc(1, sizeof(*op));
-    if (op == NULL)
-        return ACU_CUDA_ERROR_OUT_OF_MEMORY;
-    op->kind = FAKE_OP_COPY;
-    op->u.copy = (struct fake_copy){
-        (unsigned char *)dst_start, (const unsigned char *)src_start, width, height, depth,
-        src->pitch, dst->pitch, src->pitch * src->height, dst->pitch * dst->height, NULL};
-    if (src->type == ACU_CU_MEMORYTYPE_HOST && !fake_side_pinned_or_device(src, src_start, src_span)) {
-        op->u.copy.snapshot = malloc(src_span);
-        if (op->u.copy.snapshot == NULL) {
-            free(op);
-            return ACU_CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        memcpy(op->u.copy.snapshot, (const void *)src_start, src_span);
-    }
-    fake_stream_push(stream, op);
-    if (dst->type == ACU_CU_MEMORYTYPE_HOST && !fake_side_pinned_or_device(dst, dst_start, dst_span))
-        fake_stream_wait_ticket(stream, op->ticket);
-    return ACU_CUDA_SUCCESS;
+    copy = (struct fake_copy){(unsigned char *)dst_start, (const unsigned char *)src_start,
+                              width, height, depth, src->pitch, dst->pitch,
+                              src->pitch * src->height, dst->pitch * dst->height, NULL};
+    return fake_copy_enqueue(&stream->queue, &copy, src->type == ACU_CU_MEMORYTYPE_HOST,
+                             dst->type == ACU_CU_MEMORYTYPE_HOST)
+               ? ACU_CUDA_SUCCESS
+               : ACU_CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-static struct fake_side fake_linear(acu_CUmemorytype type, uintptr_t base, size_t bytes)
+/* A 1D copy of `bytes` between linear ranges, on a ready stream. Lock held. */
+static acu_CUresult fake_copy_linear(acu_CUstream stream, acu_CUmemorytype src_type,
+                                     uintptr_t src, acu_CUmemorytype dst_type, uintptr_t dst,
+                                     size_t bytes)
 {
-    return (struct fake_side){type, base, 0, 0, 0, bytes, 1};
+    struct fake_side from = {src_type, src, 0, 0, 0, bytes, 1};
+    struct fake_side to = {dst_type, dst, 0, 0, 0, bytes, 1};
+    acu_CUresult result = fake_stream_ready(stream);
+
+    return result != ACU_CUDA_SUCCESS ? result
+                                      : fake_copy_sides(stream, &from, &to, bytes, 1, 1);
 }
 
 FAKE_EXPORT acu_CUresult cuMemcpyHtoDAsync_v2(acu_CUdeviceptr dst, const void *src, size_t bytes,
                                               acu_CUstream stream)
 {
-    struct fake_side from = fake_linear(ACU_CU_MEMORYTYPE_HOST, (uintptr_t)src, bytes);
-    struct fake_side to = fake_linear(ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, bytes);
-    acu_CUresult result;
-
     FAKE_ENTER(lose);
-    result = fake_stream_ready(stream);
-    if (result == ACU_CUDA_SUCCESS)
-        result = fake_copy_enqueue(stream, &from, &to, bytes, 1, 1);
-    FAKE_RETURN(result);
+    FAKE_RETURN(fake_copy_linear(stream, ACU_CU_MEMORYTYPE_HOST, (uintptr_t)src,
+                                 ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, bytes));
 }
 
 FAKE_EXPORT acu_CUresult cuMemcpyDtoHAsync_v2(void *dst, acu_CUdeviceptr src, size_t bytes,
                                               acu_CUstream stream)
 {
-    struct fake_side from = fake_linear(ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src, bytes);
-    struct fake_side to = fake_linear(ACU_CU_MEMORYTYPE_HOST, (uintptr_t)dst, bytes);
-    acu_CUresult result;
-
     FAKE_ENTER(lose);
-    result = fake_stream_ready(stream);
-    if (result == ACU_CUDA_SUCCESS)
-        result = fake_copy_enqueue(stream, &from, &to, bytes, 1, 1);
-    FAKE_RETURN(result);
+    FAKE_RETURN(fake_copy_linear(stream, ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src,
+                                 ACU_CU_MEMORYTYPE_HOST, (uintptr_t)dst, bytes));
 }
 
 FAKE_EXPORT acu_CUresult cuMemcpyDtoDAsync_v2(acu_CUdeviceptr dst, acu_CUdeviceptr src,
                                               size_t bytes, acu_CUstream stream)
 {
-    struct fake_side from = fake_linear(ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src, bytes);
-    struct fake_side to = fake_linear(ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, bytes);
-    acu_CUresult result;
-
     FAKE_ENTER(lose);
-    result = fake_stream_ready(stream);
-    if (result == ACU_CUDA_SUCCESS)
-        result = fake_copy_enqueue(stream, &from, &to, bytes, 1, 1);
-    FAKE_RETURN(result);
+    FAKE_RETURN(fake_copy_linear(stream, ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src,
+                                 ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, bytes));
 }
 
 static struct fake_side fake_side_2d(acu_CUmemorytype type, const void *host,
@@ -551,7 +391,7 @@ FAKE_EXPORT acu_CUresult cuMemcpy2DAsync_v2(const acu_CUDA_MEMCPY2D *copy, acu_C
                       copy->dstY, copy->dstPitch, copy->Height + copy->dstY);
     if (copy->Height > 1 && (copy->srcPitch < copy->WidthInBytes || copy->dstPitch < copy->WidthInBytes))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    FAKE_RETURN(fake_copy_enqueue(stream, &from, &to, copy->WidthInBytes, copy->Height, 1));
+    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes, copy->Height, 1));
 }
 
 FAKE_EXPORT acu_CUresult cuMemcpy3DAsync_v2(const acu_CUDA_MEMCPY3D *copy, acu_CUstream stream)
@@ -572,6 +412,6 @@ FAKE_EXPORT acu_CUresult cuMemcpy3DAsync_v2(const acu_CUDA_MEMCPY3D *copy, acu_C
     to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes,
                       copy->dstY, copy->dstPitch, copy->dstHeight);
     to.z = copy->dstZ;
-    FAKE_RETURN(fake_copy_enqueue(stream, &from, &to, copy->WidthInBytes, copy->Height,
+    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes, copy->Height,
                                   copy->Depth));
 }

@@ -1,0 +1,154 @@
+/*
+ * The part of a GPU plugin that is the same for every vendor: opening,
+ * closing, and finding and describing the devices.
+ */
+#include "native_plugin.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void accel__native_no_device(accel_drv_plugin *plugin, const char *call, const char *described,
+                             const char *more)
+{
+    struct accel__native_plugin *native = accel__native_plugin_of(plugin);
+
+    snprintf(native->no_device_reason, sizeof(native->no_device_reason),
+             "%.300s: %s failed: %s%s%s", native->library->path, call, described,
+             more != NULL ? "; " : "", more != NULL ? more : "");
+}
+
+/* How many devices to offer: the library's count, at most ACCEL__NATIVE_DEVICES_MAX. */
+static int native_offered_count(struct accel__native_plugin *native, int count)
+{
+    const struct accel__native_vendor *vendor = native->vendor;
+
+    if (count > (int)ACCEL__NATIVE_DEVICES_MAX) {
+        native->services->log(ACCEL_LOG_WARN, "%s: the %s has %d devices; the plugin "
+                              "offers the first %u", vendor->name, vendor->library_noun, count,
+                              ACCEL__NATIVE_DEVICES_MAX);
+        count = (int)ACCEL__NATIVE_DEVICES_MAX;
+    }
+    return count;
+}
+
+/* Find the devices and describe each; zero devices with the reason otherwise. */
+static accel_status native_find_devices(accel_drv_plugin *plugin)
+{
+    struct accel__native_plugin *native = accel__native_plugin_of(plugin);
+    const struct accel__native_vendor *vendor = native->vendor;
+    const char *call = NULL;
+    int count = 0;
+    int result;
+    int i;
+
+    result = vendor->count_devices(plugin, &count, &call);
+    if (result != 0) {
+        vendor->no_device(plugin, call, result);
+        return ACCEL_OK;
+    }
+    count = native_offered_count(native, count);
+    if (count <= 0) {
+        snprintf(native->no_device_reason, sizeof(native->no_device_reason),
+                 "%.300s: the %s %s (version %d) reports no device", native->library->path,
+                 vendor->title, vendor->library_noun, native->driver_version);
+        return ACCEL_OK;
+    }
+    native->devices = calloc((size_t)count, sizeof(native->devices[0]));
+    if (native->devices == NULL)
+        return native->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                           "calloc of %d %s devices failed", count,
+                                           vendor->title);
+    for (i = 0; i < count; i++) {
+        struct accel__native_device *device = &native->devices[i];
+
+        result = vendor->describe_device(plugin, i, device, &call);
+        if (result != 0)
+            break;
+        device->context = accel__context_state_of_device((uint32_t)i);
+        if (device->context == NULL)
+            return native->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                               "pthread_mutex_init failed for the %s "
+                                               "devices' context states", vendor->title);
+    }
+    if (result != 0) {
+        /* A device the library cannot describe is one it cannot run either. */
+        vendor->no_device(plugin, call, result);
+        return ACCEL_OK;
+    }
+    native->device_count = (uint32_t)count;
+    return ACCEL_OK;
+}
+
+void accel__native_plugin_close(accel_drv_plugin *plugin)
+{
+    struct accel__native_plugin *native;
+
+    if (plugin == NULL)
+        return;
+    native = accel__native_plugin_of(plugin);
+    free(native->devices);
+    native->vendor->stop(plugin);
+    free(plugin);
+}
+
+accel_status accel__native_plugin_open(const struct accel_host_services *services,
+                                       const struct accel__native_vendor *vendor,
+                                       accel_drv_plugin **out_plugin)
+{
+    struct accel__native_plugin *native;
+    accel_drv_plugin *plugin;
+    accel_status status = ACCEL_OK;
+
+    *out_plugin = NULL;
+    /* Without the version 1 services there is no way even to say why. */
+    if (services == NULL || services->struct_size < sizeof(struct accel_host_services))
+        return ACCEL_ERR_INVALID_ARGUMENT;
+    plugin = calloc(1, vendor->plugin_size);
+    if (plugin == NULL)
+        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                   "calloc of the %s plugin failed", vendor->title);
+    native = accel__native_plugin_of(plugin);
+    native->services = services;
+    native->vendor = vendor;
+    if (vendor->start(plugin))
+        status = native_find_devices(plugin);
+    if (status != ACCEL_OK) {
+        accel__native_plugin_close(plugin);
+        return status;
+    }
+    if (native->device_count != 0)
+        services->log(ACCEL_LOG_DEBUG, "%s: %s, %s version %d, %u device(s)", vendor->name,
+                      native->library->path, vendor->library_noun, native->driver_version,
+                      native->device_count);
+    else
+        services->log(ACCEL_LOG_DEBUG, "%s: no device: %s", vendor->name,
+                      native->no_device_reason);
+    *out_plugin = plugin;
+    return ACCEL_OK;
+}
+
+accel_status accel__native_device_count(accel_drv_plugin *plugin, uint32_t *out_count,
+                                        const char **out_reason)
+{
+    struct accel__native_plugin *native = accel__native_plugin_of(plugin);
+
+    *out_count = native->device_count;
+    *out_reason = native->device_count == 0 ? native->no_device_reason : NULL;
+    return ACCEL_OK;
+}
+
+accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
+                                       struct accel_device_props *out_props)
+{
+    struct accel__native_plugin *native = accel__native_plugin_of(plugin);
+
+    memset(out_props, 0, sizeof(*out_props));
+    if (index >= native->device_count)
+        return native->services->set_error(ACCEL_ERR_NO_DEVICE,
+                                           "device_info: no %s device %u; there are %u",
+                                           native->vendor->title, index,
+                                           native->device_count);
+    *out_props = native->devices[index].props;
+    return ACCEL_OK;
+}
