@@ -137,15 +137,22 @@ static void *compact(void *arg)
     return NULL;
 }
 
+/* A host with the null plugin alone, and its device 0 in s->device. */
+static accel_host *open_null(struct shared *s)
+{
+    accel_host *host = NULL;
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
+    support_clean_environment();
+    assert_status(accel_host_create(&options, &host), ACCEL_OK);
+    assert_status(accel_device_open(host, "null", 0, &s->device), ACCEL_OK);
+    return host;
+}
+
 static void test_threads_submit_and_free_while_another_compacts(void **state)
 {
     (void)state;
-    support_clean_environment();
-    accel_host *host = NULL;
     struct shared s = {0};
-    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
-    assert_status(accel_host_create(&options, &host), ACCEL_OK);
-    assert_status(accel_device_open(host, "null", 0, &s.device), ACCEL_OK);
+    accel_host *host = open_null(&s);
     assert_status(accel_stream_create(s.device, &s.common), ACCEL_OK);
     /* A high threshold makes pages outdated often: many relocations. */
     accel_pool_policy eager = {.automatic = true, .outdated_percent = 60};
@@ -215,12 +222,8 @@ static void *poll_events(void *arg)
 static void test_event_queries_race_with_resets(void **state)
 {
     (void)state;
-    support_clean_environment();
-    accel_host *host = NULL;
     struct shared s = {0};
-    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
-    assert_status(accel_host_create(&options, &host), ACCEL_OK);
-    assert_status(accel_device_open(host, "null", 0, &s.device), ACCEL_OK);
+    accel_host *host = open_null(&s);
 
     struct poller pollers[POLLERS];
     pthread_t threads[POLLERS];
