@@ -318,14 +318,21 @@ static bool null_queue_copy_now(struct null_queue *queue, const struct null_copy
     return idle;
 }
 
-accel_status accel__null_queue_copy(struct null_queue *queue,
-                                    const struct null_copy *copy)
+static accel_status null_queue_push_copy(struct null_queue *queue,
+                                         const struct null_copy *copy)
 {
     struct null_command cmd = {.kind = NULL_COMMAND_COPY, .u.copy = *copy};
 
+    return null_queue_push(queue, &cmd);
+}
+
+accel_status accel__null_queue_copy(struct null_queue *queue,
+                                    const struct null_copy *copy)
+{
+    /* The command (a few hundred bytes to zero) is made only when queued. */
     if (null_queue_copy_now(queue, copy))
         return ACCEL_OK;
-    return null_queue_push(queue, &cmd);
+    return null_queue_push_copy(queue, copy);
 }
 
 accel_status accel__null_queue_wait(struct null_queue *queue,
