@@ -835,6 +835,38 @@ static void test_reset_makes_refs_stale_and_new_work_succeeds(void **state)
     accel_module_unload(module);
 }
 
+static void test_pinned_memory_survives_a_reset(void **state)
+{
+    struct conformance *c = *state;
+    enum { BYTES = 1 << 20 };
+    unsigned char *pinned = NULL, *back = NULL;
+    unsigned char *expected = malloc(BYTES);
+    accel_ref before, after;
+
+    assert_non_null(expected);
+    assert_status(accel_host_alloc(c->device, BYTES, (void **)&pinned), ACCEL_OK);
+    fill_pattern(pinned, BYTES, 11);
+    memcpy(expected, pinned, BYTES);
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &before), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, before, 0, pinned, BYTES), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    /* The same block, with what it held: a reset frees device memory, not pinned memory. */
+    assert_memory_equal(pinned, expected, BYTES);
+    assert_status(accel_host_alloc(c->device, BYTES, (void **)&back), ACCEL_OK);
+    memset(back, 0, BYTES);
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &after), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, after, 0, pinned, BYTES), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->stream, back, after, 0, BYTES), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_memory_equal(back, expected, BYTES);
+    assert_status(accel_free(c->device, after), ACCEL_OK);
+    accel_host_free(c->device, back);
+    accel_host_free(c->device, pinned);
+    free(expected);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -861,6 +893,7 @@ int main(void)
         T(test_launches_stay_in_order_on_a_stream),
         T(test_launch_arguments_are_checked),
         T(test_reset_makes_refs_stale_and_new_work_succeeds),
+        T(test_pinned_memory_survives_a_reset),
     };
 #undef T
     return cmocka_run_group_tests_name(getenv("ACCEL_BACKEND") != NULL ? getenv("ACCEL_BACKEND")
