@@ -302,11 +302,12 @@ static void device_round_trip(struct plugin_case *c, void *dst, const void *src,
 void plugin_case_check_pinned_blocks_registered_again(struct plugin_case *c)
 {
     enum { SMALL = 5000, LARGE = 3 * 4096 };
-    uint64_t base = plugin_case_fake_registered_bytes(c);
     unsigned char *small = NULL, *large = NULL;
     unsigned char expected[SMALL];
-    uint64_t unregisters;
+    uint64_t unregisters, base;
 
+    plugin_case_open_fake_device(c);
+    base = plugin_case_fake_registered_bytes(c);
     assert_status(accel_host_alloc(c->device, SMALL, (void **)&small), ACCEL_OK);
     assert_status(accel_host_alloc(c->device, LARGE, (void **)&large), ACCEL_OK);
     assert_int_equal(plugin_case_fake_registered_bytes(c), base + SMALL + LARGE);
@@ -331,14 +332,18 @@ void plugin_case_check_pinned_blocks_registered_again(struct plugin_case *c)
     assert_int_equal(plugin_case_fake_registered_bytes(c), base);
 }
 
-void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_case *c)
+void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_case *c,
+                                                                  const char *fail_knob,
+                                                                  const char *refuse_second)
 {
     enum { BYTES = 4 * 4096 };
     unsigned char *pinned = NULL;
     unsigned char *expected = malloc(BYTES), *back = calloc(1, BYTES);
-    uint64_t base = plugin_case_fake_registered_bytes(c);
-    uint64_t unregisters;
+    uint64_t unregisters, base;
 
+    setenv(fail_knob, refuse_second, 1);
+    plugin_case_open_fake_device(c);
+    base = plugin_case_fake_registered_bytes(c);
     assert_non_null(expected);
     assert_non_null(back);
     assert_status(accel_host_alloc(c->device, BYTES, (void **)&pinned), ACCEL_OK);

@@ -96,7 +96,7 @@ void plugin_case_check_copy_loss_and_reset(struct plugin_case *c);
 void plugin_case_check_reset_through_one_open(struct plugin_case *c);
 
 /*
- * Pinned blocks are registered with the fake at host_alloc; a reset (which
+ * On device 0 of the fake: pinned blocks are registered at host_alloc; a reset (which
  * drops the fake's registrations, and frees the fake's own pinned
  * allocations) leaves them at the same address with their contents and
  * registered again; they copy both ways after it; host_free unregisters
@@ -105,12 +105,14 @@ void plugin_case_check_reset_through_one_open(struct plugin_case *c);
 void plugin_case_check_pinned_blocks_registered_again(struct plugin_case *c);
 
 /*
- * With the fake set (by the caller, before the device was opened) to
- * refuse the second registration, the one a reset makes again: the block
- * keeps its contents, copies from and to it still work as from pageable
- * memory, and host_free does not unregister what is not registered.
+ * With the fake's failure knob `fail_knob` set to `refuse_second` (the
+ * second registration fails: the one a reset makes again): the block keeps
+ * its contents, copies from and to it still work as from pageable memory,
+ * and host_free does not unregister what is not registered.
  */
-void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_case *c);
+void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_case *c,
+                                                                  const char *fail_knob,
+                                                                  const char *refuse_second);
 
 /* With the fake set to lose the context at the first stream sync: sync, then close the device. */
 void plugin_case_lose_and_close(struct plugin_case *c);

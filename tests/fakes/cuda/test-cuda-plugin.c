@@ -243,20 +243,14 @@ static void test_loss_at_a_copy_is_device_lost_and_reset_recovers(void **state)
 
 static void test_pinned_blocks_are_registered_again_after_a_reset(void **state)
 {
-    struct plugin_case *c = *state;
-
-    plugin_case_open_fake_device(c);
-    plugin_case_check_pinned_blocks_registered_again(c);
+    plugin_case_check_pinned_blocks_registered_again(*state);
 }
 
 static void test_pinned_block_the_driver_refuses_at_reset_stays_usable(void **state)
 {
-    struct plugin_case *c = *state;
-
     /* The first registration is host_alloc's; the second, the reset's. */
-    setenv("FAKE_CUDA_FAIL", "cuMemHostRegister_v2:2:CUDA_ERROR_OUT_OF_MEMORY", 1);
-    plugin_case_open_fake_device(c);
-    plugin_case_check_pinned_block_refused_at_reset_stays_usable(c);
+    plugin_case_check_pinned_block_refused_at_reset_stays_usable(
+        *state, "FAKE_CUDA_FAIL", "cuMemHostRegister_v2:2:CUDA_ERROR_OUT_OF_MEMORY");
 }
 
 static void test_reset_through_one_open_makes_the_others_lost_once(void **state)
