@@ -170,6 +170,7 @@ ACCEL_API accel_status accel_device_status(accel_device *device);
 /*
  * Rebuild the device: every allocation is released and every ref minted
  * before becomes stale (ACCEL_ERR_STALE_REF); the generation is bumped.
+ * Memory from accel_host_alloc is kept: same address, same contents.
  * Streams and events stay valid handles, emptied; modules are loaded again.
  * Callbacks still pending are delivered with ACCEL_ERR_DEVICE_LOST. Work
  * other threads have in flight on the device is waited for (or, on a lost
@@ -315,7 +316,9 @@ ACCEL_API accel_status accel_ref_native(accel_device *device, accel_ref ref,
 
 /*
  * Host memory the device copies from and to fastest (page-locked on a
- * GPU). Free with accel_host_free on the same device.
+ * GPU). Free with accel_host_free on the same device; accel_device_close
+ * frees what is left. It stays valid, at the same address and with its
+ * contents, across accel_device_reset and automatic recovery.
  */
 ACCEL_API accel_status accel_host_alloc(accel_device *device, size_t bytes,
                                         void **out_ptr);

@@ -256,7 +256,12 @@ struct accel_driver_v1 {
     /*
      * Rebuild a lost (or live) device. The host has destroyed every stream,
      * event, module and allocation of the device first. On success the
-     * device is live and empty.
+     * device is live and empty, except for its host_alloc memory, which
+     * the application still holds: it must stay valid at the same address
+     * with its contents. A plugin whose driver frees or unpins such memory
+     * in a reset (CUDA's primary context reset, hipDeviceReset) page-locks
+     * it again after; where the driver refuses, the memory stays valid as
+     * pageable memory, and copies from it still work.
      */
     accel_status (*device_reset)(accel_drv_device *device);
 
@@ -272,9 +277,14 @@ struct accel_driver_v1 {
                               accel_drv_mem **out_mem, uint64_t *out_address);
     /* Free device memory. No enqueued work uses it any more. */
     void (*mem_free)(accel_drv_device *device, accel_drv_mem *mem);
-    /* Allocate page-locked host memory that the device can copy from fast. */
+    /*
+     * Allocate page-locked host memory that the device can copy from fast.
+     * It lives until host_free, across device_reset (see there): a plugin
+     * must not hand out memory that the driver frees in a reset.
+     */
     accel_status (*host_alloc)(accel_drv_device *device, size_t bytes,
                                void **out_ptr);
+    /* Free host_alloc memory, whether or not the device was reset since. */
     void (*host_free)(accel_drv_device *device, void *ptr);
 
     /* ---- streams: in-order queues of work ---- */

@@ -11,11 +11,16 @@ accel_status accel__context_state_init(struct accel__context_state *state)
     memset(state, 0, sizeof(*state));
     if (pthread_mutex_init(&state->lock, NULL) != 0)
         return ACCEL_ERR_OUT_OF_HOST_MEMORY;
+    if (accel__pinned_blocks_init(&state->pinned) != ACCEL_OK) {
+        pthread_mutex_destroy(&state->lock);
+        return ACCEL_ERR_OUT_OF_HOST_MEMORY;
+    }
     return ACCEL_OK;
 }
 
 void accel__context_state_deinit(struct accel__context_state *state)
 {
+    accel__pinned_blocks_deinit(&state->pinned);
     pthread_mutex_destroy(&state->lock);
 }
 

@@ -20,12 +20,19 @@
 
 #include <accel/driver.h>
 
+#include "pinned_host.h"
+
 struct accel__context_state {
     pthread_mutex_t lock; /* guards everything below */
     uint32_t epoch;       /* bumped by every reset */
     uint32_t opens;       /* opens that hold the context now */
     bool lost;            /* a sticky error was seen since the last reset */
     char reason[192];     /* the first sticky error: the call and the code */
+    /*
+     * The pinned host memory registered in the context, which a reset must
+     * register again (pinned_host.h). Its own lock, taken inside this one.
+     */
+    struct accel__pinned_blocks pinned;
 };
 
 /* The most devices a GPU plugin serves; a library's devices past it are not offered. */
@@ -41,7 +48,7 @@ struct accel__context_state {
  */
 struct accel__context_state *accel__context_state_of_device(uint32_t ordinal);
 
-/* Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY when the lock cannot be made. */
+/* Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY when a lock cannot be made. */
 accel_status accel__context_state_init(struct accel__context_state *state);
 void accel__context_state_deinit(struct accel__context_state *state);
 

@@ -11,7 +11,8 @@
  *
  * Loss is the context's, shared by every open of the device (see
  * context_state.h). A reset is cuDevicePrimaryCtxReset, then retaining the
- * context again: the driver makes a new one.
+ * context again: the driver makes a new one. Pinned host memory survives
+ * it, registered again in the new context.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,10 +97,33 @@ accel_status accel__cuda_device_status(accel_drv_device *device)
 }
 
 /*
+ * Unregister (`again` false) or register again every pinned block of the
+ * device, with `context` current: cuMemHostRegister and its undoing need
+ * one. Raw calls, under the context state's lock: nothing is marked.
+ */
+static void cuda_pinned_walk(accel_drv_device *device, acu_CUcontext context, bool again)
+{
+    const struct cuda_symbols *symbols = cuda_symbols_of(device);
+    struct accel__pinned_device pinned = accel__cuda_pinned(device);
+    acu_CUcontext popped = NULL;
+    bool pushed = symbols->cuCtxPushCurrent_v2(context) == ACU_CUDA_SUCCESS;
+
+    if (again)
+        accel__pinned_register_all(&pinned);
+    else
+        accel__pinned_unregister_all(&pinned);
+    if (pushed)
+        (void)symbols->cuCtxPopCurrent_v2(&popped);
+}
+
+/*
  * Rebuild under the context state's lock: reset the primary context unless
  * another open just did, then take the (new) context with a retain, and
  * give back the retain this open held, so that the count stays one per
- * open. Errors are recorded without marking the state, whose lock is held.
+ * open. The reset frees everything made in the context, and drops the
+ * registrations of the pinned blocks, which outlive it (pinned_host.h):
+ * they are unregistered before and registered in the new context after.
+ * Errors are recorded without marking the state, whose lock is held.
  */
 static accel_status cuda_device_rebuild(void *user, bool fresh)
 {
@@ -111,6 +135,8 @@ static accel_status cuda_device_rebuild(void *user, bool fresh)
     accel_status status;
 
     if (!fresh) {
+        cuda_pinned_walk(device, atomic_load_explicit(&device->context, memory_order_acquire),
+                         false);
         status = accel__cuda_plugin_result(plugin, symbols->cuDevicePrimaryCtxReset_v2(handle),
                                            "cuDevicePrimaryCtxReset_v2", ACCEL_ERR_DEVICE_LOST);
         if (status != ACCEL_OK)
@@ -125,6 +151,8 @@ static accel_status cuda_device_rebuild(void *user, bool fresh)
     status = accel__cuda_plugin_result(plugin, symbols->cuDevicePrimaryCtxRelease_v2(handle),
                                        "cuDevicePrimaryCtxRelease_v2", ACCEL_ERR_DEVICE_LOST);
     atomic_store_explicit(&device->context, context, memory_order_release);
+    if (!fresh)
+        cuda_pinned_walk(device, context, true);
     return status;
 }
 

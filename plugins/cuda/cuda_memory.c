@@ -2,9 +2,15 @@
  * Device memory and pinned host memory.
  *
  * An allocation's handle is its device address: the driver frees by
- * address, so the plugin keeps nothing of its own. Pinned host memory is
- * cuMemHostAlloc'd portable, so that every device of the process copies
- * from it at full speed, not only the one it was asked of.
+ * address, so the plugin keeps nothing of its own.
+ *
+ * Pinned host memory is the plugin's own pages, registered with
+ * cuMemHostRegister portable, so that every device of the process copies
+ * from it at full speed, not only the one it was asked of. Not
+ * cuMemHostAlloc: cuDevicePrimaryCtxReset frees what that made, while the
+ * ABI keeps pinned memory valid across a reset; a reset only drops
+ * registrations, which the device's reset makes again (cuda_device.c,
+ * plugins/common/pinned_host.h).
  */
 #include <stdint.h>
 
@@ -48,41 +54,83 @@ void accel__cuda_mem_free(accel_drv_device *device, accel_drv_mem *mem)
     accel__cuda_leave(device, &scope);
 }
 
+/* ---- pinned host memory: the plugin's pages, registered (see pinned_host.h) ---- */
+
+static int cuda_register_range(accel_drv_device *device, void *ptr, size_t bytes)
+{
+    return cuda_symbols_of(device)->cuMemHostRegister_v2(ptr, bytes,
+                                                         ACU_CU_MEMHOSTREGISTER_PORTABLE);
+}
+
+static int cuda_unregister_range(accel_drv_device *device, void *ptr)
+{
+    return cuda_symbols_of(device)->cuMemHostUnregister(ptr);
+}
+
+static void cuda_describe_result(accel_drv_device *device, int result, char *out, size_t size)
+{
+    accel__cuda_describe(device->plugin, (acu_CUresult)result, out, size);
+}
+
+static accel_status cuda_error_result(accel_drv_device *device, int result, const char *call)
+{
+    return accel__cuda_result(device, (acu_CUresult)result, call, ACCEL_ERR_DRIVER);
+}
+
+static void cuda_ignore_result(accel_drv_device *device, int result, const char *call)
+{
+    accel__cuda_ignore(device, (acu_CUresult)result, call);
+}
+
+static const struct accel__pinned_vendor cuda_pinned_vendor = {
+    .register_call = "cuMemHostRegister_v2",
+    .unregister_call = "cuMemHostUnregister",
+    .out_of_memory = ACU_CUDA_ERROR_OUT_OF_MEMORY,
+    .already_registered = ACU_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+    .register_range = cuda_register_range,
+    .unregister_range = cuda_unregister_range,
+    .describe = cuda_describe_result,
+    .error = cuda_error_result,
+    .ignore = cuda_ignore_result,
+};
+
+struct accel__pinned_device accel__cuda_pinned(accel_drv_device *device)
+{
+    return (struct accel__pinned_device){
+        .blocks = &device->physical->context->pinned,
+        .vendor = &cuda_pinned_vendor,
+        .device = device,
+        .services = device->plugin->base.services,
+        .name = device->name,
+    };
+}
+
 accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr)
 {
-    const struct accel_host_services *services = device->plugin->base.services;
+    struct accel__pinned_device pinned = accel__cuda_pinned(device);
     struct cuda_scope scope;
     accel_status status;
-    acu_CUresult result;
 
     *out_ptr = NULL;
-    if (bytes == 0)
-        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                   "host_alloc: a size of zero bytes");
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    result = cuda_symbols_of(device)->cuMemHostAlloc(out_ptr, bytes,
-                                                     ACU_CU_MEMHOSTALLOC_PORTABLE);
+    status = accel__pinned_alloc(&pinned, bytes, out_ptr);
     accel__cuda_leave(device, &scope);
-    if (result == ACU_CUDA_SUCCESS)
-        return ACCEL_OK;
-    *out_ptr = NULL;
-    /* The driver's "out of memory" here is the host's memory, not the device's. */
-    if (result == ACU_CUDA_ERROR_OUT_OF_MEMORY)
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "cuMemHostAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (%d): "
-                                   "%zu bytes of pinned host memory",
-                                   (int)result, bytes);
-    return accel__cuda_result(device, result, "cuMemHostAlloc", ACCEL_ERR_DRIVER);
+    return status;
 }
 
 void accel__cuda_host_free(accel_drv_device *device, void *ptr)
 {
+    struct accel__pinned_device pinned = accel__cuda_pinned(device);
     struct cuda_scope scope;
+    bool entered;
 
-    if (ptr == NULL || accel__cuda_enter(device, &scope) != ACCEL_OK)
+    if (ptr == NULL)
         return;
-    accel__cuda_ignore(device, cuda_symbols_of(device)->cuMemFreeHost(ptr), "cuMemFreeHost");
-    accel__cuda_leave(device, &scope);
+    /* The pages go back even without the context: the block is the plugin's. */
+    entered = accel__cuda_enter(device, &scope) == ACCEL_OK;
+    accel__pinned_free(&pinned, ptr);
+    if (entered)
+        accel__cuda_leave(device, &scope);
 }

@@ -23,6 +23,7 @@
 #include "cuda_dynamic_symbols.h"
 #include "native_library.h"
 #include "native_plugin.h"
+#include "pinned_host.h"
 
 /*
  * The plugin: the common part (plugins/common/native_plugin.h: services,
@@ -141,6 +142,13 @@ void accel__cuda_mem_free(accel_drv_device *device, accel_drv_mem *mem);
 accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes,
                                     void **out_ptr);
 void accel__cuda_host_free(accel_drv_device *device, void *ptr);
+
+/*
+ * The device's pinned blocks with the CUDA registration calls, for the
+ * calls of pinned_host.h: host_alloc and host_free, and a reset's
+ * unregistering and registering again (cuda_device.c).
+ */
+struct accel__pinned_device accel__cuda_pinned(accel_drv_device *device);
 
 /* ---- table entries, cuda_stream.c ---- */
 

@@ -50,9 +50,10 @@ ACU_REQUIRED(cuCtxPopCurrent_v2, "cuCtxPopCurrent", ACU_API_VERSION,
 ACU_REQUIRED(cuMemAlloc_v2, "cuMemAlloc", ACU_API_VERSION,
              (acu_CUdeviceptr *address, size_t bytes))
 ACU_REQUIRED(cuMemFree_v2, "cuMemFree", ACU_API_VERSION, (acu_CUdeviceptr address))
-ACU_REQUIRED(cuMemHostAlloc, "cuMemHostAlloc", ACU_API_VERSION,
-             (void **pointer, size_t bytes, unsigned int flags))
-ACU_REQUIRED(cuMemFreeHost, "cuMemFreeHost", ACU_API_VERSION, (void *pointer))
+/* Pinned host memory is the plugin's own pages, registered (see pinned_host.h). */
+ACU_REQUIRED(cuMemHostRegister_v2, "cuMemHostRegister", ACU_API_VERSION,
+             (void *pointer, size_t bytes, unsigned int flags))
+ACU_REQUIRED(cuMemHostUnregister, "cuMemHostUnregister", ACU_API_VERSION, (void *pointer))
 
 /* ---- streams and events ---- */
 ACU_REQUIRED(cuStreamCreate, "cuStreamCreate", ACU_API_VERSION,

@@ -223,6 +223,6 @@ typedef struct ahip_hipMemcpy3DParms {
 
 #define AHIP_hipStreamNonBlocking 0x01
 #define AHIP_hipEventDisableTiming 0x2
-#define AHIP_hipHostMallocPortable 0x1
+#define AHIP_hipHostRegisterPortable 0x1
 
 #endif /* ACCEL_HIP_API_H */

@@ -92,7 +92,7 @@ SAME_CONSTANT(hipMemcpyDeviceToDevice);
 SAME_CONSTANT(hipMemcpyDefault);
 SAME_CONSTANT(hipStreamNonBlocking);
 SAME_CONSTANT(hipEventDisableTiming);
-SAME_CONSTANT(hipHostMallocPortable);
+SAME_CONSTANT(hipHostRegisterPortable);
 
 /* ---- hipDeviceProp_t: where gcnArchName is, in each layout ---- */
 

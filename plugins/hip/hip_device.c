@@ -12,7 +12,8 @@
  * Loss is the device context's, shared by every open of the device (see
  * context_state.h). A reset is hipDeviceReset with the device current:
  * the runtime frees everything made on the device in the process and
- * makes a new context at the next call. Since nothing else ends a HIP
+ * makes a new context at the next call; pinned host memory survives it,
+ * registered again. Since nothing else ends a HIP
  * context, a context left lost when every open has closed is reset at the
  * next first open (accel__context_state_open_rebuilt), which a CUDA
  * driver does by itself when the last open releases its primary context.
@@ -60,7 +61,9 @@ void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope)
  * Reset the device's context, under the context state's lock: so errors
  * are recorded without marking the state. Unless another open just did
  * (`fresh`): the new context is already there, and a second reset would
- * throw away that open's new objects.
+ * throw away that open's new objects. The pinned blocks outlive the reset
+ * (pinned_host.h): unregistered before it, with the device current, and
+ * registered again after, in the new context.
  */
 static accel_status hip_device_rebuild(void *user, bool fresh)
 {
@@ -68,6 +71,7 @@ static accel_status hip_device_rebuild(void *user, bool fresh)
     accel_drv_plugin *plugin = device->plugin;
     const struct hip_symbols *symbols = &plugin->symbols;
     int previous = device->physical->handle;
+    struct accel__pinned_device pinned;
     accel_status status;
 
     if (fresh)
@@ -80,8 +84,12 @@ static accel_status hip_device_rebuild(void *user, bool fresh)
                                       "hipSetDevice", ACCEL_ERR_DEVICE_LOST);
     if (status != ACCEL_OK)
         return status;
+    pinned = accel__hip_pinned(device);
+    accel__pinned_unregister_all(&pinned);
     status = accel__hip_plugin_result(plugin, symbols->hipDeviceReset(), "hipDeviceReset",
                                       ACCEL_ERR_DEVICE_LOST);
+    if (status == ACCEL_OK)
+        accel__pinned_register_all(&pinned);
     if (previous != device->physical->handle)
         (void)symbols->hipSetDevice(previous);
     return status;

@@ -2,9 +2,15 @@
  * Device memory and pinned host memory.
  *
  * An allocation's handle is its device address: the runtime frees by
- * address, so the plugin keeps nothing of its own. Pinned host memory is
- * hipHostMalloc'd portable, so that every device of the process copies
- * from it at full speed, not only the one it was asked of.
+ * address, so the plugin keeps nothing of its own.
+ *
+ * Pinned host memory is the plugin's own pages, registered with
+ * hipHostRegister portable, so that every device of the process copies
+ * from it at full speed, not only the one it was asked of. Not
+ * hipHostMalloc: hipDeviceReset frees what that made, while the ABI keeps
+ * pinned memory valid across a reset; a reset only drops registrations,
+ * which the device's reset makes again (hip_device.c,
+ * plugins/common/pinned_host.h).
  */
 #include <stdint.h>
 
@@ -46,40 +52,87 @@ void accel__hip_mem_free(accel_drv_device *device, accel_drv_mem *mem)
     accel__hip_leave(device, &scope);
 }
 
+/* ---- pinned host memory: the plugin's pages, registered (see pinned_host.h) ---- */
+
+static int hip_register_range(accel_drv_device *device, void *ptr, size_t bytes)
+{
+    return hip_symbols_of(device)->hipHostRegister(ptr, bytes, AHIP_hipHostRegisterPortable);
+}
+
+static int hip_unregister_range(accel_drv_device *device, void *ptr)
+{
+    return hip_symbols_of(device)->hipHostUnregister(ptr);
+}
+
+static void hip_describe_result(accel_drv_device *device, int result, char *out, size_t size)
+{
+    accel__hip_describe(device->plugin, (ahip_hipError_t)result, out, size);
+}
+
+static accel_status hip_error_result(accel_drv_device *device, int result, const char *call)
+{
+    return accel__hip_result(device, (ahip_hipError_t)result, call, ACCEL_ERR_DRIVER);
+}
+
+static void hip_ignore_result(accel_drv_device *device, int result, const char *call)
+{
+    accel__hip_ignore(device, (ahip_hipError_t)result, call);
+}
+
+static const struct accel__pinned_vendor hip_pinned_vendor = {
+    .register_call = "hipHostRegister",
+    .unregister_call = "hipHostUnregister",
+    .out_of_memory = AHIP_hipErrorOutOfMemory,
+    .already_registered = AHIP_hipErrorHostMemoryAlreadyRegistered,
+    .register_range = hip_register_range,
+    .unregister_range = hip_unregister_range,
+    .describe = hip_describe_result,
+    .error = hip_error_result,
+    .ignore = hip_ignore_result,
+};
+
+struct accel__pinned_device accel__hip_pinned(accel_drv_device *device)
+{
+    return (struct accel__pinned_device){
+        .blocks = &device->physical->context->pinned,
+        .vendor = &hip_pinned_vendor,
+        .device = device,
+        .services = device->plugin->base.services,
+        .name = device->name,
+    };
+}
+
 accel_status accel__hip_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr)
 {
-    const struct accel_host_services *services = device->plugin->base.services;
+    struct accel__pinned_device pinned = accel__hip_pinned(device);
     struct hip_scope scope;
-    ahip_hipError_t result;
     accel_status status;
 
     *out_ptr = NULL;
-    if (bytes == 0)
-        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                   "host_alloc: a size of zero bytes");
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    result = hip_symbols_of(device)->hipHostMalloc(out_ptr, bytes, AHIP_hipHostMallocPortable);
+    status = accel__pinned_alloc(&pinned, bytes, out_ptr);
     accel__hip_leave(device, &scope);
-    if (result == AHIP_hipSuccess)
-        return ACCEL_OK;
-    *out_ptr = NULL;
-    /* The runtime's "out of memory" here is the host's memory, not the device's. */
-    if (result == AHIP_hipErrorOutOfMemory)
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "hipHostMalloc failed: hipErrorOutOfMemory (%d): %zu bytes "
-                                   "of pinned host memory",
-                                   (int)result, bytes);
-    return accel__hip_result(device, result, "hipHostMalloc", ACCEL_ERR_DRIVER);
+    return status;
 }
 
+/*
+ * Unlike the device's other objects, a pinned block outlives a reset
+ * through another open (it is registered again), so it is always handed
+ * back: accel__hip_enter, not accel__hip_enter_to_release.
+ */
 void accel__hip_host_free(accel_drv_device *device, void *ptr)
 {
+    struct accel__pinned_device pinned = accel__hip_pinned(device);
     struct hip_scope scope;
+    bool entered;
 
-    if (ptr == NULL || !accel__hip_enter_to_release(device, &scope))
+    if (ptr == NULL)
         return;
-    accel__hip_ignore(device, hip_symbols_of(device)->hipHostFree(ptr), "hipHostFree");
-    accel__hip_leave(device, &scope);
+    /* The pages go back even when the device cannot be made current: the block is the plugin's. */
+    entered = accel__hip_enter(device, &scope) == ACCEL_OK;
+    accel__pinned_free(&pinned, ptr);
+    if (entered)
+        accel__hip_leave(device, &scope);
 }

@@ -28,6 +28,7 @@
 #include "hip_dynamic_symbols.h"
 #include "native_library.h"
 #include "native_plugin.h"
+#include "pinned_host.h"
 
 /*
  * The plugin: the common part (plugins/common/native_plugin.h: services,
@@ -159,6 +160,13 @@ accel_status accel__hip_mem_alloc(accel_drv_device *device, uint64_t bytes,
 void accel__hip_mem_free(accel_drv_device *device, accel_drv_mem *mem);
 accel_status accel__hip_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr);
 void accel__hip_host_free(accel_drv_device *device, void *ptr);
+
+/*
+ * The device's pinned blocks with the HIP registration calls, for the
+ * calls of pinned_host.h: host_alloc and host_free, and a reset's
+ * unregistering and registering again (hip_device.c).
+ */
+struct accel__pinned_device accel__hip_pinned(accel_drv_device *device);
 
 /* ---- table entries, hip_stream.c ---- */
 

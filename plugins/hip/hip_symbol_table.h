@@ -40,8 +40,9 @@ AHIP_REQUIRED(ahip_hipError_t, hipDeviceReset, (void))
 /* ---- memory ---- */
 AHIP_REQUIRED(ahip_hipError_t, hipMalloc, (void **pointer, size_t bytes))
 AHIP_REQUIRED(ahip_hipError_t, hipFree, (void *pointer))
-AHIP_REQUIRED(ahip_hipError_t, hipHostMalloc, (void **pointer, size_t bytes, unsigned int flags))
-AHIP_REQUIRED(ahip_hipError_t, hipHostFree, (void *pointer))
+/* Pinned host memory is the plugin's own pages, registered (see pinned_host.h). */
+AHIP_REQUIRED(ahip_hipError_t, hipHostRegister, (void *pointer, size_t bytes, unsigned int flags))
+AHIP_REQUIRED(ahip_hipError_t, hipHostUnregister, (void *pointer))
 
 /* ---- streams and events ---- */
 AHIP_REQUIRED(ahip_hipError_t, hipStreamCreateWithFlags,

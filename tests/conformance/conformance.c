@@ -254,13 +254,24 @@ static void test_copy_on_device_moves_bytes(void **state)
     free(out);
 }
 
+/* `bytes` of `src` to new device memory and back into `dst`. */
+static void round_trip_bytes(struct conformance *c, void *dst, const void *src, size_t bytes)
+{
+    accel_ref ref;
+
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, bytes, &ref), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, ref, 0, src, bytes), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->stream, dst, ref, 0, bytes), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+}
+
 static void test_copies_through_pinned_host_memory(void **state)
 {
     struct conformance *c = *state;
     enum { BYTES = 3 << 20 };
     unsigned char *in = NULL, *out = NULL;
     unsigned char *expected = malloc(BYTES);
-    accel_ref ref;
 
     assert_non_null(expected);
     assert_status(accel_host_alloc(c->device, BYTES, (void **)&in), ACCEL_OK);
@@ -268,12 +279,8 @@ static void test_copies_through_pinned_host_memory(void **state)
     fill_pattern(in, BYTES, 3);
     memcpy(expected, in, BYTES);
     memset(out, 0, BYTES);
-    assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &ref), ACCEL_OK);
-    assert_status(accel_copy_to_device(c->stream, ref, 0, in, BYTES), ACCEL_OK);
-    assert_status(accel_copy_to_host(c->stream, out, ref, 0, BYTES), ACCEL_OK);
-    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    round_trip_bytes(c, out, in, BYTES);
     assert_memory_equal(out, expected, BYTES);
-    assert_status(accel_free(c->device, ref), ACCEL_OK);
     accel_host_free(c->device, in);
     accel_host_free(c->device, out);
     free(expected);
@@ -835,6 +842,34 @@ static void test_reset_makes_refs_stale_and_new_work_succeeds(void **state)
     accel_module_unload(module);
 }
 
+static void test_pinned_memory_survives_a_reset(void **state)
+{
+    struct conformance *c = *state;
+    enum { BYTES = 1 << 20 };
+    unsigned char *pinned = NULL, *back = NULL;
+    unsigned char *expected = malloc(BYTES);
+    accel_ref before;
+
+    assert_non_null(expected);
+    assert_status(accel_host_alloc(c->device, BYTES, (void **)&pinned), ACCEL_OK);
+    fill_pattern(pinned, BYTES, 11);
+    memcpy(expected, pinned, BYTES);
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &before), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, before, 0, pinned, BYTES), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    /* The same block, with what it held: a reset frees device memory, not pinned memory. */
+    assert_memory_equal(pinned, expected, BYTES);
+    assert_status(accel_host_alloc(c->device, BYTES, (void **)&back), ACCEL_OK);
+    memset(back, 0, BYTES);
+    round_trip_bytes(c, back, pinned, BYTES);
+    assert_memory_equal(back, expected, BYTES);
+    accel_host_free(c->device, back);
+    accel_host_free(c->device, pinned);
+    free(expected);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -861,6 +896,7 @@ int main(void)
         T(test_launches_stay_in_order_on_a_stream),
         T(test_launch_arguments_are_checked),
         T(test_reset_makes_refs_stale_and_new_work_succeeds),
+        T(test_pinned_memory_survives_a_reset),
     };
 #undef T
     return cmocka_run_group_tests_name(getenv("ACCEL_BACKEND") != NULL ? getenv("ACCEL_BACKEND")

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sanitizer/asan_interface.h>
+
 struct fake_core fake_core = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .progress = PTHREAD_COND_INITIALIZER,
@@ -141,7 +143,7 @@ bool fake_block_add(size_t bytes, int device, struct fake_owner *owner, uintptr_
         return false;
     }
     memset(memory, 0xa5, rounded);
-    *block = (struct fake_block){(uintptr_t)memory, bytes, device, owner, fake_blocks};
+    *block = (struct fake_block){(uintptr_t)memory, bytes, device, owner, false, fake_blocks};
     fake_blocks = block;
     *out_base = (uintptr_t)memory;
     return true;
@@ -158,12 +160,14 @@ struct fake_block *fake_block_find(uintptr_t address, size_t bytes, bool device)
     return NULL;
 }
 
-struct fake_block *fake_block_take(uintptr_t base, bool device)
+/* Take the block of that kind, registered or not, that starts at `base` off the list. */
+static struct fake_block *fake_take(uintptr_t base, bool device, bool registered)
 {
     for (struct fake_block **link = &fake_blocks; *link != NULL; link = &(*link)->next) {
         struct fake_block *block = *link;
 
-        if (block->base == base && (block->device >= 0) == device) {
+        if (block->base == base && (block->device >= 0) == device &&
+            block->registered == registered) {
             *link = block->next;
             return block;
         }
@@ -171,21 +175,41 @@ struct fake_block *fake_block_take(uintptr_t base, bool device)
     return NULL;
 }
 
+struct fake_block *fake_block_take(uintptr_t base, bool device)
+{
+    return fake_take(base, device, false);
+}
+
+/* The bytes registered now (fake_host_register), over every owner. */
+static uint64_t fake_registered;
+
 size_t fake_block_free(struct fake_block *block)
 {
     size_t bytes = block->bytes;
 
-    free((void *)block->base);
+    if (block->registered)
+        fake_registered -= bytes;
+    else
+        free((void *)block->base);
     free(block);
     return bytes;
 }
 
 /*
- * Pinned host blocks an owner's end takes from the runtime: kept mapped,
- * never freed, so that a caller still holding one (the runtime no longer
- * knows it) writes to memory that exists rather than to freed heap.
+ * The runtime's own pinned blocks that an owner's end freed: kept, filled
+ * with 0xdd and poisoned for AddressSanitizer, never handed out again, so
+ * that a caller still holding one is caught reading or writing it.
  */
 static struct fake_block *fake_blocks_orphaned;
+
+static void fake_block_orphan(struct fake_block *block)
+{
+    memset((void *)block->base, 0xdd, block->bytes);
+    ASAN_POISON_MEMORY_REGION((void *)block->base, block->bytes);
+    block->owner = NULL;
+    block->next = fake_blocks_orphaned;
+    fake_blocks_orphaned = block;
+}
 
 size_t fake_blocks_release(struct fake_owner *owner)
 {
@@ -200,13 +224,61 @@ size_t fake_blocks_release(struct fake_owner *owner)
             continue;
         }
         *link = block->next;
-        if (block->device >= 0) {
+        if (block->device >= 0)
             freed += fake_block_free(block);
-        } else {
-            block->owner = NULL;
-            block->next = fake_blocks_orphaned;
-            fake_blocks_orphaned = block;
-        }
+        else if (block->registered)
+            fake_block_free(block);
+        else
+            fake_block_orphan(block);
     }
     return freed;
+}
+
+/* ---- registered host memory ---- */
+
+/* Whether any pinned host block, the runtime's or registered, meets [base, base + bytes). */
+static bool fake_host_overlaps(uintptr_t base, size_t bytes)
+{
+    for (struct fake_block *block = fake_blocks; block != NULL; block = block->next) {
+        if (block->device < 0 && base < block->base + block->bytes &&
+            block->base < base + bytes)
+            return true;
+    }
+    return false;
+}
+
+enum fake_register_result fake_host_register(uintptr_t base, size_t bytes,
+                                             struct fake_owner *owner)
+{
+    struct fake_block *block;
+
+    if (fake_host_overlaps(base, bytes))
+        return FAKE_REGISTER_OVERLAPS;
+    block = calloc(1, sizeof(*block));
+    if (block == NULL)
+        return FAKE_REGISTER_NO_MEMORY;
+    *block = (struct fake_block){base, bytes, -1, owner, true, fake_blocks};
+    fake_blocks = block;
+    fake_registered += bytes;
+    return FAKE_REGISTER_DONE;
+}
+
+bool fake_host_unregister(uintptr_t base)
+{
+    struct fake_block *block = fake_take(base, false, true);
+
+    if (block == NULL)
+        return false;
+    fake_block_free(block);
+    return true;
+}
+
+uint64_t fake_registered_bytes(void)
+{
+    uint64_t bytes;
+
+    pthread_mutex_lock(&fake_core.lock);
+    bytes = fake_registered;
+    pthread_mutex_unlock(&fake_core.lock);
+    return bytes;
 }

@@ -93,12 +93,17 @@ void fake_owner_lose(struct fake_owner *owner);
 
 /* ---- memory (fake_core.c) ---- */
 
-/* A device allocation or a pinned host block; device -1 for pinned host memory. */
+/*
+ * A device allocation or a pinned host block; device -1 for pinned host
+ * memory, which is either the runtime's own (cuMemHostAlloc, hipHostMalloc)
+ * or the caller's, registered (cuMemHostRegister, hipHostRegister).
+ */
 struct fake_block {
     uintptr_t base;
     size_t bytes;
     int device;
     struct fake_owner *owner; /* what made it, whose end frees it; may be NULL */
+    bool registered;          /* the caller's memory: never filled nor freed here */
     struct fake_block *next;
 };
 
@@ -106,16 +111,35 @@ struct fake_block {
 bool fake_block_add(size_t bytes, int device, struct fake_owner *owner, uintptr_t *out_base);
 /* The block of that kind holding [address, address + bytes), or NULL. */
 struct fake_block *fake_block_find(uintptr_t address, size_t bytes, bool device);
-/* Take the block of that kind that starts at `base` off the list; NULL when none. */
+/* Take the block of that kind that starts at `base` off the list; NULL when none. Never a registration. */
 struct fake_block *fake_block_take(uintptr_t base, bool device);
 /* Free a block taken off the list; its bytes, for the vendor's accounting. */
 size_t fake_block_free(struct fake_block *block);
 /*
- * End every block of an owner: device memory is freed, pinned host memory
- * is forgotten (the runtime no longer knows it) but stays mapped. Returns
+ * End every block of an owner, as a real runtime's context reset does:
+ * device memory is freed; the runtime's own pinned host memory is freed
+ * too, as far as the caller can tell (filled with 0xdd and, under
+ * AddressSanitizer, poisoned, so that a use of it is reported, yet kept
+ * mapped so that an unsanitised build fails a check rather than crash);
+ * registrations are dropped, the caller's memory left as it is. Returns
  * the bytes of device memory freed.
  */
 size_t fake_blocks_release(struct fake_owner *owner);
+
+/* What fake_host_register did. */
+enum fake_register_result {
+    FAKE_REGISTER_DONE,
+    FAKE_REGISTER_OVERLAPS, /* part of the range is pinned already */
+    FAKE_REGISTER_NO_MEMORY
+};
+
+/* Register the caller's [base, base + bytes) as pinned host memory of `owner`. Lock held. */
+enum fake_register_result fake_host_register(uintptr_t base, size_t bytes,
+                                             struct fake_owner *owner);
+/* Drop the registration that starts at `base`; false when there is none. Lock held. */
+bool fake_host_unregister(uintptr_t base);
+/* How many bytes are registered now, over every owner. Takes the lock. */
+uint64_t fake_registered_bytes(void);
 
 /* ---- streams (fake_queue.c) ---- */
 

@@ -117,6 +117,20 @@ uint64_t plugin_case_fake_calls(const struct plugin_case *c, const char *name)
     return plugin_case_fake_calls_in(c, c->kind->fake_path, name);
 }
 
+uint64_t plugin_case_fake_registered_bytes(const struct plugin_case *c)
+{
+    void *library = dlopen(c->kind->fake_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    uint64_t (*registered)(void);
+    uint64_t bytes;
+
+    assert_non_null(library);
+    *(void **)&registered = dlsym(library, c->kind->registered_symbol);
+    assert_non_null(registered);
+    bytes = registered();
+    dlclose(library);
+    return bytes;
+}
+
 /* ---- checks ---- */
 
 /* Calls of `name` made by one device-to-device layout copy. */
@@ -265,6 +279,94 @@ void plugin_case_check_reset_through_one_open(struct plugin_case *c)
     accel_stream_destroy(second.stream);
     accel_device_close(second.device);
     accel_host_destroy(second.host);
+}
+
+static void fill_bytes(unsigned char *bytes, size_t count, unsigned seed)
+{
+    for (size_t i = 0; i < count; i++)
+        bytes[i] = (unsigned char)(i * 7u + seed);
+}
+
+/* `bytes` of `src` to new device memory and back into `dst`, through the case's stream. */
+static void device_round_trip(struct plugin_case *c, void *dst, const void *src, size_t bytes)
+{
+    accel_ref ref;
+
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, bytes, &ref), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, ref, 0, src, bytes), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->stream, dst, ref, 0, bytes), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+}
+
+void plugin_case_check_pinned_blocks_registered_again(struct plugin_case *c)
+{
+    enum { SMALL = 5000, LARGE = 3 * 4096 };
+    unsigned char *small = NULL, *large = NULL;
+    unsigned char expected[SMALL];
+    uint64_t unregisters, base;
+
+    plugin_case_open_fake_device(c);
+    base = plugin_case_fake_registered_bytes(c);
+    assert_status(accel_host_alloc(c->device, SMALL, (void **)&small), ACCEL_OK);
+    assert_status(accel_host_alloc(c->device, LARGE, (void **)&large), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_registered_bytes(c), base + SMALL + LARGE);
+    fill_bytes(small, SMALL, 5);
+    memcpy(expected, small, SMALL);
+    device_round_trip(c, large, small, SMALL);
+
+    unregisters = plugin_case_fake_calls(c, c->kind->unregister_call);
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    /* Unregistered before the reset, registered again after. */
+    assert_int_equal(plugin_case_fake_calls(c, c->kind->unregister_call) - unregisters, 2);
+    assert_int_equal(plugin_case_fake_registered_bytes(c), base + SMALL + LARGE);
+    assert_memory_equal(small, expected, SMALL);
+    memset(large, 0, LARGE);
+    device_round_trip(c, large, small, SMALL);
+    assert_memory_equal(large, expected, SMALL);
+
+    accel_host_free(c->device, small);
+    assert_int_equal(plugin_case_fake_calls(c, c->kind->unregister_call) - unregisters, 3);
+    assert_int_equal(plugin_case_fake_registered_bytes(c), base + LARGE);
+    accel_host_free(c->device, large);
+    assert_int_equal(plugin_case_fake_registered_bytes(c), base);
+}
+
+void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_case *c,
+                                                                  const char *fail_knob,
+                                                                  const char *refuse_second)
+{
+    enum { BYTES = 4 * 4096 };
+    unsigned char *pinned = NULL;
+    unsigned char *expected = malloc(BYTES), *back = calloc(1, BYTES);
+    uint64_t unregisters, base;
+
+    setenv(fail_knob, refuse_second, 1);
+    plugin_case_open_fake_device(c);
+    base = plugin_case_fake_registered_bytes(c);
+    assert_non_null(expected);
+    assert_non_null(back);
+    assert_status(accel_host_alloc(c->device, BYTES, (void **)&pinned), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_registered_bytes(c), base + BYTES);
+    fill_bytes(pinned, BYTES, 9);
+    memcpy(expected, pinned, BYTES);
+
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_registered_bytes(c), base);
+    assert_memory_equal(pinned, expected, BYTES);
+    /* Pageable now: the copies still arrive, both ways. */
+    device_round_trip(c, back, pinned, BYTES);
+    assert_memory_equal(back, expected, BYTES);
+    memset(pinned, 0, BYTES);
+    device_round_trip(c, pinned, back, BYTES);
+    assert_memory_equal(pinned, expected, BYTES);
+
+    unregisters = plugin_case_fake_calls(c, c->kind->unregister_call);
+    accel_host_free(c->device, pinned);
+    assert_int_equal(plugin_case_fake_calls(c, c->kind->unregister_call), unregisters);
+    free(expected);
+    free(back);
 }
 
 void plugin_case_lose_and_close(struct plugin_case *c)

@@ -20,6 +20,8 @@ struct plugin_case_kind {
     const char *library_env;  /* "ACCEL_CUDA_LIBRARY": what names the vendor library */
     const char *fake_path;    /* the built fake, the library each test starts with */
     const char *calls_symbol; /* "fake_cuda_calls": the fake's call counter */
+    const char *registered_symbol; /* "fake_cuda_registered_bytes": host bytes registered now */
+    const char *unregister_call;   /* "cuMemHostUnregister": the fake's unregister entry */
     const char *const *knobs; /* more variables to clear around each test; NULL-terminated */
 };
 
@@ -54,6 +56,8 @@ uint64_t plugin_case_fake_calls_in(const struct plugin_case *c, const char *libr
                                    const char *name);
 /* The same for the kind's own fake. */
 uint64_t plugin_case_fake_calls(const struct plugin_case *c, const char *name);
+/* How many bytes of host memory the kind's fake has registered now. */
+uint64_t plugin_case_fake_registered_bytes(const struct plugin_case *c);
 
 /*
  * Device-to-device copies of each layout shape take the fewest calls of
@@ -90,6 +94,25 @@ void plugin_case_check_copy_loss_and_reset(struct plugin_case *c);
  * lost once, its own reset takes the fresh context, and both then work.
  */
 void plugin_case_check_reset_through_one_open(struct plugin_case *c);
+
+/*
+ * On device 0 of the fake: pinned blocks are registered at host_alloc; a reset (which
+ * drops the fake's registrations, and frees the fake's own pinned
+ * allocations) leaves them at the same address with their contents and
+ * registered again; they copy both ways after it; host_free unregisters
+ * each.
+ */
+void plugin_case_check_pinned_blocks_registered_again(struct plugin_case *c);
+
+/*
+ * With the fake's failure knob `fail_knob` set to `refuse_second` (the
+ * second registration fails: the one a reset makes again): the block keeps
+ * its contents, copies from and to it still work as from pageable memory,
+ * and host_free does not unregister what is not registered.
+ */
+void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_case *c,
+                                                                  const char *fail_knob,
+                                                                  const char *refuse_second);
 
 /* With the fake set to lose the context at the first stream sync: sync, then close the device. */
 void plugin_case_lose_and_close(struct plugin_case *c);

@@ -7,8 +7,10 @@
  * What it models: devices with a primary context (retained, released,
  * reset), made current per thread on a stack; device memory that is host
  * memory (a CUdeviceptr is the pointer's value) with every device range
- * checked against a live allocation; pinned host memory; streams that run
- * their work later on a thread of their own, in order, as a GPU does
+ * checked against a live allocation; pinned host memory, the driver's own
+ * (cuMemHostAlloc, freed with its context) or the caller's, registered
+ * (cuMemHostRegister, a registration its context's end drops); streams
+ * that run their work later on a thread of their own, in order, as a GPU does
  * (copies from pageable memory read their source before returning, and
  * copies to pageable memory finish before returning, as CUDA's do); events
  * that mark a point in a stream; 1D/2D/3D copies with cuda.h's rules
@@ -435,8 +437,8 @@ FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned i
         FAKE_RETURN(result);
     if (pointer == NULL || bytes == 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    /* No owner: pinned memory outlives the context that made it. */
-    if (!fake_block_add(bytes, -1, NULL, &base))
+    /* The context owns it, as CUDA's does: cuDevicePrimaryCtxReset frees it too. */
+    if (!fake_block_add(bytes, -1, &ctx->owner, &base))
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
     *pointer = (void *)base;
     FAKE_RETURN(ACU_CUDA_SUCCESS);
@@ -446,6 +448,46 @@ FAKE_EXPORT acu_CUresult cuMemFreeHost(void *pointer)
 {
     FAKE_ENTER(lose);
     FAKE_RETURN(fake_free_block((uintptr_t)pointer, false));
+}
+
+/* As CUDA's: portable or not, the registration belongs to the current context. */
+FAKE_EXPORT acu_CUresult cuMemHostRegister_v2(void *pointer, size_t bytes, unsigned int flags)
+{
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_current(&ctx);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (pointer == NULL || bytes == 0 || (flags & ~0xfu) != 0)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    switch (fake_host_register((uintptr_t)pointer, bytes, &ctx->owner)) {
+    case FAKE_REGISTER_DONE:
+        FAKE_RETURN(ACU_CUDA_SUCCESS);
+    case FAKE_REGISTER_OVERLAPS:
+        FAKE_RETURN(ACU_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    default:
+        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    }
+}
+
+FAKE_EXPORT acu_CUresult cuMemHostUnregister(void *pointer)
+{
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    if (!fake_current_to_release(&ctx, &result))
+        FAKE_RETURN(result);
+    if (!fake_host_unregister((uintptr_t)pointer))
+        FAKE_RETURN(ACU_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+    FAKE_RETURN(result);
+}
+
+FAKE_EXPORT uint64_t fake_cuda_registered_bytes(void)
+{
+    return fake_registered_bytes();
 }
 
 /* ---- errors ---- */

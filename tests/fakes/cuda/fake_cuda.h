@@ -35,12 +35,20 @@
 #include "cuda_symbol_table.h"
 FAKE_EXPORT acu_CUresult cuGetProcAddress_v2 ACU_CUGETPROCADDRESS_V2_PARAMETERS;
 FAKE_EXPORT acu_CUresult cuGetErrorName(acu_CUresult error, const char **text);
+/*
+ * The driver's own pinned allocation, which the plugin no longer calls:
+ * kept so that a plugin that does shows what a reset does to it.
+ */
+FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags);
+FAKE_EXPORT acu_CUresult cuMemFreeHost(void *pointer);
 
 /*
  * Not CUDA: for tests, how many times entry `name` (its exported name) was
  * called since the library was loaded.
  */
 FAKE_EXPORT uint64_t fake_cuda_calls(const char *name);
+/* Not CUDA: how many bytes of host memory are registered (cuMemHostRegister) now. */
+FAKE_EXPORT uint64_t fake_cuda_registered_bytes(void);
 
 /* Magic numbers: which kind of object a handle points to, while it lives. */
 enum fake_magic {

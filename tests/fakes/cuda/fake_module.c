@@ -294,6 +294,8 @@ static const struct fake_entry fake_entries[] = {
     FAKE_ENTRY("cuMemFree", cuMemFree_v2, 3020),
     FAKE_ENTRY("cuMemHostAlloc", cuMemHostAlloc, 2020),
     FAKE_ENTRY("cuMemFreeHost", cuMemFreeHost, 2000),
+    FAKE_ENTRY("cuMemHostRegister", cuMemHostRegister_v2, 6050),
+    FAKE_ENTRY("cuMemHostUnregister", cuMemHostUnregister, 4000),
     FAKE_ENTRY("cuStreamCreate", cuStreamCreate, 2000),
     FAKE_ENTRY("cuStreamDestroy", cuStreamDestroy_v2, 4000),
     FAKE_ENTRY("cuStreamSynchronize", cuStreamSynchronize, 2000),

@@ -8,8 +8,10 @@
  * and a context made at first use and ended by hipDeviceReset, which frees
  * everything made in it; device memory that is host memory (a device
  * pointer is the memory's address) with every device range checked
- * against a live allocation; pinned host memory; non-blocking streams
- * whose work runs later on a thread of their own, in order
+ * against a live allocation; pinned host memory, the runtime's own
+ * (hipHostMalloc, freed with its context) or the caller's, registered
+ * (hipHostRegister, a registration its context's end drops); non-blocking
+ * streams whose work runs later on a thread of their own, in order
  * (tests/fakes/common); events that mark a point in a stream; 1D, 2D and
  * 3D copies with HIP's rules (a direction for each call, pitches,
  * hipPitchedPtr's ysize, no arrays); modules that are clang offload
@@ -424,7 +426,7 @@ FAKE_EXPORT ahip_hipError_t hipHostMalloc(void **pointer, size_t bytes, unsigned
     result = fake_hip_current(&ctx);
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
-    if (pointer == NULL || bytes == 0 || (flags & ~(unsigned)AHIP_hipHostMallocPortable) != 0)
+    if (pointer == NULL || bytes == 0 || (flags & ~FAKE_HIP_HOST_MALLOC_PORTABLE) != 0)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     /* The device's context owns it: hipDeviceReset frees it too. */
     if (!fake_block_add(bytes, -1, &ctx->owner, &base))
@@ -448,6 +450,46 @@ FAKE_EXPORT ahip_hipError_t hipHostFree(void *pointer)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     fake_block_free(block);
     FAKE_HIP_RETURN(result);
+}
+
+/* As HIP's: the registration belongs to the current device's context, which hipDeviceReset ends. */
+FAKE_EXPORT ahip_hipError_t hipHostRegister(void *pointer, size_t bytes, unsigned int flags)
+{
+    struct fake_hip_context *ctx;
+    ahip_hipError_t result;
+
+    FAKE_HIP_ENTER(lose);
+    result = fake_hip_current(&ctx);
+    if (result != AHIP_hipSuccess)
+        FAKE_HIP_RETURN(result);
+    if (pointer == NULL || bytes == 0 || (flags & ~0xfu) != 0)
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
+    switch (fake_host_register((uintptr_t)pointer, bytes, &ctx->owner)) {
+    case FAKE_REGISTER_DONE:
+        FAKE_HIP_RETURN(AHIP_hipSuccess);
+    case FAKE_REGISTER_OVERLAPS:
+        FAKE_HIP_RETURN(AHIP_hipErrorHostMemoryAlreadyRegistered);
+    default:
+        FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
+    }
+}
+
+FAKE_EXPORT ahip_hipError_t hipHostUnregister(void *pointer)
+{
+    struct fake_hip_context *ctx;
+    ahip_hipError_t result;
+
+    FAKE_HIP_ENTER(lose);
+    /* Dropped even on a lost device, which still reports its error. */
+    result = fake_hip_current(&ctx);
+    if (!fake_host_unregister((uintptr_t)pointer))
+        FAKE_HIP_RETURN(AHIP_hipErrorHostMemoryNotRegistered);
+    FAKE_HIP_RETURN(result);
+}
+
+FAKE_EXPORT uint64_t fake_hip_registered_bytes(void)
+{
+    return fake_registered_bytes();
 }
 
 /* ---- errors ---- */

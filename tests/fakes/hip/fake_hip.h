@@ -31,6 +31,15 @@
 
 /* Not HIP: for tests, how many times entry `name` was called since the library was loaded. */
 FAKE_EXPORT uint64_t fake_hip_calls(const char *name);
+/* Not HIP: how many bytes of host memory are registered (hipHostRegister) now. */
+FAKE_EXPORT uint64_t fake_hip_registered_bytes(void);
+/*
+ * The runtime's own pinned allocation, which the plugin no longer calls:
+ * kept so that a plugin that does shows what a reset does to it.
+ */
+#define FAKE_HIP_HOST_MALLOC_PORTABLE 0x1u
+FAKE_EXPORT ahip_hipError_t hipHostMalloc(void **pointer, size_t bytes, unsigned int flags);
+FAKE_EXPORT ahip_hipError_t hipHostFree(void *pointer);
 
 /* Magic numbers: which kind of object a handle points to, while it lives. */
 enum fake_hip_magic {

@@ -34,6 +34,8 @@ static const struct plugin_case_kind hip_kind = {
     .library_env = "ACCEL_HIP_LIBRARY",
     .fake_path = FAKE_HIP_PATH,
     .calls_symbol = "fake_hip_calls",
+    .registered_symbol = "fake_hip_registered_bytes",
+    .unregister_call = "hipHostUnregister",
     .knobs = fake_knobs,
 };
 
@@ -355,6 +357,18 @@ static void test_loss_at_a_copy_is_device_lost_and_reset_recovers(void **state)
     plugin_case_check_copy_loss_and_reset(c);
 }
 
+static void test_pinned_blocks_are_registered_again_after_a_reset(void **state)
+{
+    plugin_case_check_pinned_blocks_registered_again(*state);
+}
+
+static void test_pinned_block_the_driver_refuses_at_reset_stays_usable(void **state)
+{
+    /* The first registration is host_alloc's; the second, the reset's. */
+    plugin_case_check_pinned_block_refused_at_reset_stays_usable(
+        *state, "FAKE_HIP_FAIL", "hipHostRegister:2:hipErrorOutOfMemory");
+}
+
 static void test_reset_through_one_open_makes_the_others_lost_once(void **state)
 {
     struct plugin_case *c = *state;
@@ -514,6 +528,8 @@ int main(void)
         T(test_failed_copy_is_a_copy_error_with_the_native_name),
         T(test_faulting_kernel_loses_the_device_until_reset),
         T(test_loss_at_a_copy_is_device_lost_and_reset_recovers),
+        T(test_pinned_blocks_are_registered_again_after_a_reset),
+        T(test_pinned_block_the_driver_refuses_at_reset_stays_usable),
         T(test_reset_through_one_open_makes_the_others_lost_once),
         T(test_lost_device_closed_and_opened_again_starts_clean),
         T(test_module_without_code_for_the_device_says_what_it_holds),
