@@ -7,6 +7,12 @@
  *   hipcc  -x hip --genco      -> a code object for the HIP plugin
  *   cc     -x c   -shared -fPIC -> an ELF shared object for the CPU plugin
  *
+ * Build the CPU form optimised, with loops aligned: `cc -x c -O2
+ * -falign-loops=64 -shared -fPIC`. A block's thread loop is the whole
+ * kernel on the CPU, and on some x86 CPUs (AMD EPYC here) a loop that
+ * straddles a 64-byte boundary runs at about half speed: vadd's block
+ * loop went from 7.5 to 14 GB/s on one thread with the flag.
+ *
  * A kernel is declared with ACCEL_KERNEL and written the way a CUDA kernel
  * is, with threadIdx, blockIdx, blockDim and gridDim:
  *
