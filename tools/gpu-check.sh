@@ -163,6 +163,11 @@ build_with_cc() {
     mapfile -t bench < <(sed -n "/accel-bench-report'/,/dependencies/p;/accel_bench_sources = \[/,/\]/p" \
         "$ROOT/tools/bench/meson.build" | grep -o "'[a-z_]*\.c'" | tr -d "'" |
         grep -v '^opencl_cases\.c$' | sort -u | sed "s|^|$ROOT/tools/bench/|")
+    # The vadd baseline's C loops, each at the level its meson target sets.
+    local loops=(-falign-loops=64 -c -std=c11 -I"$ROOT/include")
+    "$CC" -O2 "${loops[@]}" "$ROOT/tools/bench/c_vadd_scalar.c" -o "$BUILD/tools/bench/scalar.o"
+    "$CC" -O3 "${loops[@]}" "$ROOT/tools/bench/c_vadd_vector.c" -o "$BUILD/tools/bench/vector.o"
+    bench+=("$BUILD/tools/bench/scalar.o" "$BUILD/tools/bench/vector.o")
 
     "$CC" "${flags[@]}" -fPIC -shared -fvisibility=hidden \
         -DACCEL_PLUGINDIR="\"$BUILD/plugins\"" "${host[@]}" \
