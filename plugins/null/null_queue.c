@@ -121,21 +121,17 @@ static void null_command_drop(struct null_command *cmd)
 static void null_queue_run_one(struct null_queue *queue, struct null_command *cmd)
 {
     if (!atomic_load_explicit(queue->lost, memory_order_relaxed)) {
-        bool copy = cmd->kind == NULL_COMMAND_COPY;
-
         if (queue->delay_ns != 0)
             null_sleep_ns(queue->delay_ns);
-        if (copy)
-            accel__null_timeline_set_copying(queue->timeline, true);
         null_command_run(cmd);
-        if (copy)
-            accel__null_timeline_set_copying(queue->timeline, false);
-        return;
+    } else {
+        null_command_drop(cmd);
+        accel__null_timeline_fail(queue->timeline, cmd->seq, ACCEL_ERR_DEVICE_LOST,
+                                  "the null device was lost (ACCEL_NULL_LOSE_AT): its "
+                                  "stream dropped the work it had not started");
     }
-    null_command_drop(cmd);
-    accel__null_timeline_fail(queue->timeline, cmd->seq, ACCEL_ERR_DEVICE_LOST,
-                              "the null device was lost (ACCEL_NULL_LOSE_AT): its "
-                              "stream dropped the work it had not started");
+    if (cmd->kind == NULL_COMMAND_COPY)
+        accel__null_timeline_copy_done(queue->timeline);
 }
 
 /* Keep up to NULL_QUEUE_SPARE_MAX finished commands; hand back the rest. */
@@ -267,6 +263,8 @@ static accel_status null_queue_push(struct null_queue *queue,
     *cmd = *proto;
     cmd->next = NULL;
     cmd->seq = ++queue->last_seq;
+    if (cmd->kind == NULL_COMMAND_COPY)
+        accel__null_timeline_copy_queued(queue->timeline);
     if (queue->tail != NULL)
         queue->tail->next = cmd;
     else

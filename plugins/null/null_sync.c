@@ -20,8 +20,8 @@ struct null_timeline {
      * common no-sleeper completion to one atomic store and one load.
      */
     _Atomic uint32_t sleepers;
-    /* The worker is running a copy: waiters may poll longer. */
-    _Atomic bool copying;
+    /* Copies enqueued and not yet finished: waiters may poll longer. */
+    _Atomic uint32_t copies;
     pthread_mutex_t lock;
     pthread_cond_t wake;
     /*
@@ -80,7 +80,7 @@ accel_status accel__null_timeline_create(const struct accel_host_services *servi
     atomic_init(&timeline->value, 0);
     atomic_init(&timeline->refs, 1);
     atomic_init(&timeline->sleepers, 0);
-    atomic_init(&timeline->copying, false);
+    atomic_init(&timeline->copies, 0);
     atomic_init(&timeline->failed_at, 0);
     *out_timeline = timeline;
     return ACCEL_OK;
@@ -143,15 +143,20 @@ static void null_timeline_sleep(struct null_timeline *timeline, uint64_t value)
     pthread_mutex_unlock(&timeline->lock);
 }
 
-void accel__null_timeline_set_copying(struct null_timeline *timeline, bool copying)
+/* A hint for how long to poll; nothing is published through it: relaxed. */
+void accel__null_timeline_copy_queued(struct null_timeline *timeline)
 {
-    /* A hint for how long to poll; nothing is published through it. */
-    atomic_store_explicit(&timeline->copying, copying, memory_order_relaxed);
+    atomic_fetch_add_explicit(&timeline->copies, 1, memory_order_relaxed);
+}
+
+void accel__null_timeline_copy_done(struct null_timeline *timeline)
+{
+    atomic_fetch_sub_explicit(&timeline->copies, 1, memory_order_relaxed);
 }
 
 static bool null_timeline_copying(struct null_timeline *timeline)
 {
-    return atomic_load_explicit(&timeline->copying, memory_order_relaxed);
+    return atomic_load_explicit(&timeline->copies, memory_order_relaxed) != 0;
 }
 
 void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,
@@ -166,7 +171,7 @@ void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,
         if (accel__null_timeline_reached(timeline, value))
             return;
     }
-    /* The budget is spent; a copy in progress extends it, while it lasts. */
+    /* The budget is spent; a copy on its way extends it, while it lasts. */
     if (spin_ns < NULL_WAITER_COPY_SPIN_NS) {
         backoff.budget_ns = NULL_WAITER_COPY_SPIN_NS;
         while (null_timeline_copying(timeline) && accel__null_backoff_step(&backoff)) {
