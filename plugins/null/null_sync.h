@@ -31,12 +31,12 @@
  * bounds it, unlike a kernel's), the waiter's core has nothing else to do
  * meanwhile, and on this kind of machine a sleeper's wake-up costs 5 to
  * 30 us, up to hundreds when its CPU had gone idle: for copies of 256 KiB
- * to 4 MiB that was half their time. Counting from the enqueue, not from
- * the start of the copy, matters: a waiter that slept while a sleeping
- * worker woke up woke too late for the worker's own spin, which then
- * slept too, and a loop of copies stayed in that slow mode (1 MiB copies
- * at 4.8 GB/s instead of 33 in one benchmark run). Past the budget
- * (copies of tens of MiB) a wake-up is a few percent.
+ * to 4 MiB that was half their time. It counts from the enqueue, not from
+ * the start of the copy: a waiter that slept while a sleeping worker woke
+ * up would wake too late for the worker's own spin, the worker would sleep
+ * too, and a loop of copies could stay in that slow mode (the likely cause
+ * of one benchmark run's 1 MiB copies at 4.8 GB/s instead of 33). Past
+ * the budget (copies of tens of MiB) a wake-up is a few percent.
  */
 #define NULL_WAITER_COPY_SPIN_NS 1000000u
 /*
