@@ -121,9 +121,15 @@ static void null_command_drop(struct null_command *cmd)
 static void null_queue_run_one(struct null_queue *queue, struct null_command *cmd)
 {
     if (!atomic_load_explicit(queue->lost, memory_order_relaxed)) {
+        bool other = cmd->kind != NULL_COMMAND_COPY;
+
         if (queue->delay_ns != 0)
             null_sleep_ns(queue->delay_ns);
+        if (other)
+            accel__null_timeline_set_other_running(queue->timeline, true);
         null_command_run(cmd);
+        if (other)
+            accel__null_timeline_set_other_running(queue->timeline, false);
     } else {
         null_command_drop(cmd);
         accel__null_timeline_fail(queue->timeline, cmd->seq, ACCEL_ERR_DEVICE_LOST,

@@ -20,8 +20,13 @@ struct null_timeline {
      * common no-sleeper completion to one atomic store and one load.
      */
     _Atomic uint32_t sleepers;
-    /* Copies enqueued and not yet finished: waiters may poll longer. */
+    /*
+     * Copies enqueued and not yet finished, and whether the worker is
+     * running something else now (a kernel, a wait, a host function):
+     * waiters poll longer while the first is non-zero and the second false.
+     */
     _Atomic uint32_t copies;
+    _Atomic bool other_running;
     pthread_mutex_t lock;
     pthread_cond_t wake;
     /*
@@ -81,6 +86,7 @@ accel_status accel__null_timeline_create(const struct accel_host_services *servi
     atomic_init(&timeline->refs, 1);
     atomic_init(&timeline->sleepers, 0);
     atomic_init(&timeline->copies, 0);
+    atomic_init(&timeline->other_running, false);
     atomic_init(&timeline->failed_at, 0);
     *out_timeline = timeline;
     return ACCEL_OK;
@@ -154,9 +160,16 @@ void accel__null_timeline_copy_done(struct null_timeline *timeline)
     atomic_fetch_sub_explicit(&timeline->copies, 1, memory_order_relaxed);
 }
 
+void accel__null_timeline_set_other_running(struct null_timeline *timeline, bool running)
+{
+    atomic_store_explicit(&timeline->other_running, running, memory_order_relaxed);
+}
+
+/* A copy is on its way, and nothing whose end nobody can foresee is ahead of it. */
 static bool null_timeline_copying(struct null_timeline *timeline)
 {
-    return atomic_load_explicit(&timeline->copies, memory_order_relaxed) != 0;
+    return atomic_load_explicit(&timeline->copies, memory_order_relaxed) != 0 &&
+           !atomic_load_explicit(&timeline->other_running, memory_order_relaxed);
 }
 
 void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,

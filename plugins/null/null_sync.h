@@ -26,8 +26,9 @@
 #define NULL_WORKER_SPIN_NS 50000u
 #define NULL_WAITER_SPIN_NS 20000u
 /*
- * While a copy is enqueued and not finished, a waiter goes on polling up
- * to this long before it sleeps. A copy's end is near (memory bandwidth
+ * While a copy is enqueued and not finished, and the worker is not busy
+ * with anything else, a waiter goes on polling up to this long before it
+ * sleeps. A copy's end is near (memory bandwidth
  * bounds it, unlike a kernel's), the waiter's core has nothing else to do
  * meanwhile, and on this kind of machine a sleeper's wake-up costs 5 to
  * 30 us, up to hundreds when its CPU had gone idle: for copies of 256 KiB
@@ -92,6 +93,13 @@ void accel__null_timeline_signal(struct null_timeline *timeline, uint64_t value)
  */
 void accel__null_timeline_copy_queued(struct null_timeline *timeline);
 void accel__null_timeline_copy_done(struct null_timeline *timeline);
+/*
+ * Say whether the worker is running a command other than a copy: while it
+ * is, waiters do not poll longer for copies queued behind it (a kernel
+ * behind which a result is copied back would lose a core to the waiter).
+ * Only the timeline's one worker calls this.
+ */
+void accel__null_timeline_set_other_running(struct null_timeline *timeline, bool running);
 /*
  * Block until the timeline reaches `value`: spin for `spin_ns` (longer
  * while a copy is on its way), then sleep.
