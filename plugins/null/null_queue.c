@@ -62,12 +62,12 @@ struct null_queue {
     struct null_command *tail;
     struct null_command *spares;
     uint32_t spare_count;
-    uint64_t last_seq;
     bool worker_sleeping;
 
     /*
-     * last_seq, published for the worker's lock-free polling and for
-     * "work enqueued so far"; written under the lock.
+     * The seq of the last command enqueued: "work enqueued so far". Written
+     * only under the lock; atomic so that the worker's polling and the
+     * callers that ask for the position can read it without the lock.
      */
     _Atomic uint64_t submitted;
     _Atomic bool stopping;
@@ -268,7 +268,8 @@ static accel_status null_queue_push(struct null_queue *queue,
     }
     *cmd = *proto;
     cmd->next = NULL;
-    cmd->seq = ++queue->last_seq;
+    /* Relaxed: the lock orders this load after the previous store. */
+    cmd->seq = atomic_load_explicit(&queue->submitted, memory_order_relaxed) + 1;
     if (cmd->kind == NULL_COMMAND_COPY)
         accel__null_timeline_copy_queued(queue->timeline);
     if (queue->tail != NULL)
@@ -314,7 +315,8 @@ static bool null_queue_copy_now(struct null_queue *queue, const struct null_copy
         return false;
     pthread_mutex_lock(&queue->lock);
     idle = queue->head == NULL &&
-           accel__null_timeline_reached(queue->timeline, queue->last_seq) &&
+           accel__null_timeline_reached(
+               queue->timeline, atomic_load_explicit(&queue->submitted, memory_order_relaxed)) &&
            !atomic_load_explicit(queue->lost, memory_order_relaxed);
     if (idle)
         accel__null_copy_run(copy);
