@@ -86,8 +86,7 @@ static void null_command_run(struct null_command *cmd)
         accel__null_copy_run(&cmd->u.copy);
         break;
     case NULL_COMMAND_WAIT:
-        accel__null_timeline_wait(cmd->u.wait.timeline, cmd->u.wait.value,
-                                  NULL_WAITER_SPIN_NS);
+        accel__null_timeline_wait(cmd->u.wait.timeline, cmd->u.wait.value);
         accel__null_timeline_release(cmd->u.wait.timeline);
         cmd->u.wait.timeline = NULL;
         break;
@@ -394,7 +393,7 @@ accel_status accel__null_queue_sync(struct null_queue *queue)
 {
     uint64_t target = atomic_load_explicit(&queue->submitted, memory_order_acquire);
 
-    accel__null_timeline_wait(queue->timeline, target, NULL_WAITER_SPIN_NS);
+    accel__null_timeline_wait(queue->timeline, target);
     return accel__null_timeline_status(queue->timeline, target, queue->services);
 }
 

@@ -222,7 +222,7 @@ accel_status accel__null_event_sync(accel_drv_device *device, accel_drv_event *e
     timeline = null_event_target(event, &value);
     if (timeline == NULL)
         return status;
-    accel__null_timeline_wait(timeline, value, NULL_WAITER_SPIN_NS);
+    accel__null_timeline_wait(timeline, value);
     if (status == ACCEL_OK)
         status = accel__null_timeline_status(timeline, value, null_services(device));
     accel__null_timeline_release(timeline);
