@@ -1,7 +1,6 @@
 #include "null_queue.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -399,25 +398,14 @@ accel_status accel__null_queue_sync(struct null_queue *queue)
 
 /* ---- life cycle ---- */
 
-/*
- * Start the worker with every signal blocked, so that the application's
- * signal handlers never run on a thread it did not make.
- */
 static accel_status null_queue_start_worker(struct null_queue *queue)
 {
-    sigset_t all, old;
-    int rc;
+    int rc = null_thread_start(&queue->worker, null_queue_worker, queue, "accel-null");
 
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&queue->worker, NULL, null_queue_worker, queue);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                           "pthread_create failed for a stream worker: %s",
                                           null_errno_name(rc));
-    /* A name makes the worker recognisable in gdb, top and perf. */
-    pthread_setname_np(queue->worker, "accel-null");
     return ACCEL_OK;
 }
 
