@@ -67,6 +67,24 @@ static inline struct null_list *null_list_first(struct null_list *head)
     return head->next != head ? head->next : NULL;
 }
 
+/*
+ * Take every element off the list and hand each link to `free_link`, which
+ * owns it from then on; how many there were.
+ */
+static inline uint32_t null_list_drain(struct null_list *head,
+                                       void (*free_link)(struct null_list *link))
+{
+    struct null_list *link;
+    uint32_t count = 0;
+
+    while ((link = null_list_first(head)) != NULL) {
+        null_list_remove(link);
+        free_link(link);
+        count++;
+    }
+    return count;
+}
+
 struct accel_drv_plugin {
     const struct accel_host_services *services;
     uint32_t device_count;
