@@ -283,16 +283,6 @@ static accel_status null_queue_push(struct null_queue *queue,
     return ACCEL_OK;
 }
 
-static uint64_t null_copy_total_bytes(const struct null_copy *copy)
-{
-    const struct accel_copy_layout *layout = &copy->layout;
-    uint64_t rows = layout->rows != 0 ? layout->rows : 1;
-    uint64_t depth = layout->depth != 0 ? layout->depth : 1;
-
-    /* The host validated the layout: the product does not overflow. */
-    return layout->row_bytes * rows * depth;
-}
-
 /*
  * Run a small copy now, on the calling thread, when everything enqueued
  * before it has completed; false when it must be queued instead. The lock
@@ -305,7 +295,7 @@ static bool null_queue_copy_now(struct null_queue *queue, const struct null_copy
 {
     bool idle;
 
-    if (queue->delay_ns != 0 || null_copy_total_bytes(copy) > NULL_QUEUE_INLINE_COPY_MAX)
+    if (queue->delay_ns != 0 || accel__null_copy_bytes(copy) > NULL_QUEUE_INLINE_COPY_MAX)
         return false;
     /* Cheap refusal first: a busy stream is the common reason. */
     if (!accel__null_timeline_reached(
