@@ -3,8 +3,27 @@
 #include <stdint.h>
 #include <string.h>
 
-static void null_copy_bytes(const struct null_copy *copy, uint8_t *dst,
-                            const uint8_t *src, uint64_t bytes)
+/* Rows and slices of 0 mean 1 (see struct accel_copy_layout). */
+static uint64_t null_copy_rows(const struct accel_copy_layout *layout)
+{
+    return layout->rows != 0 ? layout->rows : 1;
+}
+
+static uint64_t null_copy_depth(const struct accel_copy_layout *layout)
+{
+    return layout->depth != 0 ? layout->depth : 1;
+}
+
+uint64_t accel__null_copy_bytes(const struct null_copy *copy)
+{
+    const struct accel_copy_layout *layout = &copy->layout;
+
+    /* The host validated the layout: the product does not overflow. */
+    return layout->row_bytes * null_copy_rows(layout) * null_copy_depth(layout);
+}
+
+static void null_copy_move(const struct null_copy *copy, uint8_t *dst,
+                           const uint8_t *src, uint64_t bytes)
 {
     if (copy->may_overlap)
         memmove(dst, src, (size_t)bytes);
@@ -19,19 +38,19 @@ static void null_copy_plane(const struct null_copy *copy, uint8_t *dst,
     const struct accel_copy_layout *layout = &copy->layout;
 
     if (rows_packed) {
-        null_copy_bytes(copy, dst, src, rows * layout->row_bytes);
+        null_copy_move(copy, dst, src, rows * layout->row_bytes);
         return;
     }
     for (uint64_t r = 0; r < rows; r++)
-        null_copy_bytes(copy, dst + r * layout->dst_pitch,
-                        src + r * layout->src_pitch, layout->row_bytes);
+        null_copy_move(copy, dst + r * layout->dst_pitch,
+                       src + r * layout->src_pitch, layout->row_bytes);
 }
 
 void accel__null_copy_run(const struct null_copy *copy)
 {
     const struct accel_copy_layout *layout = &copy->layout;
-    uint64_t rows = layout->rows != 0 ? layout->rows : 1;
-    uint64_t depth = layout->depth != 0 ? layout->depth : 1;
+    uint64_t rows = null_copy_rows(layout);
+    uint64_t depth = null_copy_depth(layout);
     uint8_t *dst = (uint8_t *)copy->dst + layout->dst_offset;
     const uint8_t *src = (const uint8_t *)copy->src + layout->src_offset;
     /* Pitches only mean something with several rows, slice pitches with
@@ -44,7 +63,7 @@ void accel__null_copy_run(const struct null_copy *copy)
                                          layout->dst_slice_pitch == plane_bytes));
 
     if (planes_packed) {
-        null_copy_bytes(copy, dst, src, depth * plane_bytes);
+        null_copy_move(copy, dst, src, depth * plane_bytes);
         return;
     }
     for (uint64_t s = 0; s < depth; s++)

@@ -6,6 +6,7 @@
 #define ACCEL_NULL_COPY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <accel/driver.h>
 
@@ -26,5 +27,7 @@ struct null_copy {
  * becomes a single memcpy, a 2D one a memcpy per row, a 3D one per slice.
  */
 void accel__null_copy_run(const struct null_copy *copy);
+/* How many bytes the copy moves: row_bytes times its rows and slices. */
+uint64_t accel__null_copy_bytes(const struct null_copy *copy);
 
 #endif /* ACCEL_NULL_COPY_H */

@@ -23,25 +23,6 @@ static const char *null_entry_name(enum null_entry entry)
 
 /* ---- reading the variables ---- */
 
-/* A whole number up to NULL_FAULT_CALL_MAX, digits only, `length` of them. */
-static bool null_parse_count(const char *text, size_t length, uint64_t *out_value)
-{
-    uint64_t value = 0;
-
-    *out_value = 0;
-    if (length == 0)
-        return false;
-    for (size_t i = 0; i < length; i++) {
-        if (text[i] < '0' || text[i] > '9')
-            return false;
-        value = value * 10 + (uint64_t)(text[i] - '0');
-        if (value > NULL_FAULT_CALL_MAX)
-            return false;
-    }
-    *out_value = value;
-    return true;
-}
-
 static bool null_parse_entry(const char *text, size_t length, enum null_entry *out_entry)
 {
     if (length == 3 && strncmp(text, "any", 3) == 0) {
@@ -74,9 +55,7 @@ static bool null_parse_status(const char *text, accel_status *out_status)
 static bool null_malformed(accel_drv_plugin *plugin, const char *name, const char *text,
                            const char *why, const char *form)
 {
-    snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-             "%s='%.40s%s' %s; the form is %s", name, text,
-             strlen(text) > 40 ? "..." : "", why, form);
+    accel__null_reason_bad_value(plugin, name, text, "%s; the form is %s", why, form);
     return false;
 }
 
@@ -99,7 +78,8 @@ static const char *null_parse_call(const char *text, const char *end, bool entry
             return "names no entry of driver.h nor 'any'";
         number = colon + 1;
     }
-    if (!null_parse_count(number, (size_t)(end - number), out_number))
+    if (!accel__null_parse_whole(number, (size_t)(end - number), NULL_FAULT_CALL_MAX,
+                                 out_number))
         return "has no call number from 0 to 10^12";
     return NULL;
 }

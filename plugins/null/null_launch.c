@@ -65,9 +65,12 @@ static accel_status null_check_arguments(const struct accel_host_services *servi
 }
 
 /*
- * The host checks geometry before a plugin sees it; the plugin checks again
- * what it relies on: no zero dimension (a division), and dynamic shared
- * memory within the buffer each thread keeps.
+ * Check the geometry against every limit the device reports. The host has
+ * checked the same before a launch reaches the plugin, but a plugin's table
+ * can also be called directly (the tests do), and some of these limits
+ * the plugin relies on itself: no zero dimension (block indices are found
+ * by division), dynamic shared memory within the NULL_MAX_SHARED_BYTES
+ * buffer each thread keeps, and a block count that fits in 64 bits.
  */
 static accel_status null_check_geometry(const struct accel_host_services *services,
                                         const struct accel_device_props *props,

@@ -138,21 +138,14 @@ void accel__null_host_free(accel_drv_device *device, void *ptr)
         null_block_free(device, null_block_of_data(ptr));
 }
 
-static uint32_t null_blocks_release_all(struct null_list *list)
+/* The block is off its list already: only the memory is left to free. */
+static void null_block_free_link(struct null_list *link)
 {
-    struct null_list *link;
-    uint32_t count = 0;
-
-    while ((link = null_list_first(list)) != NULL) {
-        null_list_remove(link);
-        free(null_container_of(link, accel_drv_mem, link));
-        count++;
-    }
-    return count;
+    free(null_container_of(link, accel_drv_mem, link));
 }
 
 uint32_t accel__null_memory_release_all(accel_drv_device *device)
 {
-    return null_blocks_release_all(&device->mems) +
-           null_blocks_release_all(&device->host_blocks);
+    return null_list_drain(&device->mems, null_block_free_link) +
+           null_list_drain(&device->host_blocks, null_block_free_link);
 }

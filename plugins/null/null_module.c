@@ -278,17 +278,14 @@ void accel__null_module_unload(accel_drv_device *device, accel_drv_module *modul
     null_module_free(module);
 }
 
+static void null_module_free_link(struct null_list *link)
+{
+    null_module_free(null_container_of(link, accel_drv_module, link));
+}
+
 uint32_t accel__null_modules_release_all(accel_drv_device *device)
 {
-    struct null_list *link;
-    uint32_t count = 0;
-
-    while ((link = null_list_first(&device->modules)) != NULL) {
-        null_list_remove(link);
-        null_module_free(null_container_of(link, accel_drv_module, link));
-        count++;
-    }
-    return count;
+    return null_list_drain(&device->modules, null_module_free_link);
 }
 
 /* ---- kernels ---- */

@@ -84,6 +84,7 @@
  * This file holds the table, the plugin and the devices; memory, streams,
  * the queue, modules and the worker pool live in their own files.
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,24 +144,43 @@ static bool null_describe_machine(accel_drv_plugin *plugin)
     return true;
 }
 
-/* A whole number from 0 to `max`, digits only; false otherwise. */
-static bool null_parse_whole(const char *text, uint32_t max, uint32_t *out_value)
+/* ---- reading the environment ---- */
+
+bool accel__null_parse_whole(const char *text, size_t length, uint64_t max,
+                             uint64_t *out_value)
 {
     uint64_t value = 0;
 
     *out_value = 0;
-    if (*text == '\0')
+    if (length == 0)
         return false;
-    for (const char *c = text; *c != '\0'; c++) {
-        if (*c < '0' || *c > '9')
+    for (size_t i = 0; i < length; i++) {
+        if (text[i] < '0' || text[i] > '9')
             return false;
-        value = value * 10 + (uint64_t)(*c - '0');
+        value = value * 10 + (uint64_t)(text[i] - '0');
         /* Stopping here also keeps a long string of digits from overflowing. */
         if (value > max)
             return false;
     }
-    *out_value = (uint32_t)value;
+    *out_value = value;
     return true;
+}
+
+void accel__null_reason_bad_value(accel_drv_plugin *plugin, const char *name,
+                                  const char *text, const char *format, ...)
+{
+    char *reason = plugin->no_device_reason;
+    size_t size = sizeof(plugin->no_device_reason);
+    va_list rest;
+    int used;
+
+    used = snprintf(reason, size, "%s='%.*s%s' ", name, NULL_REASON_QUOTE_MAX, text,
+                    strlen(text) > NULL_REASON_QUOTE_MAX ? "..." : "");
+    if (used < 0 || (size_t)used >= size)
+        return;
+    va_start(rest, format);
+    vsnprintf(reason + used, size - (size_t)used, format, rest);
+    va_end(rest);
 }
 
 /*
@@ -171,16 +191,17 @@ static bool null_read_knob(accel_drv_plugin *plugin, const char *name, uint32_t 
                            uint32_t max, uint32_t fallback, uint32_t *out_value)
 {
     const char *text = plugin->services->getenv(name);
+    uint64_t value;
 
     *out_value = fallback;
     if (text == NULL)
         return true;
-    if (null_parse_whole(text, max, out_value) && *out_value >= min)
+    if (accel__null_parse_whole(text, strlen(text), max, &value) && value >= min) {
+        *out_value = (uint32_t)value;
         return true;
-    snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-             "%s='%.*s%s' is not a whole number from %u to %u", name,
-             NULL_REASON_QUOTE_MAX, text,
-             strlen(text) > NULL_REASON_QUOTE_MAX ? "..." : "", min, max);
+    }
+    accel__null_reason_bad_value(plugin, name, text,
+                                 "is not a whole number from %u to %u", min, max);
     return false;
 }
 

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +68,24 @@ static inline struct null_list *null_list_first(struct null_list *head)
     return head->next != head ? head->next : NULL;
 }
 
+/*
+ * Take every element off the list and hand each link to `free_link`, which
+ * owns it from then on; how many there were.
+ */
+static inline uint32_t null_list_drain(struct null_list *head,
+                                       void (*free_link)(struct null_list *link))
+{
+    struct null_list *link;
+    uint32_t count = 0;
+
+    while ((link = null_list_first(head)) != NULL) {
+        null_list_remove(link);
+        free_link(link);
+        count++;
+    }
+    return count;
+}
+
 struct accel_drv_plugin {
     const struct accel_host_services *services;
     uint32_t device_count;
@@ -117,6 +136,22 @@ null_services(const accel_drv_device *device)
 {
     return device->plugin->services;
 }
+
+/*
+ * Reading the ACCEL_NULL_* variables. A whole number from 0 to `max` (at
+ * most 10^18), written as the `length` characters at `text`, digits only:
+ * true with *out_value set, else false with *out_value 0.
+ */
+bool accel__null_parse_whole(const char *text, size_t length, uint64_t max,
+                             uint64_t *out_value);
+/*
+ * Keep as the plugin's reason for having no devices that variable `name`
+ * has the bad value `text`: "NAME='text' " (the value cut at 40 characters,
+ * then "..."), followed by `format` filled in.
+ */
+void accel__null_reason_bad_value(accel_drv_plugin *plugin, const char *name,
+                                  const char *text, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* Add `link` to one of the device's lists, or take it off, under its lock. */
 void accel__null_device_track(accel_drv_device *device, struct null_list *list,

@@ -1,7 +1,6 @@
 #include "null_pool.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -330,22 +329,17 @@ static void null_pool_stop(struct null_pool *pool)
     pool->started = 0;
 }
 
-/* Helpers start with every signal blocked, as the stream workers do. */
 static accel_status null_pool_start_helpers(struct null_pool *pool)
 {
-    sigset_t all, old;
     int rc = 0;
 
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     while (pool->started < pool->helper_count) {
-        rc = pthread_create(&pool->helpers[pool->started], NULL, null_pool_helper, pool);
+        rc = null_thread_start(&pool->helpers[pool->started], null_pool_helper, pool,
+                               "accel-null-pool");
         if (rc != 0)
             break;
-        pthread_setname_np(pool->helpers[pool->started], "accel-null-pool");
         pool->started++;
     }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0)
         return ACCEL_OK;
     null_pool_stop(pool);

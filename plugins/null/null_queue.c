@@ -1,7 +1,6 @@
 #include "null_queue.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -62,12 +61,12 @@ struct null_queue {
     struct null_command *tail;
     struct null_command *spares;
     uint32_t spare_count;
-    uint64_t last_seq;
     bool worker_sleeping;
 
     /*
-     * last_seq, published for the worker's lock-free polling and for
-     * "work enqueued so far"; written under the lock.
+     * The seq of the last command enqueued: "work enqueued so far". Written
+     * only under the lock; atomic so that the worker's polling and the
+     * callers that ask for the position can read it without the lock.
      */
     _Atomic uint64_t submitted;
     _Atomic bool stopping;
@@ -86,8 +85,7 @@ static void null_command_run(struct null_command *cmd)
         accel__null_copy_run(&cmd->u.copy);
         break;
     case NULL_COMMAND_WAIT:
-        accel__null_timeline_wait(cmd->u.wait.timeline, cmd->u.wait.value,
-                                  NULL_WAITER_SPIN_NS);
+        accel__null_timeline_wait(cmd->u.wait.timeline, cmd->u.wait.value);
         accel__null_timeline_release(cmd->u.wait.timeline);
         cmd->u.wait.timeline = NULL;
         break;
@@ -268,7 +266,8 @@ static accel_status null_queue_push(struct null_queue *queue,
     }
     *cmd = *proto;
     cmd->next = NULL;
-    cmd->seq = ++queue->last_seq;
+    /* Relaxed: the lock orders this load after the previous store. */
+    cmd->seq = atomic_load_explicit(&queue->submitted, memory_order_relaxed) + 1;
     if (cmd->kind == NULL_COMMAND_COPY)
         accel__null_timeline_copy_queued(queue->timeline);
     if (queue->tail != NULL)
@@ -284,16 +283,6 @@ static accel_status null_queue_push(struct null_queue *queue,
     return ACCEL_OK;
 }
 
-static uint64_t null_copy_total_bytes(const struct null_copy *copy)
-{
-    const struct accel_copy_layout *layout = &copy->layout;
-    uint64_t rows = layout->rows != 0 ? layout->rows : 1;
-    uint64_t depth = layout->depth != 0 ? layout->depth : 1;
-
-    /* The host validated the layout: the product does not overflow. */
-    return layout->row_bytes * rows * depth;
-}
-
 /*
  * Run a small copy now, on the calling thread, when everything enqueued
  * before it has completed; false when it must be queued instead. The lock
@@ -306,7 +295,7 @@ static bool null_queue_copy_now(struct null_queue *queue, const struct null_copy
 {
     bool idle;
 
-    if (queue->delay_ns != 0 || null_copy_total_bytes(copy) > NULL_QUEUE_INLINE_COPY_MAX)
+    if (queue->delay_ns != 0 || accel__null_copy_bytes(copy) > NULL_QUEUE_INLINE_COPY_MAX)
         return false;
     /* Cheap refusal first: a busy stream is the common reason. */
     if (!accel__null_timeline_reached(
@@ -314,7 +303,8 @@ static bool null_queue_copy_now(struct null_queue *queue, const struct null_copy
         return false;
     pthread_mutex_lock(&queue->lock);
     idle = queue->head == NULL &&
-           accel__null_timeline_reached(queue->timeline, queue->last_seq) &&
+           accel__null_timeline_reached(
+               queue->timeline, atomic_load_explicit(&queue->submitted, memory_order_relaxed)) &&
            !atomic_load_explicit(queue->lost, memory_order_relaxed);
     if (idle)
         accel__null_copy_run(copy);
@@ -392,31 +382,20 @@ accel_status accel__null_queue_sync(struct null_queue *queue)
 {
     uint64_t target = atomic_load_explicit(&queue->submitted, memory_order_acquire);
 
-    accel__null_timeline_wait(queue->timeline, target, NULL_WAITER_SPIN_NS);
+    accel__null_timeline_wait(queue->timeline, target);
     return accel__null_timeline_status(queue->timeline, target, queue->services);
 }
 
 /* ---- life cycle ---- */
 
-/*
- * Start the worker with every signal blocked, so that the application's
- * signal handlers never run on a thread it did not make.
- */
 static accel_status null_queue_start_worker(struct null_queue *queue)
 {
-    sigset_t all, old;
-    int rc;
+    int rc = null_thread_start(&queue->worker, null_queue_worker, queue, "accel-null");
 
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&queue->worker, NULL, null_queue_worker, queue);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                           "pthread_create failed for a stream worker: %s",
                                           null_errno_name(rc));
-    /* A name makes the worker recognisable in gdb, top and perf. */
-    pthread_setname_np(queue->worker, "accel-null");
     return ACCEL_OK;
 }
 

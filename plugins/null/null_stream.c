@@ -88,17 +88,14 @@ accel_status accel__null_stream_sync(accel_drv_device *device,
     return status != ACCEL_OK ? status : drained;
 }
 
+static void null_stream_free_link(struct null_list *link)
+{
+    null_stream_free(null_container_of(link, accel_drv_stream, link));
+}
+
 uint32_t accel__null_streams_release_all(accel_drv_device *device)
 {
-    struct null_list *link;
-    uint32_t count = 0;
-
-    while ((link = null_list_first(&device->streams)) != NULL) {
-        null_list_remove(link);
-        null_stream_free(null_container_of(link, accel_drv_stream, link));
-        count++;
-    }
-    return count;
+    return null_list_drain(&device->streams, null_stream_free_link);
 }
 
 /* ---- events ---- */
@@ -148,17 +145,14 @@ void accel__null_event_destroy(accel_drv_device *device, accel_drv_event *event)
     null_event_free(event);
 }
 
+static void null_event_free_link(struct null_list *link)
+{
+    null_event_free(null_container_of(link, accel_drv_event, link));
+}
+
 uint32_t accel__null_events_release_all(accel_drv_device *device)
 {
-    struct null_list *link;
-    uint32_t count = 0;
-
-    while ((link = null_list_first(&device->events)) != NULL) {
-        null_list_remove(link);
-        null_event_free(null_container_of(link, accel_drv_event, link));
-        count++;
-    }
-    return count;
+    return null_list_drain(&device->events, null_event_free_link);
 }
 
 accel_status accel__null_event_record(accel_drv_device *device, accel_drv_event *event,
@@ -222,7 +216,7 @@ accel_status accel__null_event_sync(accel_drv_device *device, accel_drv_event *e
     timeline = null_event_target(event, &value);
     if (timeline == NULL)
         return status;
-    accel__null_timeline_wait(timeline, value, NULL_WAITER_SPIN_NS);
+    accel__null_timeline_wait(timeline, value);
     if (status == ACCEL_OK)
         status = accel__null_timeline_status(timeline, value, null_services(device));
     accel__null_timeline_release(timeline);

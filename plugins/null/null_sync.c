@@ -172,25 +172,22 @@ static bool null_timeline_copying(struct null_timeline *timeline)
            !atomic_load_explicit(&timeline->other_running, memory_order_relaxed);
 }
 
-void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,
-                               uint64_t spin_ns)
+void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value)
 {
     struct null_backoff backoff;
 
     if (accel__null_timeline_reached(timeline, value))
         return;
-    accel__null_backoff_init(&backoff, spin_ns);
+    accel__null_backoff_init(&backoff, NULL_WAITER_SPIN_NS);
     while (accel__null_backoff_step(&backoff)) {
         if (accel__null_timeline_reached(timeline, value))
             return;
     }
     /* The budget is spent; a copy on its way extends it, while it lasts. */
-    if (spin_ns < NULL_WAITER_COPY_SPIN_NS) {
-        backoff.budget_ns = NULL_WAITER_COPY_SPIN_NS;
-        while (null_timeline_copying(timeline) && accel__null_backoff_step(&backoff)) {
-            if (accel__null_timeline_reached(timeline, value))
-                return;
-        }
+    backoff.budget_ns = NULL_WAITER_COPY_SPIN_NS;
+    while (null_timeline_copying(timeline) && accel__null_backoff_step(&backoff)) {
+        if (accel__null_timeline_reached(timeline, value))
+            return;
     }
     null_timeline_sleep(timeline, value);
 }

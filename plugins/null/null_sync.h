@@ -32,12 +32,14 @@
  * bounds it, unlike a kernel's), the waiter's core has nothing else to do
  * meanwhile, and on this kind of machine a sleeper's wake-up costs 5 to
  * 30 us, up to hundreds when its CPU had gone idle: for copies of 256 KiB
- * to 4 MiB that was half their time. It counts from the enqueue, not from
- * the start of the copy: a waiter that slept while a sleeping worker woke
- * up would wake too late for the worker's own spin, the worker would sleep
- * too, and a loop of copies could stay in that slow mode (the likely cause
- * of one benchmark run's 1 MiB copies at 4.8 GB/s instead of 33). Past
- * the budget (copies of tens of MiB) a wake-up is a few percent.
+ * to 4 MiB that was half their time. The budget runs from the start of
+ * the wait. A copy counts as on its way from its enqueue, not from when
+ * the worker starts it: otherwise a waiter that came while a sleeping
+ * worker was waking up would find no copy and sleep, it would wake too
+ * late for the worker's own spin, the worker would sleep too, and a loop
+ * of copies could stay in that slow mode (the likely cause of one
+ * benchmark run's 1 MiB copies at 4.8 GB/s instead of 33). Past the
+ * budget (copies of tens of MiB) a wake-up is a few percent.
  */
 #define NULL_WAITER_COPY_SPIN_NS 1000000u
 /*
@@ -101,11 +103,10 @@ void accel__null_timeline_copy_done(struct null_timeline *timeline);
  */
 void accel__null_timeline_set_other_running(struct null_timeline *timeline, bool running);
 /*
- * Block until the timeline reaches `value`: spin for `spin_ns` (longer
- * while a copy is on its way), then sleep.
+ * Block until the timeline reaches `value`: spin for NULL_WAITER_SPIN_NS
+ * (up to NULL_WAITER_COPY_SPIN_NS while a copy is on its way), then sleep.
  */
-void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value,
-                               uint64_t spin_ns);
+void accel__null_timeline_wait(struct null_timeline *timeline, uint64_t value);
 
 /*
  * Record that command `value` failed on the worker, with its status and
