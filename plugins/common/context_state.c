@@ -128,6 +128,17 @@ bool accel__context_state_current(struct accel__context_state *state, uint32_t s
     return current;
 }
 
+bool accel__context_state_releasable(struct accel__context_state *state, uint32_t seen_epoch,
+                                     const struct accel_host_services *services,
+                                     const char *device_name)
+{
+    if (accel__context_state_current(state, seen_epoch))
+        return true;
+    services->log(ACCEL_LOG_DEBUG, "%s: an object made before another open's reset is not "
+                  "handed back", device_name);
+    return false;
+}
+
 accel_status accel__context_state_reset(struct accel__context_state *state,
                                         uint32_t *seen_epoch,
                                         accel__context_rebuild_fn rebuild, void *user)

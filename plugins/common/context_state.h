@@ -86,6 +86,18 @@ accel_status accel__context_state_check(struct accel__context_state *state,
 bool accel__context_state_current(struct accel__context_state *state, uint32_t seen_epoch);
 
 /*
+ * For an entry that hands an object back (a free, a destroy): as
+ * accel__context_state_current, and when the object is already gone, says
+ * so in a debug log naming `device_name` (e.g. "cuda:0"). The driver
+ * destroyed it at the other open's reset and must not be given its handle
+ * again: with a new context its address or handle may name another open's
+ * new object.
+ */
+bool accel__context_state_releasable(struct accel__context_state *state, uint32_t seen_epoch,
+                                     const struct accel_host_services *services,
+                                     const char *device_name);
+
+/*
  * How a plugin rebuilds one open's context. `fresh` is true when another
  * open has reset the context since this one's epoch and it is live: the
  * open need only take the new context, not reset it again (which would

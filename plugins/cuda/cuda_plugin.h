@@ -114,6 +114,17 @@ struct cuda_scope {
 accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope);
 void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope);
 
+/*
+ * accel__cuda_enter for an entry that hands an object back (a free, a
+ * destroy): false, and nothing to do, when the object is already gone,
+ * that is when a reset through another open has made a new primary context
+ * since this open's objects were made (cuDevicePrimaryCtxReset destroys
+ * every resource of the context, and the driver must not be given their
+ * handles again, nor this open's stale context pushed); or when the
+ * context cannot be made current.
+ */
+bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *out_scope);
+
 /* ---- handles: the driver's own ---- */
 
 static inline acu_CUstream cuda_stream_handle(accel_drv_stream *stream)
