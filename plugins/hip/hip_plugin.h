@@ -93,6 +93,14 @@ accel_status accel__hip_plugin_result(accel_drv_plugin *plugin, ahip_hipError_t 
                                       const char *call, accel_status fallback);
 
 /*
+ * The same, except that a failure which is not a loss is `status` whatever
+ * its code: for a call whose codes differ between runtime versions but all
+ * mean one thing to the caller. The detail still names the native code.
+ */
+accel_status accel__hip_result_as(accel_drv_device *device, ahip_hipError_t result,
+                                  const char *call, accel_status status);
+
+/*
  * For a failure an entry cannot return (a free, a destroy): log it at debug
  * level and mark the context lost for a sticky code; the thread's error
  * detail is left alone.
