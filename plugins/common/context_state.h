@@ -48,10 +48,6 @@ struct accel__context_state {
  */
 struct accel__context_state *accel__context_state_of_device(uint32_t ordinal);
 
-/* Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY when a lock cannot be made. */
-accel_status accel__context_state_init(struct accel__context_state *state);
-void accel__context_state_deinit(struct accel__context_state *state);
-
 /*
  * An open takes the context: its epoch in *out_epoch. The first open after
  * every open has let go starts clean, since the driver destroys a context

@@ -59,7 +59,6 @@ bool accel__native_library_open(const struct accel_host_services *services,
     if (reason_size != 0)
         reason[0] = '\0';
     if (chosen != NULL && chosen[0] != '\0') {
-        out_library->from_env = true;
         if (native_try(chosen, out_library, reason, reason_size))
             return true;
         /* Say where the path came from: the user set it, perhaps long ago. */

@@ -23,7 +23,6 @@
 struct accel__native_library {
     void *handle;       /* from dlopen; NULL when nothing opened */
     char path[512];     /* the name or path that opened */
-    bool from_env;      /* `path` came from the environment variable */
 };
 
 /*

@@ -70,7 +70,6 @@ accel_status accel__cuda_device_open(accel_drv_plugin *plugin, uint32_t index,
                                                 "calloc of a CUDA device failed");
     device->plugin = plugin;
     device->physical = &plugin->base.devices[index];
-    device->index = index;
     snprintf(device->name, sizeof(device->name), "cuda:%u", index);
     /* The epoch first: a reset racing this open makes it lost, not stale-but-live. */
     accel__context_state_open(device->physical->context, &device->epoch);

@@ -43,7 +43,6 @@ struct accel_drv_plugin {
 struct accel_drv_device {
     accel_drv_plugin *plugin;
     struct accel__native_device *physical;
-    uint32_t index;
     char name[24]; /* "cuda:0", for messages */
     /*
      * The primary context this open retained. Atomic: a reset replaces it

@@ -109,7 +109,6 @@ accel_status accel__hip_device_open(accel_drv_plugin *plugin, uint32_t index,
                                                 "calloc of a HIP device failed");
     device->plugin = plugin;
     device->physical = &plugin->base.devices[index];
-    device->index = index;
     snprintf(device->name, sizeof(device->name), "hip:%u", index);
     status = accel__context_state_open_rebuilt(device->physical->context, hip_device_rebuild,
                                                device, &device->epoch);

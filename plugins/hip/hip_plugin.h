@@ -49,7 +49,6 @@ struct accel_drv_plugin {
 struct accel_drv_device {
     accel_drv_plugin *plugin;
     struct accel__native_device *physical;
-    uint32_t index;
     char name[24]; /* "hip:0", for messages */
     /* The context epoch this open's objects were made in. */
     uint32_t epoch;
