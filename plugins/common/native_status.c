@@ -77,3 +77,15 @@ accel_status accel__native_error(const struct accel_host_services *services,
     return services->set_error(native_code_status(table, code, fallback),
                                "%s failed: %s", call, what);
 }
+
+void accel__native_ignore(const struct accel_host_services *services,
+                          const struct accel__native_codes *table, int code, const char *call,
+                          const char *device_name, struct accel__context_state *context)
+{
+    const struct accel__native_code *entry = accel__native_code_find(table, code);
+
+    if (entry != NULL && entry->kind == ACCEL__NATIVE_STICKY)
+        accel__context_state_mark_lost(context, call, entry->name);
+    services->log(ACCEL_LOG_DEBUG, "%s: %s failed: %s (%d)", device_name, call,
+                  entry != NULL ? entry->name : "unknown error", code);
+}

@@ -76,4 +76,14 @@ accel_status accel__native_error(const struct accel_host_services *services,
                                  const char *description, const char *extra,
                                  struct accel__context_state *context);
 
+/*
+ * For a failure an entry cannot return (a free, a destroy): log the
+ * failure of `call` with `code` at debug level, naming `device_name` (e.g.
+ * "cuda:0"), and for a sticky code mark `context` lost. The thread's error
+ * detail is left alone.
+ */
+void accel__native_ignore(const struct accel_host_services *services,
+                          const struct accel__native_codes *table, int code, const char *call,
+                          const char *device_name, struct accel__context_state *context);
+
 #endif /* ACCEL_PLUGIN_COMMON_NATIVE_STATUS_H */
