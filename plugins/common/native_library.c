@@ -94,3 +94,27 @@ void accel__native_library_close(struct accel__native_library *library, bool kee
         dlclose(library->handle);
     memset(library, 0, sizeof(*library));
 }
+
+/* The most missing entries a reason names; the rest are counted. */
+#define NATIVE_MISSING_NAMED 6
+
+void accel__native_missing_add(struct accel__native_missing *missing, const char *symbol)
+{
+    if (missing->count++ < NATIVE_MISSING_NAMED && missing->used < sizeof(missing->named))
+        missing->used += (size_t)snprintf(missing->named + missing->used,
+                                          sizeof(missing->named) - missing->used, "%s%s",
+                                          missing->count == 1 ? "" : ", ", symbol);
+}
+
+size_t accel__native_missing_describe(const struct accel__native_missing *missing,
+                                      const struct accel__native_library *library,
+                                      const char *what, char *reason, size_t reason_size)
+{
+    int written = snprintf(reason, reason_size,
+                           "%.300s is not a usable %s: it lacks %zu required entry point(s): "
+                           "%s%s",
+                           library->path, what, missing->count, missing->named,
+                           missing->count > NATIVE_MISSING_NAMED ? ", ..." : "");
+
+    return written < 0 ? 0 : (size_t)written;
+}
