@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-accel_status accel__context_state_init(struct accel__context_state *state)
+/*
+ * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY when a lock cannot be made. The
+ * states last as long as the loaded plugin: nothing takes them apart.
+ */
+static accel_status context_state_init(struct accel__context_state *state)
 {
     memset(state, 0, sizeof(*state));
     if (pthread_mutex_init(&state->lock, NULL) != 0)
@@ -18,12 +22,6 @@ accel_status accel__context_state_init(struct accel__context_state *state)
     return ACCEL_OK;
 }
 
-void accel__context_state_deinit(struct accel__context_state *state)
-{
-    accel__pinned_blocks_deinit(&state->pinned);
-    pthread_mutex_destroy(&state->lock);
-}
-
 /* Shared by every plugin_open (every host) while the plugin is loaded. */
 static struct accel__context_state device_states[ACCEL__NATIVE_DEVICES_MAX];
 static pthread_once_t device_states_once = PTHREAD_ONCE_INIT;
@@ -32,7 +30,7 @@ static bool device_states_ready;
 static void device_states_init(void)
 {
     for (uint32_t i = 0; i < ACCEL__NATIVE_DEVICES_MAX; i++) {
-        if (accel__context_state_init(&device_states[i]) != ACCEL_OK)
+        if (context_state_init(&device_states[i]) != ACCEL_OK)
             return;
     }
     device_states_ready = true;
@@ -126,6 +124,17 @@ bool accel__context_state_current(struct accel__context_state *state, uint32_t s
     current = state->epoch == seen_epoch;
     pthread_mutex_unlock(&state->lock);
     return current;
+}
+
+bool accel__context_state_releasable(struct accel__context_state *state, uint32_t seen_epoch,
+                                     const struct accel_host_services *services,
+                                     const char *device_name)
+{
+    if (accel__context_state_current(state, seen_epoch))
+        return true;
+    services->log(ACCEL_LOG_DEBUG, "%s: an object made before another open's reset is not "
+                  "handed back", device_name);
+    return false;
 }
 
 accel_status accel__context_state_reset(struct accel__context_state *state,

@@ -48,10 +48,6 @@ struct accel__context_state {
  */
 struct accel__context_state *accel__context_state_of_device(uint32_t ordinal);
 
-/* Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY when a lock cannot be made. */
-accel_status accel__context_state_init(struct accel__context_state *state);
-void accel__context_state_deinit(struct accel__context_state *state);
-
 /*
  * An open takes the context: its epoch in *out_epoch. The first open after
  * every open has let go starts clean, since the driver destroys a context
@@ -84,6 +80,18 @@ accel_status accel__context_state_check(struct accel__context_state *state,
  * handles it has already destroyed.
  */
 bool accel__context_state_current(struct accel__context_state *state, uint32_t seen_epoch);
+
+/*
+ * For an entry that hands an object back (a free, a destroy): as
+ * accel__context_state_current, and when the object is already gone, says
+ * so in a debug log naming `device_name` (e.g. "cuda:0"). The driver
+ * destroyed it at the other open's reset and must not be given its handle
+ * again: with a new context its address or handle may name another open's
+ * new object.
+ */
+bool accel__context_state_releasable(struct accel__context_state *state, uint32_t seen_epoch,
+                                     const struct accel_host_services *services,
+                                     const char *device_name);
 
 /*
  * How a plugin rebuilds one open's context. `fresh` is true when another

@@ -100,15 +100,6 @@ void accel__copy_plan_make(const struct accel_copy_layout *layout, uint64_t max_
     struct accel__copy_plan plan;
 
     copy_plan_start(layout, &plan);
-    if (plan.height == 1 && plan.depth > 1) {
-        /* A slice of one row is a row, its pitch the slice pitch. */
-        plan.height = plan.depth;
-        plan.depth = 1;
-        plan.src_pitch = plan.src_slice_pitch;
-        plan.dst_pitch = plan.dst_slice_pitch;
-        plan.src_slice_pitch = plan.height * plan.src_pitch;
-        plan.dst_slice_pitch = plan.height * plan.dst_pitch;
-    }
     copy_plan_slices_as_rows(&plan);
     copy_plan_merge_slices(&plan);
     copy_plan_merge_rows(&plan);
@@ -126,24 +117,59 @@ void accel__copy_plan_make(const struct accel_copy_layout *layout, uint64_t max_
     *out_plan = plan;
 }
 
-uint64_t accel__copy_plan_calls(const struct accel__copy_plan *plan)
-{
-    switch (plan->shape) {
-    case ACCEL__COPY_2D_SLICES:
-        return plan->depth;
-    case ACCEL__COPY_1D_ROWS:
-        return plan->depth * plan->height;
-    case ACCEL__COPY_1D:
-    case ACCEL__COPY_2D:
-    case ACCEL__COPY_3D:
-        break;
-    }
-    return 1;
-}
-
-void accel__copy_plan_offsets(const struct accel__copy_plan *plan, uint64_t slice,
+/* The offsets of row `row` of slice `slice` on each side. */
+static void copy_plan_offsets(const struct accel__copy_plan *plan, uint64_t slice,
                               uint64_t row, uint64_t *out_src, uint64_t *out_dst)
 {
     *out_src = plan->src_offset + slice * plan->src_slice_pitch + row * plan->src_pitch;
     *out_dst = plan->dst_offset + slice * plan->dst_slice_pitch + row * plan->dst_pitch;
+}
+
+/* One 2D copy per slice. */
+static accel_status copy_plan_run_slices(const struct accel__copy_plan *plan,
+                                         const struct accel__copy_calls *calls,
+                                         const void *copy)
+{
+    accel_status status = ACCEL_OK;
+    uint64_t src_offset, dst_offset;
+
+    for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++) {
+        copy_plan_offsets(plan, z, 0, &src_offset, &dst_offset);
+        status = calls->copy_2d(copy, plan, src_offset, dst_offset);
+    }
+    return status;
+}
+
+/* Every row on its own: for pitches the driver's 2D and 3D copies refuse. */
+static accel_status copy_plan_run_rows(const struct accel__copy_plan *plan,
+                                       const struct accel__copy_calls *calls, const void *copy)
+{
+    accel_status status = ACCEL_OK;
+    uint64_t src_offset, dst_offset;
+
+    for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++) {
+        for (uint64_t y = 0; y < plan->height && status == ACCEL_OK; y++) {
+            copy_plan_offsets(plan, z, y, &src_offset, &dst_offset);
+            status = calls->copy_1d(copy, src_offset, dst_offset, plan->width);
+        }
+    }
+    return status;
+}
+
+accel_status accel__copy_plan_run(const struct accel__copy_plan *plan,
+                                  const struct accel__copy_calls *calls, const void *copy)
+{
+    switch (plan->shape) {
+    case ACCEL__COPY_1D:
+        return calls->copy_1d(copy, plan->src_offset, plan->dst_offset, plan->width);
+    case ACCEL__COPY_2D:
+        return calls->copy_2d(copy, plan, plan->src_offset, plan->dst_offset);
+    case ACCEL__COPY_3D:
+        return calls->copy_3d(copy, plan);
+    case ACCEL__COPY_2D_SLICES:
+        return copy_plan_run_slices(plan, calls, copy);
+    case ACCEL__COPY_1D_ROWS:
+        return copy_plan_run_rows(plan, calls, copy);
+    }
+    return ACCEL_ERR_COPY;
 }

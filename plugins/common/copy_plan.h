@@ -56,14 +56,27 @@ struct accel__copy_plan {
 void accel__copy_plan_make(const struct accel_copy_layout *layout, uint64_t max_pitch,
                            struct accel__copy_plan *out_plan);
 
-/* How many driver calls the plan makes. */
-uint64_t accel__copy_plan_calls(const struct accel__copy_plan *plan);
+/*
+ * A driver's three copies, for accel__copy_plan_run. `copy` is the
+ * caller's, passed through: the stream, the two sides, the direction. Each
+ * returns ACCEL_OK or the error it recorded.
+ */
+struct accel__copy_calls {
+    /* `bytes` contiguous bytes, at these offsets into each side. */
+    accel_status (*copy_1d)(const void *copy, uint64_t src_offset, uint64_t dst_offset,
+                            uint64_t bytes);
+    /* The plan's `height` rows of `width` bytes, one slice's, starting at these offsets. */
+    accel_status (*copy_2d)(const void *copy, const struct accel__copy_plan *plan,
+                            uint64_t src_offset, uint64_t dst_offset);
+    /* The whole plan in one call (ACCEL__COPY_3D), from the plan's offsets. */
+    accel_status (*copy_3d)(const void *copy, const struct accel__copy_plan *plan);
+};
 
 /*
- * The offsets of row `row` of slice `slice` on each side: where a
- * per-slice (row 0) or per-row copy starts.
+ * Make the plan's copies through `calls`, in order, stopping at the first
+ * that fails: its status is returned.
  */
-void accel__copy_plan_offsets(const struct accel__copy_plan *plan, uint64_t slice,
-                              uint64_t row, uint64_t *out_src, uint64_t *out_dst);
+accel_status accel__copy_plan_run(const struct accel__copy_plan *plan,
+                                  const struct accel__copy_calls *calls, const void *copy);
 
 #endif /* ACCEL_PLUGIN_COMMON_COPY_PLAN_H */

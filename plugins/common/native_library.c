@@ -59,7 +59,6 @@ bool accel__native_library_open(const struct accel_host_services *services,
     if (reason_size != 0)
         reason[0] = '\0';
     if (chosen != NULL && chosen[0] != '\0') {
-        out_library->from_env = true;
         if (native_try(chosen, out_library, reason, reason_size))
             return true;
         /* Say where the path came from: the user set it, perhaps long ago. */
@@ -94,4 +93,28 @@ void accel__native_library_close(struct accel__native_library *library, bool kee
     if (library->handle != NULL && !keep_loaded)
         dlclose(library->handle);
     memset(library, 0, sizeof(*library));
+}
+
+/* The most missing entries a reason names; the rest are counted. */
+#define NATIVE_MISSING_NAMED 6
+
+void accel__native_missing_add(struct accel__native_missing *missing, const char *symbol)
+{
+    if (missing->count++ < NATIVE_MISSING_NAMED && missing->used < sizeof(missing->named))
+        missing->used += (size_t)snprintf(missing->named + missing->used,
+                                          sizeof(missing->named) - missing->used, "%s%s",
+                                          missing->count == 1 ? "" : ", ", symbol);
+}
+
+size_t accel__native_missing_describe(const struct accel__native_missing *missing,
+                                      const struct accel__native_library *library,
+                                      const char *what, char *reason, size_t reason_size)
+{
+    int written = snprintf(reason, reason_size,
+                           "%.300s is not a usable %s: it lacks %zu required entry point(s): "
+                           "%s%s",
+                           library->path, what, missing->count, missing->named,
+                           missing->count > NATIVE_MISSING_NAMED ? ", ..." : "");
+
+    return written < 0 ? 0 : (size_t)written;
 }

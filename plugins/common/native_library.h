@@ -23,7 +23,6 @@
 struct accel__native_library {
     void *handle;       /* from dlopen; NULL when nothing opened */
     char path[512];     /* the name or path that opened */
-    bool from_env;      /* `path` came from the environment variable */
 };
 
 /*
@@ -55,5 +54,29 @@ void *accel__native_library_symbol(const struct accel__native_library *library,
  */
 void accel__native_library_close(struct accel__native_library *library,
                                  bool keep_loaded);
+
+/*
+ * The required entry points a library lacks, gathered while its table is
+ * resolved, for the reason it is refused: the first few by name, the rest
+ * counted. Start from {0}.
+ */
+struct accel__native_missing {
+    size_t count;
+    size_t used;     /* bytes of `named` written */
+    char named[256]; /* "cuInit, cuDriverGetVersion" */
+};
+
+/* Note required entry point `symbol` as missing. */
+void accel__native_missing_add(struct accel__native_missing *missing, const char *symbol);
+
+/*
+ * Write "PATH is not a usable WHAT: it lacks N required entry point(s):
+ * a, b, ..." to `reason` (`reason_size` bytes, NUL-terminated); `what` is
+ * "CUDA driver", say. Returns the length snprintf reports, so that a
+ * caller may append.
+ */
+size_t accel__native_missing_describe(const struct accel__native_missing *missing,
+                                      const struct accel__native_library *library,
+                                      const char *what, char *reason, size_t reason_size);
 
 #endif /* ACCEL_PLUGIN_COMMON_NATIVE_LIBRARY_H */

@@ -26,7 +26,11 @@ const char *accel__native_code_name(const struct accel__native_codes *table, int
     return entry != NULL ? entry->name : "unknown error";
 }
 
-accel_status accel__native_code_status(const struct accel__native_codes *table, int code,
+/*
+ * The accel_status for `code`: the table's mapping, ACCEL_ERR_DEVICE_LOST
+ * for a sticky code, else `fallback`.
+ */
+static accel_status native_code_status(const struct accel__native_codes *table, int code,
                                        accel_status fallback)
 {
     const struct accel__native_code *entry = accel__native_code_find(table, code);
@@ -70,6 +74,18 @@ accel_status accel__native_error(const struct accel_host_services *services,
     if (entry != NULL && entry->kind == ACCEL__NATIVE_STICKY && context != NULL)
         accel__context_state_mark_lost(context, call, entry->name);
     accel__native_describe(table, code, description, extra, what, sizeof(what));
-    return services->set_error(accel__native_code_status(table, code, fallback),
+    return services->set_error(native_code_status(table, code, fallback),
                                "%s failed: %s", call, what);
+}
+
+void accel__native_ignore(const struct accel_host_services *services,
+                          const struct accel__native_codes *table, int code, const char *call,
+                          const char *device_name, struct accel__context_state *context)
+{
+    const struct accel__native_code *entry = accel__native_code_find(table, code);
+
+    if (entry != NULL && entry->kind == ACCEL__NATIVE_STICKY)
+        accel__context_state_mark_lost(context, call, entry->name);
+    services->log(ACCEL_LOG_DEBUG, "%s: %s failed: %s (%d)", device_name, call,
+                  entry != NULL ? entry->name : "unknown error", code);
 }

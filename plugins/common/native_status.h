@@ -54,13 +54,6 @@ const struct accel__native_code *accel__native_code_find(const struct accel__nat
 const char *accel__native_code_name(const struct accel__native_codes *table, int code);
 
 /*
- * The accel_status for `code`: the table's mapping, ACCEL_ERR_DEVICE_LOST
- * for a sticky code, else `fallback`.
- */
-accel_status accel__native_code_status(const struct accel__native_codes *table, int code,
-                                       accel_status fallback);
-
-/*
  * Write "NAME (CODE)" to `out` (`size` bytes, NUL-terminated), then ": " and
  * the entry's hint or else `description` (the driver's own text for the
  * code; may be NULL), then "; " and `extra` (what else the caller knows,
@@ -72,15 +65,25 @@ void accel__native_describe(const struct accel__native_codes *table, int code,
 
 /*
  * Record the failure of native call `call` with `code` through
- * services->set_error and return its accel_status (see
- * accel__native_code_status). The detail is "CALL failed: " and what
- * accel__native_describe writes. For a sticky code, `context` (may be NULL) is marked
- * lost with the same call and name.
+ * services->set_error and return its accel_status: the table's mapping,
+ * ACCEL_ERR_DEVICE_LOST for a sticky code, else `fallback`. The detail is
+ * "CALL failed: " and what accel__native_describe writes. For a sticky
+ * code, `context` (may be NULL) is marked lost with the same call and name.
  */
 accel_status accel__native_error(const struct accel_host_services *services,
                                  const struct accel__native_codes *table, int code,
                                  accel_status fallback, const char *call,
                                  const char *description, const char *extra,
                                  struct accel__context_state *context);
+
+/*
+ * For a failure an entry cannot return (a free, a destroy): log the
+ * failure of `call` with `code` at debug level, naming `device_name` (e.g.
+ * "cuda:0"), and for a sticky code mark `context` lost. The thread's error
+ * detail is left alone.
+ */
+void accel__native_ignore(const struct accel_host_services *services,
+                          const struct accel__native_codes *table, int code, const char *call,
+                          const char *device_name, struct accel__context_state *context);
 
 #endif /* ACCEL_PLUGIN_COMMON_NATIVE_STATUS_H */

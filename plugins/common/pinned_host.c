@@ -24,11 +24,6 @@ accel_status accel__pinned_blocks_init(struct accel__pinned_blocks *blocks)
                                                         : ACCEL_ERR_OUT_OF_HOST_MEMORY;
 }
 
-void accel__pinned_blocks_deinit(struct accel__pinned_blocks *blocks)
-{
-    pthread_mutex_destroy(&blocks->lock);
-}
-
 /* Why the register call failed at host_alloc, recorded; its status. */
 static accel_status pinned_register_failed(const struct accel__pinned_device *pinned,
                                            int result, size_t bytes)

@@ -77,7 +77,6 @@ struct accel__pinned_device {
 
 /* Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY when the lock cannot be made. */
 accel_status accel__pinned_blocks_init(struct accel__pinned_blocks *blocks);
-void accel__pinned_blocks_deinit(struct accel__pinned_blocks *blocks);
 
 /*
  * host_alloc: `bytes` of fresh pages, registered and listed, in *out_ptr.

@@ -15,46 +15,34 @@
 static unsigned char src[MEMORY], dst[MEMORY], want[MEMORY];
 static unsigned long failures, plans, shapes[5];
 
-/* What a driver does with one 2D call: `height` rows from a slice's start. */
-static void run_2d(const struct accel__copy_plan *p, uint64_t s, uint64_t d, uint64_t height)
+/* What a driver does with each of the three calls, on memory. */
+static accel_status run_1d(const void *unused, uint64_t s, uint64_t d, uint64_t bytes)
 {
-    for (uint64_t y = 0; y < height; y++)
+    (void)unused;
+    memcpy(dst + d, src + s, bytes);
+    return ACCEL_OK;
+}
+
+/* `height` rows from a slice's start. */
+static accel_status run_2d(const void *unused, const struct accel__copy_plan *p, uint64_t s,
+                           uint64_t d)
+{
+    (void)unused;
+    for (uint64_t y = 0; y < p->height; y++)
         memcpy(dst + d + y * p->dst_pitch, src + s + y * p->src_pitch, p->width);
+    return ACCEL_OK;
 }
 
-static void run_plan(const struct accel__copy_plan *p)
+/* CUDA_MEMCPY3D: slice z starts z * srcHeight * srcPitch in. */
+static accel_status run_3d(const void *unused, const struct accel__copy_plan *p)
 {
-    uint64_t s, d;
-
-    switch (p->shape) {
-    case ACCEL__COPY_1D:
-        memcpy(dst + p->dst_offset, src + p->src_offset, p->width);
-        break;
-    case ACCEL__COPY_2D:
-        run_2d(p, p->src_offset, p->dst_offset, p->height);
-        break;
-    case ACCEL__COPY_3D:
-        /* CUDA_MEMCPY3D: slice z starts z * srcHeight * srcPitch in. */
-        for (uint64_t z = 0; z < p->depth; z++)
-            run_2d(p, p->src_offset + z * p->src_slice_rows * p->src_pitch,
-                   p->dst_offset + z * p->dst_slice_rows * p->dst_pitch, p->height);
-        break;
-    case ACCEL__COPY_2D_SLICES:
-        for (uint64_t z = 0; z < p->depth; z++) {
-            accel__copy_plan_offsets(p, z, 0, &s, &d);
-            run_2d(p, s, d, p->height);
-        }
-        break;
-    case ACCEL__COPY_1D_ROWS:
-        for (uint64_t z = 0; z < p->depth; z++) {
-            for (uint64_t y = 0; y < p->height; y++) {
-                accel__copy_plan_offsets(p, z, y, &s, &d);
-                memcpy(dst + d, src + s, p->width);
-            }
-        }
-        break;
-    }
+    for (uint64_t z = 0; z < p->depth; z++)
+        run_2d(unused, p, p->src_offset + z * p->src_slice_rows * p->src_pitch,
+               p->dst_offset + z * p->dst_slice_rows * p->dst_pitch);
+    return ACCEL_OK;
 }
+
+static const struct accel__copy_calls run_calls = {run_1d, run_2d, run_3d};
 
 static void run_reference(const struct accel_copy_layout *l)
 {
@@ -83,7 +71,7 @@ static void check(const struct accel_copy_layout *l, uint64_t max_pitch)
     memset(want, 0, MEMORY);
     run_reference(l);
     accel__copy_plan_make(l, max_pitch, &plan);
-    run_plan(&plan);
+    accel__copy_plan_run(&plan, &run_calls, NULL);
     plans++;
     shapes[plan.shape]++;
     if (memcmp(dst, want, MEMORY) != 0 ||

@@ -35,9 +35,10 @@ static void *cuda_host_pointer(acu_CUdeviceptr address)
     return (void *)(uintptr_t)address;
 }
 
-static accel_status cuda_copy_1d(const struct cuda_copy *copy, uint64_t src_offset,
-                                 uint64_t dst_offset, uint64_t bytes)
+static accel_status cuda_copy_1d(const void *data, uint64_t src_offset, uint64_t dst_offset,
+                                 uint64_t bytes)
 {
+    const struct cuda_copy *copy = data;
     acu_CUdeviceptr src = copy->src.address + src_offset;
     acu_CUdeviceptr dst = copy->dst.address + dst_offset;
 
@@ -51,14 +52,12 @@ static accel_status cuda_copy_1d(const struct cuda_copy *copy, uint64_t src_offs
                      (cuda_host_pointer(dst), src, (size_t)bytes, copy->stream));
 }
 
-/* Rows of slice `slice` of the plan, as one 2D copy. */
-static accel_status cuda_copy_2d(const struct cuda_copy *copy,
-                                 const struct accel__copy_plan *plan, uint64_t slice)
+static accel_status cuda_copy_2d(const void *data, const struct accel__copy_plan *plan,
+                                 uint64_t src_offset, uint64_t dst_offset)
 {
+    const struct cuda_copy *copy = data;
     acu_CUDA_MEMCPY2D params = {0};
-    uint64_t src_offset, dst_offset;
 
-    accel__copy_plan_offsets(plan, slice, 0, &src_offset, &dst_offset);
     params.srcMemoryType = copy->src.device ? ACU_CU_MEMORYTYPE_DEVICE : ACU_CU_MEMORYTYPE_HOST;
     if (copy->src.device)
         params.srcDevice = copy->src.address + src_offset;
@@ -76,9 +75,9 @@ static accel_status cuda_copy_2d(const struct cuda_copy *copy,
     return CUDA_CALL(copy->device, ACCEL_ERR_COPY, cuMemcpy2DAsync_v2, (&params, copy->stream));
 }
 
-static accel_status cuda_copy_3d(const struct cuda_copy *copy,
-                                 const struct accel__copy_plan *plan)
+static accel_status cuda_copy_3d(const void *data, const struct accel__copy_plan *plan)
 {
+    const struct cuda_copy *copy = data;
     acu_CUDA_MEMCPY3D params = {0};
 
     params.srcMemoryType = copy->src.device ? ACU_CU_MEMORYTYPE_DEVICE : ACU_CU_MEMORYTYPE_HOST;
@@ -101,44 +100,8 @@ static accel_status cuda_copy_3d(const struct cuda_copy *copy,
     return CUDA_CALL(copy->device, ACCEL_ERR_COPY, cuMemcpy3DAsync_v2, (&params, copy->stream));
 }
 
-/* Every row on its own: for pitches the driver's 2D and 3D copies refuse. */
-static accel_status cuda_copy_rows(const struct cuda_copy *copy,
-                                   const struct accel__copy_plan *plan)
-{
-    accel_status status = ACCEL_OK;
-
-    for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++) {
-        for (uint64_t y = 0; y < plan->height && status == ACCEL_OK; y++) {
-            uint64_t src_offset, dst_offset;
-
-            accel__copy_plan_offsets(plan, z, y, &src_offset, &dst_offset);
-            status = cuda_copy_1d(copy, src_offset, dst_offset, plan->width);
-        }
-    }
-    return status;
-}
-
-static accel_status cuda_copy_planned(const struct cuda_copy *copy,
-                                      const struct accel__copy_plan *plan)
-{
-    accel_status status = ACCEL_OK;
-
-    switch (plan->shape) {
-    case ACCEL__COPY_1D:
-        return cuda_copy_1d(copy, plan->src_offset, plan->dst_offset, plan->width);
-    case ACCEL__COPY_2D:
-        return cuda_copy_2d(copy, plan, 0);
-    case ACCEL__COPY_3D:
-        return cuda_copy_3d(copy, plan);
-    case ACCEL__COPY_2D_SLICES:
-        for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++)
-            status = cuda_copy_2d(copy, plan, z);
-        return status;
-    case ACCEL__COPY_1D_ROWS:
-        return cuda_copy_rows(copy, plan);
-    }
-    return ACCEL_ERR_COPY;
-}
+static const struct accel__copy_calls cuda_copy_calls = {cuda_copy_1d, cuda_copy_2d,
+                                                         cuda_copy_3d};
 
 /* Plan a copy between two sides and enqueue it, in the device's context. */
 static accel_status cuda_copy(accel_drv_device *device, accel_drv_stream *stream,
@@ -154,7 +117,7 @@ static accel_status cuda_copy(accel_drv_device *device, accel_drv_stream *stream
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    status = cuda_copy_planned(&copy, &plan);
+    status = accel__copy_plan_run(&plan, &cuda_copy_calls, &copy);
     accel__cuda_leave(device, &scope);
     return status;
 }

@@ -34,6 +34,15 @@ accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_
     return status;
 }
 
+bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *out_scope)
+{
+    out_scope->pushed = false;
+    if (!accel__context_state_releasable(device->physical->context, device->epoch,
+                                         device->plugin->base.services, device->name))
+        return false;
+    return accel__cuda_enter(device, out_scope) == ACCEL_OK;
+}
+
 void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope)
 {
     acu_CUcontext popped = NULL;
@@ -61,7 +70,6 @@ accel_status accel__cuda_device_open(accel_drv_plugin *plugin, uint32_t index,
                                                 "calloc of a CUDA device failed");
     device->plugin = plugin;
     device->physical = &plugin->base.devices[index];
-    device->index = index;
     snprintf(device->name, sizeof(device->name), "cuda:%u", index);
     /* The epoch first: a reset racing this open makes it lost, not stale-but-live. */
     accel__context_state_open(device->physical->context, &device->epoch);

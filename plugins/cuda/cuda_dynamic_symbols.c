@@ -50,18 +50,13 @@ static void *cuda_symbol_find(struct cuda_symbols *symbols, const struct cuda_sy
     return accel__native_library_symbol(&symbols->library, slot->symbol);
 }
 
-/* The most missing entries a reason names; the rest are counted. */
-#define CUDA_MISSING_NAMED 6
-
 /* Resolve every entry; false with the missing required ones named. */
 static bool cuda_symbols_resolve(struct cuda_symbols *symbols, char *reason,
                                  size_t reason_size)
 {
     size_t count = sizeof(cuda_symbol_slots) / sizeof(cuda_symbol_slots[0]);
-    const char *missing[CUDA_MISSING_NAMED];
-    size_t missing_count = 0;
-    char named[256] = "";
-    size_t used = 0;
+    struct accel__native_missing missing = {0};
+    size_t used;
 
     /* The one entry that only dlsym can find: it finds the others. */
     void *get_proc_address =
@@ -74,22 +69,19 @@ static bool cuda_symbols_resolve(struct cuda_symbols *symbols, char *reason,
 
         /* POSIX guarantees a function's address round-trips through void *. */
         memcpy((char *)symbols + slot->offset, &entry, sizeof(entry));
-        if (entry == NULL && slot->required && missing_count++ < CUDA_MISSING_NAMED)
-            missing[missing_count - 1] = slot->symbol;
+        if (entry == NULL && slot->required)
+            accel__native_missing_add(&missing, slot->symbol);
     }
-    if (missing_count == 0)
+    if (missing.count == 0)
         return true;
-    for (size_t i = 0; i < missing_count && i < CUDA_MISSING_NAMED && used < sizeof(named); i++)
-        used += (size_t)snprintf(named + used, sizeof(named) - used, "%s%s", i == 0 ? "" : ", ",
-                                 missing[i]);
-    snprintf(reason, reason_size,
-             "%.300s is not a usable CUDA driver: it lacks %zu required entry point(s): %s%s "
-             "(looked up %s at API version %d, then by name)",
-             symbols->library.path, missing_count, named,
-             missing_count > CUDA_MISSING_NAMED ? ", ..." : "",
-             symbols->cuGetProcAddress_v2 != NULL ? "with cuGetProcAddress"
-                                                  : "without cuGetProcAddress",
-             ACU_API_VERSION);
+    used = accel__native_missing_describe(&missing, &symbols->library, "CUDA driver", reason,
+                                          reason_size);
+    if (used < reason_size)
+        snprintf(reason + used, reason_size - used,
+                 " (looked up %s at API version %d, then by name)",
+                 symbols->cuGetProcAddress_v2 != NULL ? "with cuGetProcAddress"
+                                                      : "without cuGetProcAddress",
+                 ACU_API_VERSION);
     return false;
 }
 

@@ -46,7 +46,7 @@ void accel__cuda_mem_free(accel_drv_device *device, accel_drv_mem *mem)
 {
     struct cuda_scope scope;
 
-    if (mem == NULL || accel__cuda_enter(device, &scope) != ACCEL_OK)
+    if (mem == NULL || !accel__cuda_enter_to_release(device, &scope))
         return;
     accel__cuda_ignore(device,
                        cuda_symbols_of(device)->cuMemFree_v2((acu_CUdeviceptr)(uintptr_t)mem),
@@ -120,6 +120,11 @@ accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes, void
     return status;
 }
 
+/*
+ * Unlike the device's other objects, a pinned block outlives a reset
+ * through another open (it is registered again), so it is always handed
+ * back: accel__cuda_enter, not accel__cuda_enter_to_release.
+ */
 void accel__cuda_host_free(accel_drv_device *device, void *ptr)
 {
     struct accel__pinned_device pinned = accel__cuda_pinned(device);

@@ -108,7 +108,7 @@ void accel__cuda_module_unload(accel_drv_device *device, accel_drv_module *modul
 {
     struct cuda_scope scope;
 
-    if (module == NULL || accel__cuda_enter(device, &scope) != ACCEL_OK)
+    if (module == NULL || !accel__cuda_enter_to_release(device, &scope))
         return;
     accel__cuda_ignore(device, cuda_symbols_of(device)->cuModuleUnload(
                                    (acu_CUmodule)(void *)module),

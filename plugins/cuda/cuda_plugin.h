@@ -43,7 +43,6 @@ struct accel_drv_plugin {
 struct accel_drv_device {
     accel_drv_plugin *plugin;
     struct accel__native_device *physical;
-    uint32_t index;
     char name[24]; /* "cuda:0", for messages */
     /*
      * The primary context this open retained. Atomic: a reset replaces it
@@ -113,6 +112,17 @@ struct cuda_scope {
  */
 accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope);
 void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope);
+
+/*
+ * accel__cuda_enter for an entry that hands an object back (a free, a
+ * destroy): false, and nothing to do, when the object is already gone,
+ * that is when a reset through another open has made a new primary context
+ * since this open's objects were made (cuDevicePrimaryCtxReset destroys
+ * every resource of the context, and the driver must not be given their
+ * handles again, nor this open's stale context pushed); or when the
+ * context cannot be made current.
+ */
+bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *out_scope);
 
 /* ---- handles: the driver's own ---- */
 

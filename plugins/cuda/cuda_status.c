@@ -127,17 +127,9 @@ accel_status accel__cuda_plugin_result(accel_drv_plugin *plugin, acu_CUresult re
 
 void accel__cuda_ignore(accel_drv_device *device, acu_CUresult result, const char *call)
 {
-    const struct accel__native_code *code;
-
-    if (result == ACU_CUDA_SUCCESS)
-        return;
-    code = accel__native_code_find(&cuda_codes, (int)result);
-    if (code != NULL && code->kind == ACCEL__NATIVE_STICKY)
-        accel__context_state_mark_lost(device->physical->context, call, code->name);
-    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "cuda: %s: %s failed: %s (%d)",
-                                       device->name, call,
-                                       accel__native_code_name(&cuda_codes, (int)result),
-                                       (int)result);
+    if (result != ACU_CUDA_SUCCESS)
+        accel__native_ignore(device->plugin->base.services, &cuda_codes, (int)result, call,
+                             device->name, device->physical->context);
 }
 
 void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result, char *out,

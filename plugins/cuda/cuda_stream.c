@@ -36,7 +36,7 @@ void accel__cuda_stream_destroy(accel_drv_device *device, accel_drv_stream *stre
 {
     struct cuda_scope scope;
 
-    if (stream == NULL || accel__cuda_enter(device, &scope) != ACCEL_OK)
+    if (stream == NULL || !accel__cuda_enter_to_release(device, &scope))
         return;
     accel__cuda_ignore(device, cuda_symbols_of(device)->cuStreamDestroy_v2(
                                    cuda_stream_handle(stream)),
@@ -82,7 +82,7 @@ void accel__cuda_event_destroy(accel_drv_device *device, accel_drv_event *event)
 {
     struct cuda_scope scope;
 
-    if (event == NULL || accel__cuda_enter(device, &scope) != ACCEL_OK)
+    if (event == NULL || !accel__cuda_enter_to_release(device, &scope))
         return;
     accel__cuda_ignore(device,
                        cuda_symbols_of(device)->cuEventDestroy_v2(cuda_event_handle(event)),

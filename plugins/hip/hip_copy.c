@@ -32,29 +32,30 @@ static void *hip_pointer(uintptr_t base, uint64_t offset)
     return (void *)(base + (uintptr_t)offset);
 }
 
-static accel_status hip_copy_1d(const struct hip_copy *copy, uint64_t src_offset,
-                                uint64_t dst_offset, uint64_t bytes)
+static accel_status hip_copy_1d(const void *data, uint64_t src_offset, uint64_t dst_offset,
+                                uint64_t bytes)
 {
+    const struct hip_copy *copy = data;
+
     return HIP_CALL(copy->device, ACCEL_ERR_COPY, hipMemcpyAsync,
                     (hip_pointer(copy->dst, dst_offset), hip_pointer(copy->src, src_offset),
                      (size_t)bytes, copy->kind, copy->stream));
 }
 
-/* Rows of slice `slice` of the plan, as one 2D copy. */
-static accel_status hip_copy_2d(const struct hip_copy *copy, const struct accel__copy_plan *plan,
-                                uint64_t slice)
+static accel_status hip_copy_2d(const void *data, const struct accel__copy_plan *plan,
+                                uint64_t src_offset, uint64_t dst_offset)
 {
-    uint64_t src_offset, dst_offset;
+    const struct hip_copy *copy = data;
 
-    accel__copy_plan_offsets(plan, slice, 0, &src_offset, &dst_offset);
     return HIP_CALL(copy->device, ACCEL_ERR_COPY, hipMemcpy2DAsync,
                     (hip_pointer(copy->dst, dst_offset), (size_t)plan->dst_pitch,
                      hip_pointer(copy->src, src_offset), (size_t)plan->src_pitch,
                      (size_t)plan->width, (size_t)plan->height, copy->kind, copy->stream));
 }
 
-static accel_status hip_copy_3d(const struct hip_copy *copy, const struct accel__copy_plan *plan)
+static accel_status hip_copy_3d(const void *data, const struct accel__copy_plan *plan)
 {
+    const struct hip_copy *copy = data;
     ahip_hipMemcpy3DParms params = {0};
 
     params.srcPtr = (ahip_hipPitchedPtr){hip_pointer(copy->src, plan->src_offset),
@@ -69,43 +70,7 @@ static accel_status hip_copy_3d(const struct hip_copy *copy, const struct accel_
     return HIP_CALL(copy->device, ACCEL_ERR_COPY, hipMemcpy3DAsync, (&params, copy->stream));
 }
 
-/* Every row on its own: for pitches the runtime's 2D and 3D copies refuse. */
-static accel_status hip_copy_rows(const struct hip_copy *copy, const struct accel__copy_plan *plan)
-{
-    accel_status status = ACCEL_OK;
-
-    for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++) {
-        for (uint64_t y = 0; y < plan->height && status == ACCEL_OK; y++) {
-            uint64_t src_offset, dst_offset;
-
-            accel__copy_plan_offsets(plan, z, y, &src_offset, &dst_offset);
-            status = hip_copy_1d(copy, src_offset, dst_offset, plan->width);
-        }
-    }
-    return status;
-}
-
-static accel_status hip_copy_planned(const struct hip_copy *copy,
-                                     const struct accel__copy_plan *plan)
-{
-    accel_status status = ACCEL_OK;
-
-    switch (plan->shape) {
-    case ACCEL__COPY_1D:
-        return hip_copy_1d(copy, plan->src_offset, plan->dst_offset, plan->width);
-    case ACCEL__COPY_2D:
-        return hip_copy_2d(copy, plan, 0);
-    case ACCEL__COPY_3D:
-        return hip_copy_3d(copy, plan);
-    case ACCEL__COPY_2D_SLICES:
-        for (uint64_t z = 0; z < plan->depth && status == ACCEL_OK; z++)
-            status = hip_copy_2d(copy, plan, z);
-        return status;
-    case ACCEL__COPY_1D_ROWS:
-        return hip_copy_rows(copy, plan);
-    }
-    return ACCEL_ERR_COPY;
-}
+static const struct accel__copy_calls hip_copy_calls = {hip_copy_1d, hip_copy_2d, hip_copy_3d};
 
 /* Plan a copy and enqueue it with the device current. */
 static accel_status hip_copy(accel_drv_device *device, accel_drv_stream *stream,
@@ -121,7 +86,7 @@ static accel_status hip_copy(accel_drv_device *device, accel_drv_stream *stream,
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    status = hip_copy_planned(&copy, &plan);
+    status = accel__copy_plan_run(&plan, &hip_copy_calls, &copy);
     accel__hip_leave(device, &scope);
     return status;
 }

@@ -41,12 +41,9 @@ accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_sc
 bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out_scope)
 {
     out_scope->switched = false;
-    if (!accel__context_state_current(device->physical->context, device->epoch)) {
-        device->plugin->base.services->log(ACCEL_LOG_DEBUG, "hip: %s: an object made before "
-                                           "another open's reset is not handed back",
-                                           device->name);
+    if (!accel__context_state_releasable(device->physical->context, device->epoch,
+                                         device->plugin->base.services, device->name))
         return false;
-    }
     return accel__hip_enter(device, out_scope) == ACCEL_OK;
 }
 
@@ -112,7 +109,6 @@ accel_status accel__hip_device_open(accel_drv_plugin *plugin, uint32_t index,
                                                 "calloc of a HIP device failed");
     device->plugin = plugin;
     device->physical = &plugin->base.devices[index];
-    device->index = index;
     snprintf(device->name, sizeof(device->name), "hip:%u", index);
     status = accel__context_state_open_rebuilt(device->physical->context, hip_device_rebuild,
                                                device, &device->epoch);

@@ -23,16 +23,11 @@ static const struct hip_symbol_slot hip_symbol_slots[] = {
 static const char *const hip_library_defaults[] = {"libamdhip64.so.6", "libamdhip64.so.5",
                                                    "libamdhip64.so", NULL};
 
-/* The most missing entries a reason names; the rest are counted. */
-#define HIP_MISSING_NAMED 6
-
 /* Resolve every entry; false with the missing required ones named. */
 static bool hip_symbols_resolve(struct hip_symbols *symbols, char *reason, size_t reason_size)
 {
     size_t count = sizeof(hip_symbol_slots) / sizeof(hip_symbol_slots[0]);
-    size_t missing_count = 0;
-    char named[256] = "";
-    size_t used = 0;
+    struct accel__native_missing missing = {0};
 
     for (size_t i = 0; i < count; i++) {
         const struct hip_symbol_slot *slot = &hip_symbol_slots[i];
@@ -40,18 +35,13 @@ static bool hip_symbols_resolve(struct hip_symbols *symbols, char *reason, size_
 
         /* POSIX guarantees a function's address round-trips through void *. */
         memcpy((char *)symbols + slot->offset, &entry, sizeof(entry));
-        if (entry != NULL || !slot->required)
-            continue;
-        if (missing_count++ < HIP_MISSING_NAMED && used < sizeof(named))
-            used += (size_t)snprintf(named + used, sizeof(named) - used, "%s%s",
-                                     missing_count == 1 ? "" : ", ", slot->symbol);
+        if (entry == NULL && slot->required)
+            accel__native_missing_add(&missing, slot->symbol);
     }
-    if (missing_count == 0)
+    if (missing.count == 0)
         return true;
-    snprintf(reason, reason_size,
-             "%.300s is not a usable HIP runtime: it lacks %zu required entry point(s): %s%s",
-             symbols->library.path, missing_count, named,
-             missing_count > HIP_MISSING_NAMED ? ", ..." : "");
+    accel__native_missing_describe(&missing, &symbols->library, "HIP runtime", reason,
+                                   reason_size);
     return false;
 }
 

@@ -146,7 +146,6 @@ accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *m
 {
     const struct accel_kernel_signature *known;
     ahip_hipFunction_t function = NULL;
-    ahip_hipError_t result;
     struct hip_scope scope;
     accel_status status;
 
@@ -159,13 +158,14 @@ accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *m
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    result = hip_symbols_of(device)->hipModuleGetFunction(&function, module->handle, name);
+    /* Versions answer an unknown name with different codes; all but a loss mean "absent". */
+    status = accel__hip_result_as(device,
+                                  hip_symbols_of(device)->hipModuleGetFunction(
+                                      &function, module->handle, name),
+                                  "hipModuleGetFunction", ACCEL_ERR_NOT_FOUND);
     accel__hip_leave(device, &scope);
-    if (result != AHIP_hipSuccess) {
-        status = accel__hip_result(device, result, "hipModuleGetFunction", ACCEL_ERR_NOT_FOUND);
-        /* Versions answer an unknown name with different codes; all but a loss mean "absent". */
-        return status == ACCEL_ERR_DEVICE_LOST ? status : ACCEL_ERR_NOT_FOUND;
-    }
+    if (status != ACCEL_OK)
+        return status;
     known = accel__hip_code_object_signature(&module->code, name);
     if (known != NULL)
         *out_signature = *known;

@@ -49,7 +49,6 @@ struct accel_drv_plugin {
 struct accel_drv_device {
     accel_drv_plugin *plugin;
     struct accel__native_device *physical;
-    uint32_t index;
     char name[24]; /* "hip:0", for messages */
     /* The context epoch this open's objects were made in. */
     uint32_t epoch;
@@ -91,6 +90,14 @@ accel_status accel__hip_result_with(accel_drv_device *device, ahip_hipError_t re
 /* The same without a device: nothing is marked lost. */
 accel_status accel__hip_plugin_result(accel_drv_plugin *plugin, ahip_hipError_t result,
                                       const char *call, accel_status fallback);
+
+/*
+ * The same, except that a failure which is not a loss is `status` whatever
+ * its code: for a call whose codes differ between runtime versions but all
+ * mean one thing to the caller. The detail still names the native code.
+ */
+accel_status accel__hip_result_as(accel_drv_device *device, ahip_hipError_t result,
+                                  const char *call, accel_status status);
 
 /*
  * For a failure an entry cannot return (a free, a destroy): log it at debug

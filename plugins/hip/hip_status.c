@@ -107,18 +107,23 @@ accel_status accel__hip_plugin_result(accel_drv_plugin *plugin, ahip_hipError_t 
     return hip_error(plugin, NULL, result, call, fallback, NULL);
 }
 
+accel_status accel__hip_result_as(accel_drv_device *device, ahip_hipError_t result,
+                                  const char *call, accel_status status)
+{
+    const struct accel__native_code *code = accel__native_code_find(&hip_codes, (int)result);
+    char what[ACCEL__NATIVE_DETAIL_MAX];
+
+    if (result == AHIP_hipSuccess || (code != NULL && code->kind == ACCEL__NATIVE_STICKY))
+        return accel__hip_result(device, result, call, status);
+    accel__hip_describe(device->plugin, result, what, sizeof(what));
+    return device->plugin->base.services->set_error(status, "%s failed: %s", call, what);
+}
+
 void accel__hip_ignore(accel_drv_device *device, ahip_hipError_t result, const char *call)
 {
-    const struct accel__native_code *code;
-
-    if (result == AHIP_hipSuccess)
-        return;
-    code = accel__native_code_find(&hip_codes, (int)result);
-    if (code != NULL && code->kind == ACCEL__NATIVE_STICKY)
-        accel__context_state_mark_lost(device->physical->context, call, code->name);
-    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "hip: %s: %s failed: %s (%d)", device->name,
-                                       call, accel__native_code_name(&hip_codes, (int)result),
-                                       (int)result);
+    if (result != AHIP_hipSuccess)
+        accel__native_ignore(device->plugin->base.services, &hip_codes, (int)result, call,
+                             device->name, device->physical->context);
 }
 
 void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result, char *out,

@@ -90,8 +90,7 @@ AHIP_OPTIONAL(ahip_hipError_t, hipLaunchHostFunc,
 /* The ROCm 6 layout of hipDeviceProp_t; absent before ROCm 6. */
 AHIP_OPTIONAL(ahip_hipError_t, hipGetDevicePropertiesR0600,
               (ahip_hipDeviceProp_tR0600 *properties, int device))
-/* The runtime's name and sentence for a code (ROCm 5's sentence is the name again). */
-AHIP_OPTIONAL(const char *, hipGetErrorName, (ahip_hipError_t error))
+/* The runtime's sentence for a code (ROCm 5's is the code's name again). */
 AHIP_OPTIONAL(const char *, hipGetErrorString, (ahip_hipError_t error))
 
 #undef AHIP_REQUIRED
