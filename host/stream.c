@@ -76,6 +76,10 @@ void accel_stream_destroy(accel_stream *stream)
     if (stream == NULL)
         return;
     accel_device *device = stream->device;
+    /* Wait for the stream's work without the lock, so that other threads go
+     * on meanwhile; the plugin's sync under the lock, which its
+     * stream_destroy rule needs, is then cheap. */
+    accel_stream_sync(stream);
     pthread_mutex_lock(&device->lock);
     for (accel_stream **p = &device->streams; *p != NULL; p = &(*p)->next) {
         if (*p == stream) {
