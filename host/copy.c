@@ -208,16 +208,6 @@ static accel_status peer_copy(accel_stream *stream, accel_device *there,
     return status;
 }
 
-/* A plugin call failed: see whether `device` is lost, its lock alone held,
- * since a recovery may wait for other threads. */
-static accel_status check_loss_alone(accel_device *device, accel_status status)
-{
-    pthread_mutex_lock(&device->lock);
-    status = accel__device_check_loss(device, status);
-    pthread_mutex_unlock(&device->lock);
-    return status;
-}
-
 /*
  * Refs on two devices: within one plugin, a copy by the plugin; across
  * plugins, through host memory. Either way the copy has completed when
@@ -263,7 +253,8 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
     pthread_mutex_unlock(&first->lock);
     /* Only a plugin's failure can be a loss, not a check's. */
     if (status != ACCEL_OK && called)
-        return check_loss_alone(there_failed ? there : here, status);
+        return accel__device_check_loss_unlocked(there_failed ? there : here,
+                                                 status);
     if (status != ACCEL_OK || same_plugin)
         return status;
     return accel__copy_through_host(stream, there, dst, src, &checked, dst_here);

@@ -275,6 +275,17 @@ accel_status accel__device_check_loss(accel_device *device, accel_status status)
     return ACCEL_ERR_DEVICE_LOST;
 }
 
+accel_status accel__device_check_loss_unlocked(accel_device *device,
+                                               accel_status status)
+{
+    if (status == ACCEL_OK || status == ACCEL_NOT_READY)
+        return status;
+    pthread_mutex_lock(&device->lock);
+    status = accel__device_check_loss(device, status);
+    pthread_mutex_unlock(&device->lock);
+    return status;
+}
+
 accel_status accel__device_gone(const accel_device *device, const char *what)
 {
     if (atomic_load(&device->recovery.unrecoverable))

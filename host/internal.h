@@ -341,6 +341,13 @@ struct accel_device {
  * go of the lock meanwhile) before this returns.
  */
 accel_status accel__device_check_loss(accel_device *device, accel_status status);
+/*
+ * The same for a call made without the device lock: the lock is taken for
+ * the check only when `status` is a failure. Call with no device lock held,
+ * since a recovery may wait for other threads.
+ */
+accel_status accel__device_check_loss_unlocked(accel_device *device,
+                                               accel_status status);
 /* ACCEL_ERR_DEVICE_LOST (or UNRECOVERABLE) with its detail, else ACCEL_OK. */
 accel_status accel__device_usable(accel_device *device);
 /* The error for a handle whose plugin object is gone with the device. */

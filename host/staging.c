@@ -229,14 +229,10 @@ static void unpack(unsigned char *host, const void *buffer, const struct piece *
 static accel_status buffer_wait(accel_device *device,
                                 struct accel__staging_buffer *buffer)
 {
-    accel_status status = accel__from_plugin(
-        device->drv->event_sync(device->drv_device, buffer->event), "event_sync");
-    if (status != ACCEL_OK) {
-        pthread_mutex_lock(&device->lock);
-        status = accel__device_check_loss(device, status);
-        pthread_mutex_unlock(&device->lock);
-    }
-    return status;
+    return accel__device_check_loss_unlocked(
+        device, accel__from_plugin(
+                    device->drv->event_sync(device->drv_device, buffer->event),
+                    "event_sync"));
 }
 
 /*

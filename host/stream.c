@@ -297,10 +297,8 @@ accel_status accel_event_query(accel_event *event)
     if (status == ACCEL_OK || status == ACCEL_NOT_READY)
         return status;
     /* The query failed: whether the device is lost is decided under the lock. */
-    pthread_mutex_lock(&device->lock);
-    status = accel__device_check_loss(device, accel__from_plugin(status, "event_query"));
-    pthread_mutex_unlock(&device->lock);
-    return status;
+    return accel__device_check_loss_unlocked(
+        device, accel__from_plugin(status, "event_query"));
 }
 
 accel_status accel_event_sync(accel_event *event)
