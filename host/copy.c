@@ -287,15 +287,6 @@ accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst,
     return host_copy(stream, src, ACCEL_BYTE, dst, layout, false);
 }
 
-static struct accel_copy_layout linear(uint64_t src_offset, uint64_t dst_offset,
-                                       uint64_t bytes)
-{
-    return (struct accel_copy_layout){
-        .src_offset = src_offset, .dst_offset = dst_offset,
-        .row_bytes = bytes, .rows = 1, .depth = 1,
-    };
-}
-
 /* A zero-byte copy does nothing, but its ref must still be good. */
 static accel_status empty_copy(accel_stream *stream, accel_ref ref,
                                uint64_t offset)
@@ -321,7 +312,7 @@ accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
 {
     if (bytes == 0)
         return empty_copy(stream, dst, offset);
-    struct accel_copy_layout layout = linear(0, offset, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(0, offset, bytes);
     return host_copy(stream, dst, ACCEL_BYTE, (void *)src, &layout, true);
 }
 
@@ -330,7 +321,7 @@ accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
 {
     if (bytes == 0)
         return empty_copy(stream, src, offset);
-    struct accel_copy_layout layout = linear(offset, 0, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(offset, 0, bytes);
     return host_copy(stream, src, ACCEL_BYTE, dst, &layout, false);
 }
 
@@ -342,7 +333,7 @@ accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
         accel_status status = empty_copy(stream, dst, dst_offset);
         return status == ACCEL_OK ? empty_copy(stream, src, src_offset) : status;
     }
-    struct accel_copy_layout layout = linear(src_offset, dst_offset, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(src_offset, dst_offset, bytes);
     return accel_copy_on_device_layout(stream, dst, src, &layout);
 }
 
@@ -374,7 +365,7 @@ accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
         return status;
     if (bytes == 0)
         return empty_copy(stream, dst, 0);
-    struct accel_copy_layout layout = linear(0, 0, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(0, 0, bytes);
     return host_copy(stream, dst, src_type, (void *)src, &layout, true);
 }
 
@@ -388,6 +379,6 @@ accel_status accel_copy_to_host_typed(accel_stream *stream,
         return status;
     if (bytes == 0)
         return empty_copy(stream, src, 0);
-    struct accel_copy_layout layout = linear(0, 0, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(0, 0, bytes);
     return host_copy(stream, src, dst_type, dst, &layout, false);
 }

@@ -313,7 +313,8 @@ struct accel_device {
     uint64_t lanes_taken;
     struct accel_event *events;
     struct accel_module *modules;
-    /* The host's own work: relocations. Made when first needed. */
+    /* The host's own work: relocations, and the synchronous transfers of
+     * copies between plugins. Made when first needed. */
     accel_drv_stream *internal;
     accel_drv_event *relocated;   /* recorded behind the last relocation */
     accel_drv_event **spare_events;
@@ -440,6 +441,8 @@ void accel__modules_free(accel_device *device);
 /* ---- relocation (compact.c), device lock held ---- */
 
 accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages);
+/* Make the device's internal stream unless it exists. */
+accel_status accel__internal_stream(accel_device *device);
 
 /* ---- staging (staging.c) ---- */
 
@@ -471,6 +474,9 @@ void accel__staging_release(accel_device *device);
 accel_status accel__layout_normalize(const struct accel_copy_layout *layout,
                                      uint64_t src_limit, uint64_t dst_limit,
                                      struct accel_copy_layout *out_layout);
+/* One row of `bytes`, already in normalized form. */
+struct accel_copy_layout accel__layout_linear(uint64_t src_offset,
+                                              uint64_t dst_offset, uint64_t bytes);
 /* The bytes [first, last] a normalized layout touches on each side. */
 void accel__layout_span(const struct accel_copy_layout *layout, bool source,
                         uint64_t *out_first, uint64_t *out_end);

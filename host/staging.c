@@ -353,22 +353,16 @@ static accel_status transfer_there(accel_device *device, accel_ref ref,
                                    uint64_t offset, void *host, uint64_t bytes,
                                    bool host_is_source)
 {
-    struct accel_copy_layout l = {
-        .src_offset = host_is_source ? 0 : offset,
-        .dst_offset = host_is_source ? offset : 0,
-        .row_bytes = bytes, .rows = 1, .depth = 1,
-        .src_pitch = bytes, .dst_pitch = bytes,
-        .src_slice_pitch = bytes, .dst_slice_pitch = bytes,
-    };
+    struct accel_copy_layout l = host_is_source
+                                     ? accel__layout_linear(0, offset, bytes)
+                                     : accel__layout_linear(offset, 0, bytes);
     struct accel__slot *slot = NULL;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK)
         status = accel__ref_resolve(device, ref, &slot);
-    if (status == ACCEL_OK && device->internal == NULL)
-        status = accel__from_plugin(
-            device->drv->stream_create(device->drv_device, &device->internal),
-            "stream_create");
+    if (status == ACCEL_OK)
+        status = accel__internal_stream(device);
     if (status == ACCEL_OK)
         status = accel__from_plugin(
             host_is_source
