@@ -43,7 +43,7 @@ static accel_status plugin_with_device(accel_host *host, const char *plugin_name
 {
     *out_plugin = NULL;
     struct accel__plugin *plugin =
-        accel__catalog_find(&host->catalog, plugin_name, NULL);
+        accel__catalog_find(&host->catalog, plugin_name);
     for (size_t i = 0; plugin == NULL && i < host->catalog.count; i++) {
         /* Found but refused: say why, rather than "not found". */
         struct accel__plugin *refused = &host->catalog.plugins[i];

@@ -126,9 +126,12 @@ accel_status accel__catalog_load(struct accel__catalog *catalog,
                                  const struct accel__backend_item *wanted,
                                  size_t wanted_count, bool open_all);
 void accel__catalog_unload(struct accel__catalog *catalog);
-/* The loaded plugin of that name, or NULL. */
+/*
+ * The first candidate of that name not rejected (loaded, or skipped or
+ * failed: see its state_kind), or NULL.
+ */
 struct accel__plugin *accel__catalog_find(struct accel__catalog *catalog,
-                                          const char *name, size_t *out_index);
+                                          const char *name);
 /* True for 1..31 characters of [a-z0-9_]. */
 bool accel__plugin_name_valid(const char *name, size_t length);
 
