@@ -107,7 +107,7 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
     struct accel_copy_layout layout = accel__layout_linear(0, 0, slot->bytes);
     status = accel__from_plugin(
         device->drv->copy_on_device(device->drv_device, device->internal,
-                                    target.address, slot->address, &layout),
+                                    target.address, slot->slice.address, &layout),
         "copy_on_device");
     if (status != ACCEL_OK) {
         accel__pool_give(&device->pool, device->drv, device->drv_device, target,
@@ -116,7 +116,6 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
     }
     accel__pool_detach(&device->pool, slot->slice, slot->bytes);
     slot->slice = target;
-    slot->address = target.address;
     /* The new place is written by the internal stream; a free must wait for
      * every stream, all of which wait for that copy. */
     slot->lanes = ~0ull;

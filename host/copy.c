@@ -111,9 +111,9 @@ static accel_status host_copy(accel_stream *stream, accel_ref ref,
     }
     status = host_is_source
                  ? device->drv->copy_to_device(device->drv_device, stream->drv,
-                                               slot->address, host, &checked)
+                                               slot->slice.address, host, &checked)
                  : device->drv->copy_to_host(device->drv_device, stream->drv, host,
-                                             slot->address, &checked);
+                                             slot->slice.address, &checked);
     status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                        : "copy_to_host");
     slot->lanes |= accel__lane_bit(stream);
@@ -154,7 +154,7 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
     }
     status = accel__from_plugin(
         device->drv->copy_on_device(device->drv_device, stream->drv,
-                                    dst_slot->address, src_slot->address,
+                                    dst_slot->slice.address, src_slot->slice.address,
                                     &checked),
         "copy_on_device");
     dst_slot->lanes |= accel__lane_bit(stream);
@@ -199,8 +199,8 @@ static accel_status peer_copy(accel_stream *stream, accel_device *there,
         }
     }
     accel_status status = accel__from_plugin(
-        here->drv->copy_on_device(here->drv_device, stream->drv, dst->address,
-                                  src->address, layout),
+        here->drv->copy_on_device(here->drv_device, stream->drv, dst->slice.address,
+                                  src->slice.address, layout),
         "copy_on_device");
     if (status == ACCEL_OK)
         status = accel__from_plugin(

@@ -161,7 +161,6 @@ accel_status accel__host_create_as(const accel_host_options *options,
 
 struct accel_host {
     struct accel__catalog catalog;
-    char *backend;                      /* the selection text, or NULL */
     struct accel__backend_item items[ACCEL__BACKEND_ITEMS_MAX];
     size_t item_count;
     accel_status parse_status;          /* of the selection text */
@@ -181,8 +180,7 @@ struct accel__slot {
     uint32_t type;
     uint64_t count;
     uint64_t bytes;
-    uint64_t address;    /* where it is now; the pool may move it */
-    struct accel__slice slice;
+    struct accel__slice slice; /* where it is now; the pool may move it */
     uint64_t lanes;      /* streams that enqueued work on it (lane bits) */
 };
 

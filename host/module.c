@@ -339,7 +339,7 @@ static accel_status resolve_args(accel_stream *stream, const accel_arg *args,
         if (status != ACCEL_OK)
             return accel__error(status, "accel_launch: argument %u: %s", i,
                                 accel_last_error());
-        addresses[i] = slot->address;
+        addresses[i] = slot->slice.address;
         pointers[i] = &addresses[i];
         sizes[i] = sizeof(uint64_t);
         /* Marked before the launch is known to succeed: a fence recorded

@@ -254,9 +254,9 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
         struct accel_copy_layout l = piece_layout(p, host_is_source);
         status = host_is_source
                      ? device->drv->copy_to_device(device->drv_device, stream->drv,
-                                                   slot->address, buffer->ptr, &l)
+                                                   slot->slice.address, buffer->ptr, &l)
                      : device->drv->copy_to_host(device->drv_device, stream->drv,
-                                                 buffer->ptr, slot->address, &l);
+                                                 buffer->ptr, slot->slice.address, &l);
         status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                            : "copy_to_host");
         slot->lanes |= accel__lane_bit(stream);
@@ -367,9 +367,9 @@ static accel_status transfer_there(accel_device *device, accel_ref ref,
         status = accel__from_plugin(
             host_is_source
                 ? device->drv->copy_to_device(device->drv_device, device->internal,
-                                              slot->address, host, &l)
+                                              slot->slice.address, host, &l)
                 : device->drv->copy_to_host(device->drv_device, device->internal,
-                                            host, slot->address, &l),
+                                            host, slot->slice.address, &l),
             host_is_source ? "copy_to_device" : "copy_to_host");
     if (status == ACCEL_OK)
         status = accel__from_plugin(
