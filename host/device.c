@@ -36,6 +36,17 @@ static void host_unlink(accel_host *host, accel_device *device)
     pthread_mutex_unlock(&host->lock);
 }
 
+/* The plugin's description of device `index`, its strings terminated. */
+static accel_status device_props(struct accel__plugin *plugin, uint32_t index,
+                                 struct accel_device_props *out_props)
+{
+    accel_status status = accel__from_plugin(
+        plugin->drv.device_info(plugin->state, index, out_props), "device_info");
+    out_props->name[sizeof out_props->name - 1] = '\0';
+    out_props->arch[sizeof out_props->arch - 1] = '\0';
+    return status;
+}
+
 /* The loaded plugin of that name with device `index`, or why not. */
 static accel_status plugin_with_device(accel_host *host, const char *plugin_name,
                                        uint32_t index,
@@ -81,11 +92,7 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
     struct accel__plugin *plugin = NULL;
     accel_status status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            plugin->drv.device_info(plugin->state, index, out_props),
-            "device_info");
-    out_props->name[sizeof out_props->name - 1] = '\0';
-    out_props->arch[sizeof out_props->arch - 1] = '\0';
+        status = device_props(plugin, index, out_props);
     return status;
 }
 
@@ -120,13 +127,9 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     accel__pool_init(&device->pool);
     device->staging.chunk = accel__staging_chunk_from_env();
 
-    status = accel__from_plugin(
-        device->drv->device_info(plugin->state, index, &device->props),
-        "device_info");
+    status = device_props(plugin, index, &device->props);
     if (status != ACCEL_OK)
         goto fail_info;
-    device->props.name[sizeof device->props.name - 1] = '\0';
-    device->props.arch[sizeof device->props.arch - 1] = '\0';
     if (pthread_mutex_init(&device->lock, NULL) != 0) {
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
         goto fail_info;

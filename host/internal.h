@@ -77,6 +77,8 @@ const char *accel__getenv_as(const struct accel__ids *ids, const char *name);
 const char *accel__getenv(const char *name);
 /* The directory holding libaccel itself, malloc'd; NULL if unknown. */
 char *accel__library_dir(void);
+/* The monotonic clock, in nanoseconds. */
+uint64_t accel__now_ns(void);
 /* malloc'd printf. NULL when out of memory. */
 char *accel__strdup_printf(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
