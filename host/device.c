@@ -2,10 +2,11 @@
  * Devices: opening one from a plugin, its generation, loss and reset.
  *
  * The device lock guards the ref table, the lists of streams, events and
- * pinned blocks, and the lost flag. The generation is atomic so that a ref
- * check can read it without the lock; it only moves under the lock. What
- * follows a loss (counting it, rebuilding the device by itself) is in
- * recovery.c.
+ * pinned blocks, and the lost flag. The generation only moves under the
+ * lock, and ref checks read it under the lock too; it is atomic for the
+ * readers without the lock: accel_device_info_get, and accel_device_reset's
+ * log line. What follows a loss (counting it, rebuilding the device by
+ * itself) is in recovery.c.
  */
 #include <stdlib.h>
 #include <string.h>
