@@ -41,7 +41,7 @@ static uint32_t choose_victims(struct accel__pool *pool)
     return victims;
 }
 
-static accel_status internal_stream(accel_device *device)
+accel_status accel__internal_stream(accel_device *device)
 {
     if (device->internal != NULL)
         return ACCEL_OK;
@@ -104,14 +104,10 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
                          slot->bytes, page->owners[index], &target);
     if (status != ACCEL_OK)
         return status;
-    struct accel_copy_layout layout = {
-        .row_bytes = slot->bytes, .rows = 1, .depth = 1,
-        .src_pitch = slot->bytes, .dst_pitch = slot->bytes,
-        .src_slice_pitch = slot->bytes, .dst_slice_pitch = slot->bytes,
-    };
+    struct accel_copy_layout layout = accel__layout_linear(0, 0, slot->bytes);
     status = accel__from_plugin(
         device->drv->copy_on_device(device->drv_device, device->internal,
-                                    target.address, slot->address, &layout),
+                                    target.address, slot->slice.address, &layout),
         "copy_on_device");
     if (status != ACCEL_OK) {
         accel__pool_give(&device->pool, device->drv, device->drv_device, target,
@@ -120,7 +116,6 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
     }
     accel__pool_detach(&device->pool, slot->slice, slot->bytes);
     slot->slice = target;
-    slot->address = target.address;
     /* The new place is written by the internal stream; a free must wait for
      * every stream, all of which wait for that copy. */
     slot->lanes = ~0ull;
@@ -171,7 +166,7 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
     if (victims == 0)
         return ACCEL_OK;
     uint64_t before = device->pool.relocations;
-    accel_status status = internal_stream(device);
+    accel_status status = accel__internal_stream(device);
     if (status == ACCEL_OK)
         status = wait_for_users(device);
     if (status == ACCEL_OK && device->drv->wait_outside_streams != NULL)

@@ -36,13 +36,6 @@ struct accel__callback {
 
 /* ---- waiting ---- */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void sleep_ns(uint64_t ns)
 {
     struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u),
@@ -54,7 +47,7 @@ static void sleep_ns(uint64_t ns)
 static accel_status poll_event(accel_device *device, accel_drv_event *event,
                                accel_wait_mode mode, uint64_t timeout_ns)
 {
-    uint64_t start = now_ns();
+    uint64_t start = accel__now_ns();
     uint64_t nap = 1000; /* block mode's sleep, doubling to 1 ms */
     for (uint32_t round = 0;; round++) {
         accel_status status = accel__from_plugin(
@@ -63,7 +56,7 @@ static accel_status poll_event(accel_device *device, accel_drv_event *event,
             return status;
         /* The clock is read every few polls: it costs more than a poll. */
         if ((mode != ACCEL_WAIT_SPIN || round % 64 == 0) &&
-            timeout_ns != ACCEL_WAIT_FOREVER && now_ns() - start >= timeout_ns)
+            timeout_ns != ACCEL_WAIT_FOREVER && accel__now_ns() - start >= timeout_ns)
             return accel__error(ACCEL_ERR_TIMEOUT,
                                 "the wait passed its timeout of %llu ns",
                                 (unsigned long long)timeout_ns);

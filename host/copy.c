@@ -111,9 +111,9 @@ static accel_status host_copy(accel_stream *stream, accel_ref ref,
     }
     status = host_is_source
                  ? device->drv->copy_to_device(device->drv_device, stream->drv,
-                                               slot->address, host, &checked)
+                                               slot->slice.address, host, &checked)
                  : device->drv->copy_to_host(device->drv_device, stream->drv, host,
-                                             slot->address, &checked);
+                                             slot->slice.address, &checked);
     status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                        : "copy_to_host");
     slot->lanes |= accel__lane_bit(stream);
@@ -154,7 +154,7 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
     }
     status = accel__from_plugin(
         device->drv->copy_on_device(device->drv_device, stream->drv,
-                                    dst_slot->address, src_slot->address,
+                                    dst_slot->slice.address, src_slot->slice.address,
                                     &checked),
         "copy_on_device");
     dst_slot->lanes |= accel__lane_bit(stream);
@@ -199,22 +199,12 @@ static accel_status peer_copy(accel_stream *stream, accel_device *there,
         }
     }
     accel_status status = accel__from_plugin(
-        here->drv->copy_on_device(here->drv_device, stream->drv, dst->address,
-                                  src->address, layout),
+        here->drv->copy_on_device(here->drv_device, stream->drv, dst->slice.address,
+                                  src->slice.address, layout),
         "copy_on_device");
     if (status == ACCEL_OK)
         status = accel__from_plugin(
             here->drv->stream_sync(here->drv_device, stream->drv), "stream_sync");
-    return status;
-}
-
-/* A plugin call failed: see whether `device` is lost, its lock alone held,
- * since a recovery may wait for other threads. */
-static accel_status check_loss_alone(accel_device *device, accel_status status)
-{
-    pthread_mutex_lock(&device->lock);
-    status = accel__device_check_loss(device, status);
-    pthread_mutex_unlock(&device->lock);
     return status;
 }
 
@@ -263,7 +253,8 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
     pthread_mutex_unlock(&first->lock);
     /* Only a plugin's failure can be a loss, not a check's. */
     if (status != ACCEL_OK && called)
-        return check_loss_alone(there_failed ? there : here, status);
+        return accel__device_check_loss_unlocked(there_failed ? there : here,
+                                                 status);
     if (status != ACCEL_OK || same_plugin)
         return status;
     return accel__copy_through_host(stream, there, dst, src, &checked, dst_here);
@@ -296,15 +287,6 @@ accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst,
     return host_copy(stream, src, ACCEL_BYTE, dst, layout, false);
 }
 
-static struct accel_copy_layout linear(uint64_t src_offset, uint64_t dst_offset,
-                                       uint64_t bytes)
-{
-    return (struct accel_copy_layout){
-        .src_offset = src_offset, .dst_offset = dst_offset,
-        .row_bytes = bytes, .rows = 1, .depth = 1,
-    };
-}
-
 /* A zero-byte copy does nothing, but its ref must still be good. */
 static accel_status empty_copy(accel_stream *stream, accel_ref ref,
                                uint64_t offset)
@@ -330,7 +312,7 @@ accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
 {
     if (bytes == 0)
         return empty_copy(stream, dst, offset);
-    struct accel_copy_layout layout = linear(0, offset, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(0, offset, bytes);
     return host_copy(stream, dst, ACCEL_BYTE, (void *)src, &layout, true);
 }
 
@@ -339,7 +321,7 @@ accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
 {
     if (bytes == 0)
         return empty_copy(stream, src, offset);
-    struct accel_copy_layout layout = linear(offset, 0, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(offset, 0, bytes);
     return host_copy(stream, src, ACCEL_BYTE, dst, &layout, false);
 }
 
@@ -351,7 +333,7 @@ accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
         accel_status status = empty_copy(stream, dst, dst_offset);
         return status == ACCEL_OK ? empty_copy(stream, src, src_offset) : status;
     }
-    struct accel_copy_layout layout = linear(src_offset, dst_offset, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(src_offset, dst_offset, bytes);
     return accel_copy_on_device_layout(stream, dst, src, &layout);
 }
 
@@ -383,7 +365,7 @@ accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
         return status;
     if (bytes == 0)
         return empty_copy(stream, dst, 0);
-    struct accel_copy_layout layout = linear(0, 0, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(0, 0, bytes);
     return host_copy(stream, dst, src_type, (void *)src, &layout, true);
 }
 
@@ -397,6 +379,6 @@ accel_status accel_copy_to_host_typed(accel_stream *stream,
         return status;
     if (bytes == 0)
         return empty_copy(stream, src, 0);
-    struct accel_copy_layout layout = linear(0, 0, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(0, 0, bytes);
     return host_copy(stream, src, dst_type, dst, &layout, false);
 }

@@ -2,10 +2,11 @@
  * Devices: opening one from a plugin, its generation, loss and reset.
  *
  * The device lock guards the ref table, the lists of streams, events and
- * pinned blocks, and the lost flag. The generation is atomic so that a ref
- * check can read it without the lock; it only moves under the lock. What
- * follows a loss (counting it, rebuilding the device by itself) is in
- * recovery.c.
+ * pinned blocks, and the lost flag. The generation only moves under the
+ * lock, and ref checks read it under the lock too; it is atomic for the
+ * readers without the lock: accel_device_info_get, and accel_device_reset's
+ * log line. What follows a loss (counting it, rebuilding the device by
+ * itself) is in recovery.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,17 @@ static void host_unlink(accel_host *host, accel_device *device)
     pthread_mutex_unlock(&host->lock);
 }
 
+/* The plugin's description of device `index`, its strings terminated. */
+static accel_status device_props(struct accel__plugin *plugin, uint32_t index,
+                                 struct accel_device_props *out_props)
+{
+    accel_status status = accel__from_plugin(
+        plugin->drv.device_info(plugin->state, index, out_props), "device_info");
+    out_props->name[sizeof out_props->name - 1] = '\0';
+    out_props->arch[sizeof out_props->arch - 1] = '\0';
+    return status;
+}
+
 /* The loaded plugin of that name with device `index`, or why not. */
 static accel_status plugin_with_device(accel_host *host, const char *plugin_name,
                                        uint32_t index,
@@ -43,7 +55,7 @@ static accel_status plugin_with_device(accel_host *host, const char *plugin_name
 {
     *out_plugin = NULL;
     struct accel__plugin *plugin =
-        accel__catalog_find(&host->catalog, plugin_name, NULL);
+        accel__catalog_find(&host->catalog, plugin_name);
     for (size_t i = 0; plugin == NULL && i < host->catalog.count; i++) {
         /* Found but refused: say why, rather than "not found". */
         struct accel__plugin *refused = &host->catalog.plugins[i];
@@ -81,11 +93,7 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
     struct accel__plugin *plugin = NULL;
     accel_status status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            plugin->drv.device_info(plugin->state, index, out_props),
-            "device_info");
-    out_props->name[sizeof out_props->name - 1] = '\0';
-    out_props->arch[sizeof out_props->arch - 1] = '\0';
+        status = device_props(plugin, index, out_props);
     return status;
 }
 
@@ -120,13 +128,9 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     accel__pool_init(&device->pool);
     device->staging.chunk = accel__staging_chunk_from_env();
 
-    status = accel__from_plugin(
-        device->drv->device_info(plugin->state, index, &device->props),
-        "device_info");
+    status = device_props(plugin, index, &device->props);
     if (status != ACCEL_OK)
         goto fail_info;
-    device->props.name[sizeof device->props.name - 1] = '\0';
-    device->props.arch[sizeof device->props.arch - 1] = '\0';
     if (pthread_mutex_init(&device->lock, NULL) != 0) {
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
         goto fail_info;
@@ -273,6 +277,17 @@ accel_status accel__device_check_loss(accel_device *device, accel_status status)
     else if (atomic_load(&device->recovery.unrecoverable))
         return accel__device_gone(device, NULL);
     return ACCEL_ERR_DEVICE_LOST;
+}
+
+accel_status accel__device_check_loss_unlocked(accel_device *device,
+                                               accel_status status)
+{
+    if (status == ACCEL_OK || status == ACCEL_NOT_READY)
+        return status;
+    pthread_mutex_lock(&device->lock);
+    status = accel__device_check_loss(device, status);
+    pthread_mutex_unlock(&device->lock);
+    return status;
 }
 
 accel_status accel__device_gone(const accel_device *device, const char *what)

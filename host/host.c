@@ -8,13 +8,7 @@
 
 static accel_status take_selection(accel_host *host, const char *text)
 {
-    if (text != NULL) {
-        host->backend = strdup(text);
-        if (host->backend == NULL)
-            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "backend");
-    }
-    host->parse_status =
-        accel__backend_parse(host->backend, host->items, &host->item_count);
+    host->parse_status = accel__backend_parse(text, host->items, &host->item_count);
     if (host->parse_status != ACCEL_OK) {
         /* Kept for accel_device_open_selected: the candidates can still be
          * listed, and nothing is opened on a selection that cannot be read. */
@@ -71,7 +65,6 @@ fail_catalog:
     pthread_mutex_destroy(&host->lock);
 fail_selection:
     free(host->parse_error);
-    free(host->backend);
     free(host);
     return status;
 }
@@ -85,7 +78,6 @@ void accel_host_destroy(accel_host *host)
     accel__catalog_unload(&host->catalog);
     pthread_mutex_destroy(&host->lock);
     free(host->parse_error);
-    free(host->backend);
     free(host);
 }
 

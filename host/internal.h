@@ -77,6 +77,8 @@ const char *accel__getenv_as(const struct accel__ids *ids, const char *name);
 const char *accel__getenv(const char *name);
 /* The directory holding libaccel itself, malloc'd; NULL if unknown. */
 char *accel__library_dir(void);
+/* The monotonic clock, in nanoseconds. */
+uint64_t accel__now_ns(void);
 /* malloc'd printf. NULL when out of memory. */
 char *accel__strdup_printf(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
@@ -126,9 +128,12 @@ accel_status accel__catalog_load(struct accel__catalog *catalog,
                                  const struct accel__backend_item *wanted,
                                  size_t wanted_count, bool open_all);
 void accel__catalog_unload(struct accel__catalog *catalog);
-/* The loaded plugin of that name, or NULL. */
+/*
+ * The first candidate of that name not rejected (loaded, or skipped or
+ * failed: see its state_kind), or NULL.
+ */
 struct accel__plugin *accel__catalog_find(struct accel__catalog *catalog,
-                                          const char *name, size_t *out_index);
+                                          const char *name);
 /* True for 1..31 characters of [a-z0-9_]. */
 bool accel__plugin_name_valid(const char *name, size_t length);
 
@@ -158,7 +163,6 @@ accel_status accel__host_create_as(const accel_host_options *options,
 
 struct accel_host {
     struct accel__catalog catalog;
-    char *backend;                      /* the selection text, or NULL */
     struct accel__backend_item items[ACCEL__BACKEND_ITEMS_MAX];
     size_t item_count;
     accel_status parse_status;          /* of the selection text */
@@ -178,8 +182,7 @@ struct accel__slot {
     uint32_t type;
     uint64_t count;
     uint64_t bytes;
-    uint64_t address;    /* where it is now; the pool may move it */
-    struct accel__slice slice;
+    struct accel__slice slice; /* where it is now; the pool may move it */
     uint64_t lanes;      /* streams that enqueued work on it (lane bits) */
 };
 
@@ -313,7 +316,8 @@ struct accel_device {
     uint64_t lanes_taken;
     struct accel_event *events;
     struct accel_module *modules;
-    /* The host's own work: relocations. Made when first needed. */
+    /* The host's own work: relocations, and the synchronous transfers of
+     * copies between plugins. Made when first needed. */
     accel_drv_stream *internal;
     accel_drv_event *relocated;   /* recorded behind the last relocation */
     accel_drv_event **spare_events;
@@ -341,6 +345,13 @@ struct accel_device {
  * go of the lock meanwhile) before this returns.
  */
 accel_status accel__device_check_loss(accel_device *device, accel_status status);
+/*
+ * The same for a call made without the device lock: the lock is taken for
+ * the check only when `status` is a failure. Call with no device lock held,
+ * since a recovery may wait for other threads.
+ */
+accel_status accel__device_check_loss_unlocked(accel_device *device,
+                                               accel_status status);
 /* ACCEL_ERR_DEVICE_LOST (or UNRECOVERABLE) with its detail, else ACCEL_OK. */
 accel_status accel__device_usable(accel_device *device);
 /* The error for a handle whose plugin object is gone with the device. */
@@ -433,6 +444,8 @@ void accel__modules_free(accel_device *device);
 /* ---- relocation (compact.c), device lock held ---- */
 
 accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages);
+/* Make the device's internal stream unless it exists. */
+accel_status accel__internal_stream(accel_device *device);
 
 /* ---- staging (staging.c) ---- */
 
@@ -464,7 +477,10 @@ void accel__staging_release(accel_device *device);
 accel_status accel__layout_normalize(const struct accel_copy_layout *layout,
                                      uint64_t src_limit, uint64_t dst_limit,
                                      struct accel_copy_layout *out_layout);
-/* The bytes [first, last] a normalized layout touches on each side. */
+/* One row of `bytes`, already in normalized form. */
+struct accel_copy_layout accel__layout_linear(uint64_t src_offset,
+                                              uint64_t dst_offset, uint64_t bytes);
+/* The bytes [first, end) a normalized layout touches on each side. */
 void accel__layout_span(const struct accel_copy_layout *layout, bool source,
                         uint64_t *out_first, uint64_t *out_end);
 

@@ -95,6 +95,17 @@ accel_status accel__layout_normalize(const struct accel_copy_layout *layout,
     return ACCEL_OK;
 }
 
+struct accel_copy_layout accel__layout_linear(uint64_t src_offset,
+                                              uint64_t dst_offset, uint64_t bytes)
+{
+    return (struct accel_copy_layout){
+        .src_offset = src_offset, .dst_offset = dst_offset,
+        .row_bytes = bytes, .rows = 1, .depth = 1,
+        .src_pitch = bytes, .dst_pitch = bytes,
+        .src_slice_pitch = bytes, .dst_slice_pitch = bytes,
+    };
+}
+
 void accel__layout_span(const struct accel_copy_layout *layout, bool source,
                         uint64_t *out_first, uint64_t *out_end)
 {

@@ -197,18 +197,6 @@ static accel_status set_reason(struct accel__plugin *plugin,
     return ACCEL_OK;
 }
 
-/* An earlier candidate with this name that was not rejected. */
-static const struct accel__plugin *
-same_name(const struct accel__catalog *catalog, const struct accel__plugin *plugin)
-{
-    for (const struct accel__plugin *p = catalog->plugins; p < plugin; p++) {
-        if (p->name != NULL && strcmp(p->name, plugin->name) == 0 &&
-            p->state_kind != ACCEL_PLUGIN_REJECTED)
-            return p;
-    }
-    return NULL;
-}
-
 /* ---- the file: kind, owner, permissions, one link ---- */
 
 /* Where a candidate's path leads, after at most one symbolic link. */
@@ -743,7 +731,8 @@ static accel_status candidate_check(const struct scan *scan, const char *path,
     char why[1024];
     if (location_refused(scan, found, dir_path, dir, why, sizeof why))
         return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", why);
-    const struct accel__plugin *earlier = same_name(scan->catalog, plugin);
+    /* `plugin` is still marked rejected, so this finds an earlier one. */
+    const struct accel__plugin *earlier = accel__catalog_find(scan->catalog, name);
     if (earlier != NULL)
         return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
                           "duplicate: a plugin named '%s' was found first at %s",
@@ -917,16 +906,13 @@ void accel__catalog_unload(struct accel__catalog *catalog)
 }
 
 struct accel__plugin *accel__catalog_find(struct accel__catalog *catalog,
-                                          const char *name, size_t *out_index)
+                                          const char *name)
 {
     for (size_t i = 0; i < catalog->count; i++) {
         struct accel__plugin *plugin = &catalog->plugins[i];
         if (plugin->name != NULL && strcmp(plugin->name, name) == 0 &&
-            plugin->state_kind != ACCEL_PLUGIN_REJECTED) {
-            if (out_index != NULL)
-                *out_index = i;
+            plugin->state_kind != ACCEL_PLUGIN_REJECTED)
             return plugin;
-        }
     }
     return NULL;
 }

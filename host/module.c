@@ -158,6 +158,19 @@ accel_status accel_module_load_file(accel_device *device, const char *path,
     return status;
 }
 
+/* Free a module's host handle: its kernels, its image, itself. */
+static void module_free(accel_module *module)
+{
+    while (module->kernels != NULL) {
+        struct accel_kernel *next = module->kernels->next;
+        free(module->kernels->name);
+        free(module->kernels);
+        module->kernels = next;
+    }
+    free(module->image);
+    free(module);
+}
+
 void accel_module_unload(accel_module *module)
 {
     if (module == NULL)
@@ -179,14 +192,7 @@ void accel_module_unload(accel_module *module)
     if (module->drv != NULL)
         device->drv->module_unload(device->drv_device, module->drv);
     pthread_mutex_unlock(&device->lock);
-    while (module->kernels != NULL) {
-        struct accel_kernel *next = module->kernels->next;
-        free(module->kernels->name);
-        free(module->kernels);
-        module->kernels = next;
-    }
-    free(module->image);
-    free(module);
+    module_free(module);
 }
 
 accel_status accel_kernel_get(accel_module *module, const char *name,
@@ -339,7 +345,7 @@ static accel_status resolve_args(accel_stream *stream, const accel_arg *args,
         if (status != ACCEL_OK)
             return accel__error(status, "accel_launch: argument %u: %s", i,
                                 accel_last_error());
-        addresses[i] = slot->address;
+        addresses[i] = slot->slice.address;
         pointers[i] = &addresses[i];
         sizes[i] = sizeof(uint64_t);
         /* Marked before the launch is known to succeed: a fence recorded
@@ -423,16 +429,8 @@ void accel__modules_free(accel_device *device)
 {
     while (device->modules != NULL) {
         accel_module *next = device->modules->next;
-        device->modules->next = NULL;
         /* The plugin's modules are gone; only the host's handles remain. */
-        while (device->modules->kernels != NULL) {
-            struct accel_kernel *k = device->modules->kernels;
-            device->modules->kernels = k->next;
-            free(k->name);
-            free(k);
-        }
-        free(device->modules->image);
-        free(device->modules);
+        module_free(device->modules);
         device->modules = next;
     }
 }

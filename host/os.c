@@ -1,7 +1,7 @@
 /*
  * The few operating-system calls libaccel makes outside the loader's
  * dlopen: the process's ids and the environment they allow, where libaccel
- * lives, formatted strings.
+ * lives, the monotonic clock, formatted strings.
  */
 #include <dlfcn.h>
 #include <libgen.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -61,6 +62,13 @@ char *accel__library_dir(void)
     char *dir = strdup(dirname(copy));
     free(copy);
     return dir;
+}
+
+uint64_t accel__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 char *accel__strdup_printf(const char *fmt, ...)

@@ -17,7 +17,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -25,13 +24,6 @@
 
 /* Objects this thread has borrowed, from any device. */
 static _Thread_local uint32_t borrowed_here;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 accel_status accel_device_set_recovery(accel_device *device,
                                        const accel_recovery_policy *policy)
@@ -121,7 +113,7 @@ void accel__recovery_on_loss(accel_device *device)
         notify(device, ACCEL_ERR_DEVICE_LOST);
         return;
     }
-    if (over_budget(rec, now_ns())) {
+    if (over_budget(rec, accel__now_ns())) {
         atomic_store(&rec->unrecoverable, true);
         accel__error(ACCEL_ERR_DEVICE_LOST,
                      "%s; %u losses within %llu ns are more than the recovery "

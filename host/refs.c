@@ -151,7 +151,6 @@ accel_status accel_alloc(accel_device *device, accel_elem_type type,
     slot->type = (uint32_t)type;
     slot->count = count;
     slot->bytes = bytes;
-    slot->address = slot->slice.address;
     *out_ref = (accel_ref){
         .slot = index,
         .slot_generation = slot->generation,
@@ -167,7 +166,7 @@ done:
 
 /* Free a live slot: its memory waits on the drop queue for the streams that
  * used it, and the slot can be taken again at once. */
-static accel_status slot_free(accel_device *device, uint32_t index)
+static void slot_free(accel_device *device, uint32_t index)
 {
     struct accel__slot *slot = &device->refs.slots[index];
     if (slot->pinned)
@@ -181,7 +180,6 @@ static accel_status slot_free(accel_device *device, uint32_t index)
                          slot->slice, slot->bytes);
     }
     slot_give_back(&device->refs, index);
-    return ACCEL_OK;
 }
 
 accel_status accel_free(accel_device *device, accel_ref ref)
@@ -192,7 +190,7 @@ accel_status accel_free(accel_device *device, accel_ref ref)
     struct accel__slot *slot = NULL;
     accel_status status = accel__ref_resolve(device, ref, &slot);
     if (status == ACCEL_OK)
-        status = slot_free(device, ref.slot);
+        slot_free(device, ref.slot);
     if (status == ACCEL_OK && device->pool.automatic && device->pool.outdated_hint) {
         device->pool.outdated_hint = 0;
         uint32_t pages = 0;
@@ -254,7 +252,7 @@ accel_status accel_ref_native(accel_device *device, accel_ref ref,
         if (!slot->pinned)
             accel__pool_pin(slot->slice);
         slot->pinned = true;
-        *out_address = slot->address;
+        *out_address = slot->slice.address;
     }
     pthread_mutex_unlock(&device->lock);
     return status;

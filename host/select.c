@@ -177,8 +177,7 @@ static accel_status select_listed(accel_host *host, const char **out_plugin,
     char why[1024] = "";
     for (size_t i = 0; i < host->item_count; i++) {
         const struct accel__backend_item *item = &host->items[i];
-        size_t at = 0;
-        struct accel__plugin *plugin = accel__catalog_find(catalog, item->name, &at);
+        struct accel__plugin *plugin = accel__catalog_find(catalog, item->name);
         if (plugin == NULL || plugin->state_kind != ACCEL_PLUGIN_LOADED) {
             note(why, sizeof why, "%s: %s", item->name,
                  plugin && plugin->reason ? plugin->reason : "rejected");

@@ -229,14 +229,10 @@ static void unpack(unsigned char *host, const void *buffer, const struct piece *
 static accel_status buffer_wait(accel_device *device,
                                 struct accel__staging_buffer *buffer)
 {
-    accel_status status = accel__from_plugin(
-        device->drv->event_sync(device->drv_device, buffer->event), "event_sync");
-    if (status != ACCEL_OK) {
-        pthread_mutex_lock(&device->lock);
-        status = accel__device_check_loss(device, status);
-        pthread_mutex_unlock(&device->lock);
-    }
-    return status;
+    return accel__device_check_loss_unlocked(
+        device, accel__from_plugin(
+                    device->drv->event_sync(device->drv_device, buffer->event),
+                    "event_sync"));
 }
 
 /*
@@ -258,9 +254,9 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
         struct accel_copy_layout l = piece_layout(p, host_is_source);
         status = host_is_source
                      ? device->drv->copy_to_device(device->drv_device, stream->drv,
-                                                   slot->address, buffer->ptr, &l)
+                                                   slot->slice.address, buffer->ptr, &l)
                      : device->drv->copy_to_host(device->drv_device, stream->drv,
-                                                 buffer->ptr, slot->address, &l);
+                                                 buffer->ptr, slot->slice.address, &l);
         status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                            : "copy_to_host");
         slot->lanes |= accel__lane_bit(stream);
@@ -357,29 +353,23 @@ static accel_status transfer_there(accel_device *device, accel_ref ref,
                                    uint64_t offset, void *host, uint64_t bytes,
                                    bool host_is_source)
 {
-    struct accel_copy_layout l = {
-        .src_offset = host_is_source ? 0 : offset,
-        .dst_offset = host_is_source ? offset : 0,
-        .row_bytes = bytes, .rows = 1, .depth = 1,
-        .src_pitch = bytes, .dst_pitch = bytes,
-        .src_slice_pitch = bytes, .dst_slice_pitch = bytes,
-    };
+    struct accel_copy_layout l = host_is_source
+                                     ? accel__layout_linear(0, offset, bytes)
+                                     : accel__layout_linear(offset, 0, bytes);
     struct accel__slot *slot = NULL;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK)
         status = accel__ref_resolve(device, ref, &slot);
-    if (status == ACCEL_OK && device->internal == NULL)
-        status = accel__from_plugin(
-            device->drv->stream_create(device->drv_device, &device->internal),
-            "stream_create");
+    if (status == ACCEL_OK)
+        status = accel__internal_stream(device);
     if (status == ACCEL_OK)
         status = accel__from_plugin(
             host_is_source
                 ? device->drv->copy_to_device(device->drv_device, device->internal,
-                                              slot->address, host, &l)
+                                              slot->slice.address, host, &l)
                 : device->drv->copy_to_host(device->drv_device, device->internal,
-                                            host, slot->address, &l),
+                                            host, slot->slice.address, &l),
             host_is_source ? "copy_to_device" : "copy_to_host");
     if (status == ACCEL_OK)
         status = accel__from_plugin(

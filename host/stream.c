@@ -3,10 +3,11 @@
  *
  * The host keeps its own handle for each plugin stream and event so that a
  * reset can drop the plugin's objects and make new ones behind the same
- * handles: an application's streams survive a device reset. Syncs and
- * event calls run without the device lock, on plugin objects borrowed
- * under it, so that a reset (one the host makes by itself after a loss
- * too) waits until they are given back.
+ * handles: an application's streams survive a device reset. Recording an
+ * event and waiting on one only enqueue work: they hold the device lock,
+ * as every submission does. Syncs run without the lock, on plugin objects
+ * borrowed under it, so that a reset (one the host makes by itself after
+ * a loss too) waits until they are given back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,10 @@ void accel_stream_destroy(accel_stream *stream)
     if (stream == NULL)
         return;
     accel_device *device = stream->device;
+    /* Wait for the stream's work without the lock, so that other threads go
+     * on meanwhile; the plugin's sync under the lock, which its
+     * stream_destroy rule needs, is then cheap. */
+    accel_stream_sync(stream);
     pthread_mutex_lock(&device->lock);
     for (accel_stream **p = &device->streams; *p != NULL; p = &(*p)->next) {
         if (*p == stream) {
@@ -218,19 +223,34 @@ static accel_status check_pair(const accel_event *event, const accel_stream *str
     return ACCEL_OK;
 }
 
-accel_status accel_event_record(accel_event *event, accel_stream *stream)
+/*
+ * Begin enqueueing work that pairs an event with a stream: the device lock
+ * taken once, as for every other submission (accel__submit_begin). On
+ * failure the lock is not held.
+ */
+static accel_status submit_pair(accel_event *event, accel_stream *stream,
+                                const char *what)
 {
-    const char *what = "accel_event_record";
-    accel_drv_stream *s = NULL;
-    accel_drv_event *e = NULL;
     accel_status status = check_pair(event, stream, true, what);
     if (status == ACCEL_OK)
-        status = borrow(event->device, stream, event, what, &s, &e);
+        status = accel__submit_begin(stream, what);
+    if (status == ACCEL_OK && event->drv == NULL) {
+        pthread_mutex_unlock(&stream->device->lock);
+        status = accel__device_gone(stream->device, what);
+    }
+    return status;
+}
+
+accel_status accel_event_record(accel_event *event, accel_stream *stream)
+{
+    accel_status status = submit_pair(event, stream, "accel_event_record");
     if (status != ACCEL_OK)
         return status;
-    accel_device *device = event->device;
-    return give_back(device, device->drv->event_record(device->drv_device, e, s),
-                     "event_record", false);
+    accel_device *device = stream->device;
+    status = accel__from_plugin(
+        device->drv->event_record(device->drv_device, event->drv, stream->drv),
+        "event_record");
+    return accel__submit_end(stream, status);
 }
 
 /* A query under the device lock, the way every other call goes. */
@@ -277,10 +297,8 @@ accel_status accel_event_query(accel_event *event)
     if (status == ACCEL_OK || status == ACCEL_NOT_READY)
         return status;
     /* The query failed: whether the device is lost is decided under the lock. */
-    pthread_mutex_lock(&device->lock);
-    status = accel__device_check_loss(device, accel__from_plugin(status, "event_query"));
-    pthread_mutex_unlock(&device->lock);
-    return status;
+    return accel__device_check_loss_unlocked(
+        device, accel__from_plugin(status, "event_query"));
 }
 
 accel_status accel_event_sync(accel_event *event)
@@ -300,18 +318,14 @@ accel_status accel_event_sync(accel_event *event)
 
 accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
 {
-    const char *what = "accel_stream_wait_event";
-    accel_drv_stream *s = NULL;
-    accel_drv_event *e = NULL;
-    accel_status status = check_pair(event, stream, true, what);
-    if (status == ACCEL_OK)
-        status = borrow(event->device, stream, event, what, &s, &e);
+    accel_status status = submit_pair(event, stream, "accel_stream_wait_event");
     if (status != ACCEL_OK)
         return status;
-    accel_device *device = event->device;
-    return give_back(device,
-                     device->drv->stream_wait_event(device->drv_device, s, e),
-                     "stream_wait_event", false);
+    accel_device *device = stream->device;
+    status = accel__from_plugin(
+        device->drv->stream_wait_event(device->drv_device, stream->drv, event->drv),
+        "stream_wait_event");
+    return accel__submit_end(stream, status);
 }
 
 void accel__streams_wait_all(accel_device *device)

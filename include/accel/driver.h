@@ -47,6 +47,8 @@ extern "C" {
  * Status codes, shared by the plugin ABI and the application API.
  * X(name, value, description). The description says when the code is
  * returned; accel_status_string() gives it back at run time.
+ * ACCEL_ERR_BUSY is reserved: neither the host nor the bundled plugins
+ * return it today.
  */
 #define ACCEL_STATUS_LIST(X)                                                   \
     X(ACCEL_OK, 0, "success")                                                  \
@@ -117,7 +119,9 @@ enum {
     ACCEL_DEVICE_CAP_HOST_VISIBLE = 1u << 0,
     /* The device runs kernels from module images. */
     ACCEL_DEVICE_CAP_KERNELS = 1u << 1,
-    /* copy_* entries accept 3D layouts (depth > 1) natively. */
+    /* The device copies 3D layouts (depth > 1) natively. Informational:
+     * the host does not read it, and hands layouts with depth > 1 to every
+     * plugin's copy_* entries, which must accept them either way. */
     ACCEL_DEVICE_CAP_COPY_3D = 1u << 2
 };
 
