@@ -18,6 +18,7 @@
 
 #include "support.h"
 
+#include "json.h"
 #include "report.h"
 #include "stats.h"
 
@@ -226,7 +227,10 @@ static char *capture(void (*write)(FILE *, const void *), const void *arg)
 
 static void write_string(FILE *out, const void *arg)
 {
-    bench_json_write_string(out, arg);
+    struct json_writer w;
+
+    json_writer_init(&w, out);
+    json_string(&w, NULL, arg);
 }
 
 static void test_json_string_escapes_quotes_controls_and_bad_utf8(void **state)

@@ -161,7 +161,7 @@ build_with_cc() {
     mapfile -t common < <(meson_sources "$ROOT/plugins/common/meson.build" "static_library" \
         "include_directories" | sed "s|^|$ROOT/plugins/common/|")
     mapfile -t bench < <(sed -n "/accel-bench-report'/,/dependencies/p;/accel_bench_sources = \[/,/\]/p" \
-        "$ROOT/tools/bench/meson.build" | grep -o "'[a-z_]*\.c'" | tr -d "'" |
+        "$ROOT/tools/bench/meson.build" | grep -o "'[A-Za-z0-9_./-]*\.c'" | tr -d "'" |
         grep -v '^opencl_cases\.c$' | sort -u | sed "s|^|$ROOT/tools/bench/|")
     # The vadd baseline's C loops, each at the level its meson target sets.
     local loops=(-falign-loops=64 -c -std=c11 -I"$ROOT/include")
@@ -183,7 +183,7 @@ build_with_cc() {
     "$CC" "${flags[@]}" -I"$ROOT/host" -DACCEL_PLUGINDIR="\"$BUILD/plugins\"" \
         "$ROOT/tools/accel-pack.c" "$ROOT/tools/json.c" "${host[@]}" -ldl \
         -o "$BUILD/tools/accel-pack"
-    "$CC" "${flags[@]}" "${bench[@]}" "${link[@]}" -o "$BUILD/tools/bench/accel-bench"
+    "$CC" "${flags[@]}" -I"$ROOT/tools" "${bench[@]}" "${link[@]}" -o "$BUILD/tools/bench/accel-bench"
     ln -sfn "$BUILD/tools/bench/accel-bench" "$BUILD/accel-bench"
 
     if printf '#include <stdarg.h>\n#include <stddef.h>\n#include <setjmp.h>\n#include <cmocka.h>\n' |
