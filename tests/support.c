@@ -12,6 +12,7 @@ void support_clean_environment(void)
 {
     unsetenv("ACCEL_BACKEND");
     unsetenv("ACCEL_PLUGIN_PATH");
+    unsetenv("ACCEL_ALLOW_INSECURE_PLUGINS");
     unsetenv("ACCEL_NULL_DEVICES");
     unsetenv("ACCEL_NULL_THREADS");
     unsetenv("ACCEL_NULL_DELAY_US");

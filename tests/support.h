@@ -18,8 +18,9 @@
 
 /*
  * Remove every variable that could steer a host away from what a test
- * sets up (ACCEL_BACKEND, ACCEL_PLUGIN_PATH, the null plugin's knobs), so
- * that a developer's shell cannot change a result.
+ * sets up (ACCEL_BACKEND, ACCEL_PLUGIN_PATH, ACCEL_ALLOW_INSECURE_PLUGINS,
+ * ACCEL_LOG, ACCEL_STAGING_CHUNK, the null plugin's knobs), so that a
+ * developer's shell cannot change a result.
  */
 void support_clean_environment(void);
 

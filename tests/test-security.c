@@ -36,7 +36,6 @@ static int setup(void **state)
     if (c == NULL)
         return -1;
     support_clean_environment();
-    unsetenv("ACCEL_ALLOW_INSECURE_PLUGINS");
     c->dir = support_make_temp_dir();
     *state = c;
     return 0;
@@ -49,7 +48,6 @@ static int teardown(void **state)
     support_remove_dir(c->dir);
     support_remove_dir(c->dir2);
     support_clean_environment();
-    unsetenv("ACCEL_ALLOW_INSECURE_PLUGINS");
     free(c);
     return 0;
 }
