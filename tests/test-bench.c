@@ -49,14 +49,6 @@ static void assert_python(const char *script, const char *path)
     assert_int_equal(run_program(argv, NULL), 0);
 }
 
-static char *temp_path(const char *dir, const char *name)
-{
-    char *path = NULL;
-
-    assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
-    return path;
-}
-
 static struct bench_samples samples_of(const double *values, size_t count)
 {
     struct bench_samples s;
@@ -325,7 +317,7 @@ static const char json_shape_check[] =
 static void test_json_document_parses_with_every_field(void **state)
 {
     struct bench_report report;
-    char *dir = support_make_temp_dir(), *path = temp_path(dir, "report.json");
+    char *dir = support_make_temp_dir(), *path = support_path_in(dir, "report.json");
     FILE *out = fopen(path, "w");
 
     (void)state;
@@ -365,7 +357,7 @@ static void assert_svg(const char *path, int lines)
 static void test_svg_is_well_formed_with_a_line_per_series(void **state)
 {
     struct bench_report report, empty;
-    char *dir = support_make_temp_dir(), *path = temp_path(dir, "plot.svg");
+    char *dir = support_make_temp_dir(), *path = support_path_in(dir, "plot.svg");
     FILE *out = fopen(path, "w");
 
     (void)state;
@@ -413,8 +405,8 @@ static const char quick_alloc_check[] =
 
 static void test_quick_case_writes_json_and_svg(void **state)
 {
-    char *dir = support_make_temp_dir(), *json = temp_path(dir, "out.json"),
-         *svg = temp_path(dir, "out.svg");
+    char *dir = support_make_temp_dir(), *json = support_path_in(dir, "out.json"),
+         *svg = support_path_in(dir, "out.svg");
     char *argv[] = {ACCEL_BENCH_PATH, "--quick", "--case", "alloc_free", "--json",
                     "--svg", svg, NULL};
 
@@ -441,8 +433,8 @@ static const char quick_run_check[] =
 
 static void test_quick_run_finishes_with_every_case(void **state)
 {
-    char *dir = support_make_temp_dir(), *json = temp_path(dir, "out.json"),
-         *svg = temp_path(dir, "out.svg");
+    char *dir = support_make_temp_dir(), *json = support_path_in(dir, "out.json"),
+         *svg = support_path_in(dir, "out.svg");
     char *argv[] = {ACCEL_BENCH_PATH, "--quick", "--json", "--svg", svg, NULL};
 
     (void)state;

@@ -678,23 +678,6 @@ static void test_modules_loaded_together_keep_their_own_kernels(void **state)
     check_saxpy(c, 1000, 128);
 }
 
-/* Read a whole file into memory; the caller frees it. */
-static unsigned char *read_file(const char *path, size_t *out_size)
-{
-    FILE *file = fopen(path, "rb");
-    assert_non_null(file);
-    assert_int_equal(fseek(file, 0, SEEK_END), 0);
-    long size = ftell(file);
-    assert_true(size > 0);
-    assert_int_equal(fseek(file, 0, SEEK_SET), 0);
-    unsigned char *data = malloc((size_t)size);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)size, file), (size_t)size);
-    fclose(file);
-    *out_size = (size_t)size;
-    return data;
-}
-
 static void expect_refused(struct kernels_case *c, const void *image, size_t size,
                            const char *fragment)
 {
@@ -708,7 +691,8 @@ static void test_corrupt_images_are_refused_with_a_reason(void **state)
 {
     struct kernels_case *c = *state;
     size_t size = 0;
-    unsigned char *image = read_file(EXAMPLES_CPU_IMAGE, &size);
+    unsigned char *image = support_read_file(EXAMPLES_CPU_IMAGE, &size);
+    assert_true(size > 0);
     unsigned char *copy = malloc(size);
     assert_non_null(copy);
 
@@ -904,7 +888,8 @@ struct table_case {
 static void table_open(struct table_case *t, const char *image_path)
 {
     size_t size = 0;
-    unsigned char *image = read_file(image_path, &size);
+    unsigned char *image = support_read_file(image_path, &size);
+    assert_true(size > 0);
     support_clean_environment();
     t->library = dlopen(NULL_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
     assert_non_null(t->library);
