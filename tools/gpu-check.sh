@@ -14,10 +14,11 @@
 #   3. runs accel-info on the cuda backend;
 #   4. runs the conformance suite (tests/conformance) on the real device,
 #      once with the PTX, once with the cubin, once with the bundle;
-#   5. runs accel-bench's cases (empty launch latency, launches back to
-#      back, copy bandwidth pageable and pinned in each direction, device to
-#      device, alloc+free) through accel and through raw Driver API calls
-#      in the same run;
+#   5. runs accel-bench's cases (the cost of a call through accel against
+#      the plugin's own entry, empty launch latency, launches back to back,
+#      copy bandwidth pageable and pinned in each direction, device to
+#      device, alloc+free) through accel, the plugin called directly and
+#      raw Driver API calls in the same run;
 #   6. runs the project's unit tests, with what time is left (meson builds
 #      only; they need no GPU, but the staged CUDA plugin now finds a real
 #      driver);
@@ -268,7 +269,7 @@ step_bench() {
             "cuda:any:elf=$(ls "$BUILD"/kernels/accel-kernels-examples.so)"
     fi
     "$BUILD/accel-bench" --quick \
-        --case launch_empty,launch_stream,copy_h2d,copy_d2h,copy_d2d,alloc_free \
+        --case dispatch,launch_empty,launch_stream,copy_h2d,copy_d2h,copy_d2d,alloc_free \
         --impl "$impls" --bundle "$bundle" --svg "$OUT/bench-copy.svg" | tee "$OUT/bench.txt"
 }
 
