@@ -12,6 +12,7 @@ void support_clean_environment(void)
 {
     unsetenv("ACCEL_BACKEND");
     unsetenv("ACCEL_PLUGIN_PATH");
+    unsetenv("ACCEL_ALLOW_INSECURE_PLUGINS");
     unsetenv("ACCEL_NULL_DEVICES");
     unsetenv("ACCEL_NULL_THREADS");
     unsetenv("ACCEL_NULL_DELAY_US");
@@ -106,6 +107,51 @@ size_t support_plugin_count(const accel_host *host)
     size_t count = 0;
     accel_host_plugins(host, &plugins, &count);
     return count;
+}
+
+const accel_plugin_info *support_expect_plugin(const accel_host *host,
+                                               const char *name,
+                                               accel_plugin_state state)
+{
+    const accel_plugin_info *info = support_find_plugin(host, name, 0);
+    if (info == NULL)
+        fail_msg("plugin \"%s\" is not listed", name);
+    if (info->state != state)
+        fail_msg("plugin \"%s\" is %s (reason \"%s\"), expected %s", name,
+                 accel_plugin_state_name(info->state),
+                 info->reason != NULL ? info->reason : "(null)",
+                 accel_plugin_state_name(state));
+    return info;
+}
+
+char *support_path_in(const char *dir, const char *file_name)
+{
+    char *path = NULL;
+    assert_true(asprintf(&path, "%s/%s", dir, file_name) > 0);
+    return path;
+}
+
+void *support_read_file(const char *path, size_t *out_size)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    assert_true(size >= 0);
+    assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+    void *data = malloc((size_t)size + 1);
+    assert_non_null(data);
+    assert_int_equal(fread(data, 1, (size_t)size, f), (size_t)size);
+    fclose(f);
+    *out_size = (size_t)size;
+    return data;
+}
+
+accel_memory_stats support_memory_stats(accel_device *device)
+{
+    accel_memory_stats stats;
+    assert_status(accel_device_memory_stats(device, &stats), ACCEL_OK);
+    return stats;
 }
 
 void support_assert_status(accel_status actual, accel_status expected,

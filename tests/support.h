@@ -18,8 +18,9 @@
 
 /*
  * Remove every variable that could steer a host away from what a test
- * sets up (ACCEL_BACKEND, ACCEL_PLUGIN_PATH, the null plugin's knobs), so
- * that a developer's shell cannot change a result.
+ * sets up (ACCEL_BACKEND, ACCEL_PLUGIN_PATH, ACCEL_ALLOW_INSECURE_PLUGINS,
+ * ACCEL_LOG, ACCEL_STAGING_CHUNK, the null plugin's knobs), so that a
+ * developer's shell cannot change a result.
  */
 void support_clean_environment(void);
 
@@ -63,6 +64,24 @@ const accel_plugin_info *support_find_plugin(const accel_host *host,
                                              const char *name, size_t nth);
 /* How many candidates the host lists. */
 size_t support_plugin_count(const accel_host *host);
+/*
+ * The candidate named `name`, which must be listed in `state`: the test
+ * fails, saying what the plugin is and why, when it is not.
+ */
+const accel_plugin_info *support_expect_plugin(const accel_host *host,
+                                               const char *name,
+                                               accel_plugin_state state);
+
+/* dir/file_name, newly allocated; the caller frees it. */
+char *support_path_in(const char *dir, const char *file_name);
+/*
+ * The whole of the file at `path`, newly allocated (one byte more than
+ * its size, so an empty file has a buffer too); the caller frees it.
+ */
+void *support_read_file(const char *path, size_t *out_size);
+
+/* The device's memory statistics; the call must succeed. */
+accel_memory_stats support_memory_stats(accel_device *device);
 
 void support_assert_status(accel_status actual, accel_status expected,
                            const char *expr, const char *file, int line);

@@ -18,6 +18,7 @@
 
 #include "support.h"
 
+#include "json.h"
 #include "report.h"
 #include "stats.h"
 
@@ -46,14 +47,6 @@ static void assert_python(const char *script, const char *path)
     char *argv[] = {PYTHON3_PATH, "-c", (char *)script, (char *)path, NULL};
 
     assert_int_equal(run_program(argv, NULL), 0);
-}
-
-static char *temp_path(const char *dir, const char *name)
-{
-    char *path = NULL;
-
-    assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
-    return path;
 }
 
 static struct bench_samples samples_of(const double *values, size_t count)
@@ -226,7 +219,10 @@ static char *capture(void (*write)(FILE *, const void *), const void *arg)
 
 static void write_string(FILE *out, const void *arg)
 {
-    bench_json_write_string(out, arg);
+    struct json_writer w;
+
+    json_writer_init(&w, out);
+    json_string(&w, NULL, arg);
 }
 
 static void test_json_string_escapes_quotes_controls_and_bad_utf8(void **state)
@@ -321,7 +317,7 @@ static const char json_shape_check[] =
 static void test_json_document_parses_with_every_field(void **state)
 {
     struct bench_report report;
-    char *dir = support_make_temp_dir(), *path = temp_path(dir, "report.json");
+    char *dir = support_make_temp_dir(), *path = support_path_in(dir, "report.json");
     FILE *out = fopen(path, "w");
 
     (void)state;
@@ -361,7 +357,7 @@ static void assert_svg(const char *path, int lines)
 static void test_svg_is_well_formed_with_a_line_per_series(void **state)
 {
     struct bench_report report, empty;
-    char *dir = support_make_temp_dir(), *path = temp_path(dir, "plot.svg");
+    char *dir = support_make_temp_dir(), *path = support_path_in(dir, "plot.svg");
     FILE *out = fopen(path, "w");
 
     (void)state;
@@ -409,8 +405,8 @@ static const char quick_alloc_check[] =
 
 static void test_quick_case_writes_json_and_svg(void **state)
 {
-    char *dir = support_make_temp_dir(), *json = temp_path(dir, "out.json"),
-         *svg = temp_path(dir, "out.svg");
+    char *dir = support_make_temp_dir(), *json = support_path_in(dir, "out.json"),
+         *svg = support_path_in(dir, "out.svg");
     char *argv[] = {ACCEL_BENCH_PATH, "--quick", "--case", "alloc_free", "--json",
                     "--svg", svg, NULL};
 
@@ -437,8 +433,8 @@ static const char quick_run_check[] =
 
 static void test_quick_run_finishes_with_every_case(void **state)
 {
-    char *dir = support_make_temp_dir(), *json = temp_path(dir, "out.json"),
-         *svg = temp_path(dir, "out.svg");
+    char *dir = support_make_temp_dir(), *json = support_path_in(dir, "out.json"),
+         *svg = support_path_in(dir, "out.svg");
     char *argv[] = {ACCEL_BENCH_PATH, "--quick", "--json", "--svg", svg, NULL};
 
     (void)state;

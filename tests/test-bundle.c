@@ -742,26 +742,10 @@ static void write_bytes(const char *path, const void *data, size_t size)
     assert_int_equal(fclose(f), 0);
 }
 
-static uint8_t *read_bytes(const char *path, size_t *out_size)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    assert_int_equal(fseek(f, 0, SEEK_END), 0);
-    long size = ftell(f);
-    assert_true(size >= 0);
-    rewind(f);
-    uint8_t *data = malloc((size_t)size + 1);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)size, f), (size_t)size);
-    fclose(f);
-    *out_size = (size_t)size;
-    return data;
-}
-
 static void assert_file_equals(const char *path, const void *data, size_t size)
 {
     size_t got_size;
-    uint8_t *got = read_bytes(path, &got_size);
+    uint8_t *got = support_read_file(path, &got_size);
     assert_int_equal(got_size, size);
     assert_memory_equal(got, data, size);
     free(got);

@@ -40,13 +40,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static accel_memory_stats stats_of(accel_device *device)
-{
-    accel_memory_stats stats;
-    assert_status(accel_device_memory_stats(device, &stats), ACCEL_OK);
-    return stats;
-}
-
 static void test_free_after_enqueued_copy_waits_for_it(void **state)
 {
     struct drop_case *c = *state;
@@ -61,12 +54,12 @@ static void test_free_after_enqueued_copy_waits_for_it(void **state)
     assert_status(accel_copy_out(c->stream, out, ref, N), ACCEL_OK);
     /* Both copies are still queued behind the delay. */
     assert_status(accel_free(c->device, ref), ACCEL_OK);
-    accel_memory_stats pending = stats_of(c->device);
+    accel_memory_stats pending = support_memory_stats(c->device);
     assert_int_equal(pending.pending_frees, 1);
     assert_int_equal(pending.pending_free_bytes, sizeof in);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_memory_equal(in, out, sizeof in);
-    accel_memory_stats after = stats_of(c->device);
+    accel_memory_stats after = support_memory_stats(c->device);
     assert_int_equal(after.pending_frees, 0);
     assert_int_equal(after.slices, 0);
 }
@@ -104,7 +97,7 @@ static void test_unused_allocation_is_released_at_once(void **state)
     accel_ref ref;
     assert_status(accel_alloc(c->device, ACCEL_F64, 10, &ref), ACCEL_OK);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
-    assert_int_equal(stats_of(c->device).pending_frees, 0);
+    assert_int_equal(support_memory_stats(c->device).pending_frees, 0);
 }
 
 static void test_memory_comes_back_after_device_sync(void **state)
@@ -122,9 +115,9 @@ static void test_memory_comes_back_after_device_sync(void **state)
                       ACCEL_OK);
         assert_status(accel_free(c->device, refs[i]), ACCEL_OK);
     }
-    assert_true(stats_of(c->device).pending_frees > 0);
+    assert_true(support_memory_stats(c->device).pending_frees > 0);
     assert_status(accel_device_sync(c->device), ACCEL_OK);
-    accel_memory_stats stats = stats_of(c->device);
+    accel_memory_stats stats = support_memory_stats(c->device);
     assert_int_equal(stats.pending_frees, 0);
     assert_int_equal(stats.pending_free_bytes, 0);
     assert_int_equal(stats.slices, 0);
@@ -144,12 +137,12 @@ static void test_large_page_waits_for_its_copy(void **state)
     assert_status(accel_copy_to_device(c->stream, ref, 0, in, bytes), ACCEL_OK);
     assert_status(accel_copy_to_host(c->stream, out, ref, 0, bytes), ACCEL_OK);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
-    assert_int_equal(stats_of(c->device).pending_frees, 1);
+    assert_int_equal(support_memory_stats(c->device).pending_frees, 1);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_memory_equal(in, out, bytes);
     /* Released from the drop queue (kept as a spare page of the pool). */
-    assert_int_equal(stats_of(c->device).pending_frees, 0);
-    assert_int_equal(stats_of(c->device).slices, 0);
+    assert_int_equal(support_memory_stats(c->device).pending_frees, 0);
+    assert_int_equal(support_memory_stats(c->device).slices, 0);
     free(in);
     free(out);
 }

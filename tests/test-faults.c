@@ -94,21 +94,13 @@ static char report_path[4200];
 
 /* ---- environment and the plugin's report ---- */
 
-static void clear_environment(void)
-{
-    support_clean_environment();
-    unsetenv("ACCEL_NULL_FAIL");
-    unsetenv("ACCEL_NULL_LOSE_AT");
-    unsetenv("ACCEL_NULL_REPORT");
-}
-
 /*
  * The knobs every run has: staging exercised (memory not host-visible, in
  * chunks of 64 KiB, four to a ref), two block threads, a delay, a report.
  */
 static void set_environment(const char *fail, const char *lose)
 {
-    clear_environment();
+    support_clean_environment();
     setenv("ACCEL_NULL_HOST_VISIBLE", "0", 1);
     setenv("ACCEL_STAGING_CHUNK", "65536", 1);
     setenv("ACCEL_NULL_THREADS", "2", 1);
@@ -151,7 +143,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    clear_environment();
+    support_clean_environment();
     support_remove_dir(scratch);
     scratch = NULL;
     return 0;
@@ -370,7 +362,7 @@ static void workflow(struct run *run)
         return;
     /* The knobs have been read: the plugin at host creation, the staging
      * chunk at device open. */
-    clear_environment();
+    support_clean_environment();
     for (int i = 0; i < REFS; i++) {
         if (!step(run, accel_alloc(run->device, ACCEL_U32, WORDS, &run->refs[i]),
                   "accel_alloc"))
@@ -553,7 +545,7 @@ static struct report run_once(enum mode mode, unsigned long long n)
     run->automatic = mode == MODE_RECOVER;
     run->losses = &losses;
     workflow(run);
-    clear_environment();
+    support_clean_environment();
     if (run->failed != ACCEL_OK &&
         (mode == MODE_COUNT || !failure_allowed(run, mode) || run->detail[0] == '\0'))
         fail_msg("%s %llu: %s returned %s: \"%s\"",
@@ -628,7 +620,7 @@ static struct run *open_with(const char *fail, const char *lose)
     struct run *run = calloc(1, sizeof *run);
     assert_non_null(run);
     assert_true(open_and_load(run));
-    clear_environment();
+    support_clean_environment();
     assert_status(accel_alloc(run->device, ACCEL_U32, FRESH_WORDS, &run->refs[0]),
                   ACCEL_OK);
     fill(run->a, FRESH_WORDS, 5, 0);
@@ -748,13 +740,13 @@ static void test_malformed_fault_knobs_leave_no_device(void **state)
         {"ACCEL_NULL_REPORT", ""},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        clear_environment();
+        support_clean_environment();
         setenv(bad[i][0], bad[i][1], 1);
         accel_host *host = NULL;
         accel_device *device = NULL;
         accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
         assert_status(accel_host_create(&options, &host), ACCEL_OK);
-        clear_environment();
+        support_clean_environment();
         assert_status(accel_device_open(host, "null", 0, &device), ACCEL_ERR_NO_DEVICE);
         const accel_plugin_info *null = support_find_plugin(host, "null", 0);
         assert_non_null(null);
@@ -895,7 +887,7 @@ static void test_work_queued_at_a_loss_is_dropped_and_callbacks_run_once(void **
     struct run *run = calloc(1, sizeof *run);
     assert_non_null(run);
     assert_true(open_and_load(run));
-    clear_environment();
+    support_clean_environment();
     assert_status(accel_alloc(run->device, ACCEL_U32, WORDS, &run->refs[0]), ACCEL_OK);
     fill(run->b, WORDS, 6, 0);
     assert_status(accel_copy_in(run->stream, run->refs[0], run->b, WORDS), ACCEL_OK);
@@ -975,7 +967,7 @@ static void test_a_loss_in_a_copy_between_devices_is_recovered(void **state)
     accel_device *second = NULL;
     accel_stream *stream = NULL;
     assert_status(accel_device_open(run->host, "null", 1, &second), ACCEL_OK);
-    clear_environment();
+    support_clean_environment();
     /* The stream's device is the one opened later: its lock is taken
      * second, and the loss must still be handled under it. */
     assert_status(accel_stream_create(second, &stream), ACCEL_OK);

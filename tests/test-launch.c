@@ -242,21 +242,6 @@ static void test_modules_and_kernels_survive_a_reset(void **state)
 
 /* ---- bundles ---- */
 
-static void *read_whole(const char *path, size_t *out_size)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *data = malloc((size_t)size);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)size, f), (size_t)size);
-    fclose(f);
-    *out_size = (size_t)size;
-    return data;
-}
-
 static void test_module_from_bundle_picks_this_device(void **state)
 {
     struct launch_case *c = *state;
@@ -345,7 +330,7 @@ static void test_corrupt_bundle_is_refused(void **state)
 {
     struct launch_case *c = *state;
     size_t size = 0;
-    uint8_t *bundle = read_whole(EXAMPLES_BUNDLE, &size);
+    uint8_t *bundle = support_read_file(EXAMPLES_BUNDLE, &size);
     accel_module *module = (accel_module *)1;
     bundle[8] = 99; /* the format version */
     assert_status(accel_module_load(c->device, bundle, size, &module),

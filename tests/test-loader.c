@@ -43,25 +43,11 @@ static void create_host(struct loader_case *c, const char *plugin_path)
     assert_non_null(c->host);
 }
 
-static const accel_plugin_info *expect_plugin(struct loader_case *c,
-                                              const char *name,
-                                              accel_plugin_state state)
-{
-    const accel_plugin_info *info = support_find_plugin(c->host, name, 0);
-    if (info == NULL)
-        fail_msg("plugin \"%s\" is not listed", name);
-    if (info->state != state)
-        fail_msg("plugin \"%s\" is %s (reason \"%s\"), expected %s", name,
-                 accel_plugin_state_name(info->state),
-                 info->reason != NULL ? info->reason : "(null)",
-                 accel_plugin_state_name(state));
-    return info;
-}
-
 /* The good plugin loads with both devices and can open one. */
 static void expect_good_usable(struct loader_case *c)
 {
-    const accel_plugin_info *good = expect_plugin(c, "good", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *good = 
+        support_expect_plugin(c->host, "good", ACCEL_PLUGIN_LOADED);
     assert_int_equal(good->device_count, 2);
 
     accel_device *device = NULL;
@@ -77,7 +63,8 @@ static void expect_good_usable(struct loader_case *c)
 static void expect_rejected_beside_good(struct loader_case *c, const char *name,
                                         const char *fragment)
 {
-    const accel_plugin_info *bad = expect_plugin(c, name, ACCEL_PLUGIN_REJECTED);
+    const accel_plugin_info *bad = 
+        support_expect_plugin(c->host, name, ACCEL_PLUGIN_REJECTED);
     assert_non_null(bad->reason);
     assert_contains(bad->reason, fragment);
     assert_int_equal(bad->device_count, 0);
@@ -106,7 +93,8 @@ static void test_good_plugin_loads_with_version_priority_and_devices(void **stat
     create_host(c, c->dir);
 
     assert_int_equal(support_plugin_count(c->host), 1);
-    const accel_plugin_info *good = expect_plugin(c, "good", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *good = 
+        support_expect_plugin(c->host, "good", ACCEL_PLUGIN_LOADED);
     assert_null(good->reason);
     assert_non_null(good->version);
     assert_string_equal(good->version, "fixture-1.0");
@@ -194,8 +182,8 @@ static void test_plugin_without_device_is_kept_with_its_reason(void **state)
     support_install_fixture(c->dir, "zero", "zero");
     create_host(c, c->dir);
 
-    const accel_plugin_info *zero = expect_plugin(c, "zero",
-                                                  ACCEL_PLUGIN_NO_DEVICE);
+    const accel_plugin_info *zero = support_expect_plugin(c->host, "zero",
+                                                          ACCEL_PLUGIN_NO_DEVICE);
     assert_int_equal(zero->device_count, 0);
     assert_non_null(zero->reason);
     assert_contains(zero->reason, "fixture has no device");
@@ -291,7 +279,7 @@ static void test_path_entry_may_name_a_plugin_file(void **state)
     create_host(c, path);
 
     assert_int_equal(support_plugin_count(c->host), 2);
-    expect_plugin(c, "high", ACCEL_PLUGIN_LOADED);
+    support_expect_plugin(c->host, "high", ACCEL_PLUGIN_LOADED);
     assert_null(support_find_plugin(c->host, "zero", 0));
     expect_good_usable(c);
 }
@@ -395,12 +383,12 @@ static void test_every_rejection_is_listed_beside_a_loaded_plugin(void **state)
 
     assert_int_equal(support_plugin_count(c->host), 7);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const accel_plugin_info *info = expect_plugin(c, bad[i],
-                                                      ACCEL_PLUGIN_REJECTED);
+        const accel_plugin_info *info = support_expect_plugin(c->host, bad[i],
+                                                              ACCEL_PLUGIN_REJECTED);
         assert_non_null(info->reason);
         assert_true(info->reason[0] != '\0');
     }
-    expect_plugin(c, "zero", ACCEL_PLUGIN_NO_DEVICE);
+    support_expect_plugin(c->host, "zero", ACCEL_PLUGIN_NO_DEVICE);
     expect_good_usable(c);
 }
 

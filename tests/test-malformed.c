@@ -62,24 +62,11 @@ static void create_host(struct scratch *s)
     assert_status(accel_host_create(&options, &s->host), ACCEL_OK);
 }
 
-static const accel_plugin_info *expect_plugin(struct scratch *s, const char *name,
-                                              accel_plugin_state state)
-{
-    const accel_plugin_info *info = support_find_plugin(s->host, name, 0);
-    if (info == NULL)
-        fail_msg("plugin \"%s\" is not listed", name);
-    if (info->state != state)
-        fail_msg("plugin \"%s\" is %s (reason \"%s\"), expected %s", name,
-                 accel_plugin_state_name(info->state),
-                 info->reason != NULL ? info->reason : "(null)",
-                 accel_plugin_state_name(state));
-    return info;
-}
-
 /* The good plugin loads with both its devices, and one opens and works. */
 static void expect_good_usable(struct scratch *s)
 {
-    const accel_plugin_info *good = expect_plugin(s, "good", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *good = 
+        support_expect_plugin(s->host, "good", ACCEL_PLUGIN_LOADED);
     assert_int_equal(good->device_count, 2);
     accel_device *device = NULL;
     assert_status(accel_device_open(s->host, "good", 1, &device), ACCEL_OK);
@@ -93,7 +80,8 @@ static void expect_good_usable(struct scratch *s)
 static void expect_refused(struct scratch *s, const char *name,
                            const char *fragment)
 {
-    const accel_plugin_info *bad = expect_plugin(s, name, ACCEL_PLUGIN_REJECTED);
+    const accel_plugin_info *bad = 
+        support_expect_plugin(s->host, name, ACCEL_PLUGIN_REJECTED);
     assert_non_null(bad->reason);
     assert_contains(bad->reason, fragment);
     assert_int_equal(bad->device_count, 0);
@@ -104,13 +92,6 @@ static void expect_refused(struct scratch *s, const char *name,
     assert_true(accel_device_open(s->host, name, 0, &device) != ACCEL_OK);
     assert_null(device);
     expect_good_usable(s);
-}
-
-static char *path_in(const struct scratch *s, const char *file_name)
-{
-    char *path = NULL;
-    assert_true(asprintf(&path, "%s/%s", s->dir, file_name) > 0);
-    return path;
 }
 
 /* ---- refused: each variant of the table driven list below ---- */
@@ -167,7 +148,7 @@ static void test_device_info_with_undefined_status_fails_the_open(void **state)
     struct scratch *s = *state;
     support_install_fixture(s->dir, "info_status", "info_status");
     create_host(s);
-    expect_plugin(s, "info_status", ACCEL_PLUGIN_LOADED);
+    support_expect_plugin(s->host, "info_status", ACCEL_PLUGIN_LOADED);
 
     accel_device *device = NULL;
     assert_status(accel_device_open(s->host, "info_status", 0, &device),
@@ -185,7 +166,7 @@ static void test_mem_alloc_with_undefined_status_fails_the_alloc(void **state)
     struct scratch *s = *state;
     support_install_fixture(s->dir, "alloc_status", "alloc_status");
     create_host(s);
-    expect_plugin(s, "alloc_status", ACCEL_PLUGIN_LOADED);
+    support_expect_plugin(s->host, "alloc_status", ACCEL_PLUGIN_LOADED);
 
     accel_device *device = NULL;
     assert_status(accel_device_open(s->host, "alloc_status", 0, &device),
@@ -205,7 +186,7 @@ static void test_more_devices_than_open_fail_one_by_one(void **state)
     support_install_fixture(s->dir, "unopenable", "unopenable");
     create_host(s);
     const accel_plugin_info *info =
-        expect_plugin(s, "unopenable", ACCEL_PLUGIN_LOADED);
+        support_expect_plugin(s->host, "unopenable", ACCEL_PLUGIN_LOADED);
     assert_int_equal(info->device_count, 3);
 
     accel_device *first = NULL, *device = NULL;
@@ -228,7 +209,7 @@ static void test_device_open_without_device_is_an_abi_error(void **state)
     struct scratch *s = *state;
     support_install_fixture(s->dir, "device_null", "device_null");
     create_host(s);
-    expect_plugin(s, "device_null", ACCEL_PLUGIN_LOADED);
+    support_expect_plugin(s->host, "device_null", ACCEL_PLUGIN_LOADED);
 
     accel_device *device = NULL;
     assert_status(accel_device_open(s->host, "device_null", 0, &device),
@@ -246,7 +227,7 @@ static void test_truncated_shared_object_is_refused(void **state)
     char from[4096];
     snprintf(from, sizeof from, "%s/fixture-good.so", FIXTURE_DIR);
     support_copy_file(from, s->dir, "accel-plugin-truncated.so");
-    char *path = path_in(s, "accel-plugin-truncated.so");
+    char *path = support_path_in(s->dir, "accel-plugin-truncated.so");
     assert_int_equal(truncate(path, 100), 0);
     free(path);
     create_host(s);
@@ -256,7 +237,7 @@ static void test_truncated_shared_object_is_refused(void **state)
 static void test_empty_file_is_refused(void **state)
 {
     struct scratch *s = *state;
-    char *path = path_in(s, "accel-plugin-empty.so");
+    char *path = support_path_in(s->dir, "accel-plugin-empty.so");
     FILE *file = fopen(path, "w");
     assert_non_null(file);
     fclose(file);
@@ -269,7 +250,7 @@ static void test_empty_file_is_refused(void **state)
 static void test_directory_named_like_a_plugin_is_refused(void **state)
 {
     struct scratch *s = *state;
-    char *path = path_in(s, "accel-plugin-dir.so");
+    char *path = support_path_in(s->dir, "accel-plugin-dir.so");
     assert_int_equal(mkdir(path, 0755), 0);
     free(path);
     create_host(s);
@@ -281,7 +262,7 @@ static void test_fifo_named_like_a_plugin_is_refused_without_hanging(void **stat
     /* Opening a FIFO blocks until a writer comes: the kind is checked first,
      * so the loader never opens it. */
     struct scratch *s = *state;
-    char *path = path_in(s, "accel-plugin-fifo.so");
+    char *path = support_path_in(s->dir, "accel-plugin-fifo.so");
     assert_int_equal(mkfifo(path, 0644), 0);
     free(path);
     create_host(s);
@@ -291,7 +272,7 @@ static void test_fifo_named_like_a_plugin_is_refused_without_hanging(void **stat
 static void test_broken_symlink_is_refused(void **state)
 {
     struct scratch *s = *state;
-    char *path = path_in(s, "accel-plugin-broken.so");
+    char *path = support_path_in(s->dir, "accel-plugin-broken.so");
     assert_int_equal(symlink("nowhere/accel-plugin-broken.so", path), 0);
     free(path);
     create_host(s);

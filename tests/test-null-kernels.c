@@ -36,17 +36,6 @@ typedef struct {
     uint32_t words[64];
 } test_u32x64;
 
-static const char *const null_knobs[] = {
-    "ACCEL_NULL_THREADS", "ACCEL_NULL_DELAY_US", "ACCEL_NULL_HOST_VISIBLE",
-};
-
-static void clean_environment(void)
-{
-    support_clean_environment();
-    for (size_t i = 0; i < sizeof null_knobs / sizeof null_knobs[0]; i++)
-        unsetenv(null_knobs[i]);
-}
-
 /* ---- setup ---- */
 
 static int teardown(void **state)
@@ -61,7 +50,7 @@ static int teardown(void **state)
     accel_host_destroy(c->host);
     free(c);
     *state = NULL;
-    clean_environment();
+    support_clean_environment();
     return 0;
 }
 
@@ -72,7 +61,7 @@ static int open_case_with(void **state, const char *name, const char *value)
     if (c == NULL)
         return -1;
     *state = c;
-    clean_environment();
+    support_clean_environment();
     if (name != NULL)
         setenv(name, value, 1);
     accel_host_options options = { .plugin_path = NULL_PLUGIN_PATH };
@@ -689,23 +678,6 @@ static void test_modules_loaded_together_keep_their_own_kernels(void **state)
     check_saxpy(c, 1000, 128);
 }
 
-/* Read a whole file into memory; the caller frees it. */
-static unsigned char *read_file(const char *path, size_t *out_size)
-{
-    FILE *file = fopen(path, "rb");
-    assert_non_null(file);
-    assert_int_equal(fseek(file, 0, SEEK_END), 0);
-    long size = ftell(file);
-    assert_true(size > 0);
-    assert_int_equal(fseek(file, 0, SEEK_SET), 0);
-    unsigned char *data = malloc((size_t)size);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, (size_t)size, file), (size_t)size);
-    fclose(file);
-    *out_size = (size_t)size;
-    return data;
-}
-
 static void expect_refused(struct kernels_case *c, const void *image, size_t size,
                            const char *fragment)
 {
@@ -719,7 +691,8 @@ static void test_corrupt_images_are_refused_with_a_reason(void **state)
 {
     struct kernels_case *c = *state;
     size_t size = 0;
-    unsigned char *image = read_file(EXAMPLES_CPU_IMAGE, &size);
+    unsigned char *image = support_read_file(EXAMPLES_CPU_IMAGE, &size);
+    assert_true(size > 0);
     unsigned char *copy = malloc(size);
     assert_non_null(copy);
 
@@ -799,7 +772,7 @@ static void expect_no_device(const char *name, const char *value)
 {
     accel_host *host = NULL;
     accel_device *device = NULL;
-    clean_environment();
+    support_clean_environment();
     setenv(name, value, 1);
     accel_host_options options = { .plugin_path = NULL_PLUGIN_PATH };
     assert_status(accel_host_create(&options, &host), ACCEL_OK);
@@ -810,7 +783,7 @@ static void expect_no_device(const char *name, const char *value)
     assert_true(accel_device_open(host, "null", 0, &device) != ACCEL_OK);
     assert_null(device);
     accel_host_destroy(host);
-    clean_environment();
+    support_clean_environment();
 }
 
 static void test_bad_knob_values_leave_no_device(void **state)
@@ -915,8 +888,9 @@ struct table_case {
 static void table_open(struct table_case *t, const char *image_path)
 {
     size_t size = 0;
-    unsigned char *image = read_file(image_path, &size);
-    clean_environment();
+    unsigned char *image = support_read_file(image_path, &size);
+    assert_true(size > 0);
+    support_clean_environment();
     t->library = dlopen(NULL_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
     assert_non_null(t->library);
     t->table = dlsym(t->library, ACCEL_DRIVER_SYMBOL);

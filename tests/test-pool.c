@@ -41,13 +41,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static accel_memory_stats stats_of(accel_device *device)
-{
-    accel_memory_stats stats;
-    assert_status(accel_device_memory_stats(device, &stats), ACCEL_OK);
-    return stats;
-}
-
 /* Fill a ref with a pattern that names it. */
 static void fill(struct pool_case *c, accel_ref ref, uint32_t tag)
 {
@@ -79,7 +72,7 @@ static void test_allocations_share_pages_and_are_counted(void **state)
     for (int i = 0; i < 10; i++)
         assert_status(accel_alloc(c->device, ACCEL_BYTE, SLICE_BYTES, &refs[i]),
                       ACCEL_OK);
-    accel_memory_stats stats = stats_of(c->device);
+    accel_memory_stats stats = support_memory_stats(c->device);
     assert_int_equal(stats.pages, 1);
     assert_int_equal(stats.slices, 10);
     assert_int_equal(stats.used_bytes, 10 * SLICE_BYTES);
@@ -88,7 +81,7 @@ static void test_allocations_share_pages_and_are_counted(void **state)
     assert_int_equal(stats.pool_hits, 9);
     for (int i = 0; i < 10; i++)
         assert_status(accel_free(c->device, refs[i]), ACCEL_OK);
-    stats = stats_of(c->device);
+    stats = support_memory_stats(c->device);
     assert_int_equal(stats.slices, 0);
     assert_int_equal(stats.used_bytes, 0);
     /* The class's last page stays for the next allocation. */
@@ -103,7 +96,7 @@ static void test_freed_slice_is_reused_without_a_new_page(void **state)
         assert_status(accel_alloc(c->device, ACCEL_F32, 100, &ref), ACCEL_OK);
         assert_status(accel_free(c->device, ref), ACCEL_OK);
     }
-    accel_memory_stats stats = stats_of(c->device);
+    accel_memory_stats stats = support_memory_stats(c->device);
     assert_int_equal(stats.pool_misses, 1);
     assert_int_equal(stats.pool_hits, 99);
     assert_int_equal(stats.pages, 1);
@@ -114,26 +107,26 @@ static void test_large_allocation_gets_its_own_page(void **state)
     struct pool_case *c = *state;
     accel_ref big;
     assert_status(accel_alloc(c->device, ACCEL_BYTE, 5u << 20, &big), ACCEL_OK);
-    accel_memory_stats stats = stats_of(c->device);
+    accel_memory_stats stats = support_memory_stats(c->device);
     assert_int_equal(stats.pages, 1);
     assert_int_equal(stats.reserved_bytes, 5u << 20);
     assert_status(accel_free(c->device, big), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     /* The freed page is kept as a spare: the next allocation of about its
      * size takes it without reaching the plugin. */
-    stats = stats_of(c->device);
+    stats = support_memory_stats(c->device);
     assert_int_equal(stats.pages, 1);
     assert_int_equal(stats.slices, 0);
     assert_status(accel_alloc(c->device, ACCEL_BYTE, (5u << 20) - 1000, &big),
                   ACCEL_OK);
-    accel_memory_stats again = stats_of(c->device);
+    accel_memory_stats again = support_memory_stats(c->device);
     assert_int_equal(again.pool_hits, stats.pool_hits + 1);
     assert_int_equal(again.pool_misses, stats.pool_misses);
     assert_int_equal(again.pages, 1);
     assert_status(accel_free(c->device, big), ACCEL_OK);
     /* Compaction gives spares back. */
     assert_status(accel_device_compact(c->device, NULL), ACCEL_OK);
-    stats = stats_of(c->device);
+    stats = support_memory_stats(c->device);
     assert_int_equal(stats.pages, 0);
     assert_int_equal(stats.reserved_bytes, 0);
 }
@@ -148,13 +141,13 @@ static void test_spare_pages_are_bounded_and_sized(void **state)
     for (int i = 0; i < 6; i++)
         assert_status(accel_free(c->device, refs[i]), ACCEL_OK);
     /* At most four are kept. */
-    assert_int_equal(stats_of(c->device).pages, 4);
+    assert_int_equal(support_memory_stats(c->device).pages, 4);
     /* A spare serves a size it does not waste as much again of: 8 MiB
      * takes a new page. */
     accel_ref big;
-    uint64_t misses = stats_of(c->device).pool_misses;
+    uint64_t misses = support_memory_stats(c->device).pool_misses;
     assert_status(accel_alloc(c->device, ACCEL_BYTE, 8u << 20, &big), ACCEL_OK);
-    assert_int_equal(stats_of(c->device).pool_misses, misses + 1);
+    assert_int_equal(support_memory_stats(c->device).pool_misses, misses + 1);
     assert_status(accel_free(c->device, big), ACCEL_OK);
 }
 
@@ -174,7 +167,7 @@ static void test_compaction_moves_slices_and_keeps_contents(void **state)
                       ACCEL_OK);
         fill(c, refs[i], i);
     }
-    assert_int_equal(stats_of(c->device).pages, 3);
+    assert_int_equal(support_memory_stats(c->device).pages, 3);
     /* Keep all of the first page; 1 in 16 of the other two. */
     for (uint32_t i = SLICES_PER_PAGE; i < N; i++) {
         if (i % 16 != 0) {
@@ -189,13 +182,13 @@ static void test_compaction_moves_slices_and_keeps_contents(void **state)
     }
     /* The frees wait for the fills' streams; let them land first. */
     assert_status(accel_device_sync(c->device), ACCEL_OK);
-    accel_memory_stats before = stats_of(c->device);
+    accel_memory_stats before = support_memory_stats(c->device);
     assert_int_equal(before.pending_frees, 0);
     uint32_t pages = 0;
     assert_status(accel_device_compact(c->device, &pages), ACCEL_OK);
     assert_int_equal(pages, 2);
     assert_status(accel_device_sync(c->device), ACCEL_OK);
-    accel_memory_stats after = stats_of(c->device);
+    accel_memory_stats after = support_memory_stats(c->device);
     assert_int_equal(after.relocations - before.relocations, 2 * SLICES_PER_PAGE / 16);
     assert_int_equal(after.pages, 1);
     assert_int_equal(after.slices, before.slices);
@@ -230,11 +223,11 @@ static void test_pinned_allocation_is_never_moved(void **state)
         assert_status(accel_free(c->device, refs[i]), ACCEL_OK);
     for (uint32_t i = 0; i < 10; i++)
         assert_status(accel_free(c->device, refs[i]), ACCEL_OK);
-    uint64_t moves = stats_of(c->device).relocations;
+    uint64_t moves = support_memory_stats(c->device).relocations;
     uint32_t pages = 0;
     assert_status(accel_device_compact(c->device, &pages), ACCEL_OK);
     assert_int_equal(pages, 0);
-    assert_int_equal(stats_of(c->device).relocations, moves);
+    assert_int_equal(support_memory_stats(c->device).relocations, moves);
     uint64_t after = 0;
     assert_status(accel_ref_native(c->device, pinned, &after), ACCEL_OK);
     assert_int_equal(after, address);
@@ -267,7 +260,7 @@ static void test_automatic_policy_compacts_on_free(void **state)
             assert_status(accel_free(c->device, refs[i]), ACCEL_OK);
     }
     assert_status(accel_device_sync(c->device), ACCEL_OK);
-    accel_memory_stats stats = stats_of(c->device);
+    accel_memory_stats stats = support_memory_stats(c->device);
     assert_true(stats.relocations >= 1);
     assert_int_equal(stats.pages, 1);
     check(c, refs[0], 100);
@@ -298,7 +291,7 @@ static void test_compaction_with_nothing_outdated_moves_nothing(void **state)
     uint32_t pages = 99;
     assert_status(accel_device_compact(c->device, &pages), ACCEL_OK);
     assert_int_equal(pages, 0);
-    assert_int_equal(stats_of(c->device).relocations, 0);
+    assert_int_equal(support_memory_stats(c->device).relocations, 0);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
 }
 

@@ -36,7 +36,6 @@ static int setup(void **state)
     if (c == NULL)
         return -1;
     support_clean_environment();
-    unsetenv("ACCEL_ALLOW_INSECURE_PLUGINS");
     c->dir = support_make_temp_dir();
     *state = c;
     return 0;
@@ -49,7 +48,6 @@ static int teardown(void **state)
     support_remove_dir(c->dir);
     support_remove_dir(c->dir2);
     support_clean_environment();
-    unsetenv("ACCEL_ALLOW_INSECURE_PLUGINS");
     free(c);
     return 0;
 }
@@ -105,30 +103,23 @@ static void create_host(struct security_case *c, const char *plugin_path)
     create_host_as(c, plugin_path, &ids);
 }
 
-static char *path_in(const char *dir, const char *file_name)
-{
-    char *path = NULL;
-    assert_true(asprintf(&path, "%s/%s", dir, file_name) > 0);
-    return path;
-}
-
 static void chmod_in(const char *dir, const char *file_name, mode_t mode)
 {
-    char *path = path_in(dir, file_name);
+    char *path = support_path_in(dir, file_name);
     assert_int_equal(chmod(path, mode), 0);
     free(path);
 }
 
 static void chown_in(const char *dir, const char *file_name, uid_t owner)
 {
-    char *path = path_in(dir, file_name);
+    char *path = support_path_in(dir, file_name);
     assert_int_equal(chown(path, owner, (gid_t)-1), 0);
     free(path);
 }
 
 static void link_in(const char *dir, const char *file_name, const char *target)
 {
-    char *path = path_in(dir, file_name);
+    char *path = support_path_in(dir, file_name);
     assert_int_equal(symlink(target, path), 0);
     free(path);
 }
@@ -141,24 +132,9 @@ static void skip_unless_root(void)
     }
 }
 
-static const accel_plugin_info *expect_plugin(struct security_case *c,
-                                              const char *name,
-                                              accel_plugin_state state)
-{
-    const accel_plugin_info *info = support_find_plugin(c->host, name, 0);
-    if (info == NULL)
-        fail_msg("plugin \"%s\" is not listed", name);
-    if (info->state != state)
-        fail_msg("plugin \"%s\" is %s (reason \"%s\"), expected %s", name,
-                 accel_plugin_state_name(info->state),
-                 info->reason != NULL ? info->reason : "(null)",
-                 accel_plugin_state_name(state));
-    return info;
-}
-
 static void expect_loaded_and_usable(struct security_case *c, const char *name)
 {
-    expect_plugin(c, name, ACCEL_PLUGIN_LOADED);
+    support_expect_plugin(c->host, name, ACCEL_PLUGIN_LOADED);
     accel_device *device = NULL;
     assert_status(accel_device_open(c->host, name, 0, &device), ACCEL_OK);
     accel_device_close(device);
@@ -167,7 +143,8 @@ static void expect_loaded_and_usable(struct security_case *c, const char *name)
 static void expect_refused(struct security_case *c, const char *name,
                            const char *fragment)
 {
-    const accel_plugin_info *info = expect_plugin(c, name, ACCEL_PLUGIN_REJECTED);
+    const accel_plugin_info *info = 
+        support_expect_plugin(c->host, name, ACCEL_PLUGIN_REJECTED);
     assert_contains(info->reason, fragment);
     accel_device *device = NULL;
     assert_true(accel_device_open(c->host, name, 0, &device) != ACCEL_OK);
@@ -251,7 +228,7 @@ static void test_directory_of_a_file_named_on_the_path_is_checked(void **state)
     struct security_case *c = *state;
     install_pair(c->dir, "peer");
     assert_int_equal(chmod(c->dir, 0777), 0);
-    char *path = path_in(c->dir, "accel-plugin-peer.so");
+    char *path = support_path_in(c->dir, "accel-plugin-peer.so");
     create_host(c, path);
     free(path);
     expect_refused(c, "peer", "its directory");
@@ -341,7 +318,7 @@ static void test_insecure_override_keeps_kind_and_link_checks(void **state)
 {
     struct security_case *c = *state;
     support_install_fixture(c->dir, "good", "good");
-    char *sub = path_in(c->dir, "accel-plugin-dir.so");
+    char *sub = support_path_in(c->dir, "accel-plugin-dir.so");
     assert_int_equal(mkdir(sub, 0755), 0);
     free(sub);
     link_in(c->dir, "accel-plugin-broken.so", "missing.so");
@@ -462,11 +439,12 @@ static void test_link_to_a_safe_plugin_is_followed(void **state)
     c->dir2 = support_make_temp_dir();
     support_install_fixture(c->dir, "good", "good");
     support_install_fixture(c->dir2, "peer", "peer");
-    char *target = path_in(c->dir2, "accel-plugin-peer.so");
+    char *target = support_path_in(c->dir2, "accel-plugin-peer.so");
     link_in(c->dir, "accel-plugin-peer.so", target);
     free(target);
     create_host(c, c->dir);
-    const accel_plugin_info *info = expect_plugin(c, "peer", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *info = 
+        support_expect_plugin(c->host, "peer", ACCEL_PLUGIN_LOADED);
     /* Listed under the path it was found by. */
     assert_contains(info->path, c->dir);
     expect_loaded_and_usable(c, "peer");
@@ -476,7 +454,7 @@ static void test_relative_link_is_relative_to_its_directory(void **state)
 {
     struct security_case *c = *state;
     support_install_fixture(c->dir, "good", "good");
-    char *sub = path_in(c->dir, "lib");
+    char *sub = support_path_in(c->dir, "lib");
     assert_int_equal(mkdir(sub, 0755), 0);
     support_install_fixture(sub, "peer", "peer");
     free(sub);
@@ -503,7 +481,7 @@ static void test_link_to_a_group_writable_file_is_refused(void **state)
     support_install_fixture(c->dir, "good", "good");
     support_install_fixture(c->dir2, "peer", "peer");
     chmod_in(c->dir2, "accel-plugin-peer.so", 0664);
-    char *target = path_in(c->dir2, "accel-plugin-peer.so");
+    char *target = support_path_in(c->dir2, "accel-plugin-peer.so");
     link_in(c->dir, "accel-plugin-peer.so", target);
     free(target);
     create_host(c, c->dir);
@@ -517,7 +495,7 @@ static void test_link_into_a_directory_writable_by_others_is_refused(void **stat
     support_install_fixture(c->dir, "good", "good");
     support_install_fixture(c->dir2, "peer", "peer");
     assert_int_equal(chmod(c->dir2, 0777), 0);
-    char *target = path_in(c->dir2, "accel-plugin-peer.so");
+    char *target = support_path_in(c->dir2, "accel-plugin-peer.so");
     link_in(c->dir, "accel-plugin-peer.so", target);
     free(target);
     create_host(c, c->dir);
@@ -532,7 +510,7 @@ static void test_link_in_a_directory_writable_by_others_is_refused(void **state)
     struct security_case *c = *state;
     c->dir2 = support_make_temp_dir();
     support_install_fixture(c->dir2, "peer", "peer");
-    char *target = path_in(c->dir2, "accel-plugin-peer.so");
+    char *target = support_path_in(c->dir2, "accel-plugin-peer.so");
     link_in(c->dir, "accel-plugin-peer.so", target);
     free(target);
     assert_int_equal(chmod(c->dir, 0777), 0);
@@ -544,7 +522,7 @@ static void test_link_to_a_directory_is_refused(void **state)
 {
     struct security_case *c = *state;
     support_install_fixture(c->dir, "good", "good");
-    char *sub = path_in(c->dir, "sub");
+    char *sub = support_path_in(c->dir, "sub");
     assert_int_equal(mkdir(sub, 0755), 0);
     free(sub);
     link_in(c->dir, "accel-plugin-peer.so", "sub");
@@ -556,7 +534,7 @@ static void test_broken_link_named_on_the_path_is_listed(void **state)
 {
     struct security_case *c = *state;
     link_in(c->dir, "accel-plugin-peer.so", "gone.so");
-    char *path = path_in(c->dir, "accel-plugin-peer.so");
+    char *path = support_path_in(c->dir, "accel-plugin-peer.so");
     create_host(c, path);
     free(path);
     expect_refused(c, "peer", "a broken symbolic link to gone.so");
@@ -615,7 +593,7 @@ static void test_real_setuid_program_ignores_every_variable(void **state)
     assert_true(length > 0);
     self[length] = '\0';
     support_copy_file(self, c->dir, "setuid-copy");
-    char *copy = path_in(c->dir, "setuid-copy");
+    char *copy = support_path_in(c->dir, "setuid-copy");
     assert_int_equal(chown(copy, NOBODY, (gid_t)-1), 0);
     assert_int_equal(chmod(copy, 04755), 0);
 

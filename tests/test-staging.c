@@ -40,13 +40,6 @@ static int teardown(void **state)
     return 0;
 }
 
-static accel_memory_stats stats_of(accel_device *device)
-{
-    accel_memory_stats stats;
-    assert_status(accel_device_memory_stats(device, &stats), ACCEL_OK);
-    return stats;
-}
-
 static void pattern(uint8_t *data, size_t bytes, uint32_t seed)
 {
     for (size_t i = 0; i < bytes; i++)
@@ -59,7 +52,7 @@ static void test_device_is_not_host_visible(void **state)
     accel_device_info info;
     assert_status(accel_device_info_get(c->device, &info), ACCEL_OK);
     assert_false(info.props.caps & ACCEL_DEVICE_CAP_HOST_VISIBLE);
-    assert_int_equal(stats_of(c->device).staging_chunk_bytes, CHUNK);
+    assert_int_equal(support_memory_stats(c->device).staging_chunk_bytes, CHUNK);
 }
 
 /* Round trip of `bytes` at a device offset, through unaligned host memory. */
@@ -116,11 +109,11 @@ static void test_repeated_transfers_do_not_grow_the_staging_set(void **state)
 {
     struct staging_case *c = *state;
     round_trip(c, 10 * CHUNK + 17, 3);
-    uint64_t buffers = stats_of(c->device).staging_buffers;
+    uint64_t buffers = support_memory_stats(c->device).staging_buffers;
     assert_true(buffers >= 1 && buffers <= 2);
     for (int i = 0; i < 20; i++)
         round_trip(c, 10 * CHUNK + 17, 3);
-    assert_int_equal(stats_of(c->device).staging_buffers, buffers);
+    assert_int_equal(support_memory_stats(c->device).staging_buffers, buffers);
 }
 
 /* A pitched copy: rows shorter than a chunk, rows longer than a chunk. */
@@ -174,7 +167,7 @@ static void test_pinned_host_memory_is_copied_directly(void **state)
     memcpy(copy, pinned, bytes);
     accel_ref ref;
     assert_status(accel_alloc(c->device, ACCEL_U8, bytes, &ref), ACCEL_OK);
-    uint64_t buffers = stats_of(c->device).staging_buffers;
+    uint64_t buffers = support_memory_stats(c->device).staging_buffers;
     assert_status(accel_copy_to_device(c->stream, ref, 0, pinned, bytes), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     memset(pinned, 0, bytes);
@@ -182,7 +175,7 @@ static void test_pinned_host_memory_is_copied_directly(void **state)
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_memory_equal(copy, pinned, bytes);
     /* Not a single staging buffer was needed. */
-    assert_int_equal(stats_of(c->device).staging_buffers, buffers);
+    assert_int_equal(support_memory_stats(c->device).staging_buffers, buffers);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
     accel_host_free(c->device, pinned);
     free(copy);

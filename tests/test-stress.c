@@ -343,7 +343,6 @@ static void open_devices(struct shared *s)
         assert_status(accel_kernel_get(s->module[d], "add_u32", &s->add[d]), ACCEL_OK);
     }
     support_clean_environment();
-    unsetenv("ACCEL_NULL_REPORT");
 }
 
 static void test_threads_on_two_devices_mix_every_operation(void **state)

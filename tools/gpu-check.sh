@@ -14,10 +14,11 @@
 #   3. runs accel-info on the cuda backend;
 #   4. runs the conformance suite (tests/conformance) on the real device,
 #      once with the PTX, once with the cubin, once with the bundle;
-#   5. runs accel-bench's cases (empty launch latency, launches back to
-#      back, copy bandwidth pageable and pinned in each direction, device to
-#      device, alloc+free) through accel and through raw Driver API calls
-#      in the same run;
+#   5. runs accel-bench's cases (the cost of a call through accel against
+#      the plugin's own entry, empty launch latency, launches back to back,
+#      copy bandwidth pageable and pinned in each direction, device to
+#      device, alloc+free) through accel, the plugin called directly and
+#      raw Driver API calls in the same run;
 #   6. runs the project's unit tests, with what time is left (meson builds
 #      only; they need no GPU, but the staged CUDA plugin now finds a real
 #      driver);
@@ -161,7 +162,7 @@ build_with_cc() {
     mapfile -t common < <(meson_sources "$ROOT/plugins/common/meson.build" "static_library" \
         "include_directories" | sed "s|^|$ROOT/plugins/common/|")
     mapfile -t bench < <(sed -n "/accel-bench-report'/,/dependencies/p;/accel_bench_sources = \[/,/\]/p" \
-        "$ROOT/tools/bench/meson.build" | grep -o "'[a-z_]*\.c'" | tr -d "'" |
+        "$ROOT/tools/bench/meson.build" | grep -o "'[A-Za-z0-9_./-]*\.c'" | tr -d "'" |
         grep -v '^opencl_cases\.c$' | sort -u | sed "s|^|$ROOT/tools/bench/|")
     # The vadd baseline's C loops, each at the level its meson target sets.
     local loops=(-falign-loops=64 -c -std=c11 -I"$ROOT/include")
@@ -183,7 +184,7 @@ build_with_cc() {
     "$CC" "${flags[@]}" -I"$ROOT/host" -DACCEL_PLUGINDIR="\"$BUILD/plugins\"" \
         "$ROOT/tools/accel-pack.c" "$ROOT/tools/json.c" "${host[@]}" -ldl \
         -o "$BUILD/tools/accel-pack"
-    "$CC" "${flags[@]}" "${bench[@]}" "${link[@]}" -o "$BUILD/tools/bench/accel-bench"
+    "$CC" "${flags[@]}" -I"$ROOT/tools" "${bench[@]}" "${link[@]}" -o "$BUILD/tools/bench/accel-bench"
     ln -sfn "$BUILD/tools/bench/accel-bench" "$BUILD/accel-bench"
 
     if printf '#include <stdarg.h>\n#include <stddef.h>\n#include <setjmp.h>\n#include <cmocka.h>\n' |
@@ -268,7 +269,7 @@ step_bench() {
             "cuda:any:elf=$(ls "$BUILD"/kernels/accel-kernels-examples.so)"
     fi
     "$BUILD/accel-bench" --quick \
-        --case launch_empty,launch_stream,copy_h2d,copy_d2h,copy_d2d,alloc_free \
+        --case dispatch,launch_empty,launch_stream,copy_h2d,copy_d2h,copy_d2d,alloc_free \
         --impl "$impls" --bundle "$bundle" --svg "$OUT/bench-copy.svg" | tee "$OUT/bench.txt"
 }
 

@@ -2,19 +2,18 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
-/*
- * The length of the well-formed UTF-8 sequence at the start of `s` (RFC
- * 3629: no overlong forms, no surrogates, nothing past U+10FFFF), or 0 when
- * the bytes there are not one.
- */
-static size_t utf8_sequence_length(const unsigned char *s, size_t n)
+size_t json_utf8_length(const unsigned char *s, size_t n)
 {
-    unsigned char lead = s[0];
+    unsigned char lead;
     unsigned char lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
     size_t len;
 
+    if (n == 0)
+        return 0;
+    lead = s[0];
     if (lead < 0x80)
         return 1;
     if (lead >= 0xc2 && lead <= 0xdf) {
@@ -66,7 +65,7 @@ static void write_escaped(FILE *out, const char *value, size_t len)
             i++;
             continue;
         }
-        seq = utf8_sequence_length(s + i, len - i);
+        seq = json_utf8_length(s + i, len - i);
         if (seq == 0) {
             /* Not text: say so rather than emit bytes a parser rejects. */
             fputs("\\ufffd", out);
@@ -195,4 +194,14 @@ void json_null(struct json_writer *w, const char *key)
 {
     begin_value(w, key);
     fputs("null", w->out);
+}
+
+void json_double(struct json_writer *w, const char *key, double value)
+{
+    if (!isfinite(value)) {
+        json_null(w, key);
+        return;
+    }
+    begin_value(w, key);
+    fprintf(w->out, "%.6g", value);
 }

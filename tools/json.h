@@ -47,5 +47,16 @@ void json_uint(struct json_writer *w, const char *key, uint64_t value);
 void json_int(struct json_writer *w, const char *key, int64_t value);
 void json_bool(struct json_writer *w, const char *key, bool value);
 void json_null(struct json_writer *w, const char *key);
+/* Six significant digits, enough for a measurement; null when the value is
+ * not finite, since JSON has no NaN or infinity. */
+void json_double(struct json_writer *w, const char *key, double value);
+
+/*
+ * The length of the well-formed UTF-8 sequence at the start of the `n`
+ * bytes at `s` (RFC 3629: no overlong forms, no surrogates, nothing past
+ * U+10FFFF), or 0 when the bytes there are not one. The writer replaces
+ * such bytes with U+FFFD; other writers of text (XML) do the same with it.
+ */
+size_t json_utf8_length(const unsigned char *s, size_t n);
 
 #endif /* ACCEL_TOOLS_JSON_H */

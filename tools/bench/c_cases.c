@@ -205,7 +205,11 @@ static void *vadd_thread(void *arg)
     return NULL;
 }
 
-/* The vector cut into one slice per thread; the calling thread runs the first. */
+/*
+ * The vector cut into one slice per thread; the calling thread runs the
+ * first. The other threads are started and joined inside each timed run,
+ * as the labels say.
+ */
 static bool step_vadd(void *context, double *out_ns)
 {
     struct step *st = context;
@@ -271,10 +275,10 @@ static bool measure_vadd(void *state, struct bench_run *run)
 
     if (!vadd_prepare(state, run))
         return false;
-    snprintf(detail, sizeof(detail), "a loop on %u threads (pthreads, one slice each)",
-             cpus);
+    snprintf(detail, sizeof(detail),
+             "a loop on %u threads started per run (pthreads, one slice each)", cpus);
     snprintf(vector_detail, sizeof(vector_detail),
-             "the loop vectorised (gcc -O3) on %u threads", cpus);
+             "the loop vectorised (gcc -O3) on %u threads started per run", cpus);
     return measure_vadd_threads(state, run, bench_vadd_scalar, 1, "a loop on one thread") &&
            (cpus == 1 ||
             measure_vadd_threads(state, run, bench_vadd_scalar, cpus, detail)) &&

@@ -1,104 +1,54 @@
 /* The JSON document of accel-bench --json. */
-#include <math.h>
-#include <string.h>
-
+#include "json.h"
 #include "report.h"
 
-void bench_json_write_string(FILE *out, const char *value)
-{
-    const unsigned char *s = (const unsigned char *)value;
-
-    fputc('"', out);
-    while (*s != '\0') {
-        size_t length;
-
-        switch (*s) {
-        case '"': fputs("\\\"", out); s++; continue;
-        case '\\': fputs("\\\\", out); s++; continue;
-        case '\n': fputs("\\n", out); s++; continue;
-        case '\r': fputs("\\r", out); s++; continue;
-        case '\t': fputs("\\t", out); s++; continue;
-        default: break;
-        }
-        if (*s < 0x20 || *s == 0x7f) {
-            fprintf(out, "\\u%04x", *s++);
-            continue;
-        }
-        length = bench_utf8_length(s);
-        if (length == 0) {
-            fputs("\\ufffd", out);
-            s++;
-            continue;
-        }
-        fwrite(s, 1, length, out);
-        s += length;
-    }
-    fputc('"', out);
-}
-
-/* JSON has no NaN or infinity: those become null. */
-static void write_number(FILE *out, double value)
-{
-    if (isfinite(value))
-        fprintf(out, "%.6g", value);
-    else
-        fputs("null", out);
-}
-
-static void write_member(FILE *out, int indent, const char *key, const char *value,
-                         bool comma)
-{
-    fprintf(out, "%*s\"%s\": ", indent, "", key);
-    bench_json_write_string(out, value);
-    fputs(comma ? ",\n" : "\n", out);
-}
-
-static void write_result(const struct bench_report *report,
-                         const struct bench_result *r, bool last, FILE *out)
+static void write_result(struct json_writer *w, const struct bench_report *report,
+                         const struct bench_result *r)
 {
     double ratio;
 
-    fputs("    {\n", out);
-    write_member(out, 6, "case", r->case_name, true);
-    write_member(out, 6, "variant", r->variant, true);
-    fprintf(out, "      \"bytes\": %llu,\n", (unsigned long long)r->bytes);
-    write_member(out, 6, "impl", r->impl, true);
-    write_member(out, 6, "detail", r->detail, true);
-    fputs("      \"median\": ", out);
-    write_number(out, r->summary.median);
-    fputs(",\n      \"p10\": ", out);
-    write_number(out, r->summary.p10);
-    fputs(",\n      \"p90\": ", out);
-    write_number(out, r->summary.p90);
-    fputs(",\n", out);
-    write_member(out, 6, "unit", r->unit, true);
-    fprintf(out, "      \"runs\": %u,\n", r->summary.runs);
-    fputs("      \"accel_ratio\": ", out);
+    json_begin_object(w, NULL);
+    json_string(w, "case", r->case_name);
+    json_string(w, "variant", r->variant);
+    json_uint(w, "bytes", r->bytes);
+    json_string(w, "impl", r->impl);
+    json_string(w, "detail", r->detail);
+    json_double(w, "median", r->summary.median);
+    json_double(w, "p10", r->summary.p10);
+    json_double(w, "p90", r->summary.p90);
+    json_string(w, "unit", r->unit);
+    json_uint(w, "runs", r->summary.runs);
     if (bench_report_ratio(report, r, &ratio))
-        write_number(out, ratio);
+        json_double(w, "accel_ratio", ratio);
     else
-        fputs("null", out);
-    fprintf(out, "\n    }%s\n", last ? "" : ",");
+        json_null(w, "accel_ratio");
+    json_end_object(w);
 }
 
 void bench_write_json(const struct bench_report *report, FILE *out)
 {
     const struct bench_machine *m = &report->machine;
+    struct json_writer w;
 
-    fputs("{\n  \"tool\": \"accel-bench\",\n  \"quick\": ", out);
-    fputs(m->quick ? "true" : "false", out);
-    fputs(",\n  \"device\": {\n", out);
-    write_member(out, 4, "plugin", m->plugin, true);
-    fprintf(out, "    \"index\": %u,\n", m->device_index);
-    write_member(out, 4, "name", m->device_name, true);
-    write_member(out, 4, "arch", m->arch, false);
-    fprintf(out, "  },\n  \"cpus\": %u,\n  \"results\": [\n", m->cpus);
+    json_writer_init(&w, out);
+    json_begin_object(&w, NULL);
+    json_string(&w, "tool", "accel-bench");
+    json_bool(&w, "quick", m->quick);
+    json_begin_object(&w, "device");
+    json_string(&w, "plugin", m->plugin);
+    json_uint(&w, "index", m->device_index);
+    json_string(&w, "name", m->device_name);
+    json_string(&w, "arch", m->arch);
+    json_end_object(&w);
+    json_uint(&w, "cpus", m->cpus);
+    json_begin_array(&w, "results");
     for (size_t i = 0; i < report->count; i++)
-        write_result(report, &report->results[i], i + 1 == report->count, out);
-    fputs("  ],\n  \"notes\": [", out);
-    for (size_t i = 0; i < report->note_count; i++) {
-        fputs(i == 0 ? "\n    " : ",\n    ", out);
-        bench_json_write_string(out, report->notes[i]);
-    }
-    fputs(report->note_count != 0 ? "\n  ]\n}\n" : "]\n}\n", out);
+        write_result(&w, report, &report->results[i]);
+    json_end_array(&w);
+    json_begin_array(&w, "notes");
+    for (size_t i = 0; i < report->note_count; i++)
+        json_string(&w, NULL, report->notes[i]);
+    json_end_array(&w);
+    json_end_object(&w);
+    json_writer_finish(&w);
 }

@@ -140,32 +140,3 @@ void bench_format_value(double value, const char *unit, char *out, size_t size)
     else
         snprintf(out, size, "%.2f s", value / 1e9);
 }
-
-size_t bench_utf8_length(const unsigned char *s)
-{
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t length;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        length = 2;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        length = 3;
-        lo = s[0] == 0xe0 ? 0xa0 : 0x80;
-        hi = s[0] == 0xed ? 0x9f : 0xbf;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        length = 4;
-        lo = s[0] == 0xf0 ? 0x90 : 0x80;
-        hi = s[0] == 0xf4 ? 0x8f : 0xbf;
-    } else {
-        return 0;
-    }
-    /* A NUL ends the string early; it fails the continuation tests. */
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < length; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return length;
-}

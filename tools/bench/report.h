@@ -83,14 +83,6 @@ const struct bench_result *bench_report_find(const struct bench_report *report,
                                              const char *variant, uint64_t bytes,
                                              const char *impl, const char *detail);
 
-/*
- * The length of the well-formed UTF-8 sequence at `s` (no overlong forms,
- * no surrogates, nothing past U+10FFFF; a NUL ends it), or 0 when the bytes
- * there are not one. The writers replace such bytes with U+FFFD, so that
- * any JSON or XML parser takes what they write.
- */
-size_t bench_utf8_length(const unsigned char *s);
-
 /* "4 KiB", "256 MiB", "100 B". */
 void bench_format_bytes(uint64_t bytes, char *out, size_t size);
 /* A value in its unit, scaled for reading: "850.0 ns", "1.21 µs", "9.87 GB/s". */
@@ -100,8 +92,6 @@ void bench_format_value(double value, const char *unit, char *out, size_t size);
 void bench_write_table(const struct bench_report *report, FILE *out);
 /* One JSON document (RFC 8259), ending with a newline. */
 void bench_write_json(const struct bench_report *report, FILE *out);
-/* A JSON string with its quotes; bytes that are not UTF-8 become U+FFFD. */
-void bench_json_write_string(FILE *out, const char *value);
 /*
  * An SVG plot of the median bandwidth of every copy case against transfer
  * size, one panel per case, one line per implementation and memory kind,

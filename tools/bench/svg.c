@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "report.h"
 
 enum {
@@ -34,8 +35,9 @@ struct x_range {
 static void write_escaped(FILE *out, const char *text)
 {
     const unsigned char *s = (const unsigned char *)text;
+    const unsigned char *end = s + strlen(text);
 
-    while (*s != '\0') {
+    while (s < end) {
         size_t length;
 
         switch (*s) {
@@ -52,7 +54,7 @@ static void write_escaped(FILE *out, const char *text)
             s++;
             continue;
         }
-        length = bench_utf8_length(s);
+        length = json_utf8_length(s, (size_t)(end - s));
         if (length == 0) {
             fputs("&#xfffd;", out);
             s++;

@@ -144,11 +144,6 @@ ahip_hipError_t fake_hip_enter(const char *name, bool *out_lose)
     return (ahip_hipError_t)failed;
 }
 
-int fake_hip_current_device(void)
-{
-    return fake_hip_thread_device;
-}
-
 ahip_hipError_t fake_hip_current(struct fake_hip_context **out_ctx)
 {
     struct fake_hip_device *device;

@@ -125,9 +125,6 @@ ahip_hipError_t fake_hip_enter(const char *name, bool *out_lose);
 
 /* The calling thread's device's context, made if need be; IllegalAddress once lost. Lock held. */
 ahip_hipError_t fake_hip_current(struct fake_hip_context **out_ctx);
-/* The calling thread's device. */
-int fake_hip_current_device(void);
-
 /* Lose the calling thread's device's context. Lock held. */
 void fake_hip_lose_current(void);
 
