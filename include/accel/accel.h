@@ -298,9 +298,12 @@ ACCEL_API accel_status accel_alloc(accel_device *device, accel_elem_type type,
  */
 ACCEL_API accel_status accel_free(accel_device *device, accel_ref ref);
 /*
- * Validate a ref against a device: ACCEL_ERR_DEVICE_MISMATCH (another
- * device's), ACCEL_ERR_STALE_REF (minted before a reset),
- * ACCEL_ERR_FREED_REF (freed or never valid), else ACCEL_OK.
+ * Validate a ref against a device: ACCEL_ERR_FREED_REF (freed, or never
+ * valid: a zero-initialised ref on any device, and a ref of this device
+ * whose slot and generation it never minted, whatever device generation
+ * the ref claims), ACCEL_ERR_DEVICE_MISMATCH (another device's),
+ * ACCEL_ERR_STALE_REF (minted before a reset), else ACCEL_OK. Every entry
+ * that takes a ref validates it so and returns these codes.
  */
 ACCEL_API accel_status accel_ref_check(accel_device *device, accel_ref ref);
 /* Bytes a ref covers: count times its element size. */
@@ -576,19 +579,19 @@ ACCEL_API accel_status accel_copy_on_device_layout(
     const struct accel_copy_layout *layout);
 
 /*
- * Typed copies: `count` elements of the host type `host_type`, which must be
- * the ref's element type. The one exception is a ref of ACCEL_BYTE, raw
- * bytes: it takes any one-byte host type (ACCEL_BYTE, ACCEL_I8, ACCEL_U8),
- * `count` then being bytes. Any other pair is ACCEL_ERR_TYPE_MISMATCH, so
- * `count` is always in elements of the host type and never covers more host
- * bytes than `count` of them. The copy runs from the start of the ref; the
- * range is checked against the allocation.
- * Errors, in this order: ACCEL_ERR_INVALID_ARGUMENT (a host_type outside
- * the enum, a count that overflows), the ref's errors (those of
- * accel_ref_check), ACCEL_ERR_TYPE_MISMATCH, ACCEL_ERR_INVALID_ARGUMENT (a
- * count past the allocation). The macros below choose host_type from the
- * host pointer; for bytes of any kind, use accel_copy_to_device and
- * accel_copy_to_host.
+ * Typed copies: `count` elements of the host type (`src_type` or
+ * `dst_type`), from the start of the ref. The host type must be the ref's
+ * element type, so that `count` host elements are exactly the bytes copied;
+ * the one exception is a ref of ACCEL_BYTE, raw bytes, which takes any
+ * one-byte host type (ACCEL_BYTE, ACCEL_I8, ACCEL_U8), `count` then being
+ * bytes. Any other pair is ACCEL_ERR_TYPE_MISMATCH.
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT (a host type outside the enum, a
+ * count that overflows or passes the allocation, a NULL stream, a NULL host
+ * pointer with a nonzero count), those of accel_ref_check (checked before
+ * the type, so a freed ref is ACCEL_ERR_FREED_REF whatever the host type),
+ * ACCEL_ERR_TYPE_MISMATCH, and the device's (ACCEL_ERR_DEVICE_LOST, ...).
+ * The macros below choose the host type from the host pointer; for bytes
+ * of any kind, use accel_copy_to_device and accel_copy_to_host.
  */
 ACCEL_API accel_status accel_copy_to_device_typed(accel_stream *stream,
                                                   accel_ref dst,
