@@ -42,6 +42,23 @@ accel_status accel__submit_end(accel_stream *stream, accel_status status)
     return status;
 }
 
+/* The host side of a copy by bytes: no element type to check. */
+#define HOST_UNTYPED ACCEL_ELEM_TYPE_COUNT
+
+/*
+ * Whether host elements of `host_type` may be copied to or from a ref of
+ * `ref_type`: only the same type, so that a count of host elements never
+ * covers more host bytes than it says. An ACCEL_BYTE ref is raw bytes and
+ * takes every one-byte type, since uint8_t, the usual byte buffer, is U8.
+ */
+static bool host_type_fits(uint32_t ref_type, accel_elem_type host_type)
+{
+    if (host_type == HOST_UNTYPED || (uint32_t)host_type == ref_type)
+        return true;
+    return ref_type == ACCEL_BYTE &&
+           (host_type == ACCEL_I8 || host_type == ACCEL_U8);
+}
+
 /* Resolve a ref and check the host element type against it. */
 static accel_status resolve_typed(accel_device *device, accel_ref ref,
                                   accel_elem_type host_type,
@@ -50,12 +67,16 @@ static accel_status resolve_typed(accel_device *device, accel_ref ref,
     accel_status status = accel__ref_resolve(device, ref, out_slot);
     if (status != ACCEL_OK)
         return status;
-    if (host_type != ACCEL_BYTE && ref.type != ACCEL_BYTE &&
-        (uint32_t)host_type != ref.type)
+    if (!host_type_fits(ref.type, host_type)) {
+        *out_slot = NULL;
         return accel__error(ACCEL_ERR_TYPE_MISMATCH,
-                            "the ref holds %s elements, the host data is %s",
+                            "the ref holds %s elements, the host data is %s%s",
                             accel_elem_type_name((accel_elem_type)ref.type),
-                            accel_elem_type_name(host_type));
+                            accel_elem_type_name(host_type),
+                            ref.type == ACCEL_BYTE
+                                ? " (a byte ref takes byte, i8 or u8 host data)"
+                                : "");
+    }
     return ACCEL_OK;
 }
 
@@ -218,6 +239,12 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
                                       const struct accel_copy_layout *layout)
 {
     accel_device *here = stream->device;
+    /* A ref never minted is freed, not another device's. */
+    accel_status unminted = accel__ref_unminted(dst);
+    if (unminted == ACCEL_OK)
+        unminted = accel__ref_unminted(src);
+    if (unminted != ACCEL_OK)
+        return unminted;
     bool dst_here = dst.device_id == here->id;
     accel_device *there =
         device_by_id(here->host, dst_here ? src.device_id : dst.device_id);
@@ -277,26 +304,27 @@ accel_status accel_copy_to_device_layout(accel_stream *stream, accel_ref dst,
                                          const void *src,
                                          const struct accel_copy_layout *layout)
 {
-    return host_copy(stream, dst, ACCEL_BYTE, (void *)src, layout, true);
+    return host_copy(stream, dst, HOST_UNTYPED, (void *)src, layout, true);
 }
 
 accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst,
                                        accel_ref src,
                                        const struct accel_copy_layout *layout)
 {
-    return host_copy(stream, src, ACCEL_BYTE, dst, layout, false);
+    return host_copy(stream, src, HOST_UNTYPED, dst, layout, false);
 }
 
-/* A zero-byte copy does nothing, but its ref must still be good. */
+/* A zero-byte copy does nothing, but its ref (and the host type against
+ * it) must still be good. */
 static accel_status empty_copy(accel_stream *stream, accel_ref ref,
-                               uint64_t offset)
+                               uint64_t offset, accel_elem_type host_type)
 {
     accel_status status = accel__submit_begin(stream, "copy");
     if (status != ACCEL_OK)
         return status;
     accel_device *device = stream->device;
     struct accel__slot *slot = NULL;
-    status = accel__ref_resolve(device, ref, &slot);
+    status = resolve_typed(device, ref, host_type, &slot);
     if (status == ACCEL_OK && offset > slot->bytes)
         status = accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                               "copy: offset %llu is past the allocation's %llu "
@@ -311,18 +339,18 @@ accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
                                   uint64_t offset, const void *src, uint64_t bytes)
 {
     if (bytes == 0)
-        return empty_copy(stream, dst, offset);
+        return empty_copy(stream, dst, offset, HOST_UNTYPED);
     struct accel_copy_layout layout = accel__layout_linear(0, offset, bytes);
-    return host_copy(stream, dst, ACCEL_BYTE, (void *)src, &layout, true);
+    return host_copy(stream, dst, HOST_UNTYPED, (void *)src, &layout, true);
 }
 
 accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
                                 uint64_t offset, uint64_t bytes)
 {
     if (bytes == 0)
-        return empty_copy(stream, src, offset);
+        return empty_copy(stream, src, offset, HOST_UNTYPED);
     struct accel_copy_layout layout = accel__layout_linear(offset, 0, bytes);
-    return host_copy(stream, src, ACCEL_BYTE, dst, &layout, false);
+    return host_copy(stream, src, HOST_UNTYPED, dst, &layout, false);
 }
 
 accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
@@ -330,28 +358,29 @@ accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
                                   uint64_t src_offset, uint64_t bytes)
 {
     if (bytes == 0) {
-        accel_status status = empty_copy(stream, dst, dst_offset);
-        return status == ACCEL_OK ? empty_copy(stream, src, src_offset) : status;
+        accel_status status = empty_copy(stream, dst, dst_offset, HOST_UNTYPED);
+        return status == ACCEL_OK ? empty_copy(stream, src, src_offset, HOST_UNTYPED)
+                                  : status;
     }
     struct accel_copy_layout layout = accel__layout_linear(src_offset, dst_offset, bytes);
     return accel_copy_on_device_layout(stream, dst, src, &layout);
 }
 
-/* Bytes in `count` elements: of the ref's type, or the host's if untyped. */
-static accel_status typed_bytes(accel_ref ref, accel_elem_type host_type,
-                                uint64_t count, uint64_t *out_bytes)
+/* Bytes in `count` elements of the host type. The ref's type is checked
+ * against it once the ref is resolved. */
+static accel_status typed_bytes(accel_elem_type host_type, uint64_t count,
+                                uint64_t *out_bytes)
 {
-    if ((unsigned)host_type >= ACCEL_ELEM_TYPE_COUNT)
+    *out_bytes = 0;
+    size_t element = accel_elem_size(host_type);
+    if (element == 0)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "typed copy: %d is not an element type",
                             (int)host_type);
-    accel_elem_type type =
-        ref.type != ACCEL_BYTE ? (accel_elem_type)ref.type : host_type;
-    size_t element = accel_elem_size(type);
-    if (element == 0 || __builtin_mul_overflow(count, (uint64_t)element, out_bytes))
+    if (__builtin_mul_overflow(count, (uint64_t)element, out_bytes))
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "typed copy: %llu elements overflow",
-                            (unsigned long long)count);
+                            "typed copy: %llu elements of %zu bytes overflow",
+                            (unsigned long long)count, element);
     return ACCEL_OK;
 }
 
@@ -360,11 +389,11 @@ accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
                                         uint64_t count)
 {
     uint64_t bytes = 0;
-    accel_status status = typed_bytes(dst, src_type, count, &bytes);
+    accel_status status = typed_bytes(src_type, count, &bytes);
     if (status != ACCEL_OK)
         return status;
     if (bytes == 0)
-        return empty_copy(stream, dst, 0);
+        return empty_copy(stream, dst, 0, src_type);
     struct accel_copy_layout layout = accel__layout_linear(0, 0, bytes);
     return host_copy(stream, dst, src_type, (void *)src, &layout, true);
 }
@@ -374,11 +403,11 @@ accel_status accel_copy_to_host_typed(accel_stream *stream,
                                       accel_ref src, uint64_t count)
 {
     uint64_t bytes = 0;
-    accel_status status = typed_bytes(src, dst_type, count, &bytes);
+    accel_status status = typed_bytes(dst_type, count, &bytes);
     if (status != ACCEL_OK)
         return status;
     if (bytes == 0)
-        return empty_copy(stream, src, 0);
+        return empty_copy(stream, src, 0, dst_type);
     struct accel_copy_layout layout = accel__layout_linear(0, 0, bytes);
     return host_copy(stream, src, dst_type, dst, &layout, false);
 }

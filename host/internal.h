@@ -390,6 +390,8 @@ void accel__refs_deinit(struct accel__ref_table *table);
 /* Validate `ref` against the device; on success the slot. */
 accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
                                 struct accel__slot **out_slot);
+/* ACCEL_ERR_FREED_REF for a ref no device ever minted (a zeroed one). */
+accel_status accel__ref_unminted(accel_ref ref);
 
 /* Streams and events: drop and rebuild the plugin's objects at reset. */
 void accel__streams_release(accel_device *device);

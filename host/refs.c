@@ -68,10 +68,46 @@ static void slot_give_back(struct accel__ref_table *table, uint32_t index)
     table->free_list[table->free_count++] = index;
 }
 
+/*
+ * Device ids and slot generations start at 1, so no ref with either at 0
+ * (a zero-initialised one) was ever minted, on any device: it is a freed
+ * ref, the code for "never valid", whichever device it is shown to.
+ */
+accel_status accel__ref_unminted(accel_ref ref)
+{
+    if (ref.device_id != 0 && ref.slot_generation != 0)
+        return ACCEL_OK;
+    return accel__error(ACCEL_ERR_FREED_REF,
+                        "the ref (device id %u, slot %u, generation %u) was "
+                        "never allocated: a zero-initialised ref is never valid",
+                        ref.device_id, ref.slot, ref.slot_generation);
+}
+
+/* A ref of this device whose slot never reached its generation was never
+ * allocated, whatever device generation it claims. Lock held. */
+static bool slot_never_minted(const struct accel__ref_table *table, accel_ref ref)
+{
+    if (ref.slot >= table->used)
+        return true;
+    const struct accel__slot *slot = &table->slots[ref.slot];
+    /* A dead slot's generation is the next it will mint. */
+    return ref.slot_generation > slot->generation ||
+           (ref.slot_generation == slot->generation && !slot->live);
+}
+
 accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
                                 struct accel__slot **out_slot)
 {
     *out_slot = NULL;
+    accel_status status = accel__ref_unminted(ref);
+    if (status != ACCEL_OK)
+        return status;
+    if (ref.device_id == device->id && slot_never_minted(&device->refs, ref))
+        return accel__error(ACCEL_ERR_FREED_REF,
+                            "the ref (slot %u, generation %u) was never "
+                            "allocated on %s:%u",
+                            ref.slot, ref.slot_generation, device->plugin->name,
+                            device->index);
     if (ref.device_id != device->id)
         return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
                             "the ref belongs to device id %u, not %s:%u (id %u)",

@@ -546,6 +546,178 @@ static void test_waiting_on_another_devices_event_is_a_mismatch(void **state)
     assert_status(recorded, ACCEL_ERR_DEVICE_MISMATCH);
 }
 
+/* ---- typed copies: the host type must be the ref's ---- */
+
+/* The issue's case: a 4-byte host buffer of char against a ref of 4 floats
+ * (16 bytes). Copied, it would read or write 12 bytes past the buffer; a
+ * heap buffer, so that ASan and valgrind see it. */
+static void test_typed_copy_of_char_data_into_a_wider_ref_is_refused(void **state)
+{
+    struct copy_case *c = *state;
+    char *small = malloc(4);
+    assert_non_null(small);
+    memset(small, 0x5a, 4);
+    accel_ref f32;
+    assert_status(accel_alloc(c->device, ACCEL_F32, 4, &f32), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, f32, small, 4), ACCEL_ERR_TYPE_MISMATCH);
+    assert_contains(accel_last_error(), "f32");
+    assert_status(accel_copy_out(c->stream, small, f32, 4), ACCEL_ERR_TYPE_MISMATCH);
+    /* The entry points under the macros refuse every one-byte type alike. */
+    const accel_elem_type bytes[] = { ACCEL_BYTE, ACCEL_I8, ACCEL_U8 };
+    for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+        assert_status(accel_copy_to_device_typed(c->stream, f32, bytes[i], small, 4),
+                      ACCEL_ERR_TYPE_MISMATCH);
+        assert_status(accel_copy_to_host_typed(c->stream, bytes[i], small, f32, 4),
+                      ACCEL_ERR_TYPE_MISMATCH);
+    }
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal((unsigned char)small[i], 0x5a);
+    free(small);
+    assert_status(accel_free(c->device, f32), ACCEL_OK);
+}
+
+/* Every pair of ref type and host type, both ways, by the entry points:
+ * only the ref's own type passes, and one-byte types against ACCEL_BYTE. */
+static void test_typed_copy_takes_only_the_refs_own_host_type(void **state)
+{
+    struct copy_case *c = *state;
+    uint64_t host[4] = { 0 };
+    for (int r = 0; r < ACCEL_ELEM_TYPE_COUNT; r++) {
+        accel_ref ref;
+        assert_status(accel_alloc(c->device, (accel_elem_type)r, 4, &ref), ACCEL_OK);
+        for (int h = 0; h < ACCEL_ELEM_TYPE_COUNT; h++) {
+            accel_elem_type type = (accel_elem_type)h;
+            bool fits = h == r ||
+                        (r == ACCEL_BYTE && accel_elem_size(type) == 1);
+            accel_status want = fits ? ACCEL_OK : ACCEL_ERR_TYPE_MISMATCH;
+            for (uint64_t count = 0; count <= 4; count += 4) {
+                assert_status(accel_copy_to_device_typed(c->stream, ref, type,
+                                                         host, count),
+                              want);
+                assert_status(accel_copy_to_host_typed(c->stream, type, host,
+                                                       ref, count),
+                              want);
+            }
+        }
+        assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+        assert_status(accel_free(c->device, ref), ACCEL_OK);
+    }
+}
+
+static void test_typed_copy_counts_elements_of_the_host_type(void **state)
+{
+    struct copy_case *c = *state;
+    uint16_t in[8] = { 1, 2, 3, 4, 5, 6, 7, 0xffff }, out[9] = { 0 };
+    accel_ref u16;
+    assert_status(accel_alloc(c->device, ACCEL_U16, 8, &u16), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, u16, in, 8), ACCEL_OK);
+    assert_status(accel_copy_out(c->stream, out, u16, 8), ACCEL_OK);
+    assert_status(accel_copy_out(c->stream, out, u16, 9), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_memory_equal(in, out, sizeof in);
+    assert_int_equal(out[8], 0);
+    assert_status(accel_free(c->device, u16), ACCEL_OK);
+
+    /* A byte ref counts bytes, from char, int8_t and uint8_t alike. */
+    accel_ref raw;
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, 8, &raw), ACCEL_OK);
+    char text[8] = "abcdefg";
+    int8_t signed_bytes[8] = { -1, -2, -3, -4, -5, -6, -7, -8 };
+    uint8_t back[8] = { 0 };
+    assert_status(accel_copy_in(c->stream, raw, text, 8), ACCEL_OK);
+    assert_status(accel_copy_out(c->stream, back, raw, 8), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_memory_equal(text, back, 8);
+    assert_status(accel_copy_in(c->stream, raw, signed_bytes, 8), ACCEL_OK);
+    assert_status(accel_copy_out(c->stream, back, raw, 8), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, raw, back, 9), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_memory_equal(signed_bytes, back, 8);
+    /* But wider host data is not bytes. */
+    float floats[2] = { 1, 2 };
+    assert_status(accel_copy_in(c->stream, raw, floats, 2), ACCEL_ERR_TYPE_MISMATCH);
+    assert_contains(accel_last_error(), "byte ref");
+    assert_status(accel_copy_out(c->stream, floats, raw, 2), ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_free(c->device, raw), ACCEL_OK);
+}
+
+/* Types that map to the same element as a fixed-width type but are other C
+ * types (long long beside int64_t's long, unsigned char, size_t) copy as
+ * that element; and none passes against a ref of another element. */
+#define ROUND_TRIP(T, want)                                                    \
+    do {                                                                       \
+        T in_[3] = { (T)1, (T)2, (T)3 }, out_[3] = { (T)0 };                   \
+        accel_ref ref_;                                                        \
+        assert_int_equal(ACCEL_ELEM_TYPE_OF(in_), (want));                     \
+        assert_status(accel_alloc(c->device, (want), 3, &ref_), ACCEL_OK);     \
+        assert_status(accel_copy_in(c->stream, ref_, in_, 3), ACCEL_OK);       \
+        assert_status(accel_copy_out(c->stream, out_, ref_, 3), ACCEL_OK);     \
+        assert_status(accel_copy_in(c->stream, wrong, in_, 3),                 \
+                      ACCEL_ERR_TYPE_MISMATCH);                                \
+        assert_status(accel_stream_sync(c->stream), ACCEL_OK);                 \
+        assert_memory_equal(in_, out_, sizeof in_);                            \
+        assert_status(accel_free(c->device, ref_), ACCEL_OK);                  \
+    } while (0)
+
+static void test_typed_macros_copy_every_standard_type(void **state)
+{
+    struct copy_case *c = *state;
+    /* A ref no host type below matches: bf16 of 3. */
+    accel_ref wrong;
+    assert_status(accel_alloc(c->device, ACCEL_BF16, 3, &wrong), ACCEL_OK);
+    ROUND_TRIP(signed char, ACCEL_I8);
+    ROUND_TRIP(unsigned char, ACCEL_U8);
+    ROUND_TRIP(short, ACCEL_I16);
+    ROUND_TRIP(unsigned short, ACCEL_U16);
+    ROUND_TRIP(int, ACCEL_I32);
+    ROUND_TRIP(unsigned int, ACCEL_U32);
+    ROUND_TRIP(long, sizeof(long) == 8 ? ACCEL_I64 : ACCEL_I32);
+    ROUND_TRIP(unsigned long, sizeof(long) == 8 ? ACCEL_U64 : ACCEL_U32);
+    ROUND_TRIP(long long, ACCEL_I64);
+    ROUND_TRIP(unsigned long long, ACCEL_U64);
+    ROUND_TRIP(size_t, sizeof(size_t) == 8 ? ACCEL_U64 : ACCEL_U32);
+    ROUND_TRIP(float, ACCEL_F32);
+    ROUND_TRIP(double, ACCEL_F64);
+#if defined(__FLT16_MAX__)
+    ROUND_TRIP(_Float16, ACCEL_F16);
+#endif
+    /* long long is not a double, though both are 8 bytes. */
+    long long wide[2] = { 1, 2 };
+    accel_ref f64;
+    assert_status(accel_alloc(c->device, ACCEL_F64, 2, &f64), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, f64, wide, 2), ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_free(c->device, f64), ACCEL_OK);
+    assert_status(accel_free(c->device, wrong), ACCEL_OK);
+}
+
+static void test_typed_copy_of_a_type_outside_the_enum_is_invalid(void **state)
+{
+    struct copy_case *c = *state;
+    uint64_t host[2] = { 0 };
+    const accel_elem_type bad[] = { ACCEL_ELEM_TYPE_COUNT, (accel_elem_type)-1,
+                                    (accel_elem_type)0x7fffffff };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (uint64_t count = 0; count <= 1; count++) {
+            assert_status(accel_copy_to_device_typed(c->stream, c->a, bad[i],
+                                                     host, count),
+                          ACCEL_ERR_INVALID_ARGUMENT);
+            assert_status(accel_copy_to_host_typed(c->stream, bad[i], host,
+                                                   c->a, count),
+                          ACCEL_ERR_INVALID_ARGUMENT);
+        }
+    }
+    assert_status(accel_copy_to_device_typed(c->stream, c->a, ACCEL_U8, host,
+                                             UINT64_MAX),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    accel_ref u64;
+    assert_status(accel_alloc(c->device, ACCEL_U64, 2, &u64), ACCEL_OK);
+    assert_status(accel_copy_to_host_typed(c->stream, ACCEL_U64, host, u64,
+                                           UINT64_MAX / 4),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_free(c->device, u64), ACCEL_OK);
+}
+
 #define COPY_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -572,6 +744,11 @@ int main(void)
         COPY_TEST(test_event_is_complete_after_stream_sync),
         COPY_TEST(test_stream_waits_for_event_of_another_stream),
         COPY_TEST(test_device_sync_waits_for_every_stream),
+        COPY_TEST(test_typed_copy_of_char_data_into_a_wider_ref_is_refused),
+        COPY_TEST(test_typed_copy_takes_only_the_refs_own_host_type),
+        COPY_TEST(test_typed_copy_counts_elements_of_the_host_type),
+        COPY_TEST(test_typed_macros_copy_every_standard_type),
+        COPY_TEST(test_typed_copy_of_a_type_outside_the_enum_is_invalid),
         cmocka_unit_test_setup_teardown(
             test_waiting_on_another_devices_event_is_a_mismatch,
             setup_two_devices, teardown),

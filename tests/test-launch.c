@@ -363,6 +363,20 @@ static void test_corrupt_or_empty_images_are_refused(void **state)
                   ACCEL_ERR_MODULE);
 }
 
+static void test_zeroed_ref_argument_is_a_freed_ref(void **state)
+{
+    /* accel.h: a ref never valid is ACCEL_ERR_FREED_REF, not another
+     * device's (device ids start at 1). */
+    struct launch_case *c = *state;
+    zero(c);
+    accel_ref zeroed = {0};
+    assert_status(add(c, c->add, zeroed, 1), ACCEL_ERR_FREED_REF);
+    assert_contains(accel_last_error(), "argument 1");
+    accel_ref typed = {.type = ACCEL_U32, .count = N};
+    assert_status(add(c, c->add, typed, 1), ACCEL_ERR_FREED_REF);
+    expect_sum(c, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +395,7 @@ int main(void)
         T(test_small_copies_keep_their_place_behind_kernels),
         T(test_corrupt_bundle_is_refused),
         T(test_corrupt_or_empty_images_are_refused),
+        T(test_zeroed_ref_argument_is_a_freed_ref),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

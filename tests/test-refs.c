@@ -317,30 +317,48 @@ static void test_typed_copy_of_wrong_host_type_is_a_type_mismatch(void **state)
     /* uint8_t is a typed U8, not raw bytes. */
     assert_status(accel_copy_in(c->stream, ref, bytes, 4),
                   ACCEL_ERR_TYPE_MISMATCH);
+    /* char, raw bytes, fits no float ref; nor does long long a double. */
+    char text[4] = "abc";
+    long long wide[4] = { 0 };
+    assert_status(accel_copy_in(c->stream, ref, text, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_out(c->stream, text, ref, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_in(c->stream, ref, wide, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
 }
 
-static void test_untyped_sides_pass_the_type_check(void **state)
+static void test_byte_ref_takes_one_byte_host_types_only(void **state)
 {
     struct refs_case *c = *state;
+    char text[4] = "abc";
+    uint8_t u8[4] = { 1, 2, 3, 4 };
+    int8_t i8[4] = { -1, -2, -3, -4 };
     float values[4] = { 1.5f, 2.5f, 3.5f, 4.5f };
-    float out[4] = { 0 };
-    /* A void * host side is ACCEL_BYTE: untyped. */
-    void *untyped = values;
-    accel_ref f32 = alloc_ok(c->device, ACCEL_F32, 16);
-    assert_status(accel_copy_in(c->stream, f32, untyped, 4), ACCEL_OK);
+    accel_ref raw = alloc_ok(c->device, ACCEL_BYTE, 16);
+    assert_status(accel_copy_in(c->stream, raw, text, 4), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, raw, u8, 4), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, raw, i8, 4), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, raw, values, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_out(c->stream, values, raw, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
 
-    /* An ACCEL_BYTE ref takes any host type. */
-    accel_ref raw = alloc_ok(c->device, ACCEL_BYTE, 64);
-    assert_status(accel_copy_in(c->stream, raw, values, 4), ACCEL_OK);
-    assert_status(accel_copy_out(c->stream, out, raw, 4), ACCEL_OK);
-
-    /* Matching types pass, of course. */
-    assert_status(accel_copy_in(c->stream, f32, values, 4), ACCEL_OK);
+    /* A typed one-byte ref takes its own type only: char is raw bytes,
+     * and the signs differ. */
+    accel_ref typed_u8 = alloc_ok(c->device, ACCEL_U8, 4);
+    assert_status(accel_copy_in(c->stream, typed_u8, u8, 4), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, typed_u8, text, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_in(c->stream, typed_u8, i8, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_out(c->stream, text, typed_u8, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_free(c->device, typed_u8), ACCEL_OK);
     assert_status(accel_free(c->device, raw), ACCEL_OK);
-    assert_status(accel_free(c->device, f32), ACCEL_OK);
 }
 
 static void test_zero_or_overflowing_size_is_invalid(void **state)
@@ -402,19 +420,86 @@ static void test_garbage_slot_index_is_a_freed_ref(void **state)
     assert_status(accel_free(c->device, ref), ACCEL_OK);
 }
 
-static void test_zeroed_ref_is_never_valid(void **state)
+/* Every entry that takes a ref, with `ref` where a ref goes (in both
+ * places of a device copy), must say `want`. */
+static void assert_every_ref_entry_says(struct refs_case *c, accel_ref ref,
+                                        accel_status want)
+{
+    accel_ref live = alloc_ok(c->device, ACCEL_F32, 4);
+    float data[4] = { 0 };
+    struct accel_copy_layout layout = { .row_bytes = 4, .rows = 1 };
+    uint64_t address = 1;
+    assert_status(accel_ref_check(c->device, ref), want);
+    assert_status(accel_copy_to_device(c->stream, ref, 0, data, 4), want);
+    assert_status(accel_copy_to_host(c->stream, data, ref, 0, 4), want);
+    assert_status(accel_copy_to_device(c->stream, ref, 0, data, 0), want);
+    assert_status(accel_copy_in(c->stream, ref, data, 4), want);
+    assert_status(accel_copy_out(c->stream, data, ref, 4), want);
+    assert_status(accel_copy_in(c->stream, ref, data, 0), want);
+    assert_status(accel_copy_to_device_layout(c->stream, ref, data, &layout), want);
+    assert_status(accel_copy_to_host_layout(c->stream, data, ref, &layout), want);
+    assert_status(accel_copy_on_device(c->stream, ref, 0, live, 0, 4), want);
+    assert_status(accel_copy_on_device(c->stream, live, 0, ref, 0, 4), want);
+    assert_status(accel_copy_on_device(c->stream, ref, 0, live, 0, 0), want);
+    assert_status(accel_copy_on_device_layout(c->stream, live, ref, &layout), want);
+    assert_status(accel_ref_native(c->device, ref, &address), want);
+    assert_int_equal(address, 0);
+    assert_status(accel_free(c->device, ref), want);
+    /* Nothing was harmed. */
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_ref_check(c->device, live), ACCEL_OK);
+    assert_status(accel_free(c->device, live), ACCEL_OK);
+}
+
+static void test_zeroed_ref_is_a_freed_ref_on_every_entry(void **state)
 {
     struct refs_case *c = *state;
-    /* Make some live refs first, so that slot 0 is probably taken. */
+    /* Make some live refs first, so that slot 0 is taken. */
     accel_ref live = alloc_ok(c->device, ACCEL_BYTE, 8);
     accel_ref zero;
     memset(&zero, 0, sizeof zero);
-    assert_true(accel_ref_check(c->device, zero) != ACCEL_OK);
-    unsigned char data[8] = { 0 };
-    assert_true(accel_copy_to_device(c->stream, zero, 0, data, 1) != ACCEL_OK);
-    assert_true(accel_free(c->device, zero) != ACCEL_OK);
+    assert_every_ref_entry_says(c, zero, ACCEL_ERR_FREED_REF);
+    assert_contains(accel_last_error(), "never allocated");
+    /* Zero with a plausible type and length is no better. */
+    accel_ref typed = { .type = ACCEL_F32, .count = 4 };
+    assert_every_ref_entry_says(c, typed, ACCEL_ERR_FREED_REF);
     assert_status(accel_ref_check(c->device, live), ACCEL_OK);
     assert_status(accel_free(c->device, live), ACCEL_OK);
+}
+
+static void test_zeroed_ref_is_a_freed_ref_on_a_second_device(void **state)
+{
+    /* Device ids start at 1: a zeroed ref is no device's, on any device. */
+    struct refs_case *c = *state;
+    accel_ref zero = { .type = ACCEL_F32, .count = 4 };
+    accel_ref theirs = alloc_ok(c->device1, ACCEL_F32, 4);
+    assert_status(accel_ref_check(c->device1, zero), ACCEL_ERR_FREED_REF);
+    assert_status(accel_copy_on_device(c->stream, theirs, 0, zero, 0, 4),
+                  ACCEL_ERR_FREED_REF);
+    assert_status(accel_copy_on_device(c->stream, zero, 0, theirs, 0, 4),
+                  ACCEL_ERR_FREED_REF);
+    assert_status(accel_free(c->device1, zero), ACCEL_ERR_FREED_REF);
+    assert_status(accel_free(c->device1, theirs), ACCEL_OK);
+}
+
+static void test_ref_of_a_slot_never_minted_is_freed_not_stale(void **state)
+{
+    /* The device's own id, but a slot or slot generation no allocation
+     * ever had: FREED_REF, whatever device generation it claims. */
+    struct refs_case *c = *state;
+    accel_ref live = alloc_ok(c->device, ACCEL_F32, 4);
+    accel_ref ahead = live;
+    ahead.slot_generation += 7;
+    ahead.device_generation = 0;
+    assert_every_ref_entry_says(c, ahead, ACCEL_ERR_FREED_REF);
+    accel_ref past = live;
+    past.slot = 100000;
+    past.device_generation += 3;
+    assert_every_ref_entry_says(c, past, ACCEL_ERR_FREED_REF);
+    /* A ref that was minted, before a reset, stays stale. */
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    assert_status(accel_ref_check(c->device, live), ACCEL_ERR_STALE_REF);
+    assert_status(accel_ref_check(c->device, ahead), ACCEL_ERR_FREED_REF);
 }
 
 static void test_ref_whose_length_was_forged_is_rejected(void **state)
@@ -462,18 +547,44 @@ static void test_elem_type_of_host_pointers(void **state)
     float *f = NULL;
     const double *d = NULL;
     accel_bf16 *bf = NULL;
-    int8_t *i8 = NULL;
-    void *v = NULL;
+    const accel_f16 *f16 = NULL;
     char *s = NULL;
+    const char *cs = NULL;
     double array[2] = { 0 };
+    const short consts[2] = { 0 };
+    float *const fixed = NULL;
     assert_int_equal(ACCEL_ELEM_TYPE_OF(f), ACCEL_F32);
     assert_int_equal(ACCEL_ELEM_TYPE_OF(d), ACCEL_F64);
     assert_int_equal(ACCEL_ELEM_TYPE_OF(bf), ACCEL_BF16);
-    assert_int_equal(ACCEL_ELEM_TYPE_OF(i8), ACCEL_I8);
-    assert_int_equal(ACCEL_ELEM_TYPE_OF(v), ACCEL_BYTE);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF(f16), ACCEL_F16);
     assert_int_equal(ACCEL_ELEM_TYPE_OF(s), ACCEL_BYTE);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF(cs), ACCEL_BYTE);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF(fixed), ACCEL_F32);
     /* An array decays to its element pointer, as in a call. */
     assert_int_equal(ACCEL_ELEM_TYPE_OF(array), ACCEL_F64);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF(consts), ACCEL_I16);
+    /* Every fixed-width type, and the standard types behind them. */
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((int8_t *)NULL), ACCEL_I8);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((int16_t *)NULL), ACCEL_I16);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((int32_t *)NULL), ACCEL_I32);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((int64_t *)NULL), ACCEL_I64);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((uint8_t *)NULL), ACCEL_U8);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((uint16_t *)NULL), ACCEL_U16);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((uint32_t *)NULL), ACCEL_U32);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((uint64_t *)NULL), ACCEL_U64);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((signed char *)NULL), ACCEL_I8);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((unsigned char *)NULL), ACCEL_U8);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((long long *)NULL), ACCEL_I64);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((unsigned long long *)NULL), ACCEL_U64);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((const unsigned long long *)NULL),
+                     ACCEL_U64);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((size_t *)NULL),
+                     sizeof(size_t) == 8 ? ACCEL_U64 : ACCEL_U32);
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((ptrdiff_t *)NULL),
+                     sizeof(ptrdiff_t) == 8 ? ACCEL_I64 : ACCEL_I32);
+#if defined(__FLT16_MAX__)
+    assert_int_equal(ACCEL_ELEM_TYPE_OF((_Float16 *)NULL), ACCEL_F16);
+#endif
 }
 
 #define REFS_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -496,11 +607,13 @@ int main(void)
         REFS_TEST2(test_copy_with_refs_of_neither_stream_device_is_a_mismatch),
         REFS_TEST2(test_reset_of_one_device_leaves_the_other_refs_live),
         REFS_TEST(test_typed_copy_of_wrong_host_type_is_a_type_mismatch),
-        REFS_TEST(test_untyped_sides_pass_the_type_check),
+        REFS_TEST(test_byte_ref_takes_one_byte_host_types_only),
         REFS_TEST(test_zero_or_overflowing_size_is_invalid),
         REFS_TEST(test_huge_allocation_is_out_of_memory_and_device_stays_usable),
         REFS_TEST(test_garbage_slot_index_is_a_freed_ref),
-        REFS_TEST(test_zeroed_ref_is_never_valid),
+        REFS_TEST(test_zeroed_ref_is_a_freed_ref_on_every_entry),
+        REFS_TEST2(test_zeroed_ref_is_a_freed_ref_on_a_second_device),
+        REFS_TEST(test_ref_of_a_slot_never_minted_is_freed_not_stale),
         REFS_TEST(test_ref_whose_length_was_forged_is_rejected),
         cmocka_unit_test(test_elem_sizes_and_names),
         cmocka_unit_test(test_elem_type_of_host_pointers),

@@ -298,9 +298,12 @@ ACCEL_API accel_status accel_alloc(accel_device *device, accel_elem_type type,
  */
 ACCEL_API accel_status accel_free(accel_device *device, accel_ref ref);
 /*
- * Validate a ref against a device: ACCEL_ERR_DEVICE_MISMATCH (another
- * device's), ACCEL_ERR_STALE_REF (minted before a reset),
- * ACCEL_ERR_FREED_REF (freed or never valid), else ACCEL_OK.
+ * Validate a ref against a device: ACCEL_ERR_FREED_REF (freed, or never
+ * valid: a zero-initialised ref on any device, and a ref of this device
+ * whose slot and generation it never minted, whatever device generation
+ * the ref claims), ACCEL_ERR_DEVICE_MISMATCH (another device's),
+ * ACCEL_ERR_STALE_REF (minted before a reset), else ACCEL_OK. Every entry
+ * that takes a ref validates it so and returns these codes.
  */
 ACCEL_API accel_status accel_ref_check(accel_device *device, accel_ref ref);
 /* Bytes a ref covers: count times its element size. */
@@ -576,9 +579,19 @@ ACCEL_API accel_status accel_copy_on_device_layout(
     const struct accel_copy_layout *layout);
 
 /*
- * Typed copies: `count` elements, with the element type checked against the
- * ref. ACCEL_ERR_TYPE_MISMATCH when they differ, unless the ref is
- * ACCEL_BYTE. The macros below choose the type from the host pointer.
+ * Typed copies: `count` elements of the host type (`src_type` or
+ * `dst_type`), from the start of the ref. The host type must be the ref's
+ * element type, so that `count` host elements are exactly the bytes copied;
+ * the one exception is a ref of ACCEL_BYTE, raw bytes, which takes any
+ * one-byte host type (ACCEL_BYTE, ACCEL_I8, ACCEL_U8), `count` then being
+ * bytes. Any other pair is ACCEL_ERR_TYPE_MISMATCH.
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT (a host type outside the enum, a
+ * count that overflows or passes the allocation, a NULL stream, a NULL host
+ * pointer with a nonzero count), those of accel_ref_check (checked before
+ * the type, so a freed ref is ACCEL_ERR_FREED_REF whatever the host type),
+ * ACCEL_ERR_TYPE_MISMATCH, and the device's (ACCEL_ERR_DEVICE_LOST, ...).
+ * The macros below choose the host type from the host pointer; for bytes
+ * of any kind, use accel_copy_to_device and accel_copy_to_host.
  */
 ACCEL_API accel_status accel_copy_to_device_typed(accel_stream *stream,
                                                   accel_ref dst,
@@ -591,29 +604,81 @@ ACCEL_API accel_status accel_copy_to_host_typed(accel_stream *stream,
                                                 uint64_t count);
 
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-/* The element type of a host pointer; ACCEL_BYTE for anything else. */
+/*
+ * The element type of a host pointer, chosen at compile time:
+ *
+ *   float *, double *                   ACCEL_F32, ACCEL_F64
+ *   accel_f16 *, _Float16 *             ACCEL_F16 (_Float16 where the
+ *                                       compiler has it: __FLT16_MAX__)
+ *   accel_bf16 *, __bf16 *              ACCEL_BF16 (__bf16 where the
+ *                                       compiler has it: __BFLT16_MAX__)
+ *   char *                              ACCEL_BYTE: raw bytes
+ *   signed char * (int8_t *)            ACCEL_I8
+ *   unsigned char * (uint8_t *)         ACCEL_U8
+ *   short, int, long, long long *       ACCEL_I16 ... ACCEL_I64 by size
+ *   their unsigned forms                ACCEL_U16 ... ACCEL_U64 by size
+ *
+ * So every fixed-width integer type and its alias (int64_t and long long,
+ * size_t, ptrdiff_t, intptr_t) maps to its width and signedness. A
+ * const-qualified element is allowed; an array decays to a pointer to its
+ * element. Any other host pointer (void *, a struct, bool, long double,
+ * volatile, a pointer to pointer) does not compile: the compiler reports a
+ * _Generic selector "not compatible with any association", naming the
+ * type. Since uint8_t is unsigned char, a uint8_t buffer is ACCEL_U8 (it
+ * fits a U8 ref or an ACCEL_BYTE one), and plain char is raw bytes (it fits
+ * an ACCEL_BYTE ref only).
+ */
 #define ACCEL_ELEM_TYPE_OF(ptr)                                                \
-    _Generic((ptr),                                                            \
-        float *: ACCEL_F32, const float *: ACCEL_F32,                          \
-        double *: ACCEL_F64, const double *: ACCEL_F64,                        \
-        accel_f16 *: ACCEL_F16, const accel_f16 *: ACCEL_F16,                  \
-        accel_bf16 *: ACCEL_BF16, const accel_bf16 *: ACCEL_BF16,              \
-        int8_t *: ACCEL_I8, const int8_t *: ACCEL_I8,                          \
-        int16_t *: ACCEL_I16, const int16_t *: ACCEL_I16,                      \
-        int32_t *: ACCEL_I32, const int32_t *: ACCEL_I32,                      \
-        int64_t *: ACCEL_I64, const int64_t *: ACCEL_I64,                      \
-        uint8_t *: ACCEL_U8, const uint8_t *: ACCEL_U8,                        \
-        uint16_t *: ACCEL_U16, const uint16_t *: ACCEL_U16,                    \
-        uint32_t *: ACCEL_U32, const uint32_t *: ACCEL_U32,                    \
-        uint64_t *: ACCEL_U64, const uint64_t *: ACCEL_U64,                    \
-        default: ACCEL_BYTE)
+    _Generic((ptr), ACCEL__ELEM_TYPES(), ACCEL__ELEM_TYPES(const))
 
 /* Copy `count` elements from a typed host pointer into a ref. */
 #define accel_copy_in(stream, ref, src, count)                                 \
     accel_copy_to_device_typed((stream), (ref), ACCEL_ELEM_TYPE_OF(src), (src), (count))
-/* Copy `count` elements from a ref into a typed host pointer. */
+/* Copy `count` elements from a ref into a typed host pointer; a pointer to
+ * const does not compile. */
 #define accel_copy_out(stream, dst, ref, count)                                \
-    accel_copy_to_host_typed((stream), ACCEL_ELEM_TYPE_OF(dst), (dst), (ref), (count))
+    accel_copy_to_host_typed((stream), _Generic((dst), ACCEL__ELEM_TYPES()),   \
+                             (dst), (ref), (count))
+
+/* The associations of ACCEL_ELEM_TYPE_OF, for elements qualified `Q`. */
+#define ACCEL__ELEM_TYPES(Q)                                                   \
+    Q float *: ACCEL_F32, Q double *: ACCEL_F64,                               \
+    Q accel_f16 *: ACCEL_F16, Q accel_bf16 *: ACCEL_BF16,                      \
+    Q char *: ACCEL_BYTE,                                                      \
+    Q signed char *: ACCEL_I8, Q unsigned char *: ACCEL_U8,                    \
+    Q short *: ACCEL__SIGNED_OF(short),                                        \
+    Q unsigned short *: ACCEL__UNSIGNED_OF(short),                             \
+    Q int *: ACCEL__SIGNED_OF(int),                                            \
+    Q unsigned int *: ACCEL__UNSIGNED_OF(int),                                 \
+    Q long *: ACCEL__SIGNED_OF(long),                                          \
+    Q unsigned long *: ACCEL__UNSIGNED_OF(long),                               \
+    Q long long *: ACCEL__SIGNED_OF(long long),                                \
+    Q unsigned long long *: ACCEL__UNSIGNED_OF(long long)                      \
+    ACCEL__FLOAT16_TYPES(Q) ACCEL__BFLOAT16_TYPES(Q)
+
+/* Integer types by their size, so that long is I64 on LP64 and I32 on
+ * ILP32 alike. */
+#define ACCEL__SIGNED_OF(T)                                                    \
+    (sizeof(T) == 1 ? ACCEL_I8 : sizeof(T) == 2 ? ACCEL_I16                   \
+     : sizeof(T) == 4 ? ACCEL_I32 : ACCEL_I64)
+#define ACCEL__UNSIGNED_OF(T)                                                  \
+    (sizeof(T) == 1 ? ACCEL_U8 : sizeof(T) == 2 ? ACCEL_U16                   \
+     : sizeof(T) == 4 ? ACCEL_U32 : ACCEL_U64)
+
+/* The compilers' own 16-bit floats, where they have them. Named through
+ * typedefs made with __extension__, so that -pedantic stays quiet. */
+#if defined(__FLT16_MAX__)
+__extension__ typedef _Float16 accel__float16;
+#define ACCEL__FLOAT16_TYPES(Q) , Q accel__float16 *: ACCEL_F16
+#else
+#define ACCEL__FLOAT16_TYPES(Q)
+#endif
+#if defined(__BFLT16_MAX__)
+__extension__ typedef __bf16 accel__bfloat16;
+#define ACCEL__BFLOAT16_TYPES(Q) , Q accel__bfloat16 *: ACCEL_BF16
+#else
+#define ACCEL__BFLOAT16_TYPES(Q)
+#endif
 #endif
 
 #ifdef __cplusplus
