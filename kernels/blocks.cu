@@ -457,3 +457,37 @@ ACCEL_KERNEL(block_stack_overflow, (uint32_t, depth), (uint32_t *, out))
     out[threadIdx.x] = blocks_deep(depth);
 }
 #endif
+
+/* ---- what the machinery costs (tools/bench/block_bench.c) ---- */
+
+/* `rounds` barriers per thread; out[rank] = the rounds seen. */
+ACCEL_KERNEL(block_barriers, (uint32_t, rounds), (uint32_t *, out))
+{
+    uint32_t seen = 0;
+
+    for (uint32_t r = 0; r < rounds; r++) {
+        seen++;
+        accel_sync_threads();
+    }
+    out[accel_thread_rank()] = seen;
+}
+
+/* `rounds` full-warp shuffles per thread. */
+ACCEL_KERNEL(block_shuffles, (uint32_t, rounds), (uint32_t *, out))
+{
+    uint32_t v = accel_thread_rank();
+
+    for (uint32_t r = 0; r < rounds; r++)
+        v = accel_shfl_xor_sync(ACCEL_LANES_ALL, v, 1) + 1;
+    out[accel_thread_rank()] = v;
+}
+
+/* The same loop with no barrier: the straight per-block loop. */
+ACCEL_KERNEL(block_no_barriers, (uint32_t, rounds), (uint32_t *, out))
+{
+    uint32_t seen = 0;
+
+    for (uint32_t r = 0; r < rounds; r++)
+        seen++;
+    out[accel_thread_rank()] = seen;
+}

@@ -327,6 +327,21 @@ static struct null_worker *null_worker_of(struct null_fiber *fiber)
 
 static void null_rt_wait(struct null_worker *w, uint32_t thread, const char *what);
 
+/*
+ * Leave fiber `i`, which now waits or has returned, for the next thread of
+ * this round that can run, or for the scheduler when none is left: one
+ * switch per thread per round rather than two.
+ */
+static void null_pass_on(struct null_worker *w, uint32_t i)
+{
+    uint32_t next = i + 1;
+
+    while (next < w->threads && w->thread[next].state != NULL_THREAD_RUNNABLE)
+        next++;
+    accel__null_switch(&w->fiber[i].ctx,
+                       next < w->threads ? &w->fiber[next].ctx : &w->native);
+}
+
 /* Advance (x, y, z) to the next block, x fastest. */
 static void null_block_next(struct accel_cpu_block *block)
 {
@@ -353,7 +368,7 @@ static void null_run_blocks(struct null_worker *w)
             /* The other threads run on; this fiber resumes once all return. */
             w->thread[0].state = NULL_THREAD_DONE;
             w->event = NULL_EVENT_WAIT;
-            accel__null_switch(&w->fiber[0].ctx, &w->native);
+            null_pass_on(w, 0);
         } else if (w->threads > 1) {
             w->straight = true;
             kernel->run_block(&w->block, args);
@@ -382,7 +397,7 @@ static void null_thread_main(struct null_fiber *fiber)
         w->blocks->kernel->run_thread(&w->block, w->blocks->args, i);
         w->thread[i].state = NULL_THREAD_DONE;
         w->event = NULL_EVENT_WAIT;
-        accel__null_switch(&fiber->ctx, &w->native);
+        null_pass_on(w, i);
     }
 }
 
@@ -402,19 +417,19 @@ static void null_rt_fault(struct null_worker *w, struct null_fiber *self)
  */
 static void null_rt_wait(struct null_worker *w, uint32_t thread, const char *what)
 {
-    struct null_fiber *self = &w->fiber[w->fibers_on ? thread : 0];
-
     if (w->fibers_on) {
         w->event = NULL_EVENT_WAIT;
-    } else if (thread == 0 && !w->straight) {
-        w->fibers_on = true;
-        w->event = NULL_EVENT_FIBERS;
-    } else {
+        null_pass_on(w, thread);
+        return;
+    }
+    if (thread != 0 || w->straight) {
         null_block_fail(w, thread, "reached %s, which thread (0,0,0) returned without "
                                    "reaching (a barrier in divergent code?)", what);
-        null_rt_fault(w, self);
+        null_rt_fault(w, &w->fiber[0]);
     }
-    accel__null_switch(&self->ctx, &w->native);
+    w->fibers_on = true;
+    w->event = NULL_EVENT_FIBERS;
+    accel__null_switch(&w->fiber[0].ctx, &w->native);
 }
 
 static void null_rt_sync_threads(void *state, uint32_t thread)
@@ -629,10 +644,13 @@ static bool null_block_schedule(struct null_worker *w)
     if (!null_block_fibers_ready(w))
         return false;
     for (;;) {
-        for (uint32_t i = 0; i < w->threads; i++) {
-            if (w->thread[i].state != NULL_THREAD_RUNNABLE)
-                continue;
-            accel__null_switch(&w->native, &w->fiber[i].ctx);
+        uint32_t first = 0;
+
+        /* A round: each runnable thread runs to its next wait (null_pass_on). */
+        while (first < w->threads && w->thread[first].state != NULL_THREAD_RUNNABLE)
+            first++;
+        if (first < w->threads) {
+            accel__null_switch(&w->native, &w->fiber[first].ctx);
             if (w->event == NULL_EVENT_FAULT)
                 return false;
         }
