@@ -31,30 +31,72 @@
  * and an exported descriptor (the CPU kernel ABI below) that the null
  * plugin finds by name.
  *
- * What the CPU form supports, and what it does not:
+ * Block semantics, the same in every form:
  *
- *  - The threads of one block run one after another on one host thread,
- *    x fastest, then y, then z; blocks run in parallel on the null plugin's
- *    worker pool, in no particular order. A kernel must not rely on any
- *    order, exactly as on a GPU.
- *  - No block barrier: accel_sync_threads() is a compile-time error in the
- *    CPU form (ACCEL_KERNEL_HAS_BARRIERS is 0), because a thread cannot wait
- *    for a later thread of its block that has not started. Kernels that
- *    need one keep a GPU-only path under #if ACCEL_KERNEL_HAS_BARRIERS.
- *    Warp intrinsics, cooperative groups and grid sync are not offered.
- *  - Dynamic shared memory only (ACCEL_SHARED_DYNAMIC): a buffer of the
- *    launch's shared_bytes, aligned to 64 bytes, private to the block while
- *    it runs and reused by the next block on the same host thread, so its
- *    contents at block start are unspecified (as on a GPU). Because the
- *    block's threads run in sequence, thread k sees what threads before it
- *    wrote; a portable kernel uses it only in ways that need no barrier
- *    (each thread its own scratch, or atomics). Static __shared__ arrays
- *    are not offered.
- *  - Atomics: accel_atomic_add_{i32,u32,u64,f32,f64}, relaxed, as CUDA's
- *    atomicAdd. They are real atomics on the CPU too: blocks run in
- *    parallel.
- *  - Thread and block indices are available in the kernel body only, not
- *    in ACCEL_DEVICE_FN helpers: pass them as arguments.
+ *  - accel_sync_threads(): a barrier for the threads of the block
+ *    (__syncthreads). Every thread of the block must reach each barrier,
+ *    the same number of times; accel_thread_fence() orders memory for the
+ *    whole device, accel_thread_fence_block() for the block.
+ *  - ACCEL_SHARED(type, name, count): a static shared array `type
+ *    name[count]`, one per block (__shared__), any number per kernel,
+ *    declared in the kernel body. ACCEL_SHARED_DYNAMIC(type, name): `type
+ *    *name` at the launch's dynamic shared memory (shared_bytes, 64-byte
+ *    aligned on the CPU). Both are shared by the block's threads across
+ *    barriers; their contents at block start are unspecified.
+ *  - Warp operations over the lanes named in an accel_lane_mask (bit l for
+ *    lane l; ACCEL_LANES_ALL for all): accel_shfl_sync (from a lane),
+ *    accel_shfl_up_sync, accel_shfl_down_sync, accel_shfl_xor_sync on int,
+ *    unsigned, long, unsigned long, long long, unsigned long long, float
+ *    and double; accel_ballot_sync, accel_any_sync, accel_all_sync,
+ *    accel_warp_sync. They follow CUDA's _sync forms: every lane the mask
+ *    names (that the block has) must make the same call, the caller's own
+ *    lane included; a shuffle from a lane outside the mask or the warp
+ *    gives the caller's own value. accel_warp_size() is 32 on NVIDIA and
+ *    on the CPU, warpSize (64 on most AMD GPUs) on HIP, where the mask is
+ *    not passed on (HIP's portable forms take none: the whole wavefront
+ *    takes part). accel_lane_id() and accel_thread_rank() (the linear
+ *    index in the block, x fastest) and accel_popcount64() complete them.
+ *  - Atomics, relaxed, on global or shared memory, returning the old
+ *    value: accel_atomic_{add,sub,min,max,exch,and,or,xor}_T(p, v) and
+ *    accel_atomic_cas_T(p, compare, v) for T in i32, u32, i64, u64;
+ *    accel_atomic_add_f32 and accel_atomic_add_f64.
+ *
+ * How the CPU form runs them, and what it does not offer:
+ *
+ *  - Blocks run in parallel on the null plugin's worker threads, in no
+ *    particular order; a host thread runs one block at a time. Thread 0 of
+ *    a block runs first. If it returns without reaching a barrier or a
+ *    warp operation, the other threads run one after another in a plain
+ *    loop (x fastest, then y, then z) that the compiler sees whole: a
+ *    kernel without barriers costs what it did before they existed. If
+ *    thread 0 reaches one, every thread of the block gets a fiber (its own
+ *    stack, ACCEL_NULL_STACK_KB, 64 KiB by default) and they take turns:
+ *    each runs until it waits, and a barrier or warp operation opens once
+ *    every thread it waits for has arrived. A barrier costs about 10 ns per
+ *    thread (tools/bench/block_bench.c); a block of n threads keeps n
+ *    stacks, reused by the next block.
+ *  - A barrier or warp operation that not every thread reaches (a thread
+ *    returned early, a barrier in divergent code, a mismatched count, or a
+ *    barrier that thread 0 skipped) fails the launch with ACCEL_ERR_LAUNCH,
+ *    naming the kernel, the block and the thread, never hangs; blocks that
+ *    had not started by then may not run. On a GPU the same kernel is
+ *    undefined.
+ *  - A thread that overflows its stack faults on a guard page; the plugin
+ *    prints the kernel, block and thread and aborts the process (a kernel
+ *    stopped mid-instruction cannot be resumed or unwound safely).
+ *  - A static shared array is a _Thread_local array in the image, so it is
+ *    per host thread, which is per block; it is reached through the
+ *    dynamic loader's TLS lookup, a few nanoseconds per thread.
+ *  - Not offered: cooperative groups, grid sync, warp matrix operations,
+ *    the shuffles' `width` argument, independent forward progress between
+ *    the threads of a block (a thread that spins on a flag another thread
+ *    of its block sets waits for ever; a warp operation or barrier is the
+ *    only place a thread lets another run). Blocks do run concurrently, so
+ *    spinning on another block works only when the grid fits the threads.
+ *  - Thread and block indices, barriers, warp operations and
+ *    ACCEL_SHARED are available in the kernel body only, not in
+ *    ACCEL_DEVICE_FN helpers: pass values as arguments, and keep barriers
+ *    in the body.
  *  - Up to ACCEL_KERNEL_MACRO_MAX_PARAMS parameters, each a type and a name
  *    in parentheses. A type must be spelled so that `T *` names a pointer
  *    to it (use a typedef for arrays and function pointers). Pointers are
@@ -360,6 +402,7 @@ _Static_assert(sizeof(void *) == 8,
 
 #define ACCEL_RESTRICT __restrict
 #define ACCEL_DEVICE_FN static inline
+/* 1 in every form since CPU kernel ABI 2; kept for sources that test it. */
 #define ACCEL_KERNEL_HAS_BARRIERS 1
 
 /* CUDA's dim3, as the CPU form's indices. */

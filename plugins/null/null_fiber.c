@@ -41,28 +41,34 @@ void accel__null_ctx_start(void);
 
 /*
  * Lay out a stack as accel__null_ctx_swap leaves it, so that the first
- * switch to it "returns" into accel__null_ctx_start, which calls fn(arg)
- * with the stack aligned as the ABI wants at a call.
+ * switch to it "returns" into accel__null_ctx_start, which calls fn(arg).
+ * The floating-point control state is the creating thread's.
  */
 static void null_ctx_make(struct null_ctx_regs *regs, unsigned char *lo, size_t bytes,
                           void (*fn)(void *), void *arg)
 {
 #if defined(__x86_64__)
-    /* r15, r14, r13, r12, rbx, rbp, return address; top 16-aligned after ret. */
-    uint64_t *sp = (uint64_t *)(void *)(lo + bytes) - 7;
+    uint64_t *sp = (uint64_t *)(void *)(lo + bytes) - 8;
+    uint32_t mxcsr = __builtin_ia32_stmxcsr();
+    uint16_t fcw;
 
-    sp[0] = sp[1] = sp[4] = sp[5] = 0;
-    sp[2] = (uint64_t)(uintptr_t)arg; /* r13 */
-    sp[3] = (uint64_t)(uintptr_t)fn;  /* r12 */
-    sp[6] = (uint64_t)(uintptr_t)accel__null_ctx_start;
-#else /* __aarch64__: x19-x30, then d8-d15 */
-    uint64_t *sp = (uint64_t *)(void *)(lo + bytes) - 20;
+    __asm__ volatile("fnstcw %0" : "=m"(fcw));
+    sp[0] = mxcsr | (uint64_t)fcw << 32;
+    sp[1] = sp[2] = sp[5] = sp[6] = 0; /* r15, r14, rbx, rbp */
+    sp[3] = (uint64_t)(uintptr_t)arg;  /* r13 */
+    sp[4] = (uint64_t)(uintptr_t)fn;   /* r12 */
+    sp[7] = (uint64_t)(uintptr_t)accel__null_ctx_start;
+#else /* __aarch64__ */
+    uint64_t *sp = (uint64_t *)(void *)(lo + bytes) - 22;
+    uint64_t fpcr;
 
-    for (int i = 0; i < 20; i++)
+    __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
+    for (int i = 0; i < 22; i++)
         sp[i] = 0;
     sp[0] = (uint64_t)(uintptr_t)fn;  /* x19 */
     sp[1] = (uint64_t)(uintptr_t)arg; /* x20 */
     sp[11] = (uint64_t)(uintptr_t)accel__null_ctx_start; /* x30 */
+    sp[20] = fpcr;
 #endif
     regs->sp = sp;
 }

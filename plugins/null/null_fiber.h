@@ -2,15 +2,12 @@
  * Fibers: the threads of a GPU block, run one at a time on one host
  * thread, each on its own stack, switched by a plain function call.
  *
- * A switch saves only the registers the C calling convention says a
- * callee keeps (x86-64: rbx, rbp, r12-r15, rsp; AArch64: x19-x30, d8-d15,
- * sp), in a few lines of assembly (null_fiber_<arch>.S). Not the
- * floating-point control modes (MXCSR, the x87 control word, FPCR):
- * loading MXCSR made every switch several times slower, and the threads of
- * a block share their host thread's modes, which a kernel must not change
- * (as on a GPU, where rounding is chosen per instruction). Other machines
- * use ucontext, whose swapcontext also saves the signal mask with a system
- * call per switch: correct, but two orders of magnitude slower.
+ * A switch saves only what the C calling convention says a callee keeps
+ * (x86-64: rbx, rbp, r12-r15, rsp, MXCSR and the x87 control word;
+ * AArch64: x19-x30, d8-d15, sp, FPCR), in a few lines of assembly
+ * (null_fiber_<arch>.S). Other machines use ucontext, whose swapcontext
+ * also saves the signal mask with a system call per switch: correct, but
+ * two orders of magnitude slower.
  *
  * Each fiber's stack is an mmap with one PROT_NONE guard page below it,
  * so that an overflow faults instead of running into other memory (see

@@ -1,9 +1,7 @@
 /*
  * The fiber context switch for AArch64 (AAPCS64): saves what a callee must
- * preserve (x19-x30, d8-d15 and sp) and nothing else, since the switch
- * is an ordinary call. FPCR is not switched, as MXCSR is not on x86-64: a
- * block's threads share their host thread's floating-point modes (see
- * null_fiber.h).
+ * preserve (x19-x30, d8-d15, sp, and FPCR) and nothing else, since the
+ * switch is an ordinary call. See null_fiber.h.
  */
     .text
 
@@ -14,7 +12,7 @@
     .p2align 4
 accel__null_ctx_swap:
     .cfi_startproc
-    sub sp, sp, #160
+    sub sp, sp, #176
     stp x19, x20, [sp, #0]
     stp x21, x22, [sp, #16]
     stp x23, x24, [sp, #32]
@@ -25,9 +23,13 @@ accel__null_ctx_swap:
     stp d10, d11, [sp, #112]
     stp d12, d13, [sp, #128]
     stp d14, d15, [sp, #144]
+    mrs x9, fpcr
+    str x9, [sp, #160]
     mov x9, sp
     str x9, [x0]
     mov sp, x1
+    ldr x9, [sp, #160]
+    msr fpcr, x9
     ldp d14, d15, [sp, #144]
     ldp d12, d13, [sp, #128]
     ldp d10, d11, [sp, #112]
@@ -38,7 +40,7 @@ accel__null_ctx_swap:
     ldp x23, x24, [sp, #32]
     ldp x21, x22, [sp, #16]
     ldp x19, x20, [sp, #0]
-    add sp, sp, #160
+    add sp, sp, #176
     ret
     .cfi_endproc
     .size accel__null_ctx_swap, .-accel__null_ctx_swap

@@ -1,10 +1,8 @@
 /*
  * The fiber context switch for x86-64 (System V): saves what a callee must
- * preserve (rbx, rbp, r12-r15 and the stack pointer) and nothing else,
- * since the switch is an ordinary call. The MXCSR and x87 control words
- * are not switched: ldmxcsr alone made a switch several times slower, and
- * a block's threads share their host thread's floating-point modes (see
- * null_fiber.h).
+ * preserve (rbx, rbp, r12-r15, the stack pointer, and the MXCSR and x87
+ * control words) and nothing else, since the switch is an ordinary call.
+ * See null_fiber.h.
  */
     .text
 
@@ -27,8 +25,15 @@ accel__null_ctx_swap:
     .cfi_adjust_cfa_offset 8
     pushq %r15
     .cfi_adjust_cfa_offset 8
+    subq $8, %rsp
+    .cfi_adjust_cfa_offset 8
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
     movq %rsp, (%rdi)
     movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
     popq %r15
     popq %r14
     popq %r13
