@@ -539,6 +539,8 @@ static void test_warp_shuffles_and_votes_match_cuda(void **state)
     /* A last warp of 20 lanes, and a block of one warp of 3. */
     check_warp_ops(*state, 52, 2);
     check_warp_ops(*state, 3, 4);
+    /* Blocks of one thread run without fibers (null_block.c). */
+    check_warp_ops(*state, 1, 5);
 }
 
 /* ---- atomics ---- */

@@ -720,6 +720,62 @@ static void null_blocks_run_straight(const struct null_blocks *blocks, uint64_t 
         blocks->kernel->run_block(&block, blocks->args);
 }
 
+/*
+ * Blocks of one thread need no fiber: a barrier has nobody to wait for and
+ * a warp operation has one lane. They run on the host thread's own stack,
+ * as ABI 1 blocks do, with a runtime that answers at once.
+ */
+struct null_solo {
+    struct null_blocks *blocks;
+    struct accel_cpu_block block;
+};
+
+static void null_solo_sync_threads(void *state, uint32_t thread)
+{
+    (void)state;
+    (void)thread;
+}
+
+static uint64_t null_solo_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
+                                  uint64_t value, uint32_t arg)
+{
+    struct null_solo *solo = state;
+
+    (void)thread;
+    (void)arg;
+    if ((mask & 1u) == 0 || op > ACCEL_CPU_WARP_ALL)
+        null_blocks_fail(solo->blocks, ACCEL_ERR_LAUNCH,
+                         "launch: kernel '%s' block (%u,%u,%u) thread (0,0,0): called a "
+                         "warp operation (%u) whose mask 0x%llx leaves out its own lane 0",
+                         null_kernel_name(solo->blocks->kernel), solo->block.block_idx[0],
+                         solo->block.block_idx[1], solo->block.block_idx[2], op,
+                         (unsigned long long)mask);
+    switch (op) {
+    case ACCEL_CPU_WARP_SYNC: return 0;
+    case ACCEL_CPU_WARP_BALLOT:
+    case ACCEL_CPU_WARP_ALL: return value != 0;
+    default: return value; /* a shuffle from itself or from no lane */
+    }
+}
+
+static const struct accel_cpu_runtime null_solo_runtime = {
+    .sync_threads = null_solo_sync_threads,
+    .warp_op = null_solo_warp_op,
+};
+
+static void null_blocks_run_solo(struct null_blocks *blocks, uint64_t first, uint64_t count,
+                                 void *shared)
+{
+    struct null_solo solo = {.blocks = blocks};
+
+    null_block_begin(&solo.block, blocks, first, shared);
+    solo.block.first_thread = 0;
+    solo.block.runtime = &null_solo_runtime;
+    solo.block.runtime_state = &solo;
+    for (uint64_t n = 0; n < count; n++, null_block_next(&solo.block))
+        blocks->kernel->run_block(&solo.block, blocks->args);
+}
+
 /* The worker, with fiber 0 made for this launch's stack size. */
 static struct null_worker *null_worker_ready(struct null_blocks *blocks)
 {
@@ -755,6 +811,11 @@ bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t
     if (blocks->kernel->abi < 2) {
         null_blocks_run_straight(blocks, first, count, shared);
         return true;
+    }
+    if ((uint64_t)blocks->config.block[0] * blocks->config.block[1] *
+            blocks->config.block[2] == 1) {
+        null_blocks_run_solo(blocks, first, count, shared);
+        return !atomic_load_explicit(&blocks->failed, memory_order_relaxed);
     }
     w = null_worker_ready(blocks);
     if (w == NULL)

@@ -3,7 +3,9 @@
  * barriers, warp operations, and shared memory that a block's threads
  * share across them.
  *
- * A host thread runs one block at a time. Thread 0 runs first, alone; if
+ * A host thread runs one block at a time. A block of one thread runs on
+ * the host thread's own stack, its barriers and warp operations answered
+ * at once. Otherwise thread 0 runs first, alone; if
  * it returns without a barrier or a warp operation, the rest of the block
  * runs as the image's straight loop (run_block), as fast as a plain C loop.
  * If thread 0 reaches one, the block becomes a set of fibers
