@@ -67,14 +67,17 @@
  *    particular order; a host thread runs one block at a time. Thread 0 of
  *    a block runs first. If it returns without reaching a barrier or a
  *    warp operation, the other threads run one after another in a plain
- *    loop (x fastest, then y, then z) that the compiler sees whole: a
- *    kernel without barriers costs what it did before they existed. If
- *    thread 0 reaches one, every thread of the block gets a fiber (its own
- *    stack, ACCEL_NULL_STACK_KB, 64 KiB by default) and they take turns:
- *    each runs until it waits, and a barrier or warp operation opens once
- *    every thread it waits for has arrived. A barrier costs about 10 ns per
- *    thread (tools/bench/block_bench.c); a block of n threads keeps n
- *    stacks, reused by the next block.
+ *    loop (x fastest, then y, then z) that the compiler sees whole, so a
+ *    kernel without barriers pays only a second call per block and a
+ *    fiber switch per run of blocks. If thread 0 reaches one, every thread
+ *    of the block gets a fiber (its own stack, ACCEL_NULL_STACK_KB, 64 KiB
+ *    by default) and they take turns: each runs until it waits, and a
+ *    barrier or warp operation opens once every thread it waits for has
+ *    arrived. A barrier costs 10-12 ns per thread in blocks of 32 to 256
+ *    threads and about 22 ns in blocks of 1024 (CPU time on a 2-core VM,
+ *    accel-block-bench in tools/bench); a block of n threads keeps n
+ *    stacks, reused by the next block. A block of one thread needs no
+ *    fiber: its barriers return at once.
  *  - A barrier or warp operation that not every thread reaches (a thread
  *    returned early, a barrier in divergent code, a mismatched count, or a
  *    barrier that thread 0 skipped) fails the launch with ACCEL_ERR_LAUNCH,
@@ -85,14 +88,15 @@
  *    prints the kernel, block and thread and aborts the process (a kernel
  *    stopped mid-instruction cannot be resumed or unwound safely).
  *  - A static shared array is a _Thread_local array in the image, so it is
- *    per host thread, which is per block; it is reached through the
- *    dynamic loader's TLS lookup, a few nanoseconds per thread.
+ *    per host thread, which is per block; each thread that declares it
+ *    finds it through the dynamic loader's TLS lookup.
  *  - Not offered: cooperative groups, grid sync, warp matrix operations,
  *    the shuffles' `width` argument, independent forward progress between
  *    the threads of a block (a thread that spins on a flag another thread
  *    of its block sets waits for ever; a warp operation or barrier is the
- *    only place a thread lets another run). Blocks do run concurrently, so
- *    spinning on another block works only when the grid fits the threads.
+ *    only place a thread lets another run), or waiting for another block
+ *    of the grid (blocks run in any order, many in turn on one host
+ *    thread).
  *  - Thread and block indices, barriers, warp operations and
  *    ACCEL_SHARED are available in the kernel body only, not in
  *    ACCEL_DEVICE_FN helpers: pass values as arguments, and keep barriers
