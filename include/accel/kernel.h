@@ -31,30 +31,76 @@
  * and an exported descriptor (the CPU kernel ABI below) that the null
  * plugin finds by name.
  *
- * What the CPU form supports, and what it does not:
+ * Block semantics, the same in every form:
  *
- *  - The threads of one block run one after another on one host thread,
- *    x fastest, then y, then z; blocks run in parallel on the null plugin's
- *    worker pool, in no particular order. A kernel must not rely on any
- *    order, exactly as on a GPU.
- *  - No block barrier: accel_sync_threads() is a compile-time error in the
- *    CPU form (ACCEL_KERNEL_HAS_BARRIERS is 0), because a thread cannot wait
- *    for a later thread of its block that has not started. Kernels that
- *    need one keep a GPU-only path under #if ACCEL_KERNEL_HAS_BARRIERS.
- *    Warp intrinsics, cooperative groups and grid sync are not offered.
- *  - Dynamic shared memory only (ACCEL_SHARED_DYNAMIC): a buffer of the
- *    launch's shared_bytes, aligned to 64 bytes, private to the block while
- *    it runs and reused by the next block on the same host thread, so its
- *    contents at block start are unspecified (as on a GPU). Because the
- *    block's threads run in sequence, thread k sees what threads before it
- *    wrote; a portable kernel uses it only in ways that need no barrier
- *    (each thread its own scratch, or atomics). Static __shared__ arrays
- *    are not offered.
- *  - Atomics: accel_atomic_add_{i32,u32,u64,f32,f64}, relaxed, as CUDA's
- *    atomicAdd. They are real atomics on the CPU too: blocks run in
- *    parallel.
- *  - Thread and block indices are available in the kernel body only, not
- *    in ACCEL_DEVICE_FN helpers: pass them as arguments.
+ *  - accel_sync_threads(): a barrier for the threads of the block
+ *    (__syncthreads). Every thread of the block must reach each barrier,
+ *    the same number of times; accel_thread_fence() orders memory for the
+ *    whole device, accel_thread_fence_block() for the block.
+ *  - ACCEL_SHARED(type, name, count): a static shared array `type
+ *    name[count]`, one per block (__shared__), any number per kernel,
+ *    declared in the kernel body. ACCEL_SHARED_DYNAMIC(type, name): `type
+ *    *name` at the launch's dynamic shared memory (shared_bytes, 64-byte
+ *    aligned on the CPU). Both are shared by the block's threads across
+ *    barriers; their contents at block start are unspecified.
+ *  - Warp operations over the lanes named in an accel_lane_mask (bit l for
+ *    lane l; ACCEL_LANES_ALL for all): accel_shfl_sync (from a lane),
+ *    accel_shfl_up_sync, accel_shfl_down_sync, accel_shfl_xor_sync on int,
+ *    unsigned, long, unsigned long, long long, unsigned long long, float
+ *    and double; accel_ballot_sync, accel_any_sync, accel_all_sync,
+ *    accel_warp_sync. They follow CUDA's _sync forms: every lane the mask
+ *    names (that the block has) must make the same call, the caller's own
+ *    lane included; a shuffle from a lane outside the mask or the warp
+ *    gives the caller's own value. accel_warp_size() is 32 on NVIDIA and
+ *    on the CPU, warpSize (64 on most AMD GPUs) on HIP, where the mask is
+ *    not passed on (HIP's portable forms take none: the whole wavefront
+ *    takes part). accel_lane_id() and accel_thread_rank() (the linear
+ *    index in the block, x fastest) and accel_popcount64() complete them.
+ *  - Atomics, relaxed, on global or shared memory, returning the old
+ *    value: accel_atomic_{add,sub,min,max,exch,and,or,xor}_T(p, v) and
+ *    accel_atomic_cas_T(p, compare, v) for T in i32, u32, i64, u64;
+ *    accel_atomic_add_f32 and accel_atomic_add_f64.
+ *
+ * How the CPU form runs them, and what it does not offer:
+ *
+ *  - Blocks run in parallel on the null plugin's worker threads, in no
+ *    particular order; a host thread runs one block at a time. Thread 0 of
+ *    a block runs first. If it returns without reaching a barrier or a
+ *    warp operation, the other threads run one after another in a plain
+ *    loop (x fastest, then y, then z) that the compiler sees whole, so a
+ *    kernel without barriers pays only a second call per block and a
+ *    fiber switch per run of blocks. If thread 0 reaches one, every thread
+ *    of the block gets a fiber (its own stack, ACCEL_NULL_STACK_KB, 64 KiB
+ *    by default) and they take turns: each runs until it waits, and a
+ *    barrier or warp operation opens once every thread it waits for has
+ *    arrived. A barrier costs 10-12 ns per thread in blocks of 32 to 256
+ *    threads and about 22 ns in blocks of 1024 (CPU time on a 2-core VM,
+ *    accel-block-bench in tools/bench); a block of n threads keeps n
+ *    stacks, reused by the next block. A block of one thread needs no
+ *    fiber: its barriers return at once.
+ *  - A barrier or warp operation that not every thread reaches (a thread
+ *    returned early, a barrier in divergent code, a mismatched count, or a
+ *    barrier that thread 0 skipped) fails the launch with ACCEL_ERR_LAUNCH,
+ *    naming the kernel, the block and the thread, never hangs; blocks that
+ *    had not started by then may not run. On a GPU the same kernel is
+ *    undefined.
+ *  - A thread that overflows its stack faults on a guard page; the plugin
+ *    prints the kernel, block and thread and aborts the process (a kernel
+ *    stopped mid-instruction cannot be resumed or unwound safely).
+ *  - A static shared array is a _Thread_local array in the image, so it is
+ *    per host thread, which is per block; each thread that declares it
+ *    finds it through the dynamic loader's TLS lookup.
+ *  - Not offered: cooperative groups, grid sync, warp matrix operations,
+ *    the shuffles' `width` argument, independent forward progress between
+ *    the threads of a block (a thread that spins on a flag another thread
+ *    of its block sets waits for ever; a warp operation or barrier is the
+ *    only place a thread lets another run), or waiting for another block
+ *    of the grid (blocks run in any order, many in turn on one host
+ *    thread).
+ *  - Thread and block indices, barriers, warp operations and
+ *    ACCEL_SHARED are available in the kernel body only, not in
+ *    ACCEL_DEVICE_FN helpers: pass values as arguments, and keep barriers
+ *    in the body.
  *  - Up to ACCEL_KERNEL_MACRO_MAX_PARAMS parameters, each a type and a name
  *    in parentheses. A type must be spelled so that `T *` names a pointer
  *    to it (use a typedef for arrays and function pointers). Pointers are
@@ -73,37 +119,79 @@
 /*
  * Version of the structs below. The null plugin refuses a descriptor whose
  * abi it does not know. A change to either struct's layout bumps it.
+ * ABI 2 added the block runtime (barriers, warp operations) and run_thread;
+ * the null plugin still runs ABI 1 images (ACCEL_CPU_KERNEL_ABI_MIN), whose
+ * kernels have no barriers.
  */
-#define ACCEL_CPU_KERNEL_ABI 1
+#define ACCEL_CPU_KERNEL_ABI 2
+#define ACCEL_CPU_KERNEL_ABI_MIN 1
 /* A kernel NAME is exported as the data symbol accel_cpu_kernel_NAME. */
 #define ACCEL_CPU_KERNEL_PREFIX "accel_cpu_kernel_"
 /* Equal to ACCEL_KERNEL_MAX_PARAMS in <accel/driver.h>. */
 #define ACCEL_CPU_KERNEL_MAX_PARAMS 64
 
-/* The block a run_block call executes. */
+/* The warp operations accel_cpu_runtime.warp_op performs. */
+enum accel_cpu_warp_op {
+    ACCEL_CPU_WARP_SYNC = 0,      /* no value; returns 0 */
+    ACCEL_CPU_WARP_SHFL_IDX = 1,  /* the value of lane `arg` */
+    ACCEL_CPU_WARP_SHFL_UP = 2,   /* the value of lane - arg, or the caller's own */
+    ACCEL_CPU_WARP_SHFL_DOWN = 3, /* the value of lane + arg, or the caller's own */
+    ACCEL_CPU_WARP_SHFL_XOR = 4,  /* the value of lane ^ arg, or the caller's own */
+    ACCEL_CPU_WARP_BALLOT = 5,    /* bit l set when lane l's value is non-zero */
+    ACCEL_CPU_WARP_ALL = 6        /* 1 when every lane's value is non-zero */
+};
+
+/*
+ * What a kernel calls in the plugin (ABI 2). `thread` is the caller's
+ * linear index in its block (x fastest). Neither returns when the call is
+ * an error (a barrier not every thread reaches): the plugin abandons the
+ * block and fails the launch.
+ */
+struct accel_cpu_runtime {
+    /* accel_sync_threads(): returns once every thread of the block has called it. */
+    void (*sync_threads)(void *state, uint32_t thread);
+    /*
+     * A warp operation over the lanes in `mask` (bit l: lane l of the
+     * caller's warp of 32); returns once every such lane of the block has
+     * called it, with the caller's result.
+     */
+    uint64_t (*warp_op)(void *state, uint32_t thread, uint32_t op, uint64_t mask,
+                        uint64_t value, uint32_t arg);
+};
+
+/* The block a run_block or run_thread call executes. */
 struct accel_cpu_block {
     uint32_t grid_dim[3];  /* blocks in the grid, x y z */
     uint32_t block_dim[3]; /* threads in a block, x y z */
     uint32_t block_idx[3]; /* this block */
     uint32_t shared_bytes; /* the launch's dynamic shared memory per block */
     void *shared;          /* shared_bytes, 64-byte aligned; NULL when 0 */
+    /* Since ABI 2. */
+    uint32_t first_thread; /* run_block runs the threads from this linear index on */
+    const struct accel_cpu_runtime *runtime;
+    void *runtime_state;   /* the plugin's, passed back to the runtime */
 };
 
 /*
  * A kernel's descriptor, exported with default visibility as
  * accel_cpu_kernel_NAME (the rest of the image may be hidden).
  *
- * run_block runs every thread of one block. args[i] points to the bytes of
+ * run_block runs the threads of one block from linear index
+ * block->first_thread to the last (ABI 1: every thread), one after
+ * another; run_thread runs one thread. args[i] points to the bytes of
  * argument i, param_sizes[i] of them, aligned to the smaller of 16 and the
  * size rounded up to a power of two. A device pointer argument is a
  * uint64_t holding the address, which on the CPU plugin is a host pointer.
- * run_block is called from several threads at once, for different blocks.
+ * Both are called from several threads at once, for different blocks.
  */
 struct accel_cpu_kernel {
     uint32_t abi; /* ACCEL_CPU_KERNEL_ABI */
     uint32_t param_count;
     uint32_t param_sizes[ACCEL_CPU_KERNEL_MAX_PARAMS];
     void (*run_block)(const struct accel_cpu_block *block, void *const *args);
+    /* Since ABI 2. */
+    void (*run_thread)(const struct accel_cpu_block *block, void *const *args,
+                       uint32_t thread);
 };
 
 /* ==== Single-source kernels ==== */
@@ -154,6 +242,13 @@ struct accel_cpu_kernel {
 #define accel_global_size_y() ((uint64_t)gridDim.y * blockDim.y)
 #define accel_global_size_z() ((uint64_t)gridDim.z * blockDim.z)
 
+/*
+ * A set of lanes of a warp, bit l for lane l: 64 bits, since an AMD
+ * wavefront has 64 lanes. ACCEL_LANES_ALL names every lane of the warp.
+ */
+typedef uint64_t accel_lane_mask;
+#define ACCEL_LANES_ALL (~(accel_lane_mask)0)
+
 #if ACCEL_KERNEL_GPU
 /* ---- CUDA and HIP: the compilers' own kernels ---- */
 
@@ -166,28 +261,126 @@ struct accel_cpu_kernel {
 #define ACCEL_DEVICE_FN static __device__ __forceinline__
 #define ACCEL_KERNEL_HAS_BARRIERS 1
 #define accel_sync_threads() __syncthreads()
+#define accel_thread_fence() __threadfence()
+#define accel_thread_fence_block() __threadfence_block()
 
 /* `type *name` pointing at the launch's dynamic shared memory. */
 #define ACCEL_SHARED_DYNAMIC(type, name)                                       \
     extern __shared__ __align__(16) unsigned char accel__shared_bytes[];       \
     type *name = (type *)accel__shared_bytes
+/* `type name[count]`, one per block. */
+#define ACCEL_SHARED(type, name, count) __shared__ type name[count]
+
+/* The thread's linear index in its block, x fastest, and its warp lane. */
+#define accel_thread_rank()                                                    \
+    (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))
+#define accel_warp_size() ((uint32_t)warpSize)
+#define accel_lane_id() (accel_thread_rank() % accel_warp_size())
+/* The number of bits set in a lane mask (or any 64-bit value). */
+#define accel_popcount64(x) ((uint32_t)__popcll((unsigned long long)(x)))
+
+#if ACCEL_KERNEL_CUDA
+/* CUDA's _sync forms take a 32-bit mask: a warp has 32 lanes. */
+#define ACCEL__MASK32(mask) ((unsigned)(mask))
+#define accel_shfl_sync(mask, v, src) __shfl_sync(ACCEL__MASK32(mask), v, src)
+#define accel_shfl_up_sync(mask, v, d) __shfl_up_sync(ACCEL__MASK32(mask), v, d)
+#define accel_shfl_down_sync(mask, v, d) __shfl_down_sync(ACCEL__MASK32(mask), v, d)
+#define accel_shfl_xor_sync(mask, v, m) __shfl_xor_sync(ACCEL__MASK32(mask), v, m)
+#define accel_ballot_sync(mask, pred)                                          \
+    ((accel_lane_mask)__ballot_sync(ACCEL__MASK32(mask), pred))
+#define accel_any_sync(mask, pred) __any_sync(ACCEL__MASK32(mask), pred)
+#define accel_all_sync(mask, pred) __all_sync(ACCEL__MASK32(mask), pred)
+#define accel_warp_sync(mask) __syncwarp(ACCEL__MASK32(mask))
+#else
+/*
+ * HIP: the wavefront runs in lockstep and HIP's portable forms take no
+ * mask; the mask is evaluated and every lane of the wavefront takes part.
+ */
+#define accel_shfl_sync(mask, v, src) ((void)(mask), __shfl(v, src))
+#define accel_shfl_up_sync(mask, v, d) ((void)(mask), __shfl_up(v, d))
+#define accel_shfl_down_sync(mask, v, d) ((void)(mask), __shfl_down(v, d))
+#define accel_shfl_xor_sync(mask, v, m) ((void)(mask), __shfl_xor(v, m))
+#define accel_ballot_sync(mask, pred) ((void)(mask), (accel_lane_mask)__ballot(pred))
+#define accel_any_sync(mask, pred) ((void)(mask), __any(pred))
+#define accel_all_sync(mask, pred) ((void)(mask), __all(pred))
+#define accel_warp_sync(mask) ((void)(mask), __builtin_amdgcn_wave_barrier())
+#endif
 
 #define ACCEL__KERNEL(name, n, ...)                                            \
     extern "C" __global__ void name(ACCEL__LIST(n, ACCEL__GPU_DECL, __VA_ARGS__))
 #define ACCEL__GPU_DECL(i, pair) ACCEL__DECL pair
 
-ACCEL_DEVICE_FN int32_t accel_atomic_add_i32(int32_t *p, int32_t v)
-{
-    return atomicAdd((int *)p, (int)v);
-}
-ACCEL_DEVICE_FN uint32_t accel_atomic_add_u32(uint32_t *p, uint32_t v)
-{
-    return atomicAdd((unsigned int *)p, (unsigned int)v);
-}
-ACCEL_DEVICE_FN uint64_t accel_atomic_add_u64(uint64_t *p, uint64_t v)
-{
-    return atomicAdd((unsigned long long *)p, (unsigned long long)v);
-}
+/*
+ * Atomics, relaxed, on global or shared memory: T is the function's type,
+ * B the type CUDA's and HIP's bitwise forms take (same width), M the type
+ * their min and max take (same signedness). Subtraction is the addition
+ * of the negated value, which is the same bits.
+ */
+#define ACCEL__GPU_ATOMICS(sfx, T, B, M, MINMAX)                               \
+    ACCEL_DEVICE_FN T accel_atomic_add_##sfx(T *p, T v)                        \
+    {                                                                          \
+        return (T)atomicAdd((B *)p, (B)v);                                     \
+    }                                                                          \
+    ACCEL_DEVICE_FN T accel_atomic_sub_##sfx(T *p, T v)                        \
+    {                                                                          \
+        return (T)atomicAdd((B *)p, (B)(0ull - (unsigned long long)v));        \
+    }                                                                          \
+    MINMAX(sfx, T, B, M)                                                       \
+    ACCEL_DEVICE_FN T accel_atomic_exch_##sfx(T *p, T v)                       \
+    {                                                                          \
+        return (T)atomicExch((B *)p, (B)v);                                    \
+    }                                                                          \
+    ACCEL_DEVICE_FN T accel_atomic_cas_##sfx(T *p, T compare, T v)             \
+    {                                                                          \
+        return (T)atomicCAS((B *)p, (B)compare, (B)v);                         \
+    }                                                                          \
+    ACCEL_DEVICE_FN T accel_atomic_and_##sfx(T *p, T v)                        \
+    {                                                                          \
+        return (T)atomicAnd((B *)p, (B)v);                                     \
+    }                                                                          \
+    ACCEL_DEVICE_FN T accel_atomic_or_##sfx(T *p, T v)                         \
+    {                                                                          \
+        return (T)atomicOr((B *)p, (B)v);                                      \
+    }                                                                          \
+    ACCEL_DEVICE_FN T accel_atomic_xor_##sfx(T *p, T v)                        \
+    {                                                                          \
+        return (T)atomicXor((B *)p, (B)v);                                     \
+    }
+
+/* Min and max in the compilers' own atomics, where both have them. */
+#define ACCEL__GPU_MINMAX(sfx, T, B, M)                                        \
+    ACCEL_DEVICE_FN T accel_atomic_min_##sfx(T *p, T v)                        \
+    {                                                                          \
+        return (T)atomicMin((M *)p, (M)v);                                     \
+    }                                                                          \
+    ACCEL_DEVICE_FN T accel_atomic_max_##sfx(T *p, T v)                        \
+    {                                                                          \
+        return (T)atomicMax((M *)p, (M)v);                                     \
+    }
+/* Signed 64-bit min and max, which HIP lacks: a compare-and-swap loop. */
+#define ACCEL__GPU_MINMAX_CAS(sfx, T, B, M)                                    \
+    ACCEL_DEVICE_FN T accel_atomic_min_##sfx(T *p, T v)                        \
+    {                                                                          \
+        B old = *(volatile B *)p, seen;                                        \
+                                                                               \
+        while ((T)old > v && (seen = atomicCAS((B *)p, old, (B)v)) != old)     \
+            old = seen;                                                        \
+        return (T)old;                                                         \
+    }                                                                          \
+    ACCEL_DEVICE_FN T accel_atomic_max_##sfx(T *p, T v)                        \
+    {                                                                          \
+        B old = *(volatile B *)p, seen;                                        \
+                                                                               \
+        while ((T)old < v && (seen = atomicCAS((B *)p, old, (B)v)) != old)     \
+            old = seen;                                                        \
+        return (T)old;                                                         \
+    }
+
+ACCEL__GPU_ATOMICS(i32, int32_t, int, int, ACCEL__GPU_MINMAX)
+ACCEL__GPU_ATOMICS(u32, uint32_t, unsigned int, unsigned int, ACCEL__GPU_MINMAX)
+ACCEL__GPU_ATOMICS(i64, int64_t, unsigned long long, long long, ACCEL__GPU_MINMAX_CAS)
+ACCEL__GPU_ATOMICS(u64, uint64_t, unsigned long long, unsigned long long, ACCEL__GPU_MINMAX)
+
 ACCEL_DEVICE_FN float accel_atomic_add_f32(float *p, float v)
 {
     return atomicAdd(p, v);
@@ -206,16 +399,15 @@ ACCEL_DEVICE_FN double accel_atomic_add_f64(double *p, double v)
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 _Static_assert(sizeof(void *) == 8,
                "the CPU kernel form needs 64-bit pointers: device addresses are 64-bit");
 
 #define ACCEL_RESTRICT __restrict
 #define ACCEL_DEVICE_FN static inline
-#define ACCEL_KERNEL_HAS_BARRIERS 0
-#define accel_sync_threads()                                                   \
-    _Static_assert(0, "accel_sync_threads: the CPU form of accel kernels has no block " \
-                      "barrier; see <accel/kernel.h>")
+/* 1 in every form since CPU kernel ABI 2; kept for sources that test it. */
+#define ACCEL_KERNEL_HAS_BARRIERS 1
 
 /* CUDA's dim3, as the CPU form's indices. */
 struct accel_cpu_dim3 {
@@ -229,6 +421,8 @@ struct accel_cpu_thread {
     struct accel_cpu_dim3 block_dim;
     struct accel_cpu_dim3 grid_dim;
     void *shared;
+    uint32_t rank; /* linear index in the block, x fastest */
+    const struct accel_cpu_block *block;
 };
 
 #define threadIdx (accel__thread->thread_idx)
@@ -237,6 +431,23 @@ struct accel_cpu_thread {
 #define gridDim (accel__thread->grid_dim)
 
 #define ACCEL_SHARED_DYNAMIC(type, name) type *name = (type *)accel__thread->shared
+/*
+ * A static shared array: one per host thread, and a host thread runs one
+ * block at a time, all of its threads, so one per block as on a GPU.
+ */
+#define ACCEL_SHARED(type, name, count) static _Thread_local _Alignas(16) type name[count]
+
+#define accel_thread_rank() (accel__thread->rank)
+#define accel_warp_size() 32u
+#define accel_lane_id() (accel__thread->rank % 32u)
+#define accel_popcount64(x) ((uint32_t)__builtin_popcountll((unsigned long long)(x)))
+
+/*
+ * A block's threads run on one host thread: a block fence needs only the
+ * compiler's ordering; a device fence orders against other blocks.
+ */
+#define accel_thread_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define accel_thread_fence_block() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 static inline void accel__cpu_thread_begin(struct accel_cpu_thread *t,
                                            const struct accel_cpu_block *b)
@@ -246,24 +457,128 @@ static inline void accel__cpu_thread_begin(struct accel_cpu_thread *t,
     t->block_dim = (struct accel_cpu_dim3){b->block_dim[0], b->block_dim[1], b->block_dim[2]};
     t->grid_dim = (struct accel_cpu_dim3){b->grid_dim[0], b->grid_dim[1], b->grid_dim[2]};
     t->shared = b->shared;
+    t->rank = 0;
+    t->block = b;
 }
 
+/* ---- barriers and warp operations: calls into the plugin ---- */
+
+static inline void accel__cpu_sync_threads(const struct accel_cpu_thread *t)
+{
+    t->block->runtime->sync_threads(t->block->runtime_state, t->rank);
+}
+#define accel_sync_threads() accel__cpu_sync_threads(accel__thread)
+
+static inline uint64_t accel__cpu_warp(const struct accel_cpu_thread *t, uint32_t op,
+                                       accel_lane_mask mask, uint64_t value, uint32_t arg)
+{
+    return t->block->runtime->warp_op(t->block->runtime_state, t->rank, op, mask, value,
+                                      arg);
+}
+
+/* A shuffle of each type CUDA's __shfl_sync takes, through its bits. */
+#define ACCEL__CPU_SHFL(sfx, T)                                                \
+    static inline T accel__shfl_##sfx(const struct accel_cpu_thread *t, uint32_t op, \
+                                      accel_lane_mask mask, T v, int arg)      \
+    {                                                                          \
+        uint64_t bits = 0;                                                     \
+        T out;                                                                 \
+                                                                               \
+        memcpy(&bits, &v, sizeof(v));                                          \
+        bits = accel__cpu_warp(t, op, mask, bits, (uint32_t)arg);              \
+        memcpy(&out, &bits, sizeof(out));                                      \
+        return out;                                                            \
+    }
+ACCEL__CPU_SHFL(i, int)
+ACCEL__CPU_SHFL(u, unsigned int)
+ACCEL__CPU_SHFL(l, long)
+ACCEL__CPU_SHFL(ul, unsigned long)
+ACCEL__CPU_SHFL(ll, long long)
+ACCEL__CPU_SHFL(ull, unsigned long long)
+ACCEL__CPU_SHFL(f, float)
+ACCEL__CPU_SHFL(d, double)
+#define ACCEL__SHFL(op, mask, v, arg)                                          \
+    _Generic((v), int: accel__shfl_i, unsigned int: accel__shfl_u,             \
+             long: accel__shfl_l, unsigned long: accel__shfl_ul,               \
+             long long: accel__shfl_ll, unsigned long long: accel__shfl_ull,   \
+             float: accel__shfl_f, double: accel__shfl_d)(accel__thread, op, mask, v, arg)
+
+#define accel_shfl_sync(mask, v, src) ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_IDX, mask, v, src)
+#define accel_shfl_up_sync(mask, v, d) ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_UP, mask, v, d)
+#define accel_shfl_down_sync(mask, v, d) ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_DOWN, mask, v, d)
+#define accel_shfl_xor_sync(mask, v, m) ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_XOR, mask, v, m)
+#define accel_ballot_sync(mask, pred)                                          \
+    ((accel_lane_mask)accel__cpu_warp(accel__thread, ACCEL_CPU_WARP_BALLOT, mask,     \
+                                      (pred) != 0, 0))
+#define accel_any_sync(mask, pred) ((int)(accel_ballot_sync(mask, pred) != 0))
+#define accel_all_sync(mask, pred)                                             \
+    ((int)accel__cpu_warp(accel__thread, ACCEL_CPU_WARP_ALL, mask, (pred) != 0, 0))
+#define accel_warp_sync(mask)                                                  \
+    ((void)accel__cpu_warp(accel__thread, ACCEL_CPU_WARP_SYNC, mask, 0, 0))
+
+/* ---- atomics ---- */
+
 /*
- * Atomics, relaxed like CUDA's. Floating-point adds are a compare-and-swap
- * loop on the value's bytes (the generic __atomic builtins compare bits).
+ * Atomics, relaxed like CUDA's, on global or shared memory. They are real
+ * atomics on the CPU too: blocks run in parallel. Min and max are a
+ * compare-and-swap loop; floating-point adds too, on the value's bytes
+ * (the generic __atomic builtins compare bits).
  */
-static inline int32_t accel_atomic_add_i32(int32_t *p, int32_t v)
-{
-    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-}
-static inline uint32_t accel_atomic_add_u32(uint32_t *p, uint32_t v)
-{
-    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-}
-static inline uint64_t accel_atomic_add_u64(uint64_t *p, uint64_t v)
-{
-    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-}
+#define ACCEL__CPU_ATOMICS(sfx, T)                                             \
+    static inline T accel_atomic_add_##sfx(T *p, T v)                          \
+    {                                                                          \
+        return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);                     \
+    }                                                                          \
+    static inline T accel_atomic_sub_##sfx(T *p, T v)                          \
+    {                                                                          \
+        return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);                     \
+    }                                                                          \
+    static inline T accel_atomic_min_##sfx(T *p, T v)                          \
+    {                                                                          \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                          \
+                                                                               \
+        while (v < old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, \
+                                                        __ATOMIC_RELAXED))     \
+            ;                                                                  \
+        return old;                                                            \
+    }                                                                          \
+    static inline T accel_atomic_max_##sfx(T *p, T v)                          \
+    {                                                                          \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                          \
+                                                                               \
+        while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, \
+                                                        __ATOMIC_RELAXED))     \
+            ;                                                                  \
+        return old;                                                            \
+    }                                                                          \
+    static inline T accel_atomic_exch_##sfx(T *p, T v)                         \
+    {                                                                          \
+        return __atomic_exchange_n(p, v, __ATOMIC_RELAXED);                    \
+    }                                                                          \
+    static inline T accel_atomic_cas_##sfx(T *p, T compare, T v)               \
+    {                                                                          \
+        __atomic_compare_exchange_n(p, &compare, v, 0, __ATOMIC_RELAXED,       \
+                                    __ATOMIC_RELAXED);                         \
+        return compare;                                                        \
+    }                                                                          \
+    static inline T accel_atomic_and_##sfx(T *p, T v)                          \
+    {                                                                          \
+        return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);                     \
+    }                                                                          \
+    static inline T accel_atomic_or_##sfx(T *p, T v)                           \
+    {                                                                          \
+        return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);                      \
+    }                                                                          \
+    static inline T accel_atomic_xor_##sfx(T *p, T v)                          \
+    {                                                                          \
+        return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);                     \
+    }
+
+ACCEL__CPU_ATOMICS(i32, int32_t)
+ACCEL__CPU_ATOMICS(u32, uint32_t)
+ACCEL__CPU_ATOMICS(i64, int64_t)
+ACCEL__CPU_ATOMICS(u64, uint64_t)
+
 static inline float accel_atomic_add_f32(float *p, float v)
 {
     float old, sum;
@@ -291,9 +606,12 @@ static inline double accel_atomic_add_f64(double *p, double v)
 #define ACCEL__UNUSED __attribute__((unused))
 
 /*
- * The body becomes a static function of one thread; the runner unpacks
- * the arguments once, then calls the body for every thread of the block.
- * The compiler inlines the body into the loop.
+ * The body becomes a static function of one thread. run_block unpacks the
+ * arguments once, then calls the body for each thread of the block from
+ * first_thread on; the compiler inlines the body into the loop, so a
+ * kernel without barriers runs as a plain loop. run_thread runs one
+ * thread: the plugin runs thread 0 with it, and each thread of a block
+ * whose thread 0 reached a barrier or a warp operation (see the plugin).
  */
 #define ACCEL__KERNEL(name, n, ...)                                            \
     static inline void accel__body_##name(                                     \
@@ -303,22 +621,47 @@ static inline double accel_atomic_add_f64(double *p, double v)
                                   void *const *accel__args)                    \
     {                                                                          \
         ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                              \
+        const uint32_t accel__bx = accel__block->block_dim[0];                 \
+        const uint32_t accel__by = accel__block->block_dim[1];                 \
+        const uint32_t accel__bz = accel__block->block_dim[2];                 \
+        uint32_t accel__x0 = accel__block->first_thread % accel__bx;           \
+        uint32_t accel__y0 = accel__block->first_thread / accel__bx % accel__by; \
+        uint32_t accel__z = accel__block->first_thread / accel__bx / accel__by; \
         struct accel_cpu_thread accel__t;                                      \
-        uint32_t accel__x, accel__y, accel__z;                                 \
                                                                                \
         (void)accel__args;                                                     \
         accel__cpu_thread_begin(&accel__t, accel__block);                      \
-        for (accel__z = 0; accel__z < accel__block->block_dim[2]; accel__z++) {  \
+        for (; accel__z < accel__bz; accel__z++, accel__y0 = 0) {              \
             accel__t.thread_idx.z = accel__z;                                  \
-            for (accel__y = 0; accel__y < accel__block->block_dim[1]; accel__y++) { \
+            for (uint32_t accel__y = accel__y0; accel__y < accel__by;          \
+                 accel__y++, accel__x0 = 0) {                                  \
+                uint32_t accel__row = (accel__z * accel__by + accel__y) * accel__bx; \
+                                                                               \
                 accel__t.thread_idx.y = accel__y;                              \
-                for (accel__x = 0; accel__x < accel__block->block_dim[0]; accel__x++) { \
+                for (uint32_t accel__x = accel__x0; accel__x < accel__bx; accel__x++) { \
                     accel__t.thread_idx.x = accel__x;                          \
+                    accel__t.rank = accel__row + accel__x;                     \
                     accel__body_##name(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, \
                                                             __VA_ARGS__));     \
                 }                                                              \
             }                                                                  \
         }                                                                      \
+    }                                                                          \
+    static void accel__thread_##name(const struct accel_cpu_block *accel__block, \
+                                     void *const *accel__args, uint32_t accel__rank) \
+    {                                                                          \
+        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                              \
+        const uint32_t accel__bx = accel__block->block_dim[0];                 \
+        const uint32_t accel__by = accel__block->block_dim[1];                 \
+        struct accel_cpu_thread accel__t;                                      \
+                                                                               \
+        (void)accel__args;                                                     \
+        accel__cpu_thread_begin(&accel__t, accel__block);                      \
+        accel__t.thread_idx.x = accel__rank % accel__bx;                       \
+        accel__t.thread_idx.y = accel__rank / accel__bx % accel__by;           \
+        accel__t.thread_idx.z = accel__rank / accel__bx / accel__by;           \
+        accel__t.rank = accel__rank;                                           \
+        accel__body_##name(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
     }                                                                          \
     ACCEL__EXPORT const struct accel_cpu_kernel                                \
         accel_cpu_kernel_##name = {                                            \
@@ -326,6 +669,7 @@ static inline double accel_atomic_add_f64(double *p, double v)
             n - 1,                                                             \
             {ACCEL__SEQ(n, ACCEL__SIZE, __VA_ARGS__) 0},                       \
             accel__run_##name,                                                 \
+            accel__thread_##name,                                              \
     };                                                                         \
     static inline void accel__body_##name(                                     \
         const struct accel_cpu_thread *accel__thread ACCEL__UNUSED             \

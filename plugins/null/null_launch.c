@@ -1,8 +1,10 @@
 #include "null_launch.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "null_block.h"
 #include "null_pool.h"
 
 /*
@@ -105,7 +107,7 @@ static accel_status null_check_geometry(const struct accel_host_services *servic
 accel_status accel__null_launch_prepare(const struct accel_host_services *services,
                                         const struct accel_device_props *props,
                                         const struct accel_cpu_kernel *kernel,
-                                        struct null_pool *pool,
+                                        struct null_pool *pool, size_t stack_bytes,
                                         const struct accel_launch_config *config,
                                         void *const *args, const size_t *arg_sizes,
                                         uint32_t nargs, struct null_launch *out_launch)
@@ -143,19 +145,28 @@ accel_status accel__null_launch_prepare(const struct accel_host_services *servic
         memcpy(slots[i], args[i], arg_sizes[i]);
     out_launch->kernel = kernel;
     out_launch->pool = pool;
+    out_launch->stack_bytes = stack_bytes;
     out_launch->config = *config;
     return ACCEL_OK;
 }
 
-void accel__null_launch_run(struct null_launch *launch)
+accel_status accel__null_launch_run(struct null_launch *launch, char *detail,
+                                    size_t detail_size)
 {
     void *args[ACCEL_KERNEL_MAX_PARAMS];
     unsigned char *base =
         launch->heap_args != NULL ? launch->heap_args : launch->inline_args;
+    struct null_blocks blocks;
 
     null_args_layout(launch->kernel, base, args);
-    accel__null_grid_run(launch->pool, launch->kernel, args, &launch->config);
+    accel__null_blocks_init(&blocks, launch->kernel, args, &launch->config,
+                            launch->stack_bytes);
+    accel__null_grid_run(launch->pool, &blocks);
     accel__null_launch_discard(launch);
+    if (!atomic_load_explicit(&blocks.failed, memory_order_relaxed))
+        return ACCEL_OK;
+    snprintf(detail, detail_size, "%s", blocks.detail);
+    return blocks.status;
 }
 
 void accel__null_launch_discard(struct null_launch *launch)

@@ -24,6 +24,7 @@ struct null_launch {
     const struct accel_cpu_kernel *kernel;
     struct null_pool *pool; /* NULL: the stream worker runs every block */
     struct accel_launch_config config;
+    size_t stack_bytes; /* of each fiber that runs a thread (null_block.h) */
     unsigned char *heap_args; /* the arguments when they do not fit inline */
     _Alignas(16) unsigned char inline_args[NULL_LAUNCH_INLINE_BYTES];
 };
@@ -48,12 +49,18 @@ static inline const struct accel_cpu_kernel *null_kernel_descriptor(accel_drv_ke
 accel_status accel__null_launch_prepare(const struct accel_host_services *services,
                                         const struct accel_device_props *props,
                                         const struct accel_cpu_kernel *kernel,
-                                        struct null_pool *pool,
+                                        struct null_pool *pool, size_t stack_bytes,
                                         const struct accel_launch_config *config,
                                         void *const *args, const size_t *arg_sizes,
                                         uint32_t nargs, struct null_launch *out_launch);
-/* Run a prepared launch to completion, then release its arguments. */
-void accel__null_launch_run(struct null_launch *launch);
+/*
+ * Run a prepared launch to completion, then release its arguments.
+ * ACCEL_OK, or how the kernel failed (ACCEL_ERR_LAUNCH: a barrier not every
+ * thread of a block reached; ACCEL_ERR_OUT_OF_HOST_MEMORY: no fiber stack)
+ * with the detail in `detail`.
+ */
+accel_status accel__null_launch_run(struct null_launch *launch, char *detail,
+                                    size_t detail_size);
 /* Release a prepared launch that will not run. */
 void accel__null_launch_discard(struct null_launch *launch);
 

@@ -304,20 +304,26 @@ static bool null_kernel_name_valid(const char *name)
     return length != 0;
 }
 
-/* A descriptor this plugin can run, or ACCEL_ERR_MODULE saying why not. */
+/*
+ * A descriptor this plugin can run, or ACCEL_ERR_MODULE saying why not.
+ * ABI 1 descriptors (images built before barriers) end at run_block.
+ */
 static accel_status null_kernel_check(const struct accel_host_services *services,
                                       const char *name, const struct accel_cpu_kernel *kernel)
 {
-    if (kernel->abi != ACCEL_CPU_KERNEL_ABI)
+    if (kernel->abi < ACCEL_CPU_KERNEL_ABI_MIN || kernel->abi > ACCEL_CPU_KERNEL_ABI)
         return services->set_error(ACCEL_ERR_MODULE,
                                    "kernel_get: kernel '%s' follows CPU kernel ABI %u; this "
-                                   "plugin runs ABI %u", name, kernel->abi,
-                                   ACCEL_CPU_KERNEL_ABI);
-    if (kernel->run_block == NULL || kernel->param_count > ACCEL_KERNEL_MAX_PARAMS)
+                                   "plugin runs ABI %u to %u", name, kernel->abi,
+                                   ACCEL_CPU_KERNEL_ABI_MIN, ACCEL_CPU_KERNEL_ABI);
+    if (kernel->run_block == NULL || kernel->param_count > ACCEL_KERNEL_MAX_PARAMS ||
+        (kernel->abi >= 2 && kernel->run_thread == NULL))
         return services->set_error(ACCEL_ERR_MODULE,
                                    "kernel_get: kernel '%s' has a malformed descriptor (%s)",
                                    name, kernel->run_block == NULL ? "no run_block"
-                                                                   : "too many parameters");
+                                         : kernel->param_count > ACCEL_KERNEL_MAX_PARAMS
+                                             ? "too many parameters"
+                                             : "no run_thread");
     for (uint32_t i = 0; i < kernel->param_count; i++) {
         if (kernel->param_sizes[i] == 0)
             return services->set_error(ACCEL_ERR_MODULE,

@@ -18,6 +18,13 @@
  *                            1024; when unset, the CPUs the process may
  *                            run on. 1 runs every grid on its stream's
  *                            worker and starts no pool.
+ *   ACCEL_NULL_STACK_KB      The stack of each kernel thread that runs on a
+ *                            fiber (every thread of a block whose thread 0
+ *                            reaches a barrier or warp operation, and
+ *                            thread 0 of every block), in KiB: 16 to 65536,
+ *                            rounded up to whole pages; 64 when unset.
+ *                            A thread that overflows it faults on a guard
+ *                            page (see null_block.h).
  *
  * Test knobs, for the host's tests:
  *
@@ -92,6 +99,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "null_block.h"
 #include "null_fault.h"
 #include "null_os.h"
 #include "null_plugin.h"
@@ -205,16 +213,27 @@ static bool null_read_knob(accel_drv_plugin *plugin, const char *name, uint32_t 
     return false;
 }
 
+/* Fiber stacks are whole pages: the guard below each is one. */
+static size_t null_round_to_pages(size_t bytes)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t unit = page > 0 ? (size_t)page : 4096u;
+
+    return (bytes + unit - 1) / unit * unit;
+}
+
 /* Read every variable; the first bad one leaves the plugin without devices. */
 static void null_read_environment(accel_drv_plugin *plugin)
 {
-    uint32_t devices, threads, delay_us, host_visible;
+    uint32_t devices, threads, delay_us, host_visible, stack_kb;
 
     if (!null_read_knob(plugin, "ACCEL_NULL_DEVICES", 0, NULL_DEVICES_MAX, 1, &devices) ||
         !null_read_knob(plugin, "ACCEL_NULL_THREADS", 1, NULL_THREADS_MAX,
                         null_cpu_count(), &threads) ||
         !null_read_knob(plugin, "ACCEL_NULL_DELAY_US", 0, NULL_DELAY_US_MAX, 0, &delay_us) ||
         !null_read_knob(plugin, "ACCEL_NULL_HOST_VISIBLE", 0, 1, 1, &host_visible) ||
+        !null_read_knob(plugin, "ACCEL_NULL_STACK_KB", NULL_STACK_KB_MIN, NULL_STACK_KB_MAX,
+                        NULL_STACK_KB_DEFAULT, &stack_kb) ||
         !accel__null_faults_read(plugin))
         return;
     if (devices == 0)
@@ -225,6 +244,7 @@ static void null_read_environment(accel_drv_plugin *plugin)
     plugin->threads = threads;
     plugin->props.compute_units = threads;
     plugin->delay_ns = (uint64_t)delay_us * 1000u;
+    plugin->stack_bytes = null_round_to_pages((size_t)stack_kb * 1024u);
     plugin->device_count = devices;
 }
 

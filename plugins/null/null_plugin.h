@@ -95,6 +95,8 @@ struct accel_drv_plugin {
     struct accel_device_props props;
     /* Host threads that run one grid's blocks, the stream's own included. */
     uint32_t threads;
+    /* The stack of each fiber that runs a kernel's thread (ACCEL_NULL_STACK_KB). */
+    size_t stack_bytes;
     /* Added before every command a stream worker runs (ACCEL_NULL_DELAY_US). */
     uint64_t delay_ns;
     /*

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "null_block.h"
 #include "null_os.h"
 #include "null_plugin.h"
 #include "null_sync.h"
@@ -25,8 +26,7 @@
 
 /* One launch's blocks, owned by the thread that runs the launch. */
 struct null_grid {
-    void (*run_block)(const struct accel_cpu_block *block, void *const *args);
-    void *const *args;
+    struct null_blocks *blocks;
     struct accel_launch_config config;
     uint64_t total; /* blocks */
     uint64_t chunk; /* blocks per claim */
@@ -61,37 +61,6 @@ struct null_pool {
 
 /* ---- running blocks ---- */
 
-/* Run `count` blocks from linear block number `first`, x fastest. */
-static void null_grid_run_blocks(const struct null_grid *grid, uint64_t first,
-                                 uint64_t count, void *shared)
-{
-    const struct accel_launch_config *config = &grid->config;
-    struct accel_cpu_block block = {
-        .grid_dim = {config->grid[0], config->grid[1], config->grid[2]},
-        .block_dim = {config->block[0], config->block[1], config->block[2]},
-        .shared_bytes = config->shared_bytes,
-        .shared = shared,
-    };
-    uint64_t rest = first / config->grid[0];
-    uint32_t x = (uint32_t)(first % config->grid[0]);
-    uint32_t y = (uint32_t)(rest % config->grid[1]);
-    uint32_t z = (uint32_t)(rest / config->grid[1]);
-
-    for (uint64_t n = 0; n < count; n++) {
-        block.block_idx[0] = x;
-        block.block_idx[1] = y;
-        block.block_idx[2] = z;
-        grid->run_block(&block, grid->args);
-        if (++x == config->grid[0]) {
-            x = 0;
-            if (++y == config->grid[1]) {
-                y = 0;
-                z++;
-            }
-        }
-    }
-}
-
 /*
  * Claim and run chunks until none is left. Every thread that runs blocks
  * comes through here, with its own dynamic shared memory on its stack.
@@ -107,10 +76,12 @@ static void null_grid_work(struct null_grid *grid)
 
         if (first >= grid->total)
             return;
-        null_grid_run_blocks(grid, first,
-                             grid->total - first < grid->chunk ? grid->total - first
-                                                               : grid->chunk,
-                             block_shared);
+        /* A failed launch runs no more blocks (null_block.h). */
+        if (!accel__null_blocks_run(grid->blocks, first,
+                                    grid->total - first < grid->chunk ? grid->total - first
+                                                                      : grid->chunk,
+                                    block_shared))
+            return;
     }
 }
 
@@ -265,13 +236,12 @@ static uint64_t null_grid_chunk(uint64_t blocks, uint32_t threads)
     return chunk > NULL_CHUNK_MAX ? NULL_CHUNK_MAX : chunk;
 }
 
-void accel__null_grid_run(struct null_pool *pool, const struct accel_cpu_kernel *kernel,
-                          void *const *args, const struct accel_launch_config *config)
+void accel__null_grid_run(struct null_pool *pool, struct null_blocks *blocks)
 {
+    const struct accel_launch_config *config = &blocks->config;
     uint64_t threads = (uint64_t)config->block[0] * config->block[1] * config->block[2];
     struct null_grid grid = {
-        .run_block = kernel->run_block,
-        .args = args,
+        .blocks = blocks,
         .config = *config,
         .total = (uint64_t)config->grid[0] * config->grid[1] * config->grid[2],
     };

@@ -31,12 +31,13 @@ accel_status accel__null_pool_create(const struct accel_host_services *services,
 /* Stop and join the helpers; no grid may be running. NULL is allowed. */
 void accel__null_pool_destroy(struct null_pool *pool);
 
+struct null_blocks;
+
 /*
- * Run every block of a launch of `kernel` and return once all have run.
- * `pool` may be NULL: then the caller runs every block itself. `args` are
- * the argument pointers run_block takes; `config` was validated.
+ * Run every block of a launch (null_block.h) and return once all have run
+ * or the launch has failed. `pool` may be NULL: then the caller runs every
+ * block itself. The blocks' configuration was validated.
  */
-void accel__null_grid_run(struct null_pool *pool, const struct accel_cpu_kernel *kernel,
-                          void *const *args, const struct accel_launch_config *config);
+void accel__null_grid_run(struct null_pool *pool, struct null_blocks *blocks);
 
 #endif /* ACCEL_NULL_POOL_H */

@@ -75,11 +75,21 @@ struct null_queue {
 
 /* ---- the worker side ---- */
 
-static void null_command_run(struct null_command *cmd)
+/* Run a launch; a kernel that fails fails its stream, as a GPU's does. */
+static void null_command_launch(struct null_queue *queue, struct null_command *cmd)
+{
+    char detail[256];
+    accel_status status = accel__null_launch_run(&cmd->u.launch, detail, sizeof(detail));
+
+    if (status != ACCEL_OK)
+        accel__null_timeline_fail(queue->timeline, cmd->seq, status, detail);
+}
+
+static void null_command_run(struct null_queue *queue, struct null_command *cmd)
 {
     switch (cmd->kind) {
     case NULL_COMMAND_LAUNCH:
-        accel__null_launch_run(&cmd->u.launch);
+        null_command_launch(queue, cmd);
         break;
     case NULL_COMMAND_COPY:
         accel__null_copy_run(&cmd->u.copy);
@@ -125,7 +135,7 @@ static void null_queue_run_one(struct null_queue *queue, struct null_command *cm
             null_sleep_ns(queue->delay_ns);
         if (other)
             accel__null_timeline_set_other_running(queue->timeline, true);
-        null_command_run(cmd);
+        null_command_run(queue, cmd);
         if (other)
             accel__null_timeline_set_other_running(queue->timeline, false);
     } else {

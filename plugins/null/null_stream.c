@@ -321,7 +321,8 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
      */
     status = accel__null_launch_prepare(
         plugin->services, &plugin->props, null_kernel_descriptor(kernel),
-        atomic_load_explicit(&plugin->pool, memory_order_acquire), config, args,
+        atomic_load_explicit(&plugin->pool, memory_order_acquire), plugin->stack_bytes,
+        config, args,
         arg_sizes, nargs, &launch);
     if (status != ACCEL_OK)
         return status;

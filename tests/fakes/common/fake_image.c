@@ -156,6 +156,9 @@ void fake_launch_run(const struct fake_launch *launch)
         {launch->block[0], launch->block[1], launch->block[2]},
         {0, 0, 0},
         launch->shared_bytes,
+        NULL,
+        0, /* first_thread: the whole block; these kernels take no barrier */
+        NULL,
         NULL};
     void *shared = NULL;
 

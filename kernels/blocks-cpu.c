@@ -1,0 +1,2 @@
+/* The CPU form of blocks.cu; see examples-cpu.c. */
+#include "blocks.cu"

@@ -1,0 +1,70 @@
+/*
+ * Running blocks with the GPU's block semantics (<accel/kernel.h>):
+ * barriers, warp operations, and shared memory that a block's threads
+ * share across them.
+ *
+ * A host thread runs one block at a time. A block of one thread runs on
+ * the host thread's own stack, its barriers and warp operations answered
+ * at once. Otherwise thread 0 runs first, alone; if
+ * it returns without a barrier or a warp operation, the rest of the block
+ * runs as the image's straight loop (run_block), as fast as a plain C loop.
+ * If thread 0 reaches one, the block becomes a set of fibers
+ * (null_fiber.h), one per thread, that a small scheduler on the host
+ * thread's own stack runs in turn: each runs until it waits at a barrier
+ * or a warp operation, or returns; a barrier opens once every thread of
+ * the block waits at it, a warp operation once every lane its mask names
+ * does. Thread 0 runs on a fiber too, from the start (the whole run of
+ * blocks does, switched to once), so that the scheduler can leave it
+ * waiting, and abandon it.
+ *
+ * A barrier not every thread reaches is an error, found when no fiber can
+ * run and not every one has returned (a thread returned while others
+ * wait, a barrier in divergent code, a warp operation whose lanes wait
+ * elsewhere), or when a thread after thread 0 reaches a barrier that
+ * thread 0 returned without. The block is abandoned (its fibers reset,
+ * never resumed) and the launch fails with ACCEL_ERR_LAUNCH naming the
+ * kernel, the block and the thread; the blocks not yet started do not run.
+ */
+#ifndef ACCEL_NULL_BLOCK_H
+#define ACCEL_NULL_BLOCK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <accel/driver.h>
+#include <accel/kernel.h>
+
+/* The stack of each fiber when ACCEL_NULL_STACK_KB is unset. */
+#define NULL_STACK_KB_DEFAULT 64u
+#define NULL_STACK_KB_MIN 16u
+#define NULL_STACK_KB_MAX (64u * 1024u)
+
+/* One launch's blocks, shared by every host thread that runs them. */
+struct null_blocks {
+    const struct accel_cpu_kernel *kernel;
+    void *const *args;
+    struct accel_launch_config config;
+    size_t stack_bytes; /* of each fiber */
+    /* Set once, by the first thread that fails the launch. */
+    _Atomic bool failed;
+    /* Written by that thread before it lets go of the grid. */
+    accel_status status;
+    char detail[256];
+};
+
+void accel__null_blocks_init(struct null_blocks *blocks, const struct accel_cpu_kernel *kernel,
+                             void *const *args, const struct accel_launch_config *config,
+                             size_t stack_bytes);
+
+/*
+ * Run `count` blocks from linear block number `first`, x fastest, on the
+ * calling thread, with `shared` as their dynamic shared memory. false once
+ * the launch has failed, here or on another thread (then nothing more is
+ * run).
+ */
+bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t count,
+                            void *shared);
+
+#endif /* ACCEL_NULL_BLOCK_H */
