@@ -102,13 +102,19 @@ void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result, char *o
 
 /* What accel__cuda_enter did, for accel__cuda_leave to undo. */
 struct cuda_scope {
-    bool pushed;
+    bool gated;                /* the context state's gate is held */
+    bool pushed;               /* the context was pushed */
+    acu_CUcontext previous;    /* the thread's current context at enter */
 };
 
 /*
  * Make the device's primary context current on the calling thread for one
  * entry: nothing when it already is, else push it (the caller's own
- * current context, if any, comes back at leave). Errors: the driver's.
+ * current context, if any, comes back at leave). The open's objects are
+ * checked first: when a reset through another open has made them stale,
+ * ACCEL_ERR_DEVICE_LOST, and nothing reaches the driver (the same handle
+ * values may name another open's new objects). Until leave, no reset runs
+ * (context_state.h's gate). Errors: ACCEL_ERR_DEVICE_LOST, the driver's.
  */
 accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope);
 void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope);
@@ -123,6 +129,13 @@ void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope)
  * context cannot be made current.
  */
 bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *out_scope);
+
+/*
+ * accel__cuda_enter for objects that outlive a reset (pinned blocks):
+ * whatever the open's epoch. Errors: the driver's.
+ */
+accel_status accel__cuda_enter_any_epoch(accel_drv_device *device,
+                                         struct cuda_scope *out_scope);
 
 /* ---- handles: the driver's own ---- */
 

@@ -122,6 +122,7 @@ void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result, char 
 
 /* What accel__hip_enter did, for accel__hip_leave to undo. */
 struct hip_scope {
+    bool gated; /* the context state's gate is held */
     int previous;
     bool switched;
 };
@@ -129,7 +130,11 @@ struct hip_scope {
 /*
  * Make the device current on the calling thread for one entry: nothing
  * when it already is, else hipSetDevice, and the caller's own device comes
- * back at leave. Errors: the runtime's.
+ * back at leave. The open's objects are checked first: when a reset
+ * through another open has made them stale, ACCEL_ERR_DEVICE_LOST, and
+ * nothing reaches the runtime (the same handle values may name another
+ * open's new objects). Until leave, no reset runs (context_state.h's
+ * gate). Errors: ACCEL_ERR_DEVICE_LOST, the runtime's.
  */
 accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope);
 void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope);
@@ -144,6 +149,12 @@ void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope);
  * made current.
  */
 bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out_scope);
+
+/*
+ * accel__hip_enter for objects that outlive a reset (pinned blocks):
+ * whatever the open's epoch. Errors: the runtime's.
+ */
+accel_status accel__hip_enter_any_epoch(accel_drv_device *device, struct hip_scope *out_scope);
 
 /* ---- handles: the runtime's own ---- */
 

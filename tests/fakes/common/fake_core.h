@@ -173,6 +173,7 @@ struct fake_op {
         struct {
             void (*fn)(void *user);
             void *user;
+            bool even_lost; /* runs on a lost context too (a callback told of the error) */
         } host;
         struct {
             struct fake_stream *stream;
@@ -206,6 +207,20 @@ void fake_stream_push(struct fake_stream *stream, struct fake_op *op);
 void fake_stream_wait_ticket(struct fake_stream *stream, uint64_t ticket);
 /* Let the queue run out, stop the thread and mark the stream retired. Lock held; dropped while joining. */
 void fake_stream_retire(struct fake_stream *stream);
+
+/*
+ * Wait, lock held, until `done(arg)`, as a driver's wait without blocking
+ * sync does: polling with the lock dropped between polls and a core kept
+ * busy meanwhile, so that the process's CPU time shows the wait.
+ */
+void fake_spin_until(bool (*done)(const void *arg), const void *arg);
+
+/*
+ * A stream restarted for a handle handed out again: as fake_stream_start,
+ * except that its tickets go on from where the retired stream stopped, so
+ * that the marks taken on it before (all done) stay done. Lock held.
+ */
+bool fake_stream_restart(struct fake_stream *stream, struct fake_owner *owner);
 
 /* The mark after everything enqueued on `stream` so far. */
 struct fake_mark fake_mark_now(struct fake_stream *stream);

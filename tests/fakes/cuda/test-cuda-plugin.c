@@ -23,7 +23,7 @@ static const char *const fake_knobs[] = {
     "FAKE_CUDA_DEVICES",   "FAKE_CUDA_INIT_RESULT",     "FAKE_CUDA_FAIL",
     "FAKE_CUDA_LOSE_AT",   "FAKE_CUDA_MEMORY_MB",       "FAKE_CUDA_MAX_PITCH",
     "FAKE_CUDA_DELAY_US",  "FAKE_CUDA_NO_PROC_ADDRESS", "FAKE_CUDA_NO_PARAM_INFO",
-    NULL,
+    "FAKE_CUDA_KERNEL_LIMITS", NULL,
 };
 
 static const struct plugin_case_kind cuda_kind = {
@@ -266,7 +266,7 @@ static void test_lost_device_closed_and_opened_again_starts_clean(void **state)
 {
     struct plugin_case *c = *state;
 
-    setenv("FAKE_CUDA_LOSE_AT", "cuStreamSynchronize:1", 1);
+    setenv("FAKE_CUDA_LOSE_AT", "cuEventSynchronize:1", 1);
     plugin_case_open_fake_device(c);
     plugin_case_lose_and_close(c);
     /* Every open let go: the driver made a new context, and the plugin knows. */
@@ -369,6 +369,79 @@ static void test_two_devices_copy_between_them(void **state)
     plugin_case_check_two_devices(*state, "FAKE_CUDA_DEVICES");
 }
 
+/* ---- what only real drivers used to show ---- */
+
+static void test_stale_open_after_another_reset_is_lost_and_reaches_no_driver(void **state)
+{
+    struct plugin_case *c = *state;
+
+    plugin_case_open_fake_device(c);
+    plugin_case_check_stale_open_is_refused(c);
+}
+
+static void test_failure_of_a_stale_open_leaves_the_reset_context_live(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_host *second_host = NULL;
+    accel_device *second = NULL;
+    struct fake_entries f;
+
+    /* The second open's release, at its close, fails as a poisoned driver may answer. */
+    setenv("FAKE_CUDA_FAIL", "cuDevicePrimaryCtxRelease_v2:1:CUDA_ERROR_ILLEGAL_ADDRESS", 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_host_create(NULL, &second_host), ACCEL_OK);
+    assert_status(accel_device_open(second_host, "cuda", 0, &second), ACCEL_OK);
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    accel_device_close(second);
+    accel_host_destroy(second_host);
+    /* The stale open's failure is its own: the context the first open rebuilt stays live. */
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    plugin_case_round_trip(c, 100);
+    /* The refused release kept its retain in the fake: give it back. */
+    fake_entries_open(&f);
+    assert_int_equal(f.release(0), ACU_CUDA_SUCCESS);
+    dlclose(f.library);
+}
+
+static void test_blocking_waits_use_no_core(void **state)
+{
+    plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_CUDA_DELAY_US");
+}
+
+static void test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned(void **state)
+{
+    plugin_case_check_refused_reset_is_unrecoverable(
+        *state, "FAKE_CUDA_FAIL",
+        "cuMemHostUnregister:1:CUDA_ERROR_ILLEGAL_ADDRESS,"
+        "cuDevicePrimaryCtxReset_v2:1:CUDA_ERROR_ILLEGAL_ADDRESS",
+        "cuDevicePrimaryCtxReset_v2");
+}
+
+static void test_failed_context_pop_leaves_no_context_on_the_callers_thread(void **state)
+{
+    struct plugin_case *c = *state;
+    acu_CUcontext now = NULL;
+    struct fake_entries f;
+
+    /* The first pop is the one after stream_create's push, on this thread. */
+    setenv("FAKE_CUDA_FAIL", "cuCtxPopCurrent_v2:1:CUDA_ERROR_INVALID_CONTEXT", 1);
+    plugin_case_open_fake_device(c);
+    fake_entries_open(&f);
+    assert_int_equal(f.current(&now), ACU_CUDA_SUCCESS);
+    assert_null(now);
+    dlclose(f.library);
+    plugin_case_round_trip(c, 100);
+}
+
+static void test_callback_behind_a_faulting_kernel_is_told_lost(void **state)
+{
+    struct plugin_case *c = *state;
+
+    setenv("FAKE_CUDA_LOSE_AT", "cuLaunchKernel:1", 1);
+    plugin_case_open_fake_device(c);
+    plugin_case_check_callback_after_a_fault_is_lost(c, EXAMPLES_CPU_IMAGE);
+}
+
 /* ---- silence ---- */
 
 static void test_plugin_never_writes_to_stderr(void **state)
@@ -387,7 +460,7 @@ static void test_plugin_never_writes_to_stderr(void **state)
     c->host = NULL;
     setenv("ACCEL_CUDA_LIBRARY", FAKE_CUDA_PATH, 1);
     setenv("FAKE_CUDA_FAIL", "cuMemAlloc_v2:1:CUDA_ERROR_OUT_OF_MEMORY", 1);
-    setenv("FAKE_CUDA_LOSE_AT", "cuStreamSynchronize:1", 1);
+    setenv("FAKE_CUDA_LOSE_AT", "cuEventSynchronize:1", 1);
     plugin_case_open_fake_device(c);
     accel_alloc(c->device, ACCEL_U32, 10, &ref);
     accel_stream_sync(c->stream);
@@ -422,6 +495,12 @@ int main(void)
         T(test_kernel_signature_unknown_without_param_info),
         T(test_callers_current_context_is_left_alone),
         T(test_two_devices_copy_between_them),
+        T(test_stale_open_after_another_reset_is_lost_and_reaches_no_driver),
+        T(test_failure_of_a_stale_open_leaves_the_reset_context_live),
+        T(test_blocking_waits_use_no_core),
+        T(test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned),
+        T(test_failed_context_pop_leaves_no_context_on_the_callers_thread),
+        T(test_callback_behind_a_faulting_kernel_is_told_lost),
         T(test_plugin_never_writes_to_stderr),
     };
 #undef T

@@ -258,7 +258,7 @@ FAKE_EXPORT ahip_hipError_t hipStreamWaitEvent(ahip_hipStream_t stream, ahip_hip
 /* ---- host functions ---- */
 
 static ahip_hipError_t fake_hip_enqueue_host(struct ihipStream_t *stream, void (*fn)(void *),
-                                             void *user)
+                                             void *user, bool even_lost)
 {
     struct fake_op *op = fake_op_new(FAKE_OP_HOST_FUNC);
 
@@ -266,6 +266,7 @@ static ahip_hipError_t fake_hip_enqueue_host(struct ihipStream_t *stream, void (
         return AHIP_hipErrorOutOfMemory;
     op->u.host.fn = fn;
     op->u.host.user = user;
+    op->u.host.even_lost = even_lost;
     fake_stream_push(&stream->queue, op);
     return AHIP_hipSuccess;
 }
@@ -282,7 +283,7 @@ FAKE_EXPORT ahip_hipError_t hipLaunchHostFunc(ahip_hipStream_t stream, ahip_hipH
         FAKE_HIP_RETURN(result);
     if (fn == NULL)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
-    FAKE_HIP_RETURN(fake_hip_enqueue_host(stream, fn, user));
+    FAKE_HIP_RETURN(fake_hip_enqueue_host(stream, fn, user, false));
 }
 #endif
 
@@ -322,7 +323,8 @@ FAKE_EXPORT ahip_hipError_t hipStreamAddCallback(ahip_hipStream_t stream,
     if (call == NULL)
         FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
     *call = (struct fake_hip_callback){callback, stream, user};
-    result = fake_hip_enqueue_host(stream, fake_hip_callback_run, call);
+    /* Run on a lost stream too, with the error: what ROCm's runtime does. */
+    result = fake_hip_enqueue_host(stream, fake_hip_callback_run, call, true);
     if (result != AHIP_hipSuccess)
         free(call);
     FAKE_HIP_RETURN(result);
