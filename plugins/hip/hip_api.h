@@ -222,6 +222,7 @@ typedef struct ahip_hipMemcpy3DParms {
 /* ---- flags ---- */
 
 #define AHIP_hipStreamNonBlocking 0x01
+#define AHIP_hipEventBlockingSync 0x1
 #define AHIP_hipEventDisableTiming 0x2
 #define AHIP_hipHostRegisterPortable 0x1
 

@@ -91,6 +91,7 @@ SAME_CONSTANT(hipMemcpyDeviceToHost);
 SAME_CONSTANT(hipMemcpyDeviceToDevice);
 SAME_CONSTANT(hipMemcpyDefault);
 SAME_CONSTANT(hipStreamNonBlocking);
+SAME_CONSTANT(hipEventBlockingSync);
 SAME_CONSTANT(hipEventDisableTiming);
 SAME_CONSTANT(hipHostRegisterPortable);
 

@@ -520,19 +520,20 @@ void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c, const c
     assert_status(accel_alloc(c->device, ACCEL_U32, 64, &ref), ACCEL_OK);
     assert_status(accel_event_create(c->device, &event), ACCEL_OK);
 
-    /* A spinning wait would take a whole core; half of one is a generous bound. */
+    /* A spinning wait takes what it gets of a core (on a loaded machine, still a good part
+     * of one); a blocking one next to nothing: a tenth of a core is a generous bound. */
     enqueue_slow_copy(c, pinned, ref);
     cpu = process_cpu_ns();
     wall = wall_ns();
     assert_status(accel_stream_wait(c->stream, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER), ACCEL_OK);
-    assert_true(share_of_a_core(cpu, wall) < 50);
+    assert_true(share_of_a_core(cpu, wall) < 10);
 
     enqueue_slow_copy(c, pinned, ref);
     assert_status(accel_event_record(event, c->stream), ACCEL_OK);
     cpu = process_cpu_ns();
     wall = wall_ns();
     assert_status(accel_event_wait(event, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER), ACCEL_OK);
-    assert_true(share_of_a_core(cpu, wall) < 50);
+    assert_true(share_of_a_core(cpu, wall) < 10);
 
     accel_event_destroy(event);
     assert_status(accel_free(c->device, ref), ACCEL_OK);

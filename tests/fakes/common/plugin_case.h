@@ -131,7 +131,7 @@ void plugin_case_check_stale_open_is_refused(struct plugin_case *c);
 /*
  * With the fake's stream work delayed 200 ms (`delay_knob`, set before the
  * device opens): a blocking stream wait and a blocking event wait each
- * take well under half a core of process CPU time, while the fake spins
+ * take under a tenth of a core of process CPU time, while the fake spins
  * in any wait not asked to block.
  */
 void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c, const char *delay_knob);

@@ -37,9 +37,10 @@ static void fake_stream_end(struct CUstream_st *stream)
         }
     }
     stream->magic = FAKE_MAGIC_RETIRED;
+    fake_stream_retire(&stream->queue);
+    /* Only once its thread is joined may the handle be handed out again. */
     stream->next = fake.retired_streams;
     fake.retired_streams = stream;
-    fake_stream_retire(&stream->queue);
 }
 
 static void fake_event_end(struct CUevent_st **link)

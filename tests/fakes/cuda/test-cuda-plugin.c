@@ -438,6 +438,8 @@ static void test_callback_behind_a_faulting_kernel_is_told_lost(void **state)
     struct plugin_case *c = *state;
 
     setenv("FAKE_CUDA_LOSE_AT", "cuLaunchKernel:1", 1);
+    /* The kernel faults once the callback is enqueued behind it. */
+    setenv("FAKE_CUDA_DELAY_US", "50000", 1);
     plugin_case_open_fake_device(c);
     plugin_case_check_callback_after_a_fault_is_lost(c, EXAMPLES_CPU_IMAGE);
 }

@@ -340,7 +340,12 @@ FAKE_EXPORT ahip_hipError_t hipSetDevice(int device)
     FAKE_HIP_RETURN(AHIP_hipSuccess);
 }
 
-/* As HIP's: everything made on the current device goes; the next call makes a new context. */
+/*
+ * As HIP's: everything made on the current device goes. The device's
+ * context object stays, live again, as the runtime's does: the handles of
+ * what it made may be handed out again (hipStreamCreateWithFlags), and a
+ * stale one then names another stream.
+ */
 FAKE_EXPORT ahip_hipError_t hipDeviceReset(void)
 {
     struct fake_hip_device *device;
@@ -352,13 +357,10 @@ FAKE_EXPORT ahip_hipError_t hipDeviceReset(void)
     device = &fake_hip.devices[fake_hip_thread_device];
     ctx = device->context;
     if (ctx != NULL) {
-        device->context = NULL;
         fake_hip_release_streams(ctx);
         fake_hip_release_modules(ctx);
         device->used_bytes -= fake_blocks_release(&ctx->owner);
-        ctx->magic = FAKE_HIP_MAGIC_RETIRED;
-        ctx->next_retired = fake_hip.retired_contexts;
-        fake_hip.retired_contexts = ctx;
+        ctx->owner.lost = false;
     }
     FAKE_HIP_RETURN(AHIP_hipSuccess);
 }

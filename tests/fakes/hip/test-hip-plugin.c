@@ -382,12 +382,48 @@ static void test_reset_through_one_open_makes_the_others_lost_once(void **state)
     assert_int_equal(plugin_case_fake_calls(c, "hipDeviceReset") - resets, 1);
 }
 
+/* ---- what only real runtimes used to show ---- */
+
+static void test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime(void **state)
+{
+    struct plugin_case *c = *state;
+
+    plugin_case_open_fake_device(c);
+    plugin_case_check_stale_open_is_refused(c);
+}
+
+static void test_blocking_waits_use_no_core(void **state)
+{
+    plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_HIP_DELAY_US");
+}
+
+static void test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned(void **state)
+{
+    plugin_case_check_refused_reset_is_unrecoverable(
+        *state, "FAKE_HIP_FAIL",
+        "hipHostUnregister:1:hipErrorIllegalAddress,hipDeviceReset:1:hipErrorIllegalAddress",
+        "hipDeviceReset");
+}
+
+static void test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func(void **state)
+{
+    struct plugin_case *c = *state;
+
+    /* ROCm 5.2's runtime: host functions through hipStreamAddCallback, told the error. */
+    setenv("ACCEL_HIP_LIBRARY", FAKE_HIP5_PATH, 1);
+    setenv("FAKE_HIP_LOSE_AT", "hipModuleLaunchKernel:1", 1);
+    /* The kernel faults once the callback is enqueued behind it. */
+    setenv("FAKE_HIP_DELAY_US", "50000", 1);
+    plugin_case_open_fake_device(c);
+    plugin_case_check_callback_after_a_fault_is_lost(c, FAKE_HIP_EXAMPLES);
+}
+
 static void test_lost_device_closed_and_opened_again_starts_clean(void **state)
 {
     struct plugin_case *c = *state;
     uint64_t resets;
 
-    setenv("FAKE_HIP_LOSE_AT", "hipStreamSynchronize:1", 1);
+    setenv("FAKE_HIP_LOSE_AT", "hipEventSynchronize:1", 1);
     plugin_case_open_fake_device(c);
     plugin_case_lose_and_close(c);
     /* HIP keeps a poisoned context until a reset: the next first open resets it. */
@@ -499,7 +535,7 @@ static void test_plugin_never_writes_to_stderr(void **state)
     }
     setenv("ACCEL_HIP_LIBRARY", FAKE_HIP_PATH, 1);
     setenv("FAKE_HIP_FAIL", "hipMalloc:1:hipErrorOutOfMemory", 1);
-    setenv("FAKE_HIP_LOSE_AT", "hipStreamSynchronize:1", 1);
+    setenv("FAKE_HIP_LOSE_AT", "hipEventSynchronize:1", 1);
     plugin_case_open_fake_device(c);
     accel_alloc(c->device, ACCEL_U32, 10, &ref);
     accel_module_load_file(c->device, FAKE_HIP_EXAMPLES_GFX906, &module);
@@ -536,6 +572,10 @@ int main(void)
         T(test_image_that_is_no_code_object_never_reaches_the_runtime),
         T(test_launch_arguments_are_checked_against_the_code_object),
         T(test_two_devices_copy_between_them),
+        T(test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime),
+        T(test_blocking_waits_use_no_core),
+        T(test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned),
+        T(test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func),
         T(test_plugin_never_writes_to_stderr),
     };
 #undef T
