@@ -127,7 +127,8 @@ static void test_fake_device_is_described_from_the_driver(void **state)
     assert_int_equal(info.props.max_threads_per_block, 1024);
     assert_int_equal(info.props.max_block_dim[2], 64);
     assert_int_equal(info.props.max_grid_dim[0], 2147483647u);
-    assert_int_equal(info.props.max_shared_bytes, 48 * 1024);
+    /* The opt-in limit: a kernel asking for more than 48 KiB is opted in at its launch. */
+    assert_int_equal(info.props.max_shared_bytes, 227 * 1024);
     plugin_case_round_trip(c, 1000);
 }
 
@@ -444,6 +445,86 @@ static void test_callback_behind_a_faulting_kernel_is_told_lost(void **state)
     plugin_case_check_callback_after_a_fault_is_lost(c, EXAMPLES_CPU_IMAGE);
 }
 
+/* saxpy over 256 elements in blocks of `threads`, with `shared` bytes of dynamic shared memory. */
+static accel_status launch_saxpy_shaped(struct plugin_case *c, accel_kernel *saxpy,
+                                        uint32_t threads, uint32_t shared)
+{
+    uint32_t n = 256;
+    float a = 2.0f;
+    accel_ref dx, dy;
+    accel_status status;
+
+    assert_status(accel_alloc(c->device, ACCEL_F32, n, &dx), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_F32, n, &dy), ACCEL_OK);
+    {
+        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
+                            ACCEL_ARG_REF(dy)};
+
+        status = accel_launch(c->stream, saxpy, (accel_dim3){n / threads, 1, 1},
+                              (accel_dim3){threads, 1, 1}, shared, args, 4);
+    }
+    if (status == ACCEL_OK)
+        assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_free(c->device, dx), ACCEL_OK);
+    assert_status(accel_free(c->device, dy), ACCEL_OK);
+    return status;
+}
+
+static void test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_module *module;
+    accel_kernel *saxpy;
+
+    /* As a kernel compiled with __launch_bounds__(128) has it. */
+    setenv("FAKE_CUDA_KERNEL_LIMITS", "saxpy:128", 1);
+    plugin_case_open_fake_device(c);
+    module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    assert_status(launch_saxpy_shaped(c, saxpy, 256, 0), ACCEL_ERR_LAUNCH);
+    assert_contains(accel_last_error(), "this kernel takes at most 128");
+    assert_contains(accel_last_error(), "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK");
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    assert_status(launch_saxpy_shaped(c, saxpy, 128, 0), ACCEL_OK);
+    accel_module_unload(module);
+}
+
+static void test_dynamic_shared_memory_above_48_kib_is_opted_in_once(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_module *module;
+    accel_kernel *saxpy;
+    uint64_t before;
+
+    plugin_case_open_fake_device(c);
+    module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    before = plugin_case_fake_calls(c, "cuFuncSetAttribute");
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 48 * 1024), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_calls(c, "cuFuncSetAttribute") - before, 0);
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 100 * 1024), ACCEL_OK);
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 64 * 1024), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_calls(c, "cuFuncSetAttribute") - before, 1);
+    accel_module_unload(module);
+}
+
+static void test_static_and_dynamic_shared_memory_past_the_device_is_refused(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_module *module;
+    accel_kernel *saxpy;
+
+    /* 16 KiB of static shared memory: 220 KiB more do not fit in the block's 227. */
+    setenv("FAKE_CUDA_KERNEL_LIMITS", "saxpy:1024:16384", 1);
+    plugin_case_open_fake_device(c);
+    module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 220 * 1024), ACCEL_ERR_LAUNCH);
+    assert_contains(accel_last_error(), "16384 static bytes");
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 200 * 1024), ACCEL_OK);
+    accel_module_unload(module);
+}
+
 /* ---- silence ---- */
 
 static void test_plugin_never_writes_to_stderr(void **state)
@@ -503,6 +584,9 @@ int main(void)
         T(test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned),
         T(test_failed_context_pop_leaves_no_context_on_the_callers_thread),
         T(test_callback_behind_a_faulting_kernel_is_told_lost),
+        T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
+        T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
+        T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),
         T(test_plugin_never_writes_to_stderr),
     };
 #undef T
