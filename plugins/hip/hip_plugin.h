@@ -9,13 +9,15 @@
  * hipStream_t, a kernel its hipFunction_t, an allocation its device
  * address. Two carry a little more: an event remembers whether it was ever
  * recorded (the ABI's never-recorded event is complete, which the plugin
- * answers itself rather than trust every runtime version to), and a module
+ * answers itself rather than trust every runtime version to), a module
  * keeps its kernels' signatures, read from the code object's metadata at
- * load (see hip_code_object.h).
+ * load (see hip_code_object.h), and a kernel its own launch limits, read at
+ * kernel_get (hip_module.c).
  */
 #ifndef ACCEL_HIP_PLUGIN_H
 #define ACCEL_HIP_PLUGIN_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,10 +62,25 @@ struct accel_drv_event {
     atomic_bool recorded;
 };
 
+/*
+ * A kernel: its hipFunction_t and its own limits, which may be tighter
+ * than the device's (registers, launch bounds, static shared memory).
+ * Lives as long as its module, which lists it.
+ */
+struct accel_drv_kernel {
+    ahip_hipFunction_t function;
+    uint32_t max_threads;   /* HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK; the device's if unknown */
+    uint32_t static_shared; /* HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES; 0 if unknown */
+    struct accel_drv_kernel *next;
+};
+
 struct accel_drv_module {
     ahip_hipModule_t handle;
     void *image; /* the plugin's copy, kept while the module lives */
     struct accel__hip_code_object code;
+    pthread_mutex_t lock; /* guards the kernel list */
+    bool locked;          /* the lock was made */
+    struct accel_drv_kernel *kernels;
 };
 
 static inline const struct hip_symbols *hip_symbols_of(const accel_drv_device *device)

@@ -54,6 +54,46 @@ void fake_fails_read(const char *env_name, fake_code_parse_fn parse, struct fake
     }
 }
 
+void fake_kernel_limits_read(const char *env_name, struct fake_kernel_limits *out)
+{
+    const char *text = getenv(env_name);
+    char copy[512];
+    char *save = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (text == NULL)
+        return;
+    snprintf(copy, sizeof(copy), "%s", text);
+    for (char *item = strtok_r(copy, ",", &save); item != NULL && out->count < FAKE_KERNEL_LIMITS_MAX;
+         item = strtok_r(NULL, ",", &save)) {
+        char *threads = strchr(item, ':');
+        char *shared = threads != NULL ? strchr(threads + 1, ':') : NULL;
+
+        if (threads == NULL)
+            continue;
+        *threads++ = '\0';
+        if (shared != NULL)
+            *shared++ = '\0';
+        snprintf(out->items[out->count].name, sizeof(out->items[0].name), "%s", item);
+        out->items[out->count].max_threads = atoi(threads);
+        out->items[out->count].static_shared = shared != NULL ? atoi(shared) : 0;
+        out->count++;
+    }
+}
+
+void fake_kernel_limits_of(const struct fake_kernel_limits *limits, const char *name,
+                           int *out_threads, int *out_static_shared)
+{
+    *out_threads = 1024;
+    *out_static_shared = 0;
+    for (int i = 0; i < limits->count; i++) {
+        if (strcmp(limits->items[i].name, name) == 0) {
+            *out_threads = limits->items[i].max_threads;
+            *out_static_shared = limits->items[i].static_shared;
+        }
+    }
+}
+
 void fake_lose_read(const char *env_name, struct fake_lose *out)
 {
     const char *text = getenv(env_name);

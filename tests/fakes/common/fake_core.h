@@ -63,6 +63,23 @@ struct fake_lose {
 };
 
 void fake_fails_read(const char *env_name, fake_code_parse_fn parse, struct fake_fails *out);
+
+#define FAKE_KERNEL_LIMITS_MAX 8
+
+/* "KERNEL:THREADS[:STATIC_SHARED],...": kernels' own limits, as launch bounds give them. */
+struct fake_kernel_limits {
+    struct {
+        char name[64];
+        int max_threads;
+        int static_shared;
+    } items[FAKE_KERNEL_LIMITS_MAX];
+    int count;
+};
+
+void fake_kernel_limits_read(const char *env_name, struct fake_kernel_limits *out);
+/* Kernel `name`'s limits: the knob's, else 1024 threads and no static shared memory. */
+void fake_kernel_limits_of(const struct fake_kernel_limits *limits, const char *name,
+                           int *out_threads, int *out_static_shared);
 void fake_lose_read(const char *env_name, struct fake_lose *out);
 
 /* Count a call of `name` and apply both knobs: a code to fail with (0 for none), *out_lose. */

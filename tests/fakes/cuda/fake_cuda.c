@@ -119,36 +119,6 @@ static bool fake_parse_result(const char *text, int *out_result)
     return true;
 }
 
-/* FAKE_CUDA_KERNEL_LIMITS: "NAME:THREADS[:STATIC_SHARED],...". */
-static void fake_read_kernel_limits(void)
-{
-    const char *text = getenv("FAKE_CUDA_KERNEL_LIMITS");
-    char copy[512];
-    char *save = NULL;
-
-    fake.kernel_limit_count = 0;
-    if (text == NULL)
-        return;
-    snprintf(copy, sizeof(copy), "%s", text);
-    for (char *item = strtok_r(copy, ",", &save);
-         item != NULL && fake.kernel_limit_count < FAKE_KERNEL_LIMITS_MAX;
-         item = strtok_r(NULL, ",", &save)) {
-        struct fake_kernel_limit *limit = &fake.kernel_limits[fake.kernel_limit_count];
-        char *threads = strchr(item, ':');
-        char *shared = threads != NULL ? strchr(threads + 1, ':') : NULL;
-
-        if (threads == NULL)
-            continue;
-        *threads++ = '\0';
-        if (shared != NULL)
-            *shared++ = '\0';
-        snprintf(limit->name, sizeof(limit->name), "%s", item);
-        limit->max_threads = atoi(threads);
-        limit->static_shared = shared != NULL ? atoi(shared) : 0;
-        fake.kernel_limit_count++;
-    }
-}
-
 static void fake_read_knobs(void)
 {
     fake.device_count = (int)fake_env_number("FAKE_CUDA_DEVICES", 1);
@@ -158,7 +128,7 @@ static void fake_read_knobs(void)
     fake.max_pitch = fake_env_number("FAKE_CUDA_MAX_PITCH", 2147483647u);
     fake_core.delay_us = fake_env_number("FAKE_CUDA_DELAY_US", 0);
     fake.no_param_info = fake_env_number("FAKE_CUDA_NO_PARAM_INFO", 0) != 0;
-    fake_read_kernel_limits();
+    fake_kernel_limits_read("FAKE_CUDA_KERNEL_LIMITS", &fake.kernel_limits);
     fake_fails_read("FAKE_CUDA_FAIL", fake_parse_result, &fake.fails);
     fake_lose_read("FAKE_CUDA_LOSE_AT", &fake.lose);
 }

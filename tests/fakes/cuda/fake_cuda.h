@@ -29,7 +29,6 @@
 #define FAKE_MAX_SHARED_BYTES (48u * 1024u)
 /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, as sm_90's. */
 #define FAKE_MAX_SHARED_OPTIN_BYTES (227u * 1024u)
-#define FAKE_KERNEL_LIMITS_MAX 8
 
 /*
  * Every entry the fake exports, declared from the plugin's own table: a
@@ -113,13 +112,6 @@ struct CUmod_st {
     struct CUmod_st *next;
 };
 
-/* A kernel's own limits, from FAKE_CUDA_KERNEL_LIMITS. */
-struct fake_kernel_limit {
-    char name[64];
-    int max_threads;
-    int static_shared;
-};
-
 struct fake_device {
     struct CUctx_st *primary; /* made at the first retain, kept for the library's life */
     unsigned retains;
@@ -133,8 +125,7 @@ struct fake_state {
     uint64_t memory_bytes;
     uint64_t max_pitch;
     bool no_param_info;
-    struct fake_kernel_limit kernel_limits[FAKE_KERNEL_LIMITS_MAX];
-    int kernel_limit_count;
+    struct fake_kernel_limits kernel_limits;
     struct fake_fails fails;
     struct fake_lose lose;
     /* State. */

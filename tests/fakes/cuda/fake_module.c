@@ -149,14 +149,8 @@ FAKE_EXPORT acu_CUresult cuModuleUnload(acu_CUmodule module)
 /* A new function's own limits: FAKE_CUDA_KERNEL_LIMITS's, else the device's. */
 static void fake_function_limits(struct CUfunc_st *function)
 {
-    function->max_threads = 1024;
-    function->static_shared = 0;
-    for (int i = 0; i < fake.kernel_limit_count; i++) {
-        if (strcmp(fake.kernel_limits[i].name, function->name) == 0) {
-            function->max_threads = fake.kernel_limits[i].max_threads;
-            function->static_shared = fake.kernel_limits[i].static_shared;
-        }
-    }
+    fake_kernel_limits_of(&fake.kernel_limits, function->name, &function->max_threads,
+                          &function->static_shared);
     function->max_dynamic_shared = (int)FAKE_MAX_SHARED_BYTES - function->static_shared;
 }
 

@@ -77,6 +77,8 @@ struct ihipModuleSymbol_t {
     struct ihipModule_t *module;
     const struct accel_cpu_kernel *kernel;
     char name[128];
+    int max_threads;   /* its own: FAKE_HIP_KERNEL_LIMITS, else the device's */
+    int static_shared;
     struct ihipModuleSymbol_t *next;
 };
 
@@ -101,6 +103,7 @@ struct fake_hip_state {
     uint64_t memory_bytes;
     uint64_t max_pitch;
     char arch[64];
+    struct fake_kernel_limits kernel_limits;
     struct fake_fails fails;
     struct fake_lose lose;
     /* State. */

@@ -25,7 +25,7 @@
 static const char *const fake_knobs[] = {
     "FAKE_HIP_DEVICES",   "FAKE_HIP_INIT_RESULT", "FAKE_HIP_FAIL",     "FAKE_HIP_LOSE_AT",
     "FAKE_HIP_MEMORY_MB", "FAKE_HIP_MAX_PITCH",   "FAKE_HIP_DELAY_US", "FAKE_HIP_ARCH",
-    "AMD_LOG_LEVEL",      NULL,
+    "FAKE_HIP_KERNEL_LIMITS", "AMD_LOG_LEVEL", NULL,
 };
 
 static const struct plugin_case_kind hip_kind = {
@@ -418,6 +418,39 @@ static void test_callback_behind_a_faulting_kernel_is_told_lost_without_host_fun
     plugin_case_check_callback_after_a_fault_is_lost(c, FAKE_HIP_EXAMPLES);
 }
 
+static void test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(void **state)
+{
+    struct plugin_case *c = *state;
+    uint32_t n = 256;
+    float a = 2.0f;
+    accel_module *module;
+    accel_kernel *saxpy;
+    accel_ref dx, dy;
+
+    /* As a kernel compiled with __launch_bounds__(128) has it. */
+    setenv("FAKE_HIP_KERNEL_LIMITS", "saxpy:128", 1);
+    plugin_case_open_fake_device(c);
+    module = plugin_case_load_module(c, FAKE_HIP_EXAMPLES);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_F32, n, &dx), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_F32, n, &dy), ACCEL_OK);
+    {
+        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
+                            ACCEL_ARG_REF(dy)};
+
+        assert_status(accel_launch(c->stream, saxpy, (accel_dim3){1, 1, 1},
+                                   (accel_dim3){256, 1, 1}, 0, args, 4),
+                      ACCEL_ERR_LAUNCH);
+        assert_contains(accel_last_error(), "this kernel takes at most 128");
+        assert_status(accel_launch(c->stream, saxpy, (accel_dim3){2, 1, 1},
+                                   (accel_dim3){128, 1, 1}, 0, args, 4),
+                      ACCEL_OK);
+    }
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    accel_module_unload(module);
+}
+
 static void test_lost_device_closed_and_opened_again_starts_clean(void **state)
 {
     struct plugin_case *c = *state;
@@ -576,6 +609,7 @@ int main(void)
         T(test_blocking_waits_use_no_core),
         T(test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned),
         T(test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func),
+        T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
         T(test_plugin_never_writes_to_stderr),
     };
 #undef T
