@@ -404,6 +404,21 @@ static void test_failure_of_a_stale_open_leaves_the_reset_context_live(void **st
     dlclose(f.library);
 }
 
+static void test_reset_keeps_the_opens_retain_without_taking_another(void **state)
+{
+    struct plugin_case *c = *state;
+    uint64_t retains, releases;
+
+    plugin_case_open_fake_device(c);
+    retains = plugin_case_fake_calls(c, "cuDevicePrimaryCtxRetain");
+    releases = plugin_case_fake_calls(c, "cuDevicePrimaryCtxRelease_v2");
+    /* cuda.h: the reset keeps the handle and does not release the context. */
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_calls(c, "cuDevicePrimaryCtxRetain"), retains);
+    assert_int_equal(plugin_case_fake_calls(c, "cuDevicePrimaryCtxRelease_v2"), releases);
+    plugin_case_round_trip(c, 100);
+}
+
 static void test_blocking_waits_use_no_core(void **state)
 {
     plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_CUDA_DELAY_US");
@@ -580,6 +595,7 @@ int main(void)
         T(test_two_devices_copy_between_them),
         T(test_stale_open_after_another_reset_is_lost_and_reaches_no_driver),
         T(test_failure_of_a_stale_open_leaves_the_reset_context_live),
+        T(test_reset_keeps_the_opens_retain_without_taking_another),
         T(test_blocking_waits_use_no_core),
         T(test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned),
         T(test_failed_context_pop_leaves_no_context_on_the_callers_thread),
