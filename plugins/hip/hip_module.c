@@ -40,11 +40,20 @@
 /* Zero bytes after the plugin's copy of an image: more than any header the runtime reads first. */
 #define HIP_IMAGE_PADDING 4096u
 
-/* What the image holds, for the detail of a load that failed. */
+/*
+ * What the image holds, for the detail of a load that failed. Targets are
+ * shown with their features: an xnack or sramecc mismatch ("gfx90a:xnack-"
+ * against a device running "gfx90a:xnack+") refuses a load as surely as
+ * another processor does.
+ */
 static void hip_image_detail(const accel_drv_device *device,
                              const struct accel__hip_code_object *code, char *out, size_t size)
 {
+    uint32_t index = (uint32_t)(device->physical - device->plugin->base.devices);
     const char *arch = device->physical->props.arch;
+
+    if (index < ACCEL__NATIVE_DEVICES_MAX && device->plugin->targets[index][0] != '\0')
+        arch = device->plugin->targets[index];
 
     switch (code->kind) {
     case ACCEL__HIP_IMAGE_BUNDLE:

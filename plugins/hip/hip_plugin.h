@@ -46,6 +46,11 @@ struct accel_drv_plugin {
     struct hip_symbols symbols;
     /* hipInit was called: the runtime stays mapped at close (see native_library.h). */
     bool init_called;
+    /*
+     * Each device's full target ID, features included ("gfx90a:sramecc+:xnack-"),
+     * for what a module load that found no code for it says.
+     */
+    char targets[ACCEL__NATIVE_DEVICES_MAX][64];
 };
 
 struct accel_drv_device {

@@ -55,6 +55,35 @@ static void fake_hip_processor(const char *target, size_t length, char *out, siz
     out[n] = '\0';
 }
 
+/*
+ * Whether an entry's target features ("...gfx90a:sramecc+:xnack-") suit the
+ * device's (fake_hip.arch): a feature the entry sets one way and the device
+ * runs the other way refuses it, as the runtime does; a feature the entry
+ * leaves unsaid suits either.
+ */
+static bool fake_hip_features_fit(const char *id, size_t length)
+{
+    const char *end = id + length;
+
+    for (const char *colon = memchr(id, ':', length); colon != NULL && colon + 2 < end;
+         colon = memchr(colon + 1, ':', (size_t)(end - colon - 1))) {
+        const char *next = memchr(colon + 1, ':', (size_t)(end - colon - 1));
+        const char *sign = (next != NULL ? next : end) - 1;
+        size_t name = (size_t)(sign - colon);
+        char opposite[40];
+
+        if ((*sign != '+' && *sign != '-') || name + 2 > sizeof(opposite))
+            continue;
+        /* ":xnack" and the other sign: what the device's target must not say. */
+        memcpy(opposite, colon, name);
+        opposite[name] = *sign == '+' ? '-' : '+';
+        opposite[name + 1] = '\0';
+        if (strstr(fake_hip.arch, opposite) != NULL)
+            return false;
+    }
+    return true;
+}
+
 /* What a bundle holds for the fake: the host code, and whether the device's target is there. */
 struct fake_hip_bundle {
     const unsigned char *host;
@@ -91,7 +120,8 @@ static ahip_hipError_t fake_hip_read_bundle(const unsigned char *image,
             continue;
         }
         fake_hip_processor(id, (size_t)id_length, processor, sizeof(processor));
-        if (size != 0 && strcmp(processor, device) == 0)
+        if (size != 0 && strcmp(processor, device) == 0 &&
+            fake_hip_features_fit(id, (size_t)id_length))
             out->has_device_target = true;
     }
     return out->has_device_target && out->host_size != 0 ? AHIP_hipSuccess

@@ -485,6 +485,22 @@ static void test_module_without_code_for_the_device_says_what_it_holds(void **st
     assert_status(accel_device_status(c->device), ACCEL_OK);
 }
 
+static void test_module_for_other_target_features_says_both_targets_in_full(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_module *module = NULL;
+
+    /* The bundle has gfx90a:sramecc+:xnack-; the device runs with xnack on. */
+    setenv("FAKE_HIP_ARCH", "gfx90a:sramecc+:xnack+", 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_module_load_file(c->device, FAKE_HIP_EXAMPLES, &module),
+                  ACCEL_ERR_MODULE);
+    assert_null(module);
+    assert_contains(accel_last_error(), "hipErrorNoBinaryForGpu");
+    assert_contains(accel_last_error(), "the bundle holds code for gfx90a:sramecc+:xnack-, "
+                                        "gfx1100; the device is gfx90a:sramecc+:xnack+");
+}
+
 static void test_image_that_is_no_code_object_never_reaches_the_runtime(void **state)
 {
     struct plugin_case *c = *state;
@@ -602,6 +618,7 @@ int main(void)
         T(test_reset_through_one_open_makes_the_others_lost_once),
         T(test_lost_device_closed_and_opened_again_starts_clean),
         T(test_module_without_code_for_the_device_says_what_it_holds),
+        T(test_module_for_other_target_features_says_both_targets_in_full),
         T(test_image_that_is_no_code_object_never_reaches_the_runtime),
         T(test_launch_arguments_are_checked_against_the_code_object),
         T(test_two_devices_copy_between_them),
