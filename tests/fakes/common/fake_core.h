@@ -41,6 +41,9 @@ extern struct fake_core fake_core;
 /* A number from the environment; `fallback` when unset or not a number. */
 uint64_t fake_env_number(const char *name, uint64_t fallback);
 
+/* Sleep `us` microseconds (none for 0). */
+void fake_sleep_us(uint64_t us);
+
 /* A vendor's error code by name or number: false when `text` is neither. */
 typedef bool (*fake_code_parse_fn)(const char *text, int *out_code);
 

@@ -56,7 +56,7 @@ static void fake_op_run(struct fake_op *op)
     }
 }
 
-static void fake_sleep_us(uint64_t us)
+void fake_sleep_us(uint64_t us)
 {
     struct timespec delay = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
 

@@ -40,6 +40,9 @@
  *   FAKE_CUDA_NO_PROC_ADDRESS=1    cuGetProcAddress_v2 fails (an older
  *                                  driver): entries come by dlsym
  *   FAKE_CUDA_NO_PARAM_INFO=1      cuFuncGetParamInfo is not supported
+ *   FAKE_CUDA_JIT_DELAY_US=N       cuModuleLoadDataEx takes N µs more, as
+ *                                  a JIT does (read at each call, spent
+ *                                  before the fake's lock is taken)
  *   FAKE_CUDA_KERNEL_LIMITS=K:T[:S][,...]
  *                                  kernel K's own limits, as a kernel
  *                                  compiled with launch bounds or static

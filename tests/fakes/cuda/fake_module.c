@@ -80,6 +80,9 @@ FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module, const void
     acu_CUresult result;
     size_t size;
 
+    /* A JIT's time, spent before the fake's lock is taken, as the driver's compile runs. */
+    fake_sleep_us(fake_env_number("FAKE_CUDA_JIT_DELAY_US", 0));
+
     FAKE_ENTER(lose);
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
@@ -23,7 +24,7 @@ static const char *const fake_knobs[] = {
     "FAKE_CUDA_DEVICES",   "FAKE_CUDA_INIT_RESULT",     "FAKE_CUDA_FAIL",
     "FAKE_CUDA_LOSE_AT",   "FAKE_CUDA_MEMORY_MB",       "FAKE_CUDA_MAX_PITCH",
     "FAKE_CUDA_DELAY_US",  "FAKE_CUDA_NO_PROC_ADDRESS", "FAKE_CUDA_NO_PARAM_INFO",
-    "FAKE_CUDA_KERNEL_LIMITS", NULL,
+    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", NULL,
 };
 
 static const struct plugin_case_kind cuda_kind = {
@@ -460,6 +461,44 @@ static void test_callback_behind_a_faulting_kernel_is_told_lost(void **state)
     plugin_case_check_callback_after_a_fault_is_lost(c, EXAMPLES_CPU_IMAGE);
 }
 
+static void *load_module_slowly(void *arg)
+{
+    struct plugin_case *c = arg;
+    accel_module *module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+
+    accel_module_unload(module);
+    return NULL;
+}
+
+static uint64_t monotonic_ms(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
+static void test_module_load_jit_does_not_hold_up_the_devices_other_calls(void **state)
+{
+    struct plugin_case *c = *state;
+    struct timespec settle = {0, 200000000L};
+    uint64_t began, took;
+    pthread_t loader;
+    accel_ref ref;
+
+    /* A JIT of 2 s; the allocation, meanwhile, must not wait for it (bound: 1 s). */
+    setenv("FAKE_CUDA_JIT_DELAY_US", "2000000", 1);
+    plugin_case_open_fake_device(c);
+    assert_int_equal(pthread_create(&loader, NULL, load_module_slowly, c), 0);
+    nanosleep(&settle, NULL);
+    began = monotonic_ms();
+    assert_status(accel_alloc(c->device, ACCEL_U32, 256, &ref), ACCEL_OK);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+    took = monotonic_ms() - began;
+    assert_int_equal(pthread_join(loader, NULL), 0);
+    assert_true(took < 1000);
+}
+
 /* saxpy over 256 elements in blocks of `threads`, with `shared` bytes of dynamic shared memory. */
 static accel_status launch_saxpy_shaped(struct plugin_case *c, accel_kernel *saxpy,
                                         uint32_t threads, uint32_t shared)
@@ -600,6 +639,7 @@ int main(void)
         T(test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned),
         T(test_failed_context_pop_leaves_no_context_on_the_callers_thread),
         T(test_callback_behind_a_faulting_kernel_is_told_lost),
+        T(test_module_load_jit_does_not_hold_up_the_devices_other_calls),
         T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
         T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
         T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),
