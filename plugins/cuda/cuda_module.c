@@ -208,6 +208,7 @@ static accel_status cuda_kernel_record(accel_drv_device *device, accel_drv_modul
                                        acu_CUfunction function, accel_drv_kernel **out_kernel)
 {
     accel_drv_kernel *kernel;
+    uint32_t dynamic = 0;
     accel_status status;
 
     *out_kernel = NULL;
@@ -231,7 +232,8 @@ static accel_status cuda_kernel_record(accel_drv_device *device, accel_drv_modul
     if (status == ACCEL_OK)
         status = cuda_kernel_attribute(device, function,
                                        ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                       &kernel->dynamic_shared);
+                                       &dynamic);
+    atomic_init(&kernel->dynamic_shared, dynamic);
     if (status != ACCEL_OK) {
         free(kernel);
         return status;
@@ -299,13 +301,16 @@ static accel_status cuda_launch_fits(accel_drv_device *device, accel_drv_module 
                                    "%u static bytes are more than the %u a block of %s has",
                                    config->shared_bytes, kernel->static_shared, device_shared,
                                    device->name);
+    if (config->shared_bytes <= atomic_load(&kernel->dynamic_shared))
+        return ACCEL_OK;
+    /* Under the lock: two launches opting in at once must not lower what the other set. */
     pthread_mutex_lock(&module->lock);
-    if (config->shared_bytes > kernel->dynamic_shared) {
+    if (config->shared_bytes > atomic_load(&kernel->dynamic_shared)) {
         status = CUDA_CALL(device, ACCEL_ERR_LAUNCH, cuFuncSetAttribute,
                            (kernel->function, ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             (int)config->shared_bytes));
         if (status == ACCEL_OK)
-            kernel->dynamic_shared = config->shared_bytes;
+            atomic_store(&kernel->dynamic_shared, config->shared_bytes);
     }
     pthread_mutex_unlock(&module->lock);
     return status;

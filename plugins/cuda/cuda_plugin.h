@@ -65,14 +65,18 @@ struct accel_drv_kernel {
     accel_drv_module *module;
     uint32_t max_threads;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
     uint32_t static_shared; /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
-    /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as set now; only grows. Module's lock. */
-    uint32_t dynamic_shared;
+    /*
+     * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as set now; only
+     * grows, under the module's lock. Atomic: launches within it read it
+     * without the lock.
+     */
+    _Atomic uint32_t dynamic_shared;
     struct accel_drv_kernel *next;
 };
 
 struct accel_drv_module {
     acu_CUmodule handle;
-    pthread_mutex_t lock; /* guards the kernel list and each kernel's dynamic_shared */
+    pthread_mutex_t lock; /* guards the kernel list and each kernel's opt-in */
     struct accel_drv_kernel *kernels;
 };
 
