@@ -10,8 +10,11 @@
  * the vendor entry that calls in; one condition (fake_core.progress) is
  * broadcast whenever any stream moves. A fake is a test double: it favours
  * catching a caller's mistakes over speed. Objects are never freed while
- * the library is loaded (a destroyed one is retired and marked), so that a
- * stale handle is an error rather than another object.
+ * the library is loaded (a destroyed one is retired and marked). Where a
+ * real driver would, a fake hands a retired object's handle out again
+ * (streams, events, device memory after a context's end), so that a stale
+ * handle names another object, as it does on a GPU, rather than fail
+ * cleanly; it stays memory-safe, since nothing is freed.
  */
 #ifndef FAKE_CORE_H
 #define FAKE_CORE_H
@@ -137,7 +140,9 @@ struct fake_block *fake_block_take(uintptr_t base, bool device);
 size_t fake_block_free(struct fake_block *block);
 /*
  * End every block of an owner, as a real runtime's context reset does:
- * device memory is freed; the runtime's own pinned host memory is freed
+ * device memory is freed, and its addresses are handed out again by later
+ * allocations of the same size on the device (a stale address then names
+ * new memory, as on a GPU); the runtime's own pinned host memory is freed
  * too, as far as the caller can tell (filled with 0xdd and, under
  * AddressSanitizer, poisoned, so that a use of it is reported, yet kept
  * mapped so that an unsanitised build fails a check rather than crash);

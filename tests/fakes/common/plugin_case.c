@@ -432,10 +432,12 @@ long plugin_case_stderr_bytes(struct plugin_case_stderr *capture)
 
 /* ---- what only real drivers used to show (issue 20) ---- */
 
-void plugin_case_check_stale_open_is_refused(struct plugin_case *c)
+void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *enter_call)
 {
+    uint64_t entered;
     struct plugin_case second = {.kind = c->kind};
     uint32_t mine[64], theirs[64], back[64];
+    accel_stream *more[3];
     accel_ref ref, other;
 
     for (uint32_t i = 0; i < 64; i++) {
@@ -449,14 +451,22 @@ void plugin_case_check_stale_open_is_refused(struct plugin_case *c)
     assert_status(accel_copy_in(second.stream, other, theirs, 64), ACCEL_OK);
     assert_status(accel_stream_sync(second.stream), ACCEL_OK);
 
-    /* The first open resets: the second's objects are gone, and their handles may be reused. */
+    /*
+     * The first open resets: the second's objects are gone, and the fake, as
+     * a driver may, hands their handles and addresses to the first open's
+     * new streams and memory (of the same size), which it makes now.
+     */
     assert_status(accel_device_reset(c->device), ACCEL_OK);
+    for (int i = 0; i < 3; i++)
+        assert_status(accel_stream_create(c->device, &more[i]), ACCEL_OK);
     assert_status(accel_alloc(c->device, ACCEL_U32, 64, &ref), ACCEL_OK);
     assert_status(accel_copy_in(c->stream, ref, mine, 64), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
 
     /* The second open has not asked for its status: its next calls must not reach the driver. */
+    entered = plugin_case_fake_calls(c, enter_call);
     assert_status(accel_copy_in(second.stream, other, theirs, 64), ACCEL_ERR_DEVICE_LOST);
+    assert_int_equal(plugin_case_fake_calls(c, enter_call), entered);
     assert_contains(accel_last_error(), "another open of the device reset its context");
     assert_status(accel_device_status(second.device), ACCEL_ERR_DEVICE_LOST);
 
@@ -468,6 +478,8 @@ void plugin_case_check_stale_open_is_refused(struct plugin_case *c)
     assert_status(accel_device_reset(second.device), ACCEL_OK);
     plugin_case_round_trip(&second, 100);
     plugin_case_round_trip(c, 100);
+    for (int i = 0; i < 3; i++)
+        accel_stream_destroy(more[i]);
     accel_stream_destroy(second.stream);
     accel_device_close(second.device);
     accel_host_destroy(second.host);

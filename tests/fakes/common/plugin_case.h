@@ -122,11 +122,13 @@ void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_kn
 
 /*
  * A second host opens the same device; the first resets it and makes new
- * objects (the fake may hand the second's old handles out again). The
- * second's next calls are ACCEL_ERR_DEVICE_LOST without reaching the
- * driver, the first's data is untouched, and the second's reset recovers.
+ * objects (the fake hands the second's old handles and addresses out
+ * again). The second's next copy is ACCEL_ERR_DEVICE_LOST without reaching
+ * the driver (no call of `enter_call`, the entry every plugin entry starts
+ * with: cuCtxGetCurrent, hipGetDevice), the first's data is untouched, and
+ * the second's reset recovers.
  */
-void plugin_case_check_stale_open_is_refused(struct plugin_case *c);
+void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *enter_call);
 
 /*
  * With the fake's stream work delayed 200 ms (`delay_knob`, set before the

@@ -378,7 +378,7 @@ static void test_stale_open_after_another_reset_is_lost_and_reaches_no_driver(vo
     struct plugin_case *c = *state;
 
     plugin_case_open_fake_device(c);
-    plugin_case_check_stale_open_is_refused(c);
+    plugin_case_check_stale_open_is_refused(c, "cuCtxGetCurrent");
 }
 
 static void test_failure_of_a_stale_open_leaves_the_reset_context_live(void **state)

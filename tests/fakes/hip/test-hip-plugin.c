@@ -389,7 +389,7 @@ static void test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime(v
     struct plugin_case *c = *state;
 
     plugin_case_open_fake_device(c);
-    plugin_case_check_stale_open_is_refused(c);
+    plugin_case_check_stale_open_is_refused(c, "hipGetDevice");
 }
 
 static void test_blocking_waits_use_no_core(void **state)
