@@ -61,6 +61,36 @@ static accel_status image_for_device(const accel_device *device, const void *dat
     return ACCEL_OK;
 }
 
+/*
+ * The plugin's module_load of `module`'s image, without the device lock: a
+ * PTX JIT can take seconds, and every other thread of the device would wait
+ * for it. The device is borrowed meanwhile, so that a reset waits for the
+ * load; a reset that ran when the borrow ended (a recovery put off by this
+ * thread) leaves the module in the old context: it is handed back and the
+ * load is lost. Returns with the lock held.
+ */
+static accel_status module_load_unlocked(accel_device *device, accel_module *module)
+{
+    pthread_mutex_lock(&device->lock);
+    accel_status status = accel__device_usable(device);
+    if (status != ACCEL_OK)
+        return status;
+    uint32_t generation = atomic_load(&device->generation);
+    accel__borrow_begin(device);
+    pthread_mutex_unlock(&device->lock);
+    status = accel__from_plugin(device->drv->module_load(device->drv_device, module->image,
+                                                         module->size, &module->drv),
+                                "module_load");
+    pthread_mutex_lock(&device->lock);
+    accel__borrow_end(device);
+    status = accel__device_check_loss(device, status);
+    if (status == ACCEL_OK && atomic_load(&device->generation) != generation) {
+        device->drv->module_unload(device->drv_device, module->drv);
+        status = accel__device_gone(device, "accel_module_load");
+    }
+    return status;
+}
+
 accel_status accel_module_load(accel_device *device, const void *data,
                                size_t size, accel_module **out_module)
 {
@@ -83,14 +113,7 @@ accel_status accel_module_load(accel_device *device, const void *data,
     }
     memcpy(copy, image, image_size);
     *module = (accel_module){.device = device, .image = copy, .size = image_size};
-    pthread_mutex_lock(&device->lock);
-    status = accel__device_usable(device);
-    if (status == ACCEL_OK)
-        status = accel__device_check_loss(
-            device, accel__from_plugin(device->drv->module_load(device->drv_device,
-                                                                copy, image_size,
-                                                                &module->drv),
-                                       "module_load"));
+    status = module_load_unlocked(device, module);
     if (status == ACCEL_OK) {
         module->next = device->modules;
         device->modules = module;

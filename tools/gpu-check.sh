@@ -14,12 +14,32 @@
 #   3. runs accel-info on the cuda backend;
 #   4. runs the conformance suite (tests/conformance) on the real device,
 #      once with the PTX, once with the cubin, once with the bundle;
-#   5. runs accel-bench's cases (the cost of a call through accel against
+#   5. runs what only a real driver shows, each a check of
+#      tools/gpu-check-probe.c (built with the rest):
+#      fault-recovery   a kernel that faults (a bad address): the device
+#                       is lost, then reset (and a second workload is
+#                       verified) or ACCEL_ERR_UNRECOVERABLE with the
+#                       driver's reason, as documented;
+#      wait-cpu         about 200 ms of work waited for with blocking
+#                       stream and event waits: under 10 % of a core;
+#      two-hosts        two hosts on one GPU, one resets: the other gets
+#                       ACCEL_ERR_DEVICE_LOST, never another's objects, and
+#                       the first's data is intact;
+#      contention       three threads allocating, copying, freeing and
+#                       launching while a fourth loads PTX (JIT, cache
+#                       off): no call stalls past 250 ms;
+#      testing-kernels  kernels/testing.cu compiled by nvcc and run (2D
+#                       grids, sixteen arguments, 64 KiB of dynamic shared
+#                       memory through the opt-in);
+#      launch-bounds    a kernel with __launch_bounds__(128), below the
+#                       device's limit: 256 threads are refused with the
+#                       reason before anything is enqueued, 128 compute;
+#   6. runs accel-bench's cases (the cost of a call through accel against
 #      the plugin's own entry, empty launch latency, launches back to back,
 #      copy bandwidth pageable and pinned in each direction, device to
 #      device, alloc+free) through accel, the plugin called directly and
 #      raw Driver API calls in the same run;
-#   6. runs the project's unit tests, with what time is left (meson builds
+#   7. runs the project's unit tests, with what time is left (meson builds
 #      only; they need no GPU, but the staged CUDA plugin now finds a real
 #      driver);
 #
@@ -33,7 +53,11 @@
 #              itself: the architecture is GPU_CHECK_ARCH (default sm_90),
 #              and the device is the fake CUDA driver the tests build
 #              (tests/fakes/cuda), which runs the CPU image in place of
-#              PTX. A meson build is needed for the fake.
+#              PTX, with its knobs standing in for what only a GPU does
+#              (FAKE_CUDA_LOSE_AT for the fault, FAKE_CUDA_DELAY_US for
+#              slow work, FAKE_CUDA_KERNEL_LIMITS for launch bounds; the
+#              stall bound is 1 s, for a loaded machine without a GPU).
+#              A meson build is needed for the fake.
 # --cc-build   build with plain cc even when meson and ninja are present.
 #
 # Environment: CC (default cc), NVCC (default: nvcc on PATH, else
@@ -196,6 +220,13 @@ build_with_cc() {
     fi
 }
 
+# The probe of the checks in step 5, over the libaccel just built.
+build_probe() {
+    "$CC" -std=c11 -O2 -g -D_GNU_SOURCE -pthread -Wall -Wextra -I"$ROOT/include" \
+        "$ROOT/tools/gpu-check-probe.c" -L"$BUILD/host" -Wl,-rpath,"$BUILD/host" -laccel \
+        -o "$BUILD/gpu-check-probe"
+}
+
 step_build() {
     if [ "$cc_build" = 0 ] && command -v meson >/dev/null && command -v ninja >/dev/null; then
         build_with_meson
@@ -203,6 +234,20 @@ step_build() {
         [ "$rehearse" = 0 ] || echo "note: a rehearsal needs the fake driver, which meson builds"
         build_with_cc
     fi
+    build_probe
+}
+
+# A kernel with launch bounds below any device's limit, saxpy's parameters.
+write_bounded_kernel() {
+    cat >"$KERNELS/bounded.cu" <<'CU'
+extern "C" __global__ void __launch_bounds__(128)
+bounded_saxpy(unsigned n, float a, const float *x, float *y)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        y[i] = a * x[i] + y[i];
+}
+CU
 }
 
 step_kernels() {
@@ -210,6 +255,12 @@ step_kernels() {
     local compute=compute_${ARCH#sm_}
     "$NVCC" -ptx -arch="$compute" -x cu -I"$ROOT/include" -o "$ptx" "$ROOT/kernels/examples.cu"
     "$NVCC" -cubin -arch="$ARCH" -x cu -I"$ROOT/include" -o "$cubin" "$ROOT/kernels/examples.cu"
+    "$NVCC" -ptx -arch="$compute" -x cu -I"$ROOT/include" -o "$KERNELS/testing.ptx" \
+        "$ROOT/kernels/testing.cu"
+    "$NVCC" -cubin -arch="$ARCH" -x cu -I"$ROOT/include" -o "$KERNELS/testing-$ARCH.cubin" \
+        "$ROOT/kernels/testing.cu"
+    write_bounded_kernel
+    "$NVCC" -ptx -arch="$compute" -o "$KERNELS/bounded.ptx" "$KERNELS/bounded.cu"
     "$BUILD/tools/accel-pack" create "$KERNELS/examples.accelpack" \
         "cuda:$ARCH:cubin=$cubin" "cuda:$compute:ptx=$ptx"
     "$BUILD/tools/accel-pack" list "$KERNELS/examples.accelpack"
@@ -250,6 +301,72 @@ step_conformance_ptx() { conformance_with "$KERNELS/examples.ptx"; }
 step_conformance_cubin() { conformance_with "$KERNELS/examples-$ARCH.cubin"; }
 step_conformance_bundle() { conformance_with "$KERNELS/examples.accelpack"; }
 
+# ---- what only a real driver shows (tools/gpu-check-probe.c) ----
+
+# The testing kernels' image: nvcc's cubin, or the CPU image the fake runs.
+testing_module() {
+    if [ "$rehearse" = 1 ]; then
+        ls "$BUILD"/kernels/accel-kernels-testing.so
+    else
+        echo "$KERNELS/testing-$ARCH.cubin"
+    fi
+}
+
+probe() { "$BUILD/gpu-check-probe" cuda "$@"; }
+
+step_fault_recovery() {
+    device_env
+    if [ "$rehearse" = 1 ]; then
+        # The fake cannot fault on a bad address: it faults the first launch instead.
+        export GPU_CHECK_SIMULATED_FAULT=1 FAKE_CUDA_LOSE_AT=cuLaunchKernel:1
+    fi
+    probe fault-recovery "$(testing_module)"
+}
+
+step_wait_cpu() {
+    device_env
+    if [ "$rehearse" = 1 ]; then
+        export FAKE_CUDA_DELAY_US=20000
+        probe wait-cpu "$(testing_module)" 1024
+    else
+        probe wait-cpu "$(testing_module)" $((1 << 24))
+    fi
+}
+
+step_two_hosts() {
+    device_env
+    probe two-hosts
+}
+
+step_contention() {
+    device_env
+    local jit=$KERNELS/examples.ptx
+    if [ "$rehearse" = 1 ]; then
+        jit=$(ls "$BUILD"/kernels/accel-kernels-examples.so)
+        export GPU_CHECK_STALL_BOUND_MS=1000
+    fi
+    # Every load JIT-compiles again: no cached result hides the compile.
+    CUDA_CACHE_DISABLE=1 probe contention "$(testing_module)" "$jit"
+}
+
+step_testing_kernels() {
+    device_env
+    local module=$KERNELS/testing.ptx
+    [ "$rehearse" = 0 ] || module=$(testing_module)
+    probe testing-kernels "$module"
+}
+
+step_launch_bounds() {
+    device_env
+    if [ "$rehearse" = 1 ]; then
+        # The fake's saxpy, bounded as __launch_bounds__(128) would bound it.
+        FAKE_CUDA_KERNEL_LIMITS=saxpy:128 probe launch-bounds \
+            "$(ls "$BUILD"/kernels/accel-kernels-examples.so)" saxpy 128
+    else
+        probe launch-bounds "$KERNELS/bounded.ptx" bounded_saxpy 128
+    fi
+}
+
 step_unit_tests() {
     if [ ! -f "$BUILD/build.ninja" ]; then
         echo "not a meson build: no unit tests to run"
@@ -273,9 +390,11 @@ step_bench() {
         --impl "$impls" --bundle "$bundle" --svg "$OUT/bench-copy.svg" | tee "$OUT/bench.txt"
 }
 
-export -f detect_arch step_system meson_sources build_with_meson build_with_cc step_build \
-    step_kernels device_env step_accel_info conformance_with step_conformance_ptx \
-    step_conformance_cubin step_conformance_bundle step_unit_tests step_bench
+export -f detect_arch step_system meson_sources build_with_meson build_with_cc build_probe \
+    step_build write_bounded_kernel step_kernels device_env step_accel_info conformance_with \
+    step_conformance_ptx step_conformance_cubin step_conformance_bundle testing_module probe \
+    step_fault_recovery step_wait_cpu step_two_hosts step_contention step_testing_kernels \
+    step_launch_bounds step_unit_tests step_bench
 
 # ---- the run ----
 
@@ -321,14 +440,22 @@ if ! ARCH=$(detect_arch); then
 fi
 export ARCH
 
+# Budgets add up past the total: a step that finishes early leaves its time to
+# the next; the bench and the unit tests, last, take what is left.
 run_step system 20 step_system || true
-if run_step build 200 step_build; then
+if run_step build 180 step_build; then
     run_step kernels 60 step_kernels || true
     run_step accel-info 20 step_accel_info || true
-    run_step conformance-ptx 60 step_conformance_ptx || true
-    run_step conformance-cubin 45 step_conformance_cubin || true
-    run_step conformance-bundle 45 step_conformance_bundle || true
-    run_step bench 180 step_bench || true
+    run_step conformance-ptx 45 step_conformance_ptx || true
+    run_step conformance-cubin 30 step_conformance_cubin || true
+    run_step conformance-bundle 30 step_conformance_bundle || true
+    run_step fault-recovery 30 step_fault_recovery || true
+    run_step wait-cpu 30 step_wait_cpu || true
+    run_step two-hosts 20 step_two_hosts || true
+    run_step contention 30 step_contention || true
+    run_step testing-kernels 30 step_testing_kernels || true
+    run_step launch-bounds 20 step_launch_bounds || true
+    run_step bench 120 step_bench || true
     run_step unit-tests 90 step_unit_tests || true
 fi
 

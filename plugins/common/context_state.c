@@ -3,6 +3,7 @@
  */
 #include "context_state.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,13 +14,18 @@
 static accel_status context_state_init(struct accel__context_state *state)
 {
     memset(state, 0, sizeof(*state));
+    if (pthread_rwlock_init(&state->gate, NULL) != 0)
+        return ACCEL_ERR_OUT_OF_HOST_MEMORY;
     if (pthread_mutex_init(&state->lock, NULL) != 0)
-        return ACCEL_ERR_OUT_OF_HOST_MEMORY;
-    if (accel__pinned_blocks_init(&state->pinned) != ACCEL_OK) {
-        pthread_mutex_destroy(&state->lock);
-        return ACCEL_ERR_OUT_OF_HOST_MEMORY;
-    }
+        goto fail_gate;
+    if (accel__pinned_blocks_init(&state->pinned) != ACCEL_OK)
+        goto fail_lock;
     return ACCEL_OK;
+fail_lock:
+    pthread_mutex_destroy(&state->lock);
+fail_gate:
+    pthread_rwlock_destroy(&state->gate);
+    return ACCEL_ERR_OUT_OF_HOST_MEMORY;
 }
 
 /* Shared by every plugin_open (every host) while the plugin is loaded. */
@@ -48,6 +54,7 @@ void accel__context_state_open(struct accel__context_state *state, uint32_t *out
     if (state->opens++ == 0) {
         state->lost = false;
         state->reason[0] = '\0';
+        state->unrecoverable = false;
     }
     *out_epoch = state->epoch;
     pthread_mutex_unlock(&state->lock);
@@ -59,8 +66,10 @@ accel_status accel__context_state_open_rebuilt(struct accel__context_state *stat
 {
     accel_status status = ACCEL_OK;
 
+    pthread_rwlock_wrlock(&state->gate);
     pthread_mutex_lock(&state->lock);
-    if (state->opens == 0 && state->lost) {
+    if (state->opens == 0 && (state->lost || state->unrecoverable)) {
+        state->unrecoverable = false;
         status = rebuild(user, false);
         if (status == ACCEL_OK) {
             state->epoch++;
@@ -73,6 +82,7 @@ accel_status accel__context_state_open_rebuilt(struct accel__context_state *stat
         *out_epoch = state->epoch;
     }
     pthread_mutex_unlock(&state->lock);
+    pthread_rwlock_unlock(&state->gate);
     return status;
 }
 
@@ -84,15 +94,32 @@ void accel__context_state_close(struct accel__context_state *state)
     pthread_mutex_unlock(&state->lock);
 }
 
-void accel__context_state_mark_lost(struct accel__context_state *state, const char *call,
-                                    const char *native_name)
+/* Lock held. */
+static void context_state_poison(struct accel__context_state *state, const char *call,
+                                 const char *native_name)
 {
-    pthread_mutex_lock(&state->lock);
     if (!state->lost) {
         state->lost = true;
         snprintf(state->reason, sizeof(state->reason), "%s failed with %s", call,
                  native_name);
     }
+}
+
+void accel__context_state_mark_lost(struct accel__context_state *state, const char *call,
+                                    const char *native_name)
+{
+    pthread_mutex_lock(&state->lock);
+    context_state_poison(state, call, native_name);
+    pthread_mutex_unlock(&state->lock);
+}
+
+void accel__context_state_mark_lost_in(struct accel__context_state *state,
+                                       uint32_t seen_epoch, const char *call,
+                                       const char *native_name)
+{
+    pthread_mutex_lock(&state->lock);
+    if (state->epoch == seen_epoch)
+        context_state_poison(state, call, native_name);
     pthread_mutex_unlock(&state->lock);
 }
 
@@ -104,7 +131,9 @@ accel_status accel__context_state_check(struct accel__context_state *state,
     accel_status status = ACCEL_OK;
 
     pthread_mutex_lock(&state->lock);
-    if (state->lost)
+    if (state->unrecoverable)
+        status = services->set_error(ACCEL_ERR_UNRECOVERABLE, "%s", state->refusal);
+    else if (state->lost)
         status = services->set_error(ACCEL_ERR_DEVICE_LOST,
                                      "%s is lost: its context is poisoned (%s); a reset "
                                      "rebuilds it", device_name, state->reason);
@@ -116,37 +145,86 @@ accel_status accel__context_state_check(struct accel__context_state *state,
     return status;
 }
 
-bool accel__context_state_current(struct accel__context_state *state, uint32_t seen_epoch)
+/* Whether an open's objects, made in *seen_epoch, still exist. Gate held. */
+static bool context_state_current(struct accel__context_state *state,
+                                  const uint32_t *seen_epoch)
 {
     bool current;
 
+    if (seen_epoch == NULL)
+        return true;
     pthread_mutex_lock(&state->lock);
-    current = state->epoch == seen_epoch;
+    current = state->epoch == *seen_epoch;
     pthread_mutex_unlock(&state->lock);
     return current;
 }
 
-bool accel__context_state_releasable(struct accel__context_state *state, uint32_t seen_epoch,
-                                     const struct accel_host_services *services,
-                                     const char *device_name)
+accel_status accel__context_state_enter(struct accel__context_state *state,
+                                        const uint32_t *seen_epoch,
+                                        const struct accel_host_services *services,
+                                        const char *device_name)
 {
-    if (accel__context_state_current(state, seen_epoch))
+    pthread_rwlock_rdlock(&state->gate);
+    if (context_state_current(state, seen_epoch))
+        return ACCEL_OK;
+    pthread_rwlock_unlock(&state->gate);
+    return services->set_error(ACCEL_ERR_DEVICE_LOST,
+                               "%s is lost: another open of the device reset its context, "
+                               "freeing this open's objects; a reset takes the new context",
+                               device_name);
+}
+
+bool accel__context_state_enter_to_release(struct accel__context_state *state,
+                                           const uint32_t *seen_epoch,
+                                           const struct accel_host_services *services,
+                                           const char *device_name)
+{
+    pthread_rwlock_rdlock(&state->gate);
+    if (context_state_current(state, seen_epoch))
         return true;
+    pthread_rwlock_unlock(&state->gate);
     services->log(ACCEL_LOG_DEBUG, "%s: an object made before another open's reset is not "
                   "handed back", device_name);
     return false;
 }
 
+void accel__context_state_leave(struct accel__context_state *state)
+{
+    pthread_rwlock_unlock(&state->gate);
+}
+
+accel_status accel__context_state_refuse(struct accel__context_state *state,
+                                         const struct accel_host_services *services,
+                                         const char *device_name, const char *format, ...)
+{
+    int used = snprintf(state->refusal, sizeof(state->refusal), "%s cannot recover: ",
+                        device_name);
+    va_list args;
+
+    va_start(args, format);
+    if (used > 0 && (size_t)used < sizeof(state->refusal))
+        vsnprintf(state->refusal + used, sizeof(state->refusal) - (size_t)used, format, args);
+    va_end(args);
+    state->unrecoverable = true;
+    return services->set_error(ACCEL_ERR_UNRECOVERABLE, "%s", state->refusal);
+}
+
 accel_status accel__context_state_reset(struct accel__context_state *state,
                                         uint32_t *seen_epoch,
-                                        accel__context_rebuild_fn rebuild, void *user)
+                                        accel__context_rebuild_fn rebuild, void *user,
+                                        const struct accel_host_services *services)
 {
     accel_status status;
     bool fresh;
 
+    /* No entry of any open is in the driver with this device's objects meanwhile. */
+    pthread_rwlock_wrlock(&state->gate);
     pthread_mutex_lock(&state->lock);
     fresh = !state->lost && state->epoch != *seen_epoch;
-    status = rebuild(user, fresh);
+    if (state->unrecoverable)
+        status = services->set_error(ACCEL_ERR_UNRECOVERABLE, "%s", state->refusal);
+    else
+        status = rebuild(user, fresh);
     if (status == ACCEL_OK) {
         if (!fresh) {
             state->epoch++;
@@ -156,5 +234,6 @@ accel_status accel__context_state_reset(struct accel__context_state *state,
         *seen_epoch = state->epoch;
     }
     pthread_mutex_unlock(&state->lock);
+    pthread_rwlock_unlock(&state->gate);
     return status;
 }

@@ -23,11 +23,21 @@
 #include "pinned_host.h"
 
 struct accel__context_state {
+    /*
+     * Read-held by an entry while it hands the driver this device's objects
+     * (accel__context_state_enter), write-held by a reset: so that no stale
+     * handle reaches the driver while a reset through another open makes
+     * its values name the new context's objects. Taken before `lock`.
+     */
+    pthread_rwlock_t gate;
     pthread_mutex_t lock; /* guards everything below */
-    uint32_t epoch;       /* bumped by every reset */
+    uint32_t epoch;       /* bumped by every reset; written with the gate write-held too */
     uint32_t opens;       /* opens that hold the context now */
     bool lost;            /* a sticky error was seen since the last reset */
     char reason[192];     /* the first sticky error: the call and the code */
+    /* The driver refused a reset: no open resets it again until every open has let go. */
+    bool unrecoverable;
+    char refusal[384];    /* the driver's reason, as accel__context_state_refuse recorded it */
     /*
      * The pinned host memory registered in the context, which a reset must
      * register again (pinned_host.h). Its own lock, taken inside this one.
@@ -63,35 +73,55 @@ void accel__context_state_mark_lost(struct accel__context_state *state, const ch
                                     const char *native_name);
 
 /*
+ * As accel__context_state_mark_lost, for a call made by an open whose
+ * objects are from `seen_epoch`: ignored when a reset has started a newer
+ * epoch since, so that a stale open's failure (its old objects, its
+ * release) never poisons the context another open has just rebuilt.
+ */
+void accel__context_state_mark_lost_in(struct accel__context_state *state,
+                                       uint32_t seen_epoch, const char *call,
+                                       const char *native_name);
+
+/*
+ * Start an entry that hands the driver objects of the open whose epoch is
+ * *seen_epoch (read once the gate is held): ACCEL_OK with the gate
+ * read-held, to be let go with accel__context_state_leave; or, when a
+ * reset through another open has started a newer epoch (the driver
+ * destroyed this open's objects, and their handles and addresses may now
+ * name another open's), ACCEL_ERR_DEVICE_LOST with the reason recorded
+ * through services->set_error, and nothing held. `seen_epoch` NULL checks
+ * nothing (for objects that outlive a reset, such as pinned blocks).
+ * `device_name` says which device, e.g. "cuda:0".
+ */
+accel_status accel__context_state_enter(struct accel__context_state *state,
+                                        const uint32_t *seen_epoch,
+                                        const struct accel_host_services *services,
+                                        const char *device_name);
+
+/*
+ * As accel__context_state_enter, for an entry that hands an object back
+ * (a free, a destroy): true with the gate read-held, or false, holding
+ * nothing and recording nothing (a debug log says so), when the object is
+ * already gone with its epoch.
+ */
+bool accel__context_state_enter_to_release(struct accel__context_state *state,
+                                           const uint32_t *seen_epoch,
+                                           const struct accel_host_services *services,
+                                           const char *device_name);
+
+/* End what accel__context_state_enter or _enter_to_release started. */
+void accel__context_state_leave(struct accel__context_state *state);
+
+/*
  * ACCEL_OK while the context is live and still in `seen_epoch`; else
  * ACCEL_ERR_DEVICE_LOST with the reason recorded through services->set_error
- * (`device_name` says which device, e.g. "cuda:0").
+ * (`device_name` says which device, e.g. "cuda:0"), or
+ * ACCEL_ERR_UNRECOVERABLE with the driver's refusal once a reset failed.
  */
 accel_status accel__context_state_check(struct accel__context_state *state,
                                         uint32_t seen_epoch,
                                         const struct accel_host_services *services,
                                         const char *device_name);
-
-/*
- * Whether an open's objects, made in `seen_epoch`, still exist in the
- * driver: false once a reset through any open has started a new epoch
- * (the driver destroyed them then), whether or not the context is lost.
- * Records nothing: for destroy paths, which must not hand the driver
- * handles it has already destroyed.
- */
-bool accel__context_state_current(struct accel__context_state *state, uint32_t seen_epoch);
-
-/*
- * For an entry that hands an object back (a free, a destroy): as
- * accel__context_state_current, and when the object is already gone, says
- * so in a debug log naming `device_name` (e.g. "cuda:0"). The driver
- * destroyed it at the other open's reset and must not be given its handle
- * again: with a new context its address or handle may name another open's
- * new object.
- */
-bool accel__context_state_releasable(struct accel__context_state *state, uint32_t seen_epoch,
-                                     const struct accel_host_services *services,
-                                     const char *device_name);
 
 /*
  * How a plugin rebuilds one open's context. `fresh` is true when another
@@ -119,10 +149,26 @@ accel_status accel__context_state_open_rebuilt(struct accel__context_state *stat
  * Reset the context for the open whose epoch is *seen_epoch: call `rebuild`
  * and, when it succeeds, start a new epoch (unless the context was already
  * fresh), clear the lost state, and move *seen_epoch to the current one.
- * Returns what `rebuild` returned.
+ * Returns what `rebuild` returned. Once a rebuild has refused
+ * (accel__context_state_refuse), ACCEL_ERR_UNRECOVERABLE with the same
+ * reason, recorded through `services`, and the driver is not asked again:
+ * two opens never reset each other in a loop.
  */
 accel_status accel__context_state_reset(struct accel__context_state *state,
                                         uint32_t *seen_epoch,
-                                        accel__context_rebuild_fn rebuild, void *user);
+                                        accel__context_rebuild_fn rebuild, void *user,
+                                        const struct accel_host_services *services);
+
+/*
+ * For a rebuild (the state's lock held): the driver refuses to recover.
+ * Keeps "DEVICE cannot recover: " and the formatted reason in the state,
+ * records it through services->set_error, and returns
+ * ACCEL_ERR_UNRECOVERABLE. The first open after every open has let go
+ * starts clean again.
+ */
+accel_status accel__context_state_refuse(struct accel__context_state *state,
+                                         const struct accel_host_services *services,
+                                         const char *device_name, const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif /* ACCEL_PLUGIN_COMMON_CONTEXT_STATE_H */

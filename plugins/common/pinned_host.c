@@ -133,10 +133,12 @@ void accel__pinned_unregister_all(const struct accel__pinned_device *pinned)
 
         if (!block->registered)
             continue;
-        block->registered = false;
         result = vendor->unregister_range(pinned->device, block->ptr);
-        if (result == 0)
+        /* Refused, the block is still pinned: host_free must still unregister it if the reset fails. */
+        if (result == 0) {
+            block->registered = false;
             continue;
+        }
         vendor->describe(pinned->device, result, described, sizeof(described));
         pinned->services->log(ACCEL_LOG_DEBUG, "%s: before the reset, %s of %p failed: %s",
                               pinned->name, vendor->unregister_call, block->ptr, described);

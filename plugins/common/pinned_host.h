@@ -98,8 +98,10 @@ void accel__pinned_free(const struct accel__pinned_device *pinned, void *ptr);
 
 /*
  * Before a context reset, with the old context current: unregister every
- * block. The driver's answers are only logged: a poisoned context may
- * refuse, and the reset drops the registrations anyway.
+ * block. The driver's refusals are only logged (a poisoned context may
+ * refuse, and a reset that succeeds drops the registrations anyway), and a
+ * block it refused stays marked registered: should the reset fail, the
+ * block is still pinned, and host_free unregisters it.
  */
 void accel__pinned_unregister_all(const struct accel__pinned_device *pinned);
 

@@ -166,8 +166,17 @@ typedef enum acu_CUdevice_attribute_enum {
     ACU_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     ACU_CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
     ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-    ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+    ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    ACU_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 } acu_CUdevice_attribute;
+
+/* ---- kernel attributes the plugin reads and sets ---- */
+
+typedef enum acu_CUfunction_attribute_enum {
+    ACU_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    ACU_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+} acu_CUfunction_attribute;
 
 /* ---- JIT options the plugin passes to cuModuleLoadDataEx ---- */
 
@@ -263,6 +272,7 @@ typedef acu_CUresult(*acu_pfn_cuGetProcAddress_v2) ACU_CUGETPROCADDRESS_V2_PARAM
 /* ---- flags ---- */
 
 #define ACU_CU_STREAM_NON_BLOCKING 0x1
+#define ACU_CU_EVENT_BLOCKING_SYNC 0x1
 #define ACU_CU_EVENT_DISABLE_TIMING 0x2
 #define ACU_CU_MEMHOSTREGISTER_PORTABLE 0x01
 

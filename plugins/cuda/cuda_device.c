@@ -19,37 +19,93 @@
 
 #include "cuda_plugin.h"
 
-accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope)
+/* Make the open's context current on the calling thread unless it is already. */
+static accel_status cuda_make_current(accel_drv_device *device, struct cuda_scope *scope)
 {
     acu_CUcontext context = atomic_load_explicit(&device->context, memory_order_acquire);
-    acu_CUcontext current = NULL;
     accel_status status;
 
-    out_scope->pushed = false;
-    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuCtxGetCurrent, (&current));
-    if (status != ACCEL_OK || current == context)
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuCtxGetCurrent, (&scope->previous));
+    if (status != ACCEL_OK || scope->previous == context)
         return status;
     status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuCtxPushCurrent_v2, (context));
-    out_scope->pushed = status == ACCEL_OK;
+    scope->pushed = status == ACCEL_OK;
+    return status;
+}
+
+accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope)
+{
+    struct accel__context_state *state = device->physical->context;
+    accel_status status;
+
+    *out_scope = (struct cuda_scope){0};
+    status = accel__context_state_enter(state, &device->epoch, device->plugin->base.services,
+                                        device->name);
+    if (status != ACCEL_OK)
+        return status;
+    out_scope->gated = true;
+    status = cuda_make_current(device, out_scope);
+    if (status != ACCEL_OK)
+        accel__cuda_leave(device, out_scope);
     return status;
 }
 
 bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *out_scope)
 {
-    out_scope->pushed = false;
-    if (!accel__context_state_releasable(device->physical->context, device->epoch,
-                                         device->plugin->base.services, device->name))
+    struct accel__context_state *state = device->physical->context;
+
+    *out_scope = (struct cuda_scope){0};
+    if (!accel__context_state_enter_to_release(state, &device->epoch,
+                                               device->plugin->base.services, device->name))
         return false;
-    return accel__cuda_enter(device, out_scope) == ACCEL_OK;
+    out_scope->gated = true;
+    if (cuda_make_current(device, out_scope) == ACCEL_OK)
+        return true;
+    accel__cuda_leave(device, out_scope);
+    return false;
+}
+
+accel_status accel__cuda_enter_any_epoch(accel_drv_device *device, struct cuda_scope *out_scope)
+{
+    struct accel__context_state *state = device->physical->context;
+    accel_status status;
+
+    *out_scope = (struct cuda_scope){0};
+    (void)accel__context_state_enter(state, NULL, device->plugin->base.services, device->name);
+    out_scope->gated = true;
+    status = cuda_make_current(device, out_scope);
+    if (status != ACCEL_OK)
+        accel__cuda_leave(device, out_scope);
+    return status;
+}
+
+/*
+ * Pop the context pushed at enter. A pop the driver refuses may leave it on
+ * the application's thread, current for the application's own later calls:
+ * then the caller's context is put back with cuCtxSetCurrent, which
+ * replaces the top of the thread's stack.
+ */
+static void cuda_pop(accel_drv_device *device, const struct cuda_scope *scope)
+{
+    const struct cuda_symbols *symbols = cuda_symbols_of(device);
+    acu_CUcontext context = atomic_load_explicit(&device->context, memory_order_acquire);
+    acu_CUcontext popped = NULL, current = NULL;
+    acu_CUresult result = symbols->cuCtxPopCurrent_v2(&popped);
+
+    if (result == ACU_CUDA_SUCCESS)
+        return;
+    accel__cuda_ignore(device, result, "cuCtxPopCurrent_v2");
+    if (symbols->cuCtxGetCurrent(&current) == ACU_CUDA_SUCCESS && current != context)
+        return;
+    accel__cuda_ignore(device, symbols->cuCtxSetCurrent(scope->previous), "cuCtxSetCurrent");
 }
 
 void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope)
 {
-    acu_CUcontext popped = NULL;
-
     if (scope->pushed)
-        accel__cuda_ignore(device, cuda_symbols_of(device)->cuCtxPopCurrent_v2(&popped),
-                           "cuCtxPopCurrent_v2");
+        cuda_pop(device, scope);
+    if (scope->gated)
+        accel__context_state_leave(device->physical->context);
 }
 
 accel_status accel__cuda_device_open(accel_drv_plugin *plugin, uint32_t index,
@@ -126,49 +182,45 @@ static void cuda_pinned_walk(accel_drv_device *device, acu_CUcontext context, bo
 
 /*
  * Rebuild under the context state's lock: reset the primary context unless
- * another open just did, then take the (new) context with a retain, and
- * give back the retain this open held, so that the count stays one per
- * open. The reset frees everything made in the context, and drops the
- * registrations of the pinned blocks, which outlive it (pinned_host.h):
- * they are unregistered before and registered in the new context after.
- * Errors are recorded without marking the state, whose lock is held.
+ * another open just did. The reset keeps the context's handle and this
+ * open's retain (cuda.h: "resetting the primary context does not release
+ * it"), so there is nothing to take again. It frees everything made in the
+ * context, and drops the registrations of the pinned blocks, which outlive
+ * it (pinned_host.h): they are unregistered before and registered in the
+ * reset context after. A reset the driver refuses is
+ * ACCEL_ERR_UNRECOVERABLE with the driver's reason: cuda.h says a sticky
+ * error may need a new process. Errors are recorded without marking the
+ * state, whose lock is held.
  */
 static accel_status cuda_device_rebuild(void *user, bool fresh)
 {
     accel_drv_device *device = user;
     accel_drv_plugin *plugin = device->plugin;
     const struct cuda_symbols *symbols = &plugin->symbols;
-    acu_CUdevice handle = device->physical->handle;
-    acu_CUcontext context = NULL;
-    accel_status status;
+    acu_CUcontext context = atomic_load_explicit(&device->context, memory_order_acquire);
+    acu_CUresult result;
+    char described[256];
 
-    if (!fresh) {
-        cuda_pinned_walk(device, atomic_load_explicit(&device->context, memory_order_acquire),
-                         false);
-        status = accel__cuda_plugin_result(plugin, symbols->cuDevicePrimaryCtxReset_v2(handle),
-                                           "cuDevicePrimaryCtxReset_v2", ACCEL_ERR_DEVICE_LOST);
-        if (status != ACCEL_OK)
-            return status;
+    if (fresh)
+        return ACCEL_OK;
+    cuda_pinned_walk(device, context, false);
+    result = symbols->cuDevicePrimaryCtxReset_v2(device->physical->handle);
+    if (result != ACU_CUDA_SUCCESS) {
+        accel__cuda_describe(plugin, result, described, sizeof(described));
+        return accel__context_state_refuse(device->physical->context, plugin->base.services,
+                                           device->name,
+                                           "cuDevicePrimaryCtxReset_v2 failed: %s; the driver "
+                                           "may need a new process", described);
     }
-    status = accel__cuda_plugin_result(plugin,
-                                       symbols->cuDevicePrimaryCtxRetain(&context, handle),
-                                       "cuDevicePrimaryCtxRetain", ACCEL_ERR_DEVICE_LOST);
-    if (status != ACCEL_OK)
-        return status;
-    /* The retain just taken keeps the count above zero: no context is destroyed here. */
-    status = accel__cuda_plugin_result(plugin, symbols->cuDevicePrimaryCtxRelease_v2(handle),
-                                       "cuDevicePrimaryCtxRelease_v2", ACCEL_ERR_DEVICE_LOST);
-    atomic_store_explicit(&device->context, context, memory_order_release);
-    if (!fresh)
-        cuda_pinned_walk(device, context, true);
-    return status;
+    cuda_pinned_walk(device, context, true);
+    return ACCEL_OK;
 }
 
 accel_status accel__cuda_device_reset(accel_drv_device *device)
 {
     accel_status status = accel__context_state_reset(device->physical->context,
                                                      &device->epoch, cuda_device_rebuild,
-                                                     device);
+                                                     device, device->plugin->base.services);
 
     device->plugin->base.services->log(ACCEL_LOG_DEBUG, "cuda: %s reset: %s", device->name,
                                   status == ACCEL_OK ? "done" : "failed");

@@ -123,7 +123,7 @@ accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes, void
 /*
  * Unlike the device's other objects, a pinned block outlives a reset
  * through another open (it is registered again), so it is always handed
- * back: accel__cuda_enter, not accel__cuda_enter_to_release.
+ * back, whatever the open's epoch: accel__cuda_enter_any_epoch.
  */
 void accel__cuda_host_free(accel_drv_device *device, void *ptr)
 {
@@ -134,7 +134,7 @@ void accel__cuda_host_free(accel_drv_device *device, void *ptr)
     if (ptr == NULL)
         return;
     /* The pages go back even without the context: the block is the plugin's. */
-    entered = accel__cuda_enter(device, &scope) == ACCEL_OK;
+    entered = accel__cuda_enter_any_epoch(device, &scope) == ACCEL_OK;
     accel__pinned_free(&pinned, ptr);
     if (entered)
         accel__cuda_leave(device, &scope);

@@ -75,7 +75,7 @@ static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
                                          const char **out_call)
 {
     struct accel_device_props *props = &physical->props;
-    uint32_t major = 0, minor = 0, max_pitch = 0;
+    uint32_t major = 0, minor = 0, max_pitch = 0, optin = 0;
     size_t total = 0;
     acu_CUresult result;
 
@@ -106,6 +106,15 @@ static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
         (result = cuda_attribute(symbols, physical->handle, ACU_CU_DEVICE_ATTRIBUTE_MAX_PITCH,
                                  &max_pitch)) != ACU_CUDA_SUCCESS)
         return result;
+    /*
+     * A kernel may use more shared memory than the default 48 KiB once it
+     * opts in (cuda_module.c): the most a block can have is the opt-in
+     * limit. A driver that does not say keeps the default.
+     */
+    if (cuda_attribute(symbols, physical->handle,
+                       ACU_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                       &optin) == ACU_CUDA_SUCCESS && optin > props->max_shared_bytes)
+        props->max_shared_bytes = optin;
     /* What bundles pick images by: "sm_90" for compute capability 9.0. */
     snprintf(props->arch, sizeof(props->arch), "sm_%u%u", major, minor);
     props->caps = ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D;

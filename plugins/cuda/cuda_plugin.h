@@ -4,14 +4,16 @@
  * the table entries that live in the other files. Nothing here crosses the
  * plugin boundary except through the table in cuda_plugin.c.
  *
- * Plugin objects are the driver's own handles: a stream is its CUstream, an
- * event its CUevent, a module its CUmodule, a kernel its CUfunction, and an
- * allocation its device address. The driver keeps them; the plugin keeps
- * nothing per object, so there is nothing to leak or to look up.
+ * Most plugin objects are the driver's own handles: a stream is its
+ * CUstream, an event its CUevent, and an allocation its device address.
+ * A module and its kernels carry a little more: each kernel's own launch
+ * limits, read at kernel_get, so that a launch past them is refused before
+ * it is enqueued, with the reason (cuda_module.c).
  */
 #ifndef ACCEL_CUDA_PLUGIN_H
 #define ACCEL_CUDA_PLUGIN_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +53,31 @@ struct accel_drv_device {
     _Atomic(acu_CUcontext) context;
     /* The context epoch this open's objects were made in. */
     uint32_t epoch;
+};
+
+/*
+ * A kernel: its CUfunction and its own limits, which may be tighter than
+ * the device's (registers, launch bounds, static shared memory). Lives as
+ * long as its module, which lists it.
+ */
+struct accel_drv_kernel {
+    acu_CUfunction function;
+    accel_drv_module *module;
+    uint32_t max_threads;   /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+    uint32_t static_shared; /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
+    /*
+     * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as set now; only
+     * grows, under the module's lock. Atomic: launches within it read it
+     * without the lock.
+     */
+    _Atomic uint32_t dynamic_shared;
+    struct accel_drv_kernel *next;
+};
+
+struct accel_drv_module {
+    acu_CUmodule handle;
+    pthread_mutex_t lock; /* guards the kernel list and each kernel's opt-in */
+    struct accel_drv_kernel *kernels;
 };
 
 static inline const struct cuda_symbols *cuda_symbols_of(const accel_drv_device *device)
@@ -102,13 +129,19 @@ void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result, char *o
 
 /* What accel__cuda_enter did, for accel__cuda_leave to undo. */
 struct cuda_scope {
-    bool pushed;
+    bool gated;                /* the context state's gate is held */
+    bool pushed;               /* the context was pushed */
+    acu_CUcontext previous;    /* the thread's current context at enter */
 };
 
 /*
  * Make the device's primary context current on the calling thread for one
  * entry: nothing when it already is, else push it (the caller's own
- * current context, if any, comes back at leave). Errors: the driver's.
+ * current context, if any, comes back at leave). The open's objects are
+ * checked first: when a reset through another open has made them stale,
+ * ACCEL_ERR_DEVICE_LOST, and nothing reaches the driver (the same handle
+ * values may name another open's new objects). Until leave, no reset runs
+ * (context_state.h's gate). Errors: ACCEL_ERR_DEVICE_LOST, the driver's.
  */
 accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope);
 void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope);
@@ -123,6 +156,13 @@ void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope)
  * context cannot be made current.
  */
 bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *out_scope);
+
+/*
+ * accel__cuda_enter for objects that outlive a reset (pinned blocks):
+ * whatever the open's epoch. Errors: the driver's.
+ */
+accel_status accel__cuda_enter_any_epoch(accel_drv_device *device,
+                                         struct cuda_scope *out_scope);
 
 /* ---- handles: the driver's own ---- */
 

@@ -93,30 +93,44 @@ static const char *cuda_driver_text(const struct cuda_symbols *symbols, acu_CUre
     return text;
 }
 
-static accel_status cuda_error(accel_drv_plugin *plugin,
-                               struct accel__context_state *context,
+/*
+ * A sticky code poisons the context, unless the open that called is from
+ * an epoch a reset has since ended: its failure is its old objects', not
+ * the new context's (context_state.h).
+ */
+static void cuda_mark_if_sticky(accel_drv_device *device, acu_CUresult result,
+                                const char *call)
+{
+    const struct accel__native_code *entry = accel__native_code_find(&cuda_codes, (int)result);
+
+    if (entry != NULL && entry->kind == ACCEL__NATIVE_STICKY)
+        accel__context_state_mark_lost_in(device->physical->context, device->epoch, call,
+                                          entry->name);
+}
+
+static accel_status cuda_error(accel_drv_plugin *plugin, accel_drv_device *device,
                                acu_CUresult result, const char *call, accel_status fallback,
                                const char *extra)
 {
     if (result == ACU_CUDA_SUCCESS)
         return ACCEL_OK;
+    if (device != NULL)
+        cuda_mark_if_sticky(device, result, call);
     return accel__native_error(plugin->base.services, &cuda_codes, (int)result, fallback, call,
-                               cuda_driver_text(&plugin->symbols, result), extra, context);
+                               cuda_driver_text(&plugin->symbols, result), extra, NULL);
 }
 
 accel_status accel__cuda_result(accel_drv_device *device, acu_CUresult result,
                                 const char *call, accel_status fallback)
 {
-    return cuda_error(device->plugin, device->physical->context, result, call, fallback,
-                      NULL);
+    return cuda_error(device->plugin, device, result, call, fallback, NULL);
 }
 
 accel_status accel__cuda_result_with(accel_drv_device *device, acu_CUresult result,
                                      const char *call, accel_status fallback,
                                      const char *extra)
 {
-    return cuda_error(device->plugin, device->physical->context, result, call, fallback,
-                      extra);
+    return cuda_error(device->plugin, device, result, call, fallback, extra);
 }
 
 accel_status accel__cuda_plugin_result(accel_drv_plugin *plugin, acu_CUresult result,
@@ -127,9 +141,13 @@ accel_status accel__cuda_plugin_result(accel_drv_plugin *plugin, acu_CUresult re
 
 void accel__cuda_ignore(accel_drv_device *device, acu_CUresult result, const char *call)
 {
-    if (result != ACU_CUDA_SUCCESS)
-        accel__native_ignore(device->plugin->base.services, &cuda_codes, (int)result, call,
-                             device->name, device->physical->context);
+    if (result == ACU_CUDA_SUCCESS)
+        return;
+    cuda_mark_if_sticky(device, result, call);
+    /* Not accel__native_ignore: that marks without asking which epoch the caller is from. */
+    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "%s: %s failed: %s (%d)", device->name,
+                                       call, accel__native_code_name(&cuda_codes, (int)result),
+                                       (int)result);
 }
 
 void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result, char *out,

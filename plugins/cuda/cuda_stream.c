@@ -5,7 +5,13 @@
  * Streams are CU_STREAM_NON_BLOCKING, so that they never wait for the
  * legacy default stream that other code in the process may use. Events are
  * made with CU_EVENT_DISABLE_TIMING: they only order and signal, and
- * without timing they are cheaper to record and to wait for. The driver's
+ * without timing they are cheaper to record and to wait for. They are also
+ * CU_EVENT_BLOCKING_SYNC: event_sync is the host's blocking wait, which
+ * accel.h promises uses no core, and without the flag cuEventSynchronize
+ * spins (or yields) under the primary context's default scheduling; the
+ * flag changes nothing for cuEventQuery, which spin and yield waits poll.
+ * For the same reason stream_sync does not call cuStreamSynchronize (it
+ * spins too): it records a blocking event and waits for that. The driver's
  * semantics are the ABI's: cuStreamWaitEvent waits for the event as last
  * recorded when it is called, and a never-recorded event is complete.
  */
@@ -44,6 +50,26 @@ void accel__cuda_stream_destroy(accel_drv_device *device, accel_drv_stream *stre
     accel__cuda_leave(device, &scope);
 }
 
+/* The flags of every event: see the top of the file. */
+#define CUDA_EVENT_FLAGS (ACU_CU_EVENT_DISABLE_TIMING | ACU_CU_EVENT_BLOCKING_SYNC)
+
+/* Wait without a core for everything enqueued on `stream`; the context is current. */
+static accel_status cuda_stream_sync_blocking(accel_drv_device *device, acu_CUstream stream)
+{
+    acu_CUevent event = NULL;
+    accel_status status;
+
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventCreate, (&event, CUDA_EVENT_FLAGS));
+    if (status != ACCEL_OK)
+        return status;
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventRecord, (event, stream));
+    if (status == ACCEL_OK)
+        status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventSynchronize, (event));
+    accel__cuda_ignore(device, cuda_symbols_of(device)->cuEventDestroy_v2(event),
+                       "cuEventDestroy_v2");
+    return status;
+}
+
 accel_status accel__cuda_stream_sync(accel_drv_device *device, accel_drv_stream *stream)
 {
     struct cuda_scope scope;
@@ -51,8 +77,7 @@ accel_status accel__cuda_stream_sync(accel_drv_device *device, accel_drv_stream 
 
     if (status != ACCEL_OK)
         return status;
-    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuStreamSynchronize,
-                       (cuda_stream_handle(stream)));
+    status = cuda_stream_sync_blocking(device, cuda_stream_handle(stream));
     accel__cuda_leave(device, &scope);
     return status;
 }
@@ -70,8 +95,7 @@ accel_status accel__cuda_event_create(accel_drv_device *device,
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventCreate,
-                       (&event, ACU_CU_EVENT_DISABLE_TIMING));
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventCreate, (&event, CUDA_EVENT_FLAGS));
     accel__cuda_leave(device, &scope);
     if (status == ACCEL_OK)
         *out_event = (accel_drv_event *)(void *)event;

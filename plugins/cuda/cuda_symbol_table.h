@@ -45,6 +45,7 @@ ACU_REQUIRED(cuCtxPushCurrent_v2, "cuCtxPushCurrent", ACU_API_VERSION,
              (acu_CUcontext context))
 ACU_REQUIRED(cuCtxPopCurrent_v2, "cuCtxPopCurrent", ACU_API_VERSION,
              (acu_CUcontext *context))
+ACU_REQUIRED(cuCtxSetCurrent, "cuCtxSetCurrent", ACU_API_VERSION, (acu_CUcontext context))
 
 /* ---- memory ---- */
 ACU_REQUIRED(cuMemAlloc_v2, "cuMemAlloc", ACU_API_VERSION,
@@ -59,8 +60,6 @@ ACU_REQUIRED(cuMemHostUnregister, "cuMemHostUnregister", ACU_API_VERSION, (void 
 ACU_REQUIRED(cuStreamCreate, "cuStreamCreate", ACU_API_VERSION,
              (acu_CUstream *stream, unsigned int flags))
 ACU_REQUIRED(cuStreamDestroy_v2, "cuStreamDestroy", ACU_API_VERSION, (acu_CUstream stream))
-ACU_REQUIRED(cuStreamSynchronize, "cuStreamSynchronize", ACU_API_VERSION,
-             (acu_CUstream stream))
 ACU_REQUIRED(cuStreamWaitEvent, "cuStreamWaitEvent", ACU_API_VERSION,
              (acu_CUstream stream, acu_CUevent event, unsigned int flags))
 ACU_REQUIRED(cuEventCreate, "cuEventCreate", ACU_API_VERSION,
@@ -92,6 +91,10 @@ ACU_REQUIRED(cuModuleLoadDataEx, "cuModuleLoadDataEx", ACU_API_VERSION,
 ACU_REQUIRED(cuModuleUnload, "cuModuleUnload", ACU_API_VERSION, (acu_CUmodule module))
 ACU_REQUIRED(cuModuleGetFunction, "cuModuleGetFunction", ACU_API_VERSION,
              (acu_CUfunction *function, acu_CUmodule module, const char *name))
+ACU_REQUIRED(cuFuncGetAttribute, "cuFuncGetAttribute", ACU_API_VERSION,
+             (int *value, acu_CUfunction_attribute attribute, acu_CUfunction function))
+ACU_REQUIRED(cuFuncSetAttribute, "cuFuncSetAttribute", ACU_API_VERSION,
+             (acu_CUfunction function, acu_CUfunction_attribute attribute, int value))
 ACU_REQUIRED(cuLaunchKernel, "cuLaunchKernel", ACU_API_VERSION,
              (acu_CUfunction function, unsigned int grid_x, unsigned int grid_y,
               unsigned int grid_z, unsigned int block_x, unsigned int block_y,

@@ -158,6 +158,13 @@ typedef enum ahip_hipDeviceAttribute_t {
     AHIP_hipDeviceAttributeMaxSharedMemoryPerBlock = 74
 } ahip_hipDeviceAttribute_t;
 
+/* ---- kernel attributes the plugin reads (hipFuncGetAttribute, CUDA's numbering) ---- */
+
+typedef enum ahip_hipFunction_attribute {
+    AHIP_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    AHIP_HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+} ahip_hipFunction_attribute;
+
 /*
  * ---- hipDeviceProp_t: only where gcnArchName is ----
  *
@@ -222,6 +229,7 @@ typedef struct ahip_hipMemcpy3DParms {
 /* ---- flags ---- */
 
 #define AHIP_hipStreamNonBlocking 0x01
+#define AHIP_hipEventBlockingSync 0x1
 #define AHIP_hipEventDisableTiming 0x2
 #define AHIP_hipHostRegisterPortable 0x1
 

@@ -69,6 +69,7 @@ SAME_TYPE(ahip_hipHostFn_t, hipHostFn_t);
 SAME_ENUM(ahip_hipError_t, hipError_t);
 SAME_ENUM(ahip_hipDeviceAttribute_t, hipDeviceAttribute_t);
 SAME_ENUM(ahip_hipMemcpyKind, hipMemcpyKind);
+SAME_ENUM(ahip_hipFunction_attribute, hipFunction_attribute);
 
 #define SAME_ERROR(name, value)                                                        \
     _Static_assert((long long)AHIP_##name == (long long)name && (value) == (long long)name,  \
@@ -83,6 +84,8 @@ SAME_CONSTANT(hipDeviceAttributeMaxGridDimY);
 SAME_CONSTANT(hipDeviceAttributeMaxGridDimZ);
 SAME_CONSTANT(hipDeviceAttributeMaxThreadsPerBlock);
 SAME_CONSTANT(hipDeviceAttributeMaxPitch);
+SAME_CONSTANT(HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+SAME_CONSTANT(HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
 SAME_CONSTANT(hipDeviceAttributeMultiprocessorCount);
 SAME_CONSTANT(hipDeviceAttributeMaxSharedMemoryPerBlock);
 SAME_CONSTANT(hipMemcpyHostToHost);
@@ -91,6 +94,7 @@ SAME_CONSTANT(hipMemcpyDeviceToHost);
 SAME_CONSTANT(hipMemcpyDeviceToDevice);
 SAME_CONSTANT(hipMemcpyDefault);
 SAME_CONSTANT(hipStreamNonBlocking);
+SAME_CONSTANT(hipEventBlockingSync);
 SAME_CONSTANT(hipEventDisableTiming);
 SAME_CONSTANT(hipHostRegisterPortable);
 
@@ -143,6 +147,7 @@ SAME_FIELD(ahip_hipMemcpy3DParms, hipMemcpy3DParms, kind);
 #define ahip_hipStreamCallback_t hipStreamCallback_t
 #define ahip_hipDeviceAttribute_t hipDeviceAttribute_t
 #define ahip_hipMemcpyKind hipMemcpyKind
+#define ahip_hipFunction_attribute hipFunction_attribute
 #define ahip_hipMemcpy3DParms hipMemcpy3DParms
 
 /*

@@ -424,21 +424,37 @@ static const char hip_compressed_magic[4] = "CCOB";
 struct hip_bundle_entry {
     struct hip_bytes code;
     char processor[64];
+    char target[96]; /* with its features, for messages */
 };
+
+/* Where a target ID's processor starts: after "amdgcn-amd-amdhsa-" and an empty environment. */
+static const char *hip_target_start(const char *target_id)
+{
+    const char *start = strstr(target_id, "amdgcn-amd-amdhsa-");
+
+    if (start == NULL)
+        return target_id;
+    start += strlen("amdgcn-amd-amdhsa-");
+    /* The environment field is empty in "hipv4-amdgcn-amd-amdhsa--gfx90a". */
+    return *start == '-' ? start + 1 : start;
+}
+
+void accel__hip_target_with_features(const char *target_id, char *out, size_t size)
+{
+    const char *start = hip_target_start(target_id);
+
+    if (size == 0)
+        return;
+    if (strncmp(start, "gfx", 3) != 0)
+        start = "";
+    snprintf(out, size, "%s", start);
+}
 
 void accel__hip_target_processor(const char *target_id, char *out, size_t size)
 {
-    const char *start = strstr(target_id, "amdgcn-amd-amdhsa-");
+    const char *start = hip_target_start(target_id);
     size_t length = 0;
 
-    if (start != NULL) {
-        start += strlen("amdgcn-amd-amdhsa-");
-        /* The environment field is empty in "hipv4-amdgcn-amd-amdhsa--gfx90a". */
-        if (*start == '-')
-            start++;
-    } else {
-        start = target_id;
-    }
     while (start[length] != '\0' && start[length] != ':')
         length++;
     if (size == 0)
@@ -468,8 +484,11 @@ static bool hip_bundle_entry(struct hip_bytes bundle, size_t *at, struct hip_bun
              (const char *)bundle.data + *at + 24);
     *at += 24 + (size_t)id_length;
     out->processor[0] = '\0';
-    if (strstr(id, "amdgcn-amd-amdhsa") != NULL)
+    out->target[0] = '\0';
+    if (strstr(id, "amdgcn-amd-amdhsa") != NULL) {
         accel__hip_target_processor(id, out->processor, sizeof(out->processor));
+        accel__hip_target_with_features(id, out->target, sizeof(out->target));
+    }
     if (!hip_window(bundle, offset, size, &out->code))
         out->code.size = 0;
     return true;
@@ -489,7 +508,7 @@ static void hip_add_target(struct accel__hip_code_object *object, const char *pr
 static bool hip_read_bundle(struct hip_bytes bundle, const char *arch,
                             struct accel__hip_code_object *object)
 {
-    struct hip_bundle_entry entry, chosen = {{NULL, 0}, ""};
+    struct hip_bundle_entry entry, chosen = {{NULL, 0}, "", ""};
     uint64_t count;
     size_t at = 32;
 
@@ -502,7 +521,7 @@ static bool hip_read_bundle(struct hip_bytes bundle, const char *arch,
             break;
         if (entry.processor[0] == '\0')
             continue;
-        hip_add_target(object, entry.processor);
+        hip_add_target(object, entry.target);
         if (strcmp(entry.processor, arch) == 0 && entry.code.size != 0 &&
             !object->has_device_target) {
             object->has_device_target = true;

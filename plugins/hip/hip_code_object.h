@@ -49,7 +49,10 @@ struct accel__hip_kernel_info {
 
 struct accel__hip_code_object {
     enum accel__hip_image_kind kind;
-    /* The bundle's GPU targets, comma-separated ("gfx906, gfx90a"); empty otherwise. */
+    /*
+     * The bundle's GPU targets with their features, comma-separated
+     * ("gfx906, gfx90a:sramecc+:xnack-"); empty otherwise.
+     */
     char targets[256];
     /* The bundle has an entry for the device's target (always true for an ELF). */
     bool has_device_target;
@@ -78,5 +81,12 @@ void accel__hip_code_object_free(struct accel__hip_code_object *object);
  * `size` bytes with the NUL; an empty string when there is none.
  */
 void accel__hip_target_processor(const char *target_id, char *out, size_t size);
+
+/*
+ * The target of a bundle entry's ID, features included:
+ * "hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" gives
+ * "gfx90a:sramecc+:xnack-". As accel__hip_target_processor otherwise.
+ */
+void accel__hip_target_with_features(const char *target_id, char *out, size_t size);
 
 #endif /* ACCEL_HIP_CODE_OBJECT_H */

@@ -23,28 +23,62 @@
 
 #include "hip_plugin.h"
 
-accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope)
+/* Make the open's device current on the calling thread unless it is already. */
+static accel_status hip_make_current(accel_drv_device *device, struct hip_scope *scope)
 {
     int ordinal = device->physical->handle;
     accel_status status;
 
-    out_scope->switched = false;
-    out_scope->previous = ordinal;
-    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipGetDevice, (&out_scope->previous));
-    if (status != ACCEL_OK || out_scope->previous == ordinal)
+    scope->previous = ordinal;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipGetDevice, (&scope->previous));
+    if (status != ACCEL_OK || scope->previous == ordinal)
         return status;
     status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipSetDevice, (ordinal));
-    out_scope->switched = status == ACCEL_OK;
+    scope->switched = status == ACCEL_OK;
+    return status;
+}
+
+accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope)
+{
+    accel_status status;
+
+    *out_scope = (struct hip_scope){0};
+    status = accel__context_state_enter(device->physical->context, &device->epoch,
+                                        device->plugin->base.services, device->name);
+    if (status != ACCEL_OK)
+        return status;
+    out_scope->gated = true;
+    status = hip_make_current(device, out_scope);
+    if (status != ACCEL_OK)
+        accel__hip_leave(device, out_scope);
     return status;
 }
 
 bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out_scope)
 {
-    out_scope->switched = false;
-    if (!accel__context_state_releasable(device->physical->context, device->epoch,
-                                         device->plugin->base.services, device->name))
+    *out_scope = (struct hip_scope){0};
+    if (!accel__context_state_enter_to_release(device->physical->context, &device->epoch,
+                                               device->plugin->base.services, device->name))
         return false;
-    return accel__hip_enter(device, out_scope) == ACCEL_OK;
+    out_scope->gated = true;
+    if (hip_make_current(device, out_scope) == ACCEL_OK)
+        return true;
+    accel__hip_leave(device, out_scope);
+    return false;
+}
+
+accel_status accel__hip_enter_any_epoch(accel_drv_device *device, struct hip_scope *out_scope)
+{
+    accel_status status;
+
+    *out_scope = (struct hip_scope){0};
+    (void)accel__context_state_enter(device->physical->context, NULL,
+                                     device->plugin->base.services, device->name);
+    out_scope->gated = true;
+    status = hip_make_current(device, out_scope);
+    if (status != ACCEL_OK)
+        accel__hip_leave(device, out_scope);
+    return status;
 }
 
 void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope)
@@ -52,6 +86,8 @@ void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope)
     if (scope->switched)
         accel__hip_ignore(device, hip_symbols_of(device)->hipSetDevice(scope->previous),
                           "hipSetDevice");
+    if (scope->gated)
+        accel__context_state_leave(device->physical->context);
 }
 
 /*
@@ -69,6 +105,8 @@ static accel_status hip_device_rebuild(void *user, bool fresh)
     const struct hip_symbols *symbols = &plugin->symbols;
     int previous = device->physical->handle;
     struct accel__pinned_device pinned;
+    char described[256];
+    ahip_hipError_t result;
     accel_status status;
 
     if (fresh)
@@ -83,10 +121,15 @@ static accel_status hip_device_rebuild(void *user, bool fresh)
         return status;
     pinned = accel__hip_pinned(device);
     accel__pinned_unregister_all(&pinned);
-    status = accel__hip_plugin_result(plugin, symbols->hipDeviceReset(), "hipDeviceReset",
-                                      ACCEL_ERR_DEVICE_LOST);
-    if (status == ACCEL_OK)
+    result = symbols->hipDeviceReset();
+    if (result == AHIP_hipSuccess) {
         accel__pinned_register_all(&pinned);
+    } else {
+        accel__hip_describe(plugin, result, described, sizeof(described));
+        status = accel__context_state_refuse(device->physical->context, plugin->base.services,
+                                             device->name, "hipDeviceReset failed: %s",
+                                             described);
+    }
     if (previous != device->physical->handle)
         (void)symbols->hipSetDevice(previous);
     return status;
@@ -137,7 +180,8 @@ accel_status accel__hip_device_status(accel_drv_device *device)
 accel_status accel__hip_device_reset(accel_drv_device *device)
 {
     accel_status status = accel__context_state_reset(device->physical->context, &device->epoch,
-                                                     hip_device_rebuild, device);
+                                                     hip_device_rebuild, device,
+                                                     device->plugin->base.services);
 
     device->plugin->base.services->log(ACCEL_LOG_DEBUG, "hip: %s reset: %s", device->name,
                                        status == ACCEL_OK ? "done" : "failed");

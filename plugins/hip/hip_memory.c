@@ -131,7 +131,7 @@ void accel__hip_host_free(accel_drv_device *device, void *ptr)
     if (ptr == NULL)
         return;
     /* The pages go back even when the device cannot be made current: the block is the plugin's. */
-    entered = accel__hip_enter(device, &scope) == ACCEL_OK;
+    entered = accel__hip_enter_any_epoch(device, &scope) == ACCEL_OK;
     accel__pinned_free(&pinned, ptr);
     if (entered)
         accel__hip_leave(device, &scope);

@@ -22,6 +22,13 @@
  * The ABI's launch arguments (args[i] pointing at argument i's bytes) are
  * exactly hipModuleLaunchKernel's kernelParams, and the runtime copies them
  * into the kernel's argument buffer before it returns, as the ABI asks.
+ *
+ * A kernel has limits of its own, tighter than the device's the host
+ * checks: the threads per block its registers and launch bounds allow, and
+ * its static shared memory (hipFuncGetAttribute, where the runtime has
+ * it). They are read at kernel_get, and a launch past them is refused
+ * before anything is enqueued, with the reason. AMD GPUs have no opt-in
+ * for more dynamic shared memory: the device's limit is the only one.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,11 +40,20 @@
 /* Zero bytes after the plugin's copy of an image: more than any header the runtime reads first. */
 #define HIP_IMAGE_PADDING 4096u
 
-/* What the image holds, for the detail of a load that failed. */
+/*
+ * What the image holds, for the detail of a load that failed. Targets are
+ * shown with their features: an xnack or sramecc mismatch ("gfx90a:xnack-"
+ * against a device running "gfx90a:xnack+") refuses a load as surely as
+ * another processor does.
+ */
 static void hip_image_detail(const accel_drv_device *device,
                              const struct accel__hip_code_object *code, char *out, size_t size)
 {
+    uint32_t index = (uint32_t)(device->physical - device->plugin->base.devices);
     const char *arch = device->physical->props.arch;
+
+    if (index < ACCEL__NATIVE_DEVICES_MAX && device->plugin->targets[index][0] != '\0')
+        arch = device->plugin->targets[index];
 
     switch (code->kind) {
     case ACCEL__HIP_IMAGE_BUNDLE:
@@ -82,6 +98,14 @@ static accel_status hip_module_load_described(accel_drv_device *device,
 
 static void hip_module_free(accel_drv_module *module)
 {
+    while (module->kernels != NULL) {
+        accel_drv_kernel *kernel = module->kernels;
+
+        module->kernels = kernel->next;
+        free(kernel);
+    }
+    if (module->locked)
+        pthread_mutex_destroy(&module->lock);
     accel__hip_code_object_free(&module->code);
     free(module->image);
     free(module);
@@ -98,7 +122,9 @@ accel_status accel__hip_module_load(accel_drv_device *device, const void *image,
     if (image == NULL || size == 0)
         return services->set_error(ACCEL_ERR_INVALID_ARGUMENT, "module_load: an empty image");
     module = calloc(1, sizeof(*module));
-    if (module != NULL && size <= SIZE_MAX - HIP_IMAGE_PADDING)
+    if (module != NULL)
+        module->locked = pthread_mutex_init(&module->lock, NULL) == 0;
+    if (module != NULL && module->locked && size <= SIZE_MAX - HIP_IMAGE_PADDING)
         module->image = calloc(1, size + HIP_IMAGE_PADDING);
     if (module == NULL || module->image == NULL ||
         !accel__hip_code_object_read(image, size, device->physical->props.arch,
@@ -140,6 +166,52 @@ void accel__hip_module_unload(accel_drv_device *device, accel_drv_module *module
     hip_module_free(module);
 }
 
+/*
+ * A kernel's own limits, where the runtime says (hipFuncGetAttribute); the
+ * device's where it does not, and the runtime then decides at the launch.
+ */
+static void hip_kernel_limits(accel_drv_device *device, accel_drv_kernel *kernel)
+{
+    const struct hip_symbols *symbols = hip_symbols_of(device);
+    int threads = 0, shared = 0;
+
+    kernel->max_threads = device->physical->props.max_threads_per_block;
+    kernel->static_shared = 0;
+    if (symbols->hipFuncGetAttribute == NULL)
+        return;
+    if (symbols->hipFuncGetAttribute(&threads, AHIP_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                                     kernel->function) == AHIP_hipSuccess && threads > 0)
+        kernel->max_threads = (uint32_t)threads;
+    if (symbols->hipFuncGetAttribute(&shared, AHIP_HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                     kernel->function) == AHIP_hipSuccess && shared > 0)
+        kernel->static_shared = (uint32_t)shared;
+}
+
+/* The module's record of `function`, made with its limits at the first lookup. */
+static accel_status hip_kernel_record(accel_drv_device *device, accel_drv_module *module,
+                                      ahip_hipFunction_t function, accel_drv_kernel **out_kernel)
+{
+    accel_drv_kernel *kernel;
+
+    pthread_mutex_lock(&module->lock);
+    for (kernel = module->kernels; kernel != NULL; kernel = kernel->next) {
+        if (kernel->function == function)
+            break;
+    }
+    if (kernel == NULL && (kernel = calloc(1, sizeof(*kernel))) != NULL) {
+        kernel->function = function;
+        hip_kernel_limits(device, kernel);
+        kernel->next = module->kernels;
+        module->kernels = kernel;
+    }
+    pthread_mutex_unlock(&module->lock);
+    *out_kernel = kernel;
+    if (kernel == NULL)
+        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                                        "kernel_get: calloc failed");
+    return ACCEL_OK;
+}
+
 accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *module,
                                    const char *name, accel_drv_kernel **out_kernel,
                                    struct accel_kernel_signature *out_signature)
@@ -163,13 +235,38 @@ accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *m
                                   hip_symbols_of(device)->hipModuleGetFunction(
                                       &function, module->handle, name),
                                   "hipModuleGetFunction", ACCEL_ERR_NOT_FOUND);
+    if (status == ACCEL_OK)
+        status = hip_kernel_record(device, module, function, out_kernel);
     accel__hip_leave(device, &scope);
     if (status != ACCEL_OK)
         return status;
     known = accel__hip_code_object_signature(&module->code, name);
     if (known != NULL)
         *out_signature = *known;
-    *out_kernel = (accel_drv_kernel *)(void *)function;
+    return ACCEL_OK;
+}
+
+/* The launch against the kernel's own limits. Errors: ACCEL_ERR_LAUNCH with the limit. */
+static accel_status hip_launch_fits(accel_drv_device *device, const accel_drv_kernel *kernel,
+                                    const struct accel_launch_config *config)
+{
+    const struct accel_host_services *services = device->plugin->base.services;
+    uint64_t threads = (uint64_t)config->block[0] * config->block[1] * config->block[2];
+    uint64_t shared = (uint64_t)kernel->static_shared + config->shared_bytes;
+    uint32_t device_shared = device->physical->props.max_shared_bytes;
+
+    if (threads > kernel->max_threads)
+        return services->set_error(ACCEL_ERR_LAUNCH,
+                                   "launch: %llu threads per block; this kernel takes at most "
+                                   "%u (HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers "
+                                   "or launch bounds)", (unsigned long long)threads,
+                                   kernel->max_threads);
+    if (shared > device_shared)
+        return services->set_error(ACCEL_ERR_LAUNCH,
+                                   "launch: %u bytes of dynamic shared memory and the kernel's "
+                                   "%u static bytes are more than the %u a block of %s has",
+                                   config->shared_bytes, kernel->static_shared, device_shared,
+                                   device->name);
     return ACCEL_OK;
 }
 
@@ -184,12 +281,15 @@ accel_status accel__hip_launch(accel_drv_device *device, accel_drv_stream *strea
     /* The runtime knows each parameter's size from the code object itself. */
     (void)arg_sizes;
     (void)nargs;
+    status = hip_launch_fits(device, kernel, config);
+    if (status != ACCEL_OK)
+        return status;
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
     status = HIP_CALL(device, ACCEL_ERR_LAUNCH, hipModuleLaunchKernel,
-                      ((ahip_hipFunction_t)(void *)kernel, config->grid[0], config->grid[1],
-                       config->grid[2], config->block[0], config->block[1], config->block[2],
+                      (kernel->function, config->grid[0], config->grid[1], config->grid[2],
+                       config->block[0], config->block[1], config->block[2],
                        config->shared_bytes, hip_stream_handle(stream),
                        (void **)(uintptr_t)args, NULL));
     accel__hip_leave(device, &scope);

@@ -73,7 +73,8 @@ static ahip_hipError_t hip_attribute(const struct hip_symbols *symbols, int ordi
  * processor ("gfx90a") is what bundles pick images by.
  */
 static ahip_hipError_t hip_device_arch(const struct hip_symbols *symbols, int ordinal,
-                                       char *out_arch, size_t size, const char **out_call)
+                                       char *out_arch, size_t size, char *out_target,
+                                       size_t target_size, const char **out_call)
 {
     _Alignas(16) unsigned char properties[AHIP_PROPS_BUFFER_BYTES] = {0};
     char target[AHIP_PROPS_GCN_ARCH_NAME_BYTES];
@@ -94,6 +95,13 @@ static ahip_hipError_t hip_device_arch(const struct hip_symbols *symbols, int or
         return result;
     memcpy(target, properties + offset, sizeof(target));
     target[sizeof(target) - 1] = '\0';
+    /* Bounded copy: gcnArchName's buffer is longer than any target ID. */
+    if (target_size != 0) {
+        size_t length = strnlen(target, target_size - 1);
+
+        memcpy(out_target, target, length);
+        out_target[length] = '\0';
+    }
     accel__hip_target_processor(target, out_arch, size);
     /* A target that is not "gfxN..." is shown as the runtime gave it. */
     if (out_arch[0] == '\0')
@@ -107,6 +115,7 @@ static ahip_hipError_t hip_device_arch(const struct hip_symbols *symbols, int or
  */
 static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
                                            struct accel__native_device *physical,
+                                           char *out_target, size_t target_size,
                                            const char **out_call)
 {
     struct accel_device_props *props = &physical->props;
@@ -137,7 +146,7 @@ static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
     if (result != AHIP_hipSuccess)
         return result;
     result = hip_device_arch(symbols, physical->handle, props->arch, sizeof(props->arch),
-                             out_call);
+                             out_target, target_size, out_call);
     if (result != AHIP_hipSuccess)
         return result;
     props->caps = ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D;
@@ -223,8 +232,13 @@ static int hip_describe_ordinal(accel_drv_plugin *plugin, int ordinal,
                                 struct accel__native_device *out_device,
                                 const char **out_call)
 {
+    char unlisted[sizeof(plugin->targets[0])];
+    char *target = ordinal >= 0 && (uint32_t)ordinal < ACCEL__NATIVE_DEVICES_MAX
+                       ? plugin->targets[ordinal]
+                       : unlisted;
+
     out_device->handle = ordinal;
-    return hip_describe_device(&plugin->symbols, out_device, out_call);
+    return hip_describe_device(&plugin->symbols, out_device, target, sizeof(unlisted), out_call);
 }
 
 static const struct accel__native_vendor hip_vendor = {

@@ -9,13 +9,15 @@
  * hipStream_t, a kernel its hipFunction_t, an allocation its device
  * address. Two carry a little more: an event remembers whether it was ever
  * recorded (the ABI's never-recorded event is complete, which the plugin
- * answers itself rather than trust every runtime version to), and a module
+ * answers itself rather than trust every runtime version to), a module
  * keeps its kernels' signatures, read from the code object's metadata at
- * load (see hip_code_object.h).
+ * load (see hip_code_object.h), and a kernel its own launch limits, read at
+ * kernel_get (hip_module.c).
  */
 #ifndef ACCEL_HIP_PLUGIN_H
 #define ACCEL_HIP_PLUGIN_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,6 +46,11 @@ struct accel_drv_plugin {
     struct hip_symbols symbols;
     /* hipInit was called: the runtime stays mapped at close (see native_library.h). */
     bool init_called;
+    /*
+     * Each device's full target ID, features included ("gfx90a:sramecc+:xnack-"),
+     * for what a module load that found no code for it says.
+     */
+    char targets[ACCEL__NATIVE_DEVICES_MAX][64];
 };
 
 struct accel_drv_device {
@@ -60,10 +67,25 @@ struct accel_drv_event {
     atomic_bool recorded;
 };
 
+/*
+ * A kernel: its hipFunction_t and its own limits, which may be tighter
+ * than the device's (registers, launch bounds, static shared memory).
+ * Lives as long as its module, which lists it.
+ */
+struct accel_drv_kernel {
+    ahip_hipFunction_t function;
+    uint32_t max_threads;   /* HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK; the device's if unknown */
+    uint32_t static_shared; /* HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES; 0 if unknown */
+    struct accel_drv_kernel *next;
+};
+
 struct accel_drv_module {
     ahip_hipModule_t handle;
     void *image; /* the plugin's copy, kept while the module lives */
     struct accel__hip_code_object code;
+    pthread_mutex_t lock; /* guards the kernel list */
+    bool locked;          /* the lock was made */
+    struct accel_drv_kernel *kernels;
 };
 
 static inline const struct hip_symbols *hip_symbols_of(const accel_drv_device *device)
@@ -122,6 +144,7 @@ void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result, char 
 
 /* What accel__hip_enter did, for accel__hip_leave to undo. */
 struct hip_scope {
+    bool gated; /* the context state's gate is held */
     int previous;
     bool switched;
 };
@@ -129,7 +152,11 @@ struct hip_scope {
 /*
  * Make the device current on the calling thread for one entry: nothing
  * when it already is, else hipSetDevice, and the caller's own device comes
- * back at leave. Errors: the runtime's.
+ * back at leave. The open's objects are checked first: when a reset
+ * through another open has made them stale, ACCEL_ERR_DEVICE_LOST, and
+ * nothing reaches the runtime (the same handle values may name another
+ * open's new objects). Until leave, no reset runs (context_state.h's
+ * gate). Errors: ACCEL_ERR_DEVICE_LOST, the runtime's.
  */
 accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope);
 void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope);
@@ -144,6 +171,12 @@ void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope);
  * made current.
  */
 bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out_scope);
+
+/*
+ * accel__hip_enter for objects that outlive a reset (pinned blocks):
+ * whatever the open's epoch. Errors: the runtime's.
+ */
+accel_status accel__hip_enter_any_epoch(accel_drv_device *device, struct hip_scope *out_scope);
 
 /* ---- handles: the runtime's own ---- */
 

@@ -79,26 +79,43 @@ static const char *hip_runtime_text(const struct hip_symbols *symbols, ahip_hipE
     return text;
 }
 
-static accel_status hip_error(accel_drv_plugin *plugin, struct accel__context_state *context,
+/*
+ * A sticky code poisons the context, unless the open that called is from
+ * an epoch a reset has since ended: its failure is its old objects', not
+ * the new context's (context_state.h).
+ */
+static void hip_mark_if_sticky(accel_drv_device *device, ahip_hipError_t result,
+                               const char *call)
+{
+    const struct accel__native_code *entry = accel__native_code_find(&hip_codes, (int)result);
+
+    if (entry != NULL && entry->kind == ACCEL__NATIVE_STICKY)
+        accel__context_state_mark_lost_in(device->physical->context, device->epoch, call,
+                                          entry->name);
+}
+
+static accel_status hip_error(accel_drv_plugin *plugin, accel_drv_device *device,
                               ahip_hipError_t result, const char *call, accel_status fallback,
                               const char *extra)
 {
     if (result == AHIP_hipSuccess)
         return ACCEL_OK;
+    if (device != NULL)
+        hip_mark_if_sticky(device, result, call);
     return accel__native_error(plugin->base.services, &hip_codes, (int)result, fallback, call,
-                               hip_runtime_text(&plugin->symbols, result), extra, context);
+                               hip_runtime_text(&plugin->symbols, result), extra, NULL);
 }
 
 accel_status accel__hip_result(accel_drv_device *device, ahip_hipError_t result,
                                const char *call, accel_status fallback)
 {
-    return hip_error(device->plugin, device->physical->context, result, call, fallback, NULL);
+    return hip_error(device->plugin, device, result, call, fallback, NULL);
 }
 
 accel_status accel__hip_result_with(accel_drv_device *device, ahip_hipError_t result,
                                     const char *call, accel_status fallback, const char *extra)
 {
-    return hip_error(device->plugin, device->physical->context, result, call, fallback, extra);
+    return hip_error(device->plugin, device, result, call, fallback, extra);
 }
 
 accel_status accel__hip_plugin_result(accel_drv_plugin *plugin, ahip_hipError_t result,
@@ -121,9 +138,13 @@ accel_status accel__hip_result_as(accel_drv_device *device, ahip_hipError_t resu
 
 void accel__hip_ignore(accel_drv_device *device, ahip_hipError_t result, const char *call)
 {
-    if (result != AHIP_hipSuccess)
-        accel__native_ignore(device->plugin->base.services, &hip_codes, (int)result, call,
-                             device->name, device->physical->context);
+    if (result == AHIP_hipSuccess)
+        return;
+    hip_mark_if_sticky(device, result, call);
+    /* Not accel__native_ignore: that marks without asking which epoch the caller is from. */
+    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "%s: %s failed: %s (%d)", device->name,
+                                       call, accel__native_code_name(&hip_codes, (int)result),
+                                       (int)result);
 }
 
 void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result, char *out,

@@ -5,7 +5,12 @@
  * Streams are hipStreamNonBlocking, so that they never wait for the null
  * stream that other code in the process may use. Events are made with
  * hipEventDisableTiming: they only order and signal, and without timing
- * they are cheaper to record and to wait for. hipStreamWaitEvent waits for
+ * they are cheaper to record and to wait for. They are also
+ * hipEventBlockingSync: event_sync is the host's blocking wait, which
+ * accel.h promises uses no core, and without the flag hipEventSynchronize
+ * polls actively; the flag changes nothing for hipEventQuery, which spin
+ * and yield waits poll. For the same reason stream_sync records such an
+ * event and waits for it rather than call hipStreamSynchronize. hipStreamWaitEvent waits for
  * the event as last recorded when it is called, as the ABI asks. What HIP
  * versions have answered differently over time, for an event never
  * recorded, the plugin answers itself: such an event is complete, and a
@@ -48,6 +53,26 @@ void accel__hip_stream_destroy(accel_drv_device *device, accel_drv_stream *strea
     accel__hip_leave(device, &scope);
 }
 
+/* The flags of every event: see the top of the file. */
+#define HIP_EVENT_FLAGS (AHIP_hipEventDisableTiming | AHIP_hipEventBlockingSync)
+
+/* Wait without a core for everything enqueued on `stream`; the device is current. */
+static accel_status hip_stream_sync_blocking(accel_drv_device *device, ahip_hipStream_t stream)
+{
+    ahip_hipEvent_t event = NULL;
+    accel_status status;
+
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventCreateWithFlags,
+                      (&event, HIP_EVENT_FLAGS));
+    if (status != ACCEL_OK)
+        return status;
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventRecord, (event, stream));
+    if (status == ACCEL_OK)
+        status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventSynchronize, (event));
+    accel__hip_ignore(device, hip_symbols_of(device)->hipEventDestroy(event), "hipEventDestroy");
+    return status;
+}
+
 accel_status accel__hip_stream_sync(accel_drv_device *device, accel_drv_stream *stream)
 {
     struct hip_scope scope;
@@ -55,7 +80,7 @@ accel_status accel__hip_stream_sync(accel_drv_device *device, accel_drv_stream *
 
     if (status != ACCEL_OK)
         return status;
-    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipStreamSynchronize, (hip_stream_handle(stream)));
+    status = hip_stream_sync_blocking(device, hip_stream_handle(stream));
     accel__hip_leave(device, &scope);
     return status;
 }
@@ -77,7 +102,7 @@ accel_status accel__hip_event_create(accel_drv_device *device, accel_drv_event *
     status = accel__hip_enter(device, &scope);
     if (status == ACCEL_OK) {
         status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventCreateWithFlags,
-                          (&event->handle, AHIP_hipEventDisableTiming));
+                          (&event->handle, HIP_EVENT_FLAGS));
         accel__hip_leave(device, &scope);
     }
     if (status != ACCEL_OK) {
@@ -184,17 +209,22 @@ struct hip_host_call {
 
 /*
  * hipStreamAddCallback runs a callback exactly once, after the work before
- * it, with the stream's status: the function runs whatever the status, as
- * it would through hipLaunchHostFunc, so that what it releases is released.
+ * it, with the stream's status, and after a fault it still runs, with the
+ * error, possibly late. The host function must not then run: the work
+ * before it did not complete, so it would report success for failed work,
+ * and the host may already have abandoned and freed what `user` points to
+ * (a reset or a close delivers every pending callback as lost itself,
+ * driver.h's host_func). As through hipLaunchHostFunc, which runs nothing
+ * after a fault, only the plugin's own record is freed.
  */
 static void hip_host_call_run(ahip_hipStream_t stream, ahip_hipError_t status, void *user)
 {
     struct hip_host_call call = *(struct hip_host_call *)user;
 
     (void)stream;
-    (void)status;
     free(user);
-    call.fn(call.user);
+    if (status == AHIP_hipSuccess)
+        call.fn(call.user);
 }
 
 static accel_status hip_add_callback(accel_drv_device *device, accel_drv_stream *stream,

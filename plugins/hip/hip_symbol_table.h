@@ -90,6 +90,9 @@ AHIP_OPTIONAL(ahip_hipError_t, hipLaunchHostFunc,
 /* The ROCm 6 layout of hipDeviceProp_t; absent before ROCm 6. */
 AHIP_OPTIONAL(ahip_hipError_t, hipGetDevicePropertiesR0600,
               (ahip_hipDeviceProp_tR0600 *properties, int device))
+/* A kernel's own limits; where a runtime lacks it, the device's are all the plugin knows. */
+AHIP_OPTIONAL(ahip_hipError_t, hipFuncGetAttribute,
+              (int *value, ahip_hipFunction_attribute attribute, ahip_hipFunction_t function))
 /* The runtime's sentence for a code (ROCm 5's is the code's name again). */
 AHIP_OPTIONAL(const char *, hipGetErrorString, (ahip_hipError_t error))
 

@@ -54,6 +54,46 @@ void fake_fails_read(const char *env_name, fake_code_parse_fn parse, struct fake
     }
 }
 
+void fake_kernel_limits_read(const char *env_name, struct fake_kernel_limits *out)
+{
+    const char *text = getenv(env_name);
+    char copy[512];
+    char *save = NULL;
+
+    memset(out, 0, sizeof(*out));
+    if (text == NULL)
+        return;
+    snprintf(copy, sizeof(copy), "%s", text);
+    for (char *item = strtok_r(copy, ",", &save); item != NULL && out->count < FAKE_KERNEL_LIMITS_MAX;
+         item = strtok_r(NULL, ",", &save)) {
+        char *threads = strchr(item, ':');
+        char *shared = threads != NULL ? strchr(threads + 1, ':') : NULL;
+
+        if (threads == NULL)
+            continue;
+        *threads++ = '\0';
+        if (shared != NULL)
+            *shared++ = '\0';
+        snprintf(out->items[out->count].name, sizeof(out->items[0].name), "%s", item);
+        out->items[out->count].max_threads = atoi(threads);
+        out->items[out->count].static_shared = shared != NULL ? atoi(shared) : 0;
+        out->count++;
+    }
+}
+
+void fake_kernel_limits_of(const struct fake_kernel_limits *limits, const char *name,
+                           int *out_threads, int *out_static_shared)
+{
+    *out_threads = 1024;
+    *out_static_shared = 0;
+    for (int i = 0; i < limits->count; i++) {
+        if (strcmp(limits->items[i].name, name) == 0) {
+            *out_threads = limits->items[i].max_threads;
+            *out_static_shared = limits->items[i].static_shared;
+        }
+    }
+}
+
 void fake_lose_read(const char *env_name, struct fake_lose *out)
 {
     const char *text = getenv(env_name);
@@ -131,11 +171,43 @@ void fake_owner_lose(struct fake_owner *owner)
 
 static struct fake_block *fake_blocks;
 
+/*
+ * Device blocks a context's end freed: kept (filled with 0xdd and poisoned
+ * for AddressSanitizer meanwhile) and handed out again, at the same
+ * address, by the next allocation of the same size on the device, as a
+ * GPU's allocator does after a reset: a stale address then names another
+ * open's new memory, not nothing.
+ */
+static struct fake_block *fake_blocks_reusable;
+
+/* A reusable block of `rounded` bytes on `device`, taken off the list; NULL when none. */
+static struct fake_block *fake_block_reuse(size_t rounded, int device)
+{
+    for (struct fake_block **link = &fake_blocks_reusable; *link != NULL;
+         link = &(*link)->next) {
+        struct fake_block *block = *link;
+
+        if (block->device == device && block->bytes == rounded) {
+            *link = block->next;
+            ASAN_UNPOISON_MEMORY_REGION((void *)block->base, rounded);
+            return block;
+        }
+    }
+    return NULL;
+}
+
 bool fake_block_add(size_t bytes, int device, struct fake_owner *owner, uintptr_t *out_base)
 {
     size_t rounded = (bytes + FAKE_ALLOC_ALIGN - 1) & ~(size_t)(FAKE_ALLOC_ALIGN - 1);
-    struct fake_block *block = calloc(1, sizeof(*block));
-    void *memory = rounded >= bytes ? aligned_alloc(FAKE_ALLOC_ALIGN, rounded) : NULL;
+    struct fake_block *block = device >= 0 && rounded >= bytes
+                                   ? fake_block_reuse(rounded, device)
+                                   : NULL;
+    void *memory = block != NULL ? (void *)block->base : NULL;
+
+    if (block == NULL) {
+        block = calloc(1, sizeof(*block));
+        memory = rounded >= bytes ? aligned_alloc(FAKE_ALLOC_ALIGN, rounded) : NULL;
+    }
 
     if (block == NULL || memory == NULL) {
         free(block);
@@ -211,6 +283,21 @@ static void fake_block_orphan(struct fake_block *block)
     fake_blocks_orphaned = block;
 }
 
+/* Keep a device block a context's end freed, for fake_block_reuse; its bytes. */
+static size_t fake_block_keep_for_reuse(struct fake_block *block)
+{
+    size_t bytes = block->bytes;
+    size_t rounded = (bytes + FAKE_ALLOC_ALIGN - 1) & ~(size_t)(FAKE_ALLOC_ALIGN - 1);
+
+    memset((void *)block->base, 0xdd, rounded);
+    ASAN_POISON_MEMORY_REGION((void *)block->base, rounded);
+    block->bytes = rounded;
+    block->owner = NULL;
+    block->next = fake_blocks_reusable;
+    fake_blocks_reusable = block;
+    return bytes;
+}
+
 size_t fake_blocks_release(struct fake_owner *owner)
 {
     struct fake_block **link = &fake_blocks;
@@ -225,7 +312,7 @@ size_t fake_blocks_release(struct fake_owner *owner)
         }
         *link = block->next;
         if (block->device >= 0)
-            freed += fake_block_free(block);
+            freed += fake_block_keep_for_reuse(block);
         else if (block->registered)
             fake_block_free(block);
         else

@@ -10,8 +10,11 @@
  * the vendor entry that calls in; one condition (fake_core.progress) is
  * broadcast whenever any stream moves. A fake is a test double: it favours
  * catching a caller's mistakes over speed. Objects are never freed while
- * the library is loaded (a destroyed one is retired and marked), so that a
- * stale handle is an error rather than another object.
+ * the library is loaded (a destroyed one is retired and marked). Where a
+ * real driver would, a fake hands a retired object's handle out again
+ * (streams, events, device memory after a context's end), so that a stale
+ * handle names another object, as it does on a GPU, rather than fail
+ * cleanly; it stays memory-safe, since nothing is freed.
  */
 #ifndef FAKE_CORE_H
 #define FAKE_CORE_H
@@ -41,6 +44,9 @@ extern struct fake_core fake_core;
 /* A number from the environment; `fallback` when unset or not a number. */
 uint64_t fake_env_number(const char *name, uint64_t fallback);
 
+/* Sleep `us` microseconds (none for 0). */
+void fake_sleep_us(uint64_t us);
+
 /* A vendor's error code by name or number: false when `text` is neither. */
 typedef bool (*fake_code_parse_fn)(const char *text, int *out_code);
 
@@ -63,6 +69,23 @@ struct fake_lose {
 };
 
 void fake_fails_read(const char *env_name, fake_code_parse_fn parse, struct fake_fails *out);
+
+#define FAKE_KERNEL_LIMITS_MAX 8
+
+/* "KERNEL:THREADS[:STATIC_SHARED],...": kernels' own limits, as launch bounds give them. */
+struct fake_kernel_limits {
+    struct {
+        char name[64];
+        int max_threads;
+        int static_shared;
+    } items[FAKE_KERNEL_LIMITS_MAX];
+    int count;
+};
+
+void fake_kernel_limits_read(const char *env_name, struct fake_kernel_limits *out);
+/* Kernel `name`'s limits: the knob's, else 1024 threads and no static shared memory. */
+void fake_kernel_limits_of(const struct fake_kernel_limits *limits, const char *name,
+                           int *out_threads, int *out_static_shared);
 void fake_lose_read(const char *env_name, struct fake_lose *out);
 
 /* Count a call of `name` and apply both knobs: a code to fail with (0 for none), *out_lose. */
@@ -117,7 +140,9 @@ struct fake_block *fake_block_take(uintptr_t base, bool device);
 size_t fake_block_free(struct fake_block *block);
 /*
  * End every block of an owner, as a real runtime's context reset does:
- * device memory is freed; the runtime's own pinned host memory is freed
+ * device memory is freed, and its addresses are handed out again by later
+ * allocations of the same size on the device (a stale address then names
+ * new memory, as on a GPU); the runtime's own pinned host memory is freed
  * too, as far as the caller can tell (filled with 0xdd and, under
  * AddressSanitizer, poisoned, so that a use of it is reported, yet kept
  * mapped so that an unsanitised build fails a check rather than crash);
@@ -173,6 +198,7 @@ struct fake_op {
         struct {
             void (*fn)(void *user);
             void *user;
+            bool even_lost; /* runs on a lost context too (a callback told of the error) */
         } host;
         struct {
             struct fake_stream *stream;
@@ -206,6 +232,20 @@ void fake_stream_push(struct fake_stream *stream, struct fake_op *op);
 void fake_stream_wait_ticket(struct fake_stream *stream, uint64_t ticket);
 /* Let the queue run out, stop the thread and mark the stream retired. Lock held; dropped while joining. */
 void fake_stream_retire(struct fake_stream *stream);
+
+/*
+ * Wait, lock held, until `done(arg)`, as a driver's wait without blocking
+ * sync does: polling with the lock dropped between polls and a core kept
+ * busy meanwhile, so that the process's CPU time shows the wait.
+ */
+void fake_spin_until(bool (*done)(const void *arg), const void *arg);
+
+/*
+ * A stream restarted for a handle handed out again: as fake_stream_start,
+ * except that its tickets go on from where the retired stream stopped, so
+ * that the marks taken on it before (all done) stay done. Lock held.
+ */
+bool fake_stream_restart(struct fake_stream *stream, struct fake_owner *owner);
 
 /* The mark after everything enqueued on `stream` so far. */
 struct fake_mark fake_mark_now(struct fake_stream *stream);

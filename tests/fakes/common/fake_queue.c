@@ -56,7 +56,7 @@ static void fake_op_run(struct fake_op *op)
     }
 }
 
-static void fake_sleep_us(uint64_t us)
+void fake_sleep_us(uint64_t us)
 {
     struct timespec delay = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
 
@@ -85,9 +85,12 @@ static void *fake_stream_main(void *arg)
         }
         /*
          * A lost context runs nothing more: its work is dropped, as a GPU's
-         * is; a host function still runs, so that what it releases is released.
+         * is, host functions too (the driver delivers none after a fault),
+         * except a callback that is told of the error (HIP's
+         * hipStreamAddCallback): it runs with the error, as the runtime's does.
          */
-        run = !stream->owner->lost || op->kind == FAKE_OP_HOST_FUNC;
+        run = !stream->owner->lost ||
+              (op->kind == FAKE_OP_HOST_FUNC && op->u.host.even_lost);
         if (op->kind == FAKE_OP_LOSE)
             fake_owner_lose(stream->owner);
         pthread_mutex_unlock(&fake_core.lock);
@@ -142,6 +145,32 @@ void fake_stream_push(struct fake_stream *stream, struct fake_op *op)
         stream->head = op;
     stream->tail = op;
     pthread_cond_broadcast(&fake_core.progress);
+}
+
+bool fake_stream_restart(struct fake_stream *stream, struct fake_owner *owner)
+{
+    uint64_t tickets = stream->submitted;
+
+    memset(stream, 0, sizeof(*stream));
+    stream->owner = owner;
+    stream->submitted = tickets;
+    stream->completed = tickets;
+    return pthread_create(&stream->thread, NULL, fake_stream_main, stream) == 0;
+}
+
+void fake_spin_until(bool (*done)(const void *arg), const void *arg)
+{
+    while (!done(arg)) {
+        struct timespec start, now;
+
+        pthread_mutex_unlock(&fake_core.lock);
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        do
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) <
+               20000L);
+        pthread_mutex_lock(&fake_core.lock);
+    }
 }
 
 void fake_stream_wait_ticket(struct fake_stream *stream, uint64_t ticket)

@@ -4,6 +4,8 @@
 #include "plugin_case.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,4 +428,218 @@ long plugin_case_stderr_bytes(struct plugin_case_stderr *capture)
     close(capture->capture);
     unlink(capture->path);
     return (long)size;
+}
+
+/* ---- what only real drivers used to show (issue 20) ---- */
+
+void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *enter_call)
+{
+    uint64_t entered;
+    struct plugin_case second = {.kind = c->kind};
+    uint32_t mine[64], theirs[64], back[64];
+    accel_stream *more[3];
+    accel_ref ref, other;
+
+    for (uint32_t i = 0; i < 64; i++) {
+        mine[i] = 0x11110000u + i;
+        theirs[i] = 0xdead0000u + i;
+    }
+    assert_status(accel_host_create(NULL, &second.host), ACCEL_OK);
+    assert_status(accel_device_open(second.host, c->kind->plugin, 0, &second.device), ACCEL_OK);
+    assert_status(accel_stream_create(second.device, &second.stream), ACCEL_OK);
+    assert_status(accel_alloc(second.device, ACCEL_U32, 64, &other), ACCEL_OK);
+    assert_status(accel_copy_in(second.stream, other, theirs, 64), ACCEL_OK);
+    assert_status(accel_stream_sync(second.stream), ACCEL_OK);
+
+    /*
+     * The first open resets: the second's objects are gone, and the fake, as
+     * a driver may, hands their handles and addresses to the first open's
+     * new streams and memory (of the same size), which it makes now.
+     */
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    for (int i = 0; i < 3; i++)
+        assert_status(accel_stream_create(c->device, &more[i]), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_U32, 64, &ref), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, ref, mine, 64), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+
+    /* The second open has not asked for its status: its next calls must not reach the driver. */
+    entered = plugin_case_fake_calls(c, enter_call);
+    assert_status(accel_copy_in(second.stream, other, theirs, 64), ACCEL_ERR_DEVICE_LOST);
+    assert_int_equal(plugin_case_fake_calls(c, enter_call), entered);
+    assert_contains(accel_last_error(), "another open of the device reset its context");
+    assert_status(accel_device_status(second.device), ACCEL_ERR_DEVICE_LOST);
+
+    /* The first open's data was not touched through the second's stale handles. */
+    assert_status(accel_copy_out(c->stream, back, ref, 64), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_memory_equal(back, mine, sizeof(mine));
+    /* The second's reset takes the new context; both work after it. */
+    assert_status(accel_device_reset(second.device), ACCEL_OK);
+    plugin_case_round_trip(&second, 100);
+    plugin_case_round_trip(c, 100);
+    for (int i = 0; i < 3; i++)
+        accel_stream_destroy(more[i]);
+    accel_stream_destroy(second.stream);
+    accel_device_close(second.device);
+    accel_host_destroy(second.host);
+}
+
+/* CPU time of the whole process, in nanoseconds: every thread's, the fake's included. */
+static uint64_t process_cpu_ns(void)
+{
+    struct timespec now;
+
+    assert_int_equal(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now), 0);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static uint64_t wall_ns(void)
+{
+    struct timespec now;
+
+    assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &now), 0);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* A copy that takes the fake's delay (pinned source: one piece of stream work), enqueued. */
+static void enqueue_slow_copy(struct plugin_case *c, uint32_t *pinned, accel_ref ref)
+{
+    assert_status(accel_copy_to_device(c->stream, ref, 0, pinned, 64 * sizeof(uint32_t)),
+                  ACCEL_OK);
+}
+
+/* How much of a core a wait took: CPU time over wall time, in percent. */
+static uint64_t share_of_a_core(uint64_t cpu_before, uint64_t wall_before)
+{
+    uint64_t cpu = process_cpu_ns() - cpu_before;
+    uint64_t wall = wall_ns() - wall_before;
+
+    assert_true(wall >= 100000000u); /* the fake's delay: the wait did wait */
+    return cpu * 100u / wall;
+}
+
+void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c, const char *delay_knob)
+{
+    uint32_t *pinned = NULL;
+    accel_event *event = NULL;
+    uint64_t cpu, wall;
+    accel_ref ref;
+
+    setenv(delay_knob, "200000", 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_host_alloc(c->device, 64 * sizeof(uint32_t), (void **)&pinned), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_U32, 64, &ref), ACCEL_OK);
+    assert_status(accel_event_create(c->device, &event), ACCEL_OK);
+
+    /* A spinning wait takes what it gets of a core (on a loaded machine, still a good part
+     * of one); a blocking one next to nothing: a tenth of a core is a generous bound. */
+    enqueue_slow_copy(c, pinned, ref);
+    cpu = process_cpu_ns();
+    wall = wall_ns();
+    assert_status(accel_stream_wait(c->stream, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER), ACCEL_OK);
+    assert_true(share_of_a_core(cpu, wall) < 10);
+
+    enqueue_slow_copy(c, pinned, ref);
+    assert_status(accel_event_record(event, c->stream), ACCEL_OK);
+    cpu = process_cpu_ns();
+    wall = wall_ns();
+    assert_status(accel_event_wait(event, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER), ACCEL_OK);
+    assert_true(share_of_a_core(cpu, wall) < 10);
+
+    accel_event_destroy(event);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+    accel_host_free(c->device, pinned);
+}
+
+void plugin_case_check_refused_reset_is_unrecoverable(struct plugin_case *c,
+                                                      const char *fail_knob,
+                                                      const char *refusals,
+                                                      const char *reset_call)
+{
+    uint32_t *pinned = NULL;
+    uint64_t resets;
+
+    setenv(fail_knob, refusals, 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_host_alloc(c->device, 4096, (void **)&pinned), ACCEL_OK);
+    assert_true(plugin_case_fake_registered_bytes(c) >= 4096);
+
+    resets = plugin_case_fake_calls(c, reset_call);
+    assert_status(accel_device_reset(c->device), ACCEL_ERR_UNRECOVERABLE);
+    assert_contains(accel_last_error(), reset_call);
+    assert_contains(accel_last_error(), "cannot recover");
+    /* Asked again, the plugin answers the same without asking the driver: never a loop. */
+    assert_status(accel_device_reset(c->device), ACCEL_ERR_UNRECOVERABLE);
+    assert_contains(accel_last_error(), reset_call);
+    assert_int_equal(plugin_case_fake_calls(c, reset_call) - resets, 1);
+
+    /* The driver refused to unregister the block before the failed reset: it is still pinned. */
+    accel_host_free(c->device, pinned);
+    assert_int_equal(plugin_case_fake_registered_bytes(c), 0);
+}
+
+/* What a callback was told, once it ran. */
+struct told {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool ran;
+    accel_status status;
+};
+
+static void tell(void *user, accel_status status)
+{
+    struct told *told = user;
+
+    pthread_mutex_lock(&told->lock);
+    told->ran = true;
+    told->status = status;
+    pthread_cond_broadcast(&told->cond);
+    pthread_mutex_unlock(&told->lock);
+}
+
+/* Whether the callback ran within `ms` milliseconds; what it was told in *out_status. */
+static bool told_within(struct told *told, unsigned ms, accel_status *out_status)
+{
+    struct timespec until;
+    bool ran;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000u;
+    until.tv_nsec += (long)(ms % 1000u) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&told->lock);
+    while (!told->ran && pthread_cond_timedwait(&told->cond, &told->lock, &until) == 0)
+        continue;
+    ran = told->ran;
+    *out_status = told->status;
+    pthread_mutex_unlock(&told->lock);
+    return ran;
+}
+
+void plugin_case_check_callback_after_a_fault_is_lost(struct plugin_case *c,
+                                                      const char *module_path)
+{
+    struct told told = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, ACCEL_OK};
+    accel_module *module = plugin_case_load_module(c, module_path);
+    float x[256], y[256];
+    accel_status status = ACCEL_OK;
+    accel_kernel *saxpy;
+    accel_ref dx, dy;
+
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    saxpy_inputs(c, x, y, &dx, &dy);
+    plugin_case_launch_saxpy(c, saxpy, dx, dy, 256, ACCEL_OK); /* faults when it runs */
+    assert_status(accel_stream_add_callback(c->stream, tell, &told), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_ERR_DEVICE_LOST);
+    /* The work before it failed: the callback must not be told it completed. */
+    if (told_within(&told, 200, &status))
+        assert_status(status, ACCEL_ERR_DEVICE_LOST);
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    assert_true(told_within(&told, 10000, &status));
+    assert_status(status, ACCEL_ERR_DEVICE_LOST);
+    accel_module_unload(module);
 }

@@ -120,6 +120,44 @@ void plugin_case_lose_and_close(struct plugin_case *c);
 /* With two devices (`devices_knob`=2): a copy from device 0 to device 1 arrives. */
 void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_knob);
 
+/*
+ * A second host opens the same device; the first resets it and makes new
+ * objects (the fake hands the second's old handles and addresses out
+ * again). The second's next copy is ACCEL_ERR_DEVICE_LOST without reaching
+ * the driver (no call of `enter_call`, the entry every plugin entry starts
+ * with: cuCtxGetCurrent, hipGetDevice), the first's data is untouched, and
+ * the second's reset recovers.
+ */
+void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *enter_call);
+
+/*
+ * With the fake's stream work delayed 200 ms (`delay_knob`, set before the
+ * device opens): a blocking stream wait and a blocking event wait each
+ * take under a tenth of a core of process CPU time, while the fake spins
+ * in any wait not asked to block.
+ */
+void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c, const char *delay_knob);
+
+/*
+ * With the fake's failure knob `fail_knob` set to `refusals` (the
+ * unregistering of a pinned block and the reset call `reset_call` both
+ * refused): accel_device_reset is ACCEL_ERR_UNRECOVERABLE with the
+ * driver's reason, a second reset answers the same without calling the
+ * driver, and host_free still unregisters the block the driver kept.
+ */
+void plugin_case_check_refused_reset_is_unrecoverable(struct plugin_case *c,
+                                                      const char *fail_knob,
+                                                      const char *refusals,
+                                                      const char *reset_call);
+
+/*
+ * With the fake set to fault at the first launch: a callback enqueued
+ * behind the faulting kernel is never told ACCEL_OK; the reset delivers it
+ * with ACCEL_ERR_DEVICE_LOST.
+ */
+void plugin_case_check_callback_after_a_fault_is_lost(struct plugin_case *c,
+                                                      const char *module_path);
+
 /* Send stderr to a temporary file, for plugin_case_stderr_bytes. */
 struct plugin_case_stderr {
     char path[64];

@@ -40,6 +40,27 @@
  *   FAKE_CUDA_NO_PROC_ADDRESS=1    cuGetProcAddress_v2 fails (an older
  *                                  driver): entries come by dlsym
  *   FAKE_CUDA_NO_PARAM_INFO=1      cuFuncGetParamInfo is not supported
+ *   FAKE_CUDA_JIT_DELAY_US=N       cuModuleLoadDataEx takes N µs more, as
+ *                                  a JIT does (read at each call, spent
+ *                                  before the fake's lock is taken)
+ *   FAKE_CUDA_KERNEL_LIMITS=K:T[:S][,...]
+ *                                  kernel K's own limits, as a kernel
+ *                                  compiled with launch bounds or static
+ *                                  shared memory has them: at most T
+ *                                  threads per block (cuLaunchKernel
+ *                                  refuses more with INVALID_VALUE), S
+ *                                  bytes of static shared memory
+ *
+ * Like the driver, and unlike a kinder double: a primary context keeps its
+ * handle across cuDevicePrimaryCtxReset and its last release; a destroyed
+ * stream's or event's handle is handed out again by the next create;
+ * cuStreamSynchronize, and cuEventSynchronize on an event made without
+ * CU_EVENT_BLOCKING_SYNC, spin (a core stays busy until the work is done,
+ * as under the driver's default scheduling), so that a test can measure the
+ * CPU time of a wait; a launch above a kernel's own thread limit, or with
+ * more dynamic shared memory than it opted in to (48 KiB less its static
+ * shared memory by default), fails; and no host function runs once the
+ * context is lost.
  *
  * It runs over the vendor-neutral fake core (tests/fakes/common), as the
  * fake HIP runtime does. It never prints.
@@ -110,6 +131,7 @@ static void fake_read_knobs(void)
     fake.max_pitch = fake_env_number("FAKE_CUDA_MAX_PITCH", 2147483647u);
     fake_core.delay_us = fake_env_number("FAKE_CUDA_DELAY_US", 0);
     fake.no_param_info = fake_env_number("FAKE_CUDA_NO_PARAM_INFO", 0) != 0;
+    fake_kernel_limits_read("FAKE_CUDA_KERNEL_LIMITS", &fake.kernel_limits);
     fake_fails_read("FAKE_CUDA_FAIL", fake_parse_result, &fake.fails);
     fake_lose_read("FAKE_CUDA_LOSE_AT", &fake.lose);
 }
@@ -137,7 +159,7 @@ acu_CUresult fake_current(struct CUctx_st **out_ctx)
     *out_ctx = ctx;
     if (ctx == NULL)
         return ACU_CUDA_ERROR_INVALID_CONTEXT;
-    if (ctx->magic != FAKE_MAGIC_CONTEXT)
+    if (ctx->magic != FAKE_MAGIC_CONTEXT || !ctx->active)
         return ACU_CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (ctx->owner.lost)
         return ACU_CUDA_ERROR_ILLEGAL_ADDRESS;
@@ -254,6 +276,9 @@ static bool fake_attribute(acu_CUdevice_attribute attribute, int *out_value)
     case ACU_CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *out_value = 1; return true;
     case ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *out_value = 9; return true;
     case ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *out_value = 0; return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+        *out_value = FAKE_MAX_SHARED_OPTIN_BYTES;
+        return true;
     }
     return false;
 }
@@ -273,10 +298,12 @@ FAKE_EXPORT acu_CUresult cuDeviceGetAttribute(int *value, acu_CUdevice_attribute
 /* ---- contexts ---- */
 
 /*
- * End a primary context: everything made in it goes, and so does it.
- * Streams first, since their threads may still be using memory and modules.
+ * Free everything made in a primary context, as its reset and its last
+ * release do; the context itself, its handle, stays, live again (or
+ * inactive after the last release). Streams first, since their threads
+ * may still be using memory and modules.
  */
-static void fake_context_destroy(struct fake_device *device)
+static void fake_context_clear(struct fake_device *device, bool deactivate)
 {
     struct CUctx_st *ctx = device->primary;
 
@@ -285,10 +312,9 @@ static void fake_context_destroy(struct fake_device *device)
     fake_release_streams(ctx);
     fake_release_modules(ctx);
     device->used_bytes -= fake_blocks_release(&ctx->owner);
-    ctx->magic = FAKE_MAGIC_RETIRED;
-    ctx->next_retired = fake.retired_contexts;
-    fake.retired_contexts = ctx;
-    device->primary = NULL;
+    ctx->owner.lost = false;
+    if (deactivate)
+        ctx->active = false;
 }
 
 FAKE_EXPORT acu_CUresult cuDevicePrimaryCtxRetain(acu_CUcontext *context, acu_CUdevice device)
@@ -308,6 +334,7 @@ FAKE_EXPORT acu_CUresult cuDevicePrimaryCtxRetain(acu_CUcontext *context, acu_CU
         d->primary->magic = FAKE_MAGIC_CONTEXT;
         d->primary->owner.device = device;
     }
+    d->primary->active = true;
     d->retains++;
     *context = d->primary;
     FAKE_RETURN(ACU_CUDA_SUCCESS);
@@ -324,17 +351,17 @@ FAKE_EXPORT acu_CUresult cuDevicePrimaryCtxRelease_v2(acu_CUdevice device)
     if (d->retains == 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_CONTEXT);
     if (--d->retains == 0)
-        fake_context_destroy(d);
+        fake_context_clear(d, true);
     FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
-/* As CUDA's: the context's state goes, the retains stay; the next retain makes a new one. */
+/* As CUDA's: the context's state goes; its handle and the retains stay. */
 FAKE_EXPORT acu_CUresult cuDevicePrimaryCtxReset_v2(acu_CUdevice device)
 {
     FAKE_ENTER(lose);
     if (!fake_device_valid(device))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_DEVICE);
-    fake_context_destroy(&fake.devices[device]);
+    fake_context_clear(&fake.devices[device], fake.devices[device].retains == 0);
     FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
@@ -357,6 +384,23 @@ FAKE_EXPORT acu_CUresult cuCtxPushCurrent_v2(acu_CUcontext context)
     if (fake_stack_depth == FAKE_STACK_MAX)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     fake_stack[fake_stack_depth++] = context;
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
+/* As CUDA's: replaces the top of the thread's stack; NULL unbinds it. */
+FAKE_EXPORT acu_CUresult cuCtxSetCurrent(acu_CUcontext context)
+{
+    FAKE_ENTER(lose);
+    if (context != NULL && context->magic != FAKE_MAGIC_CONTEXT)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_CONTEXT);
+    if (context == NULL) {
+        if (fake_stack_depth > 0)
+            fake_stack_depth--;
+        FAKE_RETURN(ACU_CUDA_SUCCESS);
+    }
+    if (fake_stack_depth == 0)
+        fake_stack_depth = 1;
+    fake_stack[fake_stack_depth - 1] = context;
     FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 

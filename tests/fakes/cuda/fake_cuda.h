@@ -7,10 +7,12 @@
  *
  * The fake is a test double, so it favours catching a caller's mistakes
  * over speed: every handle is checked (type, context, liveness), every
- * device range is checked against a live allocation, work on a stream runs
- * later on the stream's own thread as on a GPU, and handles are never
- * reused (a destroyed object is retired, kept and marked, so that a stale
- * handle is an error rather than another object).
+ * device range is checked against a live allocation, and work on a stream
+ * runs later on the stream's own thread as on a GPU. Where the real driver
+ * is less kind, so is the fake: a primary context keeps its handle across
+ * a reset, and a destroyed stream's or event's handle is handed out again
+ * by the next create (objects are kept, never freed, so that this is
+ * memory-safe): a stale handle then names another object, as on a GPU.
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
@@ -25,6 +27,8 @@
 #define FAKE_DEVICES_MAX 8
 #define FAKE_DRIVER_VERSION 13000
 #define FAKE_MAX_SHARED_BYTES (48u * 1024u)
+/* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, as sm_90's. */
+#define FAKE_MAX_SHARED_OPTIN_BYTES (227u * 1024u)
 
 /*
  * Every entry the fake exports, declared from the plugin's own table: a
@@ -41,6 +45,8 @@ FAKE_EXPORT acu_CUresult cuGetErrorName(acu_CUresult error, const char **text);
  */
 FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags);
 FAKE_EXPORT acu_CUresult cuMemFreeHost(void *pointer);
+/* The driver's stream wait, which spins; kept so that a plugin that calls it shows that. */
+FAKE_EXPORT acu_CUresult cuStreamSynchronize(acu_CUstream stream);
 
 /*
  * Not CUDA: for tests, how many times entry `name` (its exported name) was
@@ -60,11 +66,15 @@ enum fake_magic {
     FAKE_MAGIC_RETIRED = 0xdeadbeefu
 };
 
-/* A primary context; once lost, it fails with CUDA_ERROR_ILLEGAL_ADDRESS until reset. */
+/*
+ * A primary context; once lost, it fails with CUDA_ERROR_ILLEGAL_ADDRESS
+ * until reset. One per device for the life of the library, as the
+ * driver's handle is: inactive while nobody retains it.
+ */
 struct CUctx_st {
     struct fake_owner owner; /* first: the core's view of it */
     uint32_t magic;
-    struct CUctx_st *next_retired;
+    bool active;
 };
 
 struct CUstream_st {
@@ -77,6 +87,7 @@ struct CUstream_st {
 struct CUevent_st {
     uint32_t magic;
     struct CUctx_st *ctx;
+    bool blocking; /* CU_EVENT_BLOCKING_SYNC: cuEventSynchronize sleeps instead of spinning */
     struct fake_mark mark; /* never set: never recorded */
     struct CUevent_st *next;
 };
@@ -86,6 +97,10 @@ struct CUfunc_st {
     struct CUmod_st *module;
     const struct accel_cpu_kernel *kernel;
     char name[128];
+    /* Its own limits: FAKE_CUDA_KERNEL_LIMITS, else the device's. */
+    int max_threads;
+    int static_shared;
+    int max_dynamic_shared; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
     struct CUfunc_st *next;
 };
 
@@ -98,7 +113,7 @@ struct CUmod_st {
 };
 
 struct fake_device {
-    struct CUctx_st *primary; /* NULL while inactive */
+    struct CUctx_st *primary; /* made at the first retain, kept for the library's life */
     unsigned retains;
     uint64_t used_bytes;
 };
@@ -110,6 +125,7 @@ struct fake_state {
     uint64_t memory_bytes;
     uint64_t max_pitch;
     bool no_param_info;
+    struct fake_kernel_limits kernel_limits;
     struct fake_fails fails;
     struct fake_lose lose;
     /* State. */
@@ -117,7 +133,6 @@ struct fake_state {
     struct CUstream_st *streams;
     struct CUevent_st *events;
     struct CUmod_st *modules;
-    struct CUctx_st *retired_contexts;
     struct CUstream_st *retired_streams;
     struct CUevent_st *retired_events;
     struct CUmod_st *retired_modules;

@@ -80,6 +80,9 @@ FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module, const void
     acu_CUresult result;
     size_t size;
 
+    /* A JIT's time, spent before the fake's lock is taken, as the driver's compile runs. */
+    fake_sleep_us(fake_env_number("FAKE_CUDA_JIT_DELAY_US", 0));
+
     FAKE_ENTER(lose);
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)
@@ -146,6 +149,14 @@ FAKE_EXPORT acu_CUresult cuModuleUnload(acu_CUmodule module)
     FAKE_RETURN(result);
 }
 
+/* A new function's own limits: FAKE_CUDA_KERNEL_LIMITS's, else the device's. */
+static void fake_function_limits(struct CUfunc_st *function)
+{
+    fake_kernel_limits_of(&fake.kernel_limits, function->name, &function->max_threads,
+                          &function->static_shared);
+    function->max_dynamic_shared = (int)FAKE_MAX_SHARED_BYTES - function->static_shared;
+}
+
 FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_CUmodule module,
                                              const char *name)
 {
@@ -178,6 +189,7 @@ FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_C
     function->module = module;
     function->kernel = kernel;
     snprintf(function->name, sizeof(function->name), "%s", name);
+    fake_function_limits(function);
     function->next = module->functions;
     module->functions = function;
     *out_function = function;
@@ -188,6 +200,52 @@ static bool fake_function_valid(const struct CUfunc_st *function, const struct C
 {
     return function != NULL && function->magic == FAKE_MAGIC_FUNCTION &&
            function->module->ctx == ctx;
+}
+
+/* A function's attribute, or why not; the current context's own. */
+FAKE_EXPORT acu_CUresult cuFuncGetAttribute(int *value, acu_CUfunction_attribute attribute,
+                                            acu_CUfunction function)
+{
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_current(&ctx);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (!fake_function_valid(function, ctx))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
+    if (value == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    switch (attribute) {
+    case ACU_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = function->max_threads; break;
+    case ACU_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = function->static_shared; break;
+    case ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        *value = function->max_dynamic_shared;
+        break;
+    default: FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    }
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
+/* Only the dynamic shared-memory opt-in is writable, up to the device's opt-in limit. */
+FAKE_EXPORT acu_CUresult cuFuncSetAttribute(acu_CUfunction function,
+                                            acu_CUfunction_attribute attribute, int value)
+{
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_current(&ctx);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (!fake_function_valid(function, ctx))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
+    if (attribute != ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value < 0 ||
+        (int64_t)value + function->static_shared > (int64_t)FAKE_MAX_SHARED_OPTIN_BYTES)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    function->max_dynamic_shared = value;
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
 FAKE_EXPORT acu_CUresult cuFuncGetParamInfo(acu_CUfunction function, size_t index,
@@ -214,8 +272,12 @@ FAKE_EXPORT acu_CUresult cuFuncGetParamInfo(acu_CUfunction function, size_t inde
 
 /* ---- launches ---- */
 
-static bool fake_geometry_valid(const uint32_t grid[3], const uint32_t block[3],
-                                uint32_t shared_bytes)
+/*
+ * The device's limits, and the function's own: its thread limit, and the
+ * dynamic shared memory it opted in to (cuFuncSetAttribute).
+ */
+static bool fake_geometry_valid(const struct CUfunc_st *function, const uint32_t grid[3],
+                                const uint32_t block[3], uint32_t shared_bytes)
 {
     static const uint32_t max_grid[3] = {2147483647u, 65535u, 65535u};
     static const uint32_t max_block[3] = {1024u, 1024u, 64u};
@@ -224,8 +286,8 @@ static bool fake_geometry_valid(const uint32_t grid[3], const uint32_t block[3],
         if (grid[d] == 0 || grid[d] > max_grid[d] || block[d] == 0 || block[d] > max_block[d])
             return false;
     }
-    return (uint64_t)block[0] * block[1] * block[2] <= 1024u &&
-           shared_bytes <= FAKE_MAX_SHARED_BYTES;
+    return (uint64_t)block[0] * block[1] * block[2] <= (uint64_t)function->max_threads &&
+           shared_bytes <= (uint64_t)function->max_dynamic_shared;
 }
 
 FAKE_EXPORT acu_CUresult cuLaunchKernel(acu_CUfunction function, unsigned int grid_x,
@@ -254,7 +316,7 @@ FAKE_EXPORT acu_CUresult cuLaunchKernel(acu_CUfunction function, unsigned int gr
     op->u.launch = (struct fake_launch){
         function->kernel, {grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared_bytes,
         NULL, {NULL}};
-    if (!fake_geometry_valid(op->u.launch.grid, op->u.launch.block, shared_bytes)) {
+    if (!fake_geometry_valid(function, op->u.launch.grid, op->u.launch.block, shared_bytes)) {
         fake_op_free(op);
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     }
@@ -290,6 +352,7 @@ static const struct fake_entry fake_entries[] = {
     FAKE_ENTRY("cuCtxGetCurrent", cuCtxGetCurrent, 4000),
     FAKE_ENTRY("cuCtxPushCurrent", cuCtxPushCurrent_v2, 4000),
     FAKE_ENTRY("cuCtxPopCurrent", cuCtxPopCurrent_v2, 4000),
+    FAKE_ENTRY("cuCtxSetCurrent", cuCtxSetCurrent, 4000),
     FAKE_ENTRY("cuMemAlloc", cuMemAlloc_v2, 3020),
     FAKE_ENTRY("cuMemFree", cuMemFree_v2, 3020),
     FAKE_ENTRY("cuMemHostAlloc", cuMemHostAlloc, 2020),
@@ -314,6 +377,8 @@ static const struct fake_entry fake_entries[] = {
     FAKE_ENTRY("cuModuleLoadDataEx", cuModuleLoadDataEx, 2010),
     FAKE_ENTRY("cuModuleUnload", cuModuleUnload, 2000),
     FAKE_ENTRY("cuModuleGetFunction", cuModuleGetFunction, 2000),
+    FAKE_ENTRY("cuFuncGetAttribute", cuFuncGetAttribute, 2020),
+    FAKE_ENTRY("cuFuncSetAttribute", cuFuncSetAttribute, 9000),
     FAKE_ENTRY("cuLaunchKernel", cuLaunchKernel, 4000),
     FAKE_ENTRY("cuFuncGetParamInfo", cuFuncGetParamInfo, 12040),
     FAKE_ENTRY("cuGetErrorString", cuGetErrorString, 6000),

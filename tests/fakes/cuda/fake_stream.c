@@ -37,9 +37,10 @@ static void fake_stream_end(struct CUstream_st *stream)
         }
     }
     stream->magic = FAKE_MAGIC_RETIRED;
+    fake_stream_retire(&stream->queue);
+    /* Only once its thread is joined may the handle be handed out again. */
     stream->next = fake.retired_streams;
     fake.retired_streams = stream;
-    fake_stream_retire(&stream->queue);
 }
 
 static void fake_event_end(struct CUevent_st **link)
@@ -64,12 +65,23 @@ FAKE_EXPORT acu_CUresult cuStreamCreate(acu_CUstream *out_stream, unsigned int f
         FAKE_RETURN(result);
     if (out_stream == NULL || (flags & ~(unsigned)ACU_CU_STREAM_NON_BLOCKING) != 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    stream = calloc(1, sizeof(*stream));
-    if (stream == NULL)
-        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
-    if (!fake_stream_start(&stream->queue, &ctx->owner)) {
-        free(stream);
-        FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    /* A destroyed stream's handle comes back first, as the driver's may. */
+    if (fake.retired_streams != NULL) {
+        stream = fake.retired_streams;
+        fake.retired_streams = stream->next;
+        if (!fake_stream_restart(&stream->queue, &ctx->owner)) {
+            stream->next = fake.retired_streams;
+            fake.retired_streams = stream;
+            FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+        }
+    } else {
+        stream = calloc(1, sizeof(*stream));
+        if (stream == NULL)
+            FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+        if (!fake_stream_start(&stream->queue, &ctx->owner)) {
+            free(stream);
+            FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+        }
     }
     stream->magic = FAKE_MAGIC_STREAM;
     stream->ctx = ctx;
@@ -94,15 +106,31 @@ FAKE_EXPORT acu_CUresult cuStreamDestroy_v2(acu_CUstream stream)
     FAKE_RETURN(result);
 }
 
+/* What a stream sync waits for: the ticket in `ticket`, or the context's loss. */
+struct fake_stream_point {
+    struct CUstream_st *stream;
+    uint64_t ticket;
+};
+
+static bool fake_stream_point_done(const void *arg)
+{
+    const struct fake_stream_point *point = arg;
+
+    return point->stream->queue.completed >= point->ticket || point->stream->ctx->owner.lost;
+}
+
+/* Spins, as the driver does under the default scheduling (no blocking-sync context here). */
 FAKE_EXPORT acu_CUresult cuStreamSynchronize(acu_CUstream stream)
 {
+    struct fake_stream_point point;
     acu_CUresult result;
 
     FAKE_ENTER(lose);
     result = fake_stream_ready(stream);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    fake_stream_wait_ticket(&stream->queue, stream->queue.submitted);
+    point = (struct fake_stream_point){stream, stream->queue.submitted};
+    fake_spin_until(fake_stream_point_done, &point);
     FAKE_RETURN(stream->ctx->owner.lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS : ACU_CUDA_SUCCESS);
 }
 
@@ -153,13 +181,21 @@ FAKE_EXPORT acu_CUresult cuEventCreate(acu_CUevent *out_event, unsigned int flag
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    if (out_event == NULL || (flags & ~(unsigned)ACU_CU_EVENT_DISABLE_TIMING) != 0)
+    if (out_event == NULL ||
+        (flags & ~(unsigned)(ACU_CU_EVENT_DISABLE_TIMING | ACU_CU_EVENT_BLOCKING_SYNC)) != 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    event = calloc(1, sizeof(*event));
+    /* A destroyed event's handle comes back first, as the driver's may. */
+    event = fake.retired_events;
+    if (event != NULL)
+        fake.retired_events = event->next;
+    else
+        event = malloc(sizeof(*event));
     if (event == NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
+    memset(event, 0, sizeof(*event));
     event->magic = FAKE_MAGIC_EVENT;
     event->ctx = ctx;
+    event->blocking = (flags & ACU_CU_EVENT_BLOCKING_SYNC) != 0;
     event->next = fake.events;
     fake.events = event;
     *out_event = event;
@@ -210,6 +246,14 @@ FAKE_EXPORT acu_CUresult cuEventQuery(acu_CUevent event)
     FAKE_RETURN(fake_mark_done(&event->mark) ? ACU_CUDA_SUCCESS : ACU_CUDA_ERROR_NOT_READY);
 }
 
+static bool fake_event_done(const void *arg)
+{
+    const struct CUevent_st *event = arg;
+
+    return fake_mark_done(&event->mark) || event->ctx->owner.lost;
+}
+
+/* Sleeps for an event made with CU_EVENT_BLOCKING_SYNC; spins for any other. */
 FAKE_EXPORT acu_CUresult cuEventSynchronize(acu_CUevent event)
 {
     struct CUctx_st *ctx;
@@ -219,7 +263,10 @@ FAKE_EXPORT acu_CUresult cuEventSynchronize(acu_CUevent event)
     result = fake_event_ready(event, &ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    fake_mark_wait(&event->mark, &ctx->owner);
+    if (event->blocking)
+        fake_mark_wait(&event->mark, &ctx->owner);
+    else
+        fake_spin_until(fake_event_done, event);
     FAKE_RETURN(ctx->owner.lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS : ACU_CUDA_SUCCESS);
 }
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_api.h"
@@ -23,7 +24,7 @@ static const char *const fake_knobs[] = {
     "FAKE_CUDA_DEVICES",   "FAKE_CUDA_INIT_RESULT",     "FAKE_CUDA_FAIL",
     "FAKE_CUDA_LOSE_AT",   "FAKE_CUDA_MEMORY_MB",       "FAKE_CUDA_MAX_PITCH",
     "FAKE_CUDA_DELAY_US",  "FAKE_CUDA_NO_PROC_ADDRESS", "FAKE_CUDA_NO_PARAM_INFO",
-    NULL,
+    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", NULL,
 };
 
 static const struct plugin_case_kind cuda_kind = {
@@ -127,7 +128,8 @@ static void test_fake_device_is_described_from_the_driver(void **state)
     assert_int_equal(info.props.max_threads_per_block, 1024);
     assert_int_equal(info.props.max_block_dim[2], 64);
     assert_int_equal(info.props.max_grid_dim[0], 2147483647u);
-    assert_int_equal(info.props.max_shared_bytes, 48 * 1024);
+    /* The opt-in limit: a kernel asking for more than 48 KiB is opted in at its launch. */
+    assert_int_equal(info.props.max_shared_bytes, 227 * 1024);
     plugin_case_round_trip(c, 1000);
 }
 
@@ -266,7 +268,7 @@ static void test_lost_device_closed_and_opened_again_starts_clean(void **state)
 {
     struct plugin_case *c = *state;
 
-    setenv("FAKE_CUDA_LOSE_AT", "cuStreamSynchronize:1", 1);
+    setenv("FAKE_CUDA_LOSE_AT", "cuEventSynchronize:1", 1);
     plugin_case_open_fake_device(c);
     plugin_case_lose_and_close(c);
     /* Every open let go: the driver made a new context, and the plugin knows. */
@@ -369,6 +371,214 @@ static void test_two_devices_copy_between_them(void **state)
     plugin_case_check_two_devices(*state, "FAKE_CUDA_DEVICES");
 }
 
+/* ---- what only real drivers used to show ---- */
+
+static void test_stale_open_after_another_reset_is_lost_and_reaches_no_driver(void **state)
+{
+    struct plugin_case *c = *state;
+
+    plugin_case_open_fake_device(c);
+    plugin_case_check_stale_open_is_refused(c, "cuCtxGetCurrent");
+}
+
+static void test_failure_of_a_stale_open_leaves_the_reset_context_live(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_host *second_host = NULL;
+    accel_device *second = NULL;
+    struct fake_entries f;
+
+    /* The second open's release, at its close, fails as a poisoned driver may answer. */
+    setenv("FAKE_CUDA_FAIL", "cuDevicePrimaryCtxRelease_v2:1:CUDA_ERROR_ILLEGAL_ADDRESS", 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_host_create(NULL, &second_host), ACCEL_OK);
+    assert_status(accel_device_open(second_host, "cuda", 0, &second), ACCEL_OK);
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    accel_device_close(second);
+    accel_host_destroy(second_host);
+    /* The stale open's failure is its own: the context the first open rebuilt stays live. */
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    plugin_case_round_trip(c, 100);
+    /* The refused release kept its retain in the fake: give it back. */
+    fake_entries_open(&f);
+    assert_int_equal(f.release(0), ACU_CUDA_SUCCESS);
+    dlclose(f.library);
+}
+
+static void test_reset_keeps_the_opens_retain_without_taking_another(void **state)
+{
+    struct plugin_case *c = *state;
+    uint64_t retains, releases;
+
+    plugin_case_open_fake_device(c);
+    retains = plugin_case_fake_calls(c, "cuDevicePrimaryCtxRetain");
+    releases = plugin_case_fake_calls(c, "cuDevicePrimaryCtxRelease_v2");
+    /* cuda.h: the reset keeps the handle and does not release the context. */
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_calls(c, "cuDevicePrimaryCtxRetain"), retains);
+    assert_int_equal(plugin_case_fake_calls(c, "cuDevicePrimaryCtxRelease_v2"), releases);
+    plugin_case_round_trip(c, 100);
+}
+
+static void test_blocking_waits_use_no_core(void **state)
+{
+    plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_CUDA_DELAY_US");
+}
+
+static void test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned(void **state)
+{
+    plugin_case_check_refused_reset_is_unrecoverable(
+        *state, "FAKE_CUDA_FAIL",
+        "cuMemHostUnregister:1:CUDA_ERROR_ILLEGAL_ADDRESS,"
+        "cuDevicePrimaryCtxReset_v2:1:CUDA_ERROR_ILLEGAL_ADDRESS",
+        "cuDevicePrimaryCtxReset_v2");
+}
+
+static void test_failed_context_pop_leaves_no_context_on_the_callers_thread(void **state)
+{
+    struct plugin_case *c = *state;
+    acu_CUcontext now = NULL;
+    struct fake_entries f;
+
+    /* The first pop is the one after stream_create's push, on this thread. */
+    setenv("FAKE_CUDA_FAIL", "cuCtxPopCurrent_v2:1:CUDA_ERROR_INVALID_CONTEXT", 1);
+    plugin_case_open_fake_device(c);
+    fake_entries_open(&f);
+    assert_int_equal(f.current(&now), ACU_CUDA_SUCCESS);
+    assert_null(now);
+    dlclose(f.library);
+    plugin_case_round_trip(c, 100);
+}
+
+static void test_callback_behind_a_faulting_kernel_is_told_lost(void **state)
+{
+    struct plugin_case *c = *state;
+
+    setenv("FAKE_CUDA_LOSE_AT", "cuLaunchKernel:1", 1);
+    /* The kernel faults once the callback is enqueued behind it. */
+    setenv("FAKE_CUDA_DELAY_US", "50000", 1);
+    plugin_case_open_fake_device(c);
+    plugin_case_check_callback_after_a_fault_is_lost(c, EXAMPLES_CPU_IMAGE);
+}
+
+static void *load_module_slowly(void *arg)
+{
+    struct plugin_case *c = arg;
+    accel_module *module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+
+    accel_module_unload(module);
+    return NULL;
+}
+
+static uint64_t monotonic_ms(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
+static void test_module_load_jit_does_not_hold_up_the_devices_other_calls(void **state)
+{
+    struct plugin_case *c = *state;
+    struct timespec settle = {0, 200000000L};
+    uint64_t began, took;
+    pthread_t loader;
+    accel_ref ref;
+
+    /* A JIT of 2 s; the allocation, meanwhile, must not wait for it (bound: 1 s). */
+    setenv("FAKE_CUDA_JIT_DELAY_US", "2000000", 1);
+    plugin_case_open_fake_device(c);
+    assert_int_equal(pthread_create(&loader, NULL, load_module_slowly, c), 0);
+    nanosleep(&settle, NULL);
+    began = monotonic_ms();
+    assert_status(accel_alloc(c->device, ACCEL_U32, 256, &ref), ACCEL_OK);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+    took = monotonic_ms() - began;
+    assert_int_equal(pthread_join(loader, NULL), 0);
+    assert_true(took < 1000);
+}
+
+/* saxpy over 256 elements in blocks of `threads`, with `shared` bytes of dynamic shared memory. */
+static accel_status launch_saxpy_shaped(struct plugin_case *c, accel_kernel *saxpy,
+                                        uint32_t threads, uint32_t shared)
+{
+    uint32_t n = 256;
+    float a = 2.0f;
+    accel_ref dx, dy;
+    accel_status status;
+
+    assert_status(accel_alloc(c->device, ACCEL_F32, n, &dx), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_F32, n, &dy), ACCEL_OK);
+    {
+        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
+                            ACCEL_ARG_REF(dy)};
+
+        status = accel_launch(c->stream, saxpy, (accel_dim3){n / threads, 1, 1},
+                              (accel_dim3){threads, 1, 1}, shared, args, 4);
+    }
+    if (status == ACCEL_OK)
+        assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_free(c->device, dx), ACCEL_OK);
+    assert_status(accel_free(c->device, dy), ACCEL_OK);
+    return status;
+}
+
+static void test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_module *module;
+    accel_kernel *saxpy;
+
+    /* As a kernel compiled with __launch_bounds__(128) has it. */
+    setenv("FAKE_CUDA_KERNEL_LIMITS", "saxpy:128", 1);
+    plugin_case_open_fake_device(c);
+    module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    assert_status(launch_saxpy_shaped(c, saxpy, 256, 0), ACCEL_ERR_LAUNCH);
+    assert_contains(accel_last_error(), "this kernel takes at most 128");
+    assert_contains(accel_last_error(), "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK");
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    assert_status(launch_saxpy_shaped(c, saxpy, 128, 0), ACCEL_OK);
+    accel_module_unload(module);
+}
+
+static void test_dynamic_shared_memory_above_48_kib_is_opted_in_once(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_module *module;
+    accel_kernel *saxpy;
+    uint64_t before;
+
+    plugin_case_open_fake_device(c);
+    module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    before = plugin_case_fake_calls(c, "cuFuncSetAttribute");
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 48 * 1024), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_calls(c, "cuFuncSetAttribute") - before, 0);
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 100 * 1024), ACCEL_OK);
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 64 * 1024), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_calls(c, "cuFuncSetAttribute") - before, 1);
+    accel_module_unload(module);
+}
+
+static void test_static_and_dynamic_shared_memory_past_the_device_is_refused(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_module *module;
+    accel_kernel *saxpy;
+
+    /* 16 KiB of static shared memory: 220 KiB more do not fit in the block's 227. */
+    setenv("FAKE_CUDA_KERNEL_LIMITS", "saxpy:1024:16384", 1);
+    plugin_case_open_fake_device(c);
+    module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 220 * 1024), ACCEL_ERR_LAUNCH);
+    assert_contains(accel_last_error(), "16384 static bytes");
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 200 * 1024), ACCEL_OK);
+    accel_module_unload(module);
+}
+
 /* ---- silence ---- */
 
 static void test_plugin_never_writes_to_stderr(void **state)
@@ -387,7 +597,7 @@ static void test_plugin_never_writes_to_stderr(void **state)
     c->host = NULL;
     setenv("ACCEL_CUDA_LIBRARY", FAKE_CUDA_PATH, 1);
     setenv("FAKE_CUDA_FAIL", "cuMemAlloc_v2:1:CUDA_ERROR_OUT_OF_MEMORY", 1);
-    setenv("FAKE_CUDA_LOSE_AT", "cuStreamSynchronize:1", 1);
+    setenv("FAKE_CUDA_LOSE_AT", "cuEventSynchronize:1", 1);
     plugin_case_open_fake_device(c);
     accel_alloc(c->device, ACCEL_U32, 10, &ref);
     accel_stream_sync(c->stream);
@@ -422,6 +632,17 @@ int main(void)
         T(test_kernel_signature_unknown_without_param_info),
         T(test_callers_current_context_is_left_alone),
         T(test_two_devices_copy_between_them),
+        T(test_stale_open_after_another_reset_is_lost_and_reaches_no_driver),
+        T(test_failure_of_a_stale_open_leaves_the_reset_context_live),
+        T(test_reset_keeps_the_opens_retain_without_taking_another),
+        T(test_blocking_waits_use_no_core),
+        T(test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned),
+        T(test_failed_context_pop_leaves_no_context_on_the_callers_thread),
+        T(test_callback_behind_a_faulting_kernel_is_told_lost),
+        T(test_module_load_jit_does_not_hold_up_the_devices_other_calls),
+        T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
+        T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
+        T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),
         T(test_plugin_never_writes_to_stderr),
     };
 #undef T

@@ -44,6 +44,19 @@
  *   FAKE_HIP_DELAY_US=N           sleep before each piece of stream work
  *   FAKE_HIP_ARCH=T               gcnArchName (default
  *                                 gfx90a:sramecc+:xnack-)
+ *   FAKE_HIP_KERNEL_LIMITS=K:T[:S][,...]
+ *                                 kernel K's own limits, as launch bounds
+ *                                 give them: at most T threads per block
+ *                                 (hipModuleLaunchKernel refuses more), S
+ *                                 bytes of static shared memory
+ *
+ * Like the runtime, and unlike a kinder double: hipDeviceReset empties the
+ * device's context but keeps it, and a destroyed stream's handle is handed
+ * out again by the next create; hipStreamSynchronize, and
+ * hipEventSynchronize on an event made without hipEventBlockingSync, poll
+ * actively (a core stays busy), so that a test can measure the CPU time of
+ * a wait; no host function runs once the context is lost, except a
+ * hipStreamAddCallback callback, which is told the error.
  *
  * Built with FAKE_HIP_ROCM5 (libfakehip5.so) it is a ROCm 5.2 runtime: no
  * hipGetDevicePropertiesR0600 and no hipLaunchHostFunc exported, and
@@ -118,6 +131,7 @@ static void fake_hip_read_knobs(void)
     fake_core.delay_us = fake_env_number("FAKE_HIP_DELAY_US", 0);
     snprintf(fake_hip.arch, sizeof(fake_hip.arch), "%s",
              arch != NULL && arch[0] != '\0' ? arch : FAKE_HIP_DEFAULT_ARCH);
+    fake_kernel_limits_read("FAKE_HIP_KERNEL_LIMITS", &fake_hip.kernel_limits);
     fake_fails_read("FAKE_HIP_FAIL", fake_hip_parse_code, &fake_hip.fails);
     fake_lose_read("FAKE_HIP_LOSE_AT", &fake_hip.lose);
 }
@@ -340,7 +354,12 @@ FAKE_EXPORT ahip_hipError_t hipSetDevice(int device)
     FAKE_HIP_RETURN(AHIP_hipSuccess);
 }
 
-/* As HIP's: everything made on the current device goes; the next call makes a new context. */
+/*
+ * As HIP's: everything made on the current device goes. The device's
+ * context object stays, live again, as the runtime's does: the handles of
+ * what it made may be handed out again (hipStreamCreateWithFlags), and a
+ * stale one then names another stream.
+ */
 FAKE_EXPORT ahip_hipError_t hipDeviceReset(void)
 {
     struct fake_hip_device *device;
@@ -352,13 +371,10 @@ FAKE_EXPORT ahip_hipError_t hipDeviceReset(void)
     device = &fake_hip.devices[fake_hip_thread_device];
     ctx = device->context;
     if (ctx != NULL) {
-        device->context = NULL;
         fake_hip_release_streams(ctx);
         fake_hip_release_modules(ctx);
         device->used_bytes -= fake_blocks_release(&ctx->owner);
-        ctx->magic = FAKE_HIP_MAGIC_RETIRED;
-        ctx->next_retired = fake_hip.retired_contexts;
-        fake_hip.retired_contexts = ctx;
+        ctx->owner.lost = false;
     }
     FAKE_HIP_RETURN(AHIP_hipSuccess);
 }

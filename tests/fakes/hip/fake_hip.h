@@ -51,11 +51,10 @@ enum fake_hip_magic {
     FAKE_HIP_MAGIC_RETIRED = 0xdeadbeefu
 };
 
-/* A device's context: made at first use, ended by hipDeviceReset. */
+/* A device's context: made at first use, emptied (not ended) by hipDeviceReset. */
 struct fake_hip_context {
     struct fake_owner owner; /* first: the core's view of it */
     uint32_t magic;
-    struct fake_hip_context *next_retired;
 };
 
 struct ihipStream_t {
@@ -68,6 +67,7 @@ struct ihipStream_t {
 struct ihipEvent_t {
     uint32_t magic;
     struct fake_hip_context *ctx;
+    bool blocking; /* hipEventBlockingSync: hipEventSynchronize sleeps instead of polling */
     struct fake_mark mark;
     struct ihipEvent_t *next;
 };
@@ -77,6 +77,8 @@ struct ihipModuleSymbol_t {
     struct ihipModule_t *module;
     const struct accel_cpu_kernel *kernel;
     char name[128];
+    int max_threads;   /* its own: FAKE_HIP_KERNEL_LIMITS, else the device's */
+    int static_shared;
     struct ihipModuleSymbol_t *next;
 };
 
@@ -101,6 +103,7 @@ struct fake_hip_state {
     uint64_t memory_bytes;
     uint64_t max_pitch;
     char arch[64];
+    struct fake_kernel_limits kernel_limits;
     struct fake_fails fails;
     struct fake_lose lose;
     /* State. */
@@ -108,7 +111,6 @@ struct fake_hip_state {
     struct ihipStream_t *streams;
     struct ihipEvent_t *events;
     struct ihipModule_t *modules;
-    struct fake_hip_context *retired_contexts;
     struct ihipStream_t *retired_streams;
     struct ihipEvent_t *retired_events;
     struct ihipModule_t *retired_modules;

@@ -55,6 +55,35 @@ static void fake_hip_processor(const char *target, size_t length, char *out, siz
     out[n] = '\0';
 }
 
+/*
+ * Whether an entry's target features ("...gfx90a:sramecc+:xnack-") suit the
+ * device's (fake_hip.arch): a feature the entry sets one way and the device
+ * runs the other way refuses it, as the runtime does; a feature the entry
+ * leaves unsaid suits either.
+ */
+static bool fake_hip_features_fit(const char *id, size_t length)
+{
+    const char *end = id + length;
+
+    for (const char *colon = memchr(id, ':', length); colon != NULL && colon + 2 < end;
+         colon = memchr(colon + 1, ':', (size_t)(end - colon - 1))) {
+        const char *next = memchr(colon + 1, ':', (size_t)(end - colon - 1));
+        const char *sign = (next != NULL ? next : end) - 1;
+        size_t name = (size_t)(sign - colon);
+        char opposite[40];
+
+        if ((*sign != '+' && *sign != '-') || name + 2 > sizeof(opposite))
+            continue;
+        /* ":xnack" and the other sign: what the device's target must not say. */
+        memcpy(opposite, colon, name);
+        opposite[name] = *sign == '+' ? '-' : '+';
+        opposite[name + 1] = '\0';
+        if (strstr(fake_hip.arch, opposite) != NULL)
+            return false;
+    }
+    return true;
+}
+
 /* What a bundle holds for the fake: the host code, and whether the device's target is there. */
 struct fake_hip_bundle {
     const unsigned char *host;
@@ -91,7 +120,8 @@ static ahip_hipError_t fake_hip_read_bundle(const unsigned char *image,
             continue;
         }
         fake_hip_processor(id, (size_t)id_length, processor, sizeof(processor));
-        if (size != 0 && strcmp(processor, device) == 0)
+        if (size != 0 && strcmp(processor, device) == 0 &&
+            fake_hip_features_fit(id, (size_t)id_length))
             out->has_device_target = true;
     }
     return out->has_device_target && out->host_size != 0 ? AHIP_hipSuccess
@@ -208,6 +238,8 @@ FAKE_EXPORT ahip_hipError_t hipModuleGetFunction(ahip_hipFunction_t *out_functio
     function->module = module;
     function->kernel = kernel;
     snprintf(function->name, sizeof(function->name), "%s", name);
+    fake_kernel_limits_of(&fake_hip.kernel_limits, function->name, &function->max_threads,
+                          &function->static_shared);
     function->next = module->functions;
     module->functions = function;
     *out_function = function;
@@ -216,7 +248,9 @@ FAKE_EXPORT ahip_hipError_t hipModuleGetFunction(ahip_hipFunction_t *out_functio
 
 /* ---- launches ---- */
 
-static bool fake_hip_geometry_valid(const uint32_t grid[3], const uint32_t block[3],
+/* The device's limits, and the function's own. */
+static bool fake_hip_geometry_valid(const struct ihipModuleSymbol_t *function,
+                                    const uint32_t grid[3], const uint32_t block[3],
                                     uint32_t shared_bytes)
 {
     static const uint32_t max_grid[3] = {2147483647u, 65536u, 65536u};
@@ -225,8 +259,24 @@ static bool fake_hip_geometry_valid(const uint32_t grid[3], const uint32_t block
         if (grid[d] == 0 || grid[d] > max_grid[d] || block[d] == 0 || block[d] > 1024u)
             return false;
     }
-    return (uint64_t)block[0] * block[1] * block[2] <= 1024u &&
-           shared_bytes <= FAKE_HIP_MAX_SHARED_BYTES;
+    return (uint64_t)block[0] * block[1] * block[2] <= (uint64_t)function->max_threads &&
+           (uint64_t)shared_bytes + (uint64_t)function->static_shared <= FAKE_HIP_MAX_SHARED_BYTES;
+}
+
+/* As ROCm's: a kernel's own thread limit and static shared memory. */
+FAKE_EXPORT ahip_hipError_t hipFuncGetAttribute(int *value,
+                                                ahip_hipFunction_attribute attribute,
+                                                ahip_hipFunction_t function)
+{
+    FAKE_HIP_ENTER(lose);
+    if (value == NULL || function == NULL || function->magic != FAKE_HIP_MAGIC_FUNCTION)
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
+    switch (attribute) {
+    case AHIP_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = function->max_threads; break;
+    case AHIP_HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = function->static_shared; break;
+    default: FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
+    }
+    FAKE_HIP_RETURN(AHIP_hipSuccess);
 }
 
 FAKE_EXPORT ahip_hipError_t hipModuleLaunchKernel(ahip_hipFunction_t function,
@@ -258,7 +308,8 @@ FAKE_EXPORT ahip_hipError_t hipModuleLaunchKernel(ahip_hipFunction_t function,
     op->u.launch = (struct fake_launch){function->kernel,      {grid_x, grid_y, grid_z},
                                         {block_x, block_y, block_z}, shared_bytes,
                                         NULL,                  {NULL}};
-    if (!fake_hip_geometry_valid(op->u.launch.grid, op->u.launch.block, shared_bytes)) {
+    if (!fake_hip_geometry_valid(function, op->u.launch.grid, op->u.launch.block,
+                                 shared_bytes)) {
         fake_op_free(op);
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidConfiguration);
     }

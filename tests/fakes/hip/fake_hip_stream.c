@@ -35,6 +35,12 @@ static void fake_hip_stream_unlink(struct ihipStream_t *stream)
         }
     }
     stream->magic = FAKE_HIP_MAGIC_RETIRED;
+}
+
+/* Stop a stream taken off the list, then let its handle be handed out again. Lock held. */
+static void fake_hip_stream_retire(struct ihipStream_t *stream)
+{
+    fake_stream_retire(&stream->queue);
     stream->next = fake_hip.retired_streams;
     fake_hip.retired_streams = stream;
 }
@@ -52,12 +58,23 @@ FAKE_EXPORT ahip_hipError_t hipStreamCreateWithFlags(ahip_hipStream_t *out_strea
         FAKE_HIP_RETURN(result);
     if (out_stream == NULL || (flags & ~(unsigned)AHIP_hipStreamNonBlocking) != 0)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
-    stream = calloc(1, sizeof(*stream));
-    if (stream == NULL)
-        FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
-    if (!fake_stream_start(&stream->queue, &ctx->owner)) {
-        free(stream);
-        FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
+    /* A destroyed stream's handle comes back first, as the runtime's may. */
+    if (fake_hip.retired_streams != NULL) {
+        stream = fake_hip.retired_streams;
+        fake_hip.retired_streams = stream->next;
+        if (!fake_stream_restart(&stream->queue, &ctx->owner)) {
+            stream->next = fake_hip.retired_streams;
+            fake_hip.retired_streams = stream;
+            FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
+        }
+    } else {
+        stream = calloc(1, sizeof(*stream));
+        if (stream == NULL)
+            FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
+        if (!fake_stream_start(&stream->queue, &ctx->owner)) {
+            free(stream);
+            FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
+        }
     }
     stream->magic = FAKE_HIP_MAGIC_STREAM;
     stream->ctx = ctx;
@@ -80,19 +97,35 @@ FAKE_EXPORT ahip_hipError_t hipStreamDestroy(ahip_hipStream_t stream)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidHandle);
     /* HIP returns at once and lets the work finish; waiting for it here is the same. */
     fake_hip_stream_unlink(stream);
-    fake_stream_retire(&stream->queue);
+    fake_hip_stream_retire(stream);
     FAKE_HIP_RETURN(result);
 }
 
+/* What a stream sync waits for: the ticket in `ticket`, or the context's loss. */
+struct fake_hip_stream_point {
+    struct ihipStream_t *stream;
+    uint64_t ticket;
+};
+
+static bool fake_hip_stream_point_done(const void *arg)
+{
+    const struct fake_hip_stream_point *point = arg;
+
+    return point->stream->queue.completed >= point->ticket || point->stream->ctx->owner.lost;
+}
+
+/* Polls actively, as ROCm's runtime does without a blocking-sync device flag. */
 FAKE_EXPORT ahip_hipError_t hipStreamSynchronize(ahip_hipStream_t stream)
 {
+    struct fake_hip_stream_point point;
     ahip_hipError_t result;
 
     FAKE_HIP_ENTER(lose);
     result = fake_hip_stream_ready(stream);
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
-    fake_stream_wait_ticket(&stream->queue, stream->queue.submitted);
+    point = (struct fake_hip_stream_point){stream, stream->queue.submitted};
+    fake_spin_until(fake_hip_stream_point_done, &point);
     FAKE_HIP_RETURN(stream->ctx->owner.lost ? AHIP_hipErrorIllegalAddress : AHIP_hipSuccess);
 }
 
@@ -107,7 +140,7 @@ void fake_hip_release_streams(struct fake_hip_context *ctx)
         if (stream == NULL)
             break;
         fake_hip_stream_unlink(stream);
-        fake_stream_retire(&stream->queue);
+        fake_hip_stream_retire(stream);
     }
     for (struct ihipEvent_t **link = &fake_hip.events; *link != NULL;) {
         struct ihipEvent_t *event = *link;
@@ -153,13 +186,15 @@ FAKE_EXPORT ahip_hipError_t hipEventCreateWithFlags(ahip_hipEvent_t *out_event,
     result = fake_hip_current(&ctx);
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
-    if (out_event == NULL || (flags & ~(unsigned)AHIP_hipEventDisableTiming) != 0)
+    if (out_event == NULL ||
+        (flags & ~(unsigned)(AHIP_hipEventDisableTiming | AHIP_hipEventBlockingSync)) != 0)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     event = calloc(1, sizeof(*event));
     if (event == NULL)
         FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
     event->magic = FAKE_HIP_MAGIC_EVENT;
     event->ctx = ctx;
+    event->blocking = (flags & AHIP_hipEventBlockingSync) != 0;
     event->next = fake_hip.events;
     fake_hip.events = event;
     *out_event = event;
@@ -216,6 +251,14 @@ FAKE_EXPORT ahip_hipError_t hipEventQuery(ahip_hipEvent_t event)
     FAKE_HIP_RETURN(fake_mark_done(&event->mark) ? AHIP_hipSuccess : AHIP_hipErrorNotReady);
 }
 
+static bool fake_hip_event_done(const void *arg)
+{
+    const struct ihipEvent_t *event = arg;
+
+    return fake_mark_done(&event->mark) || event->ctx->owner.lost;
+}
+
+/* Sleeps for an event made with hipEventBlockingSync; polls actively for any other. */
 FAKE_EXPORT ahip_hipError_t hipEventSynchronize(ahip_hipEvent_t event)
 {
     struct fake_hip_context *ctx;
@@ -225,7 +268,10 @@ FAKE_EXPORT ahip_hipError_t hipEventSynchronize(ahip_hipEvent_t event)
     result = fake_hip_event_ready(event, &ctx);
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
-    fake_mark_wait(&event->mark, &ctx->owner);
+    if (event->blocking)
+        fake_mark_wait(&event->mark, &ctx->owner);
+    else
+        fake_spin_until(fake_hip_event_done, event);
     FAKE_HIP_RETURN(ctx->owner.lost ? AHIP_hipErrorIllegalAddress : AHIP_hipSuccess);
 }
 
@@ -258,7 +304,7 @@ FAKE_EXPORT ahip_hipError_t hipStreamWaitEvent(ahip_hipStream_t stream, ahip_hip
 /* ---- host functions ---- */
 
 static ahip_hipError_t fake_hip_enqueue_host(struct ihipStream_t *stream, void (*fn)(void *),
-                                             void *user)
+                                             void *user, bool even_lost)
 {
     struct fake_op *op = fake_op_new(FAKE_OP_HOST_FUNC);
 
@@ -266,6 +312,7 @@ static ahip_hipError_t fake_hip_enqueue_host(struct ihipStream_t *stream, void (
         return AHIP_hipErrorOutOfMemory;
     op->u.host.fn = fn;
     op->u.host.user = user;
+    op->u.host.even_lost = even_lost;
     fake_stream_push(&stream->queue, op);
     return AHIP_hipSuccess;
 }
@@ -282,7 +329,7 @@ FAKE_EXPORT ahip_hipError_t hipLaunchHostFunc(ahip_hipStream_t stream, ahip_hipH
         FAKE_HIP_RETURN(result);
     if (fn == NULL)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
-    FAKE_HIP_RETURN(fake_hip_enqueue_host(stream, fn, user));
+    FAKE_HIP_RETURN(fake_hip_enqueue_host(stream, fn, user, false));
 }
 #endif
 
@@ -322,7 +369,8 @@ FAKE_EXPORT ahip_hipError_t hipStreamAddCallback(ahip_hipStream_t stream,
     if (call == NULL)
         FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
     *call = (struct fake_hip_callback){callback, stream, user};
-    result = fake_hip_enqueue_host(stream, fake_hip_callback_run, call);
+    /* Run on a lost stream too, with the error: what ROCm's runtime does. */
+    result = fake_hip_enqueue_host(stream, fake_hip_callback_run, call, true);
     if (result != AHIP_hipSuccess)
         free(call);
     FAKE_HIP_RETURN(result);

@@ -79,7 +79,7 @@ static void test_fake_bundle_gives_every_signature_without_hidden_arguments(void
     (void)state;
     assert_true(accel__hip_code_object_read(image.data, image.size, "gfx90a", &object));
     assert_int_equal(object.kind, ACCEL__HIP_IMAGE_BUNDLE);
-    assert_string_equal(object.targets, "gfx90a, gfx1100");
+    assert_string_equal(object.targets, "gfx90a:sramecc+:xnack-, gfx1100");
     assert_true(object.has_device_target);
     assert_examples(&object);
     accel__hip_code_object_free(&object);
@@ -94,7 +94,7 @@ static void test_bundle_without_the_device_target_still_gives_signatures(void **
     (void)state;
     assert_true(accel__hip_code_object_read(image.data, image.size, "gfx942", &object));
     assert_false(object.has_device_target);
-    assert_string_equal(object.targets, "gfx90a, gfx1100");
+    assert_string_equal(object.targets, "gfx90a:sramecc+:xnack-, gfx1100");
     assert_examples(&object);
     accel__hip_code_object_free(&object);
     free(image.data);

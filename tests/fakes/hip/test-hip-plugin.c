@@ -25,7 +25,7 @@
 static const char *const fake_knobs[] = {
     "FAKE_HIP_DEVICES",   "FAKE_HIP_INIT_RESULT", "FAKE_HIP_FAIL",     "FAKE_HIP_LOSE_AT",
     "FAKE_HIP_MEMORY_MB", "FAKE_HIP_MAX_PITCH",   "FAKE_HIP_DELAY_US", "FAKE_HIP_ARCH",
-    "AMD_LOG_LEVEL",      NULL,
+    "FAKE_HIP_KERNEL_LIMITS", "AMD_LOG_LEVEL", NULL,
 };
 
 static const struct plugin_case_kind hip_kind = {
@@ -382,12 +382,81 @@ static void test_reset_through_one_open_makes_the_others_lost_once(void **state)
     assert_int_equal(plugin_case_fake_calls(c, "hipDeviceReset") - resets, 1);
 }
 
+/* ---- what only real runtimes used to show ---- */
+
+static void test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime(void **state)
+{
+    struct plugin_case *c = *state;
+
+    plugin_case_open_fake_device(c);
+    plugin_case_check_stale_open_is_refused(c, "hipGetDevice");
+}
+
+static void test_blocking_waits_use_no_core(void **state)
+{
+    plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_HIP_DELAY_US");
+}
+
+static void test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned(void **state)
+{
+    plugin_case_check_refused_reset_is_unrecoverable(
+        *state, "FAKE_HIP_FAIL",
+        "hipHostUnregister:1:hipErrorIllegalAddress,hipDeviceReset:1:hipErrorIllegalAddress",
+        "hipDeviceReset");
+}
+
+static void test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func(void **state)
+{
+    struct plugin_case *c = *state;
+
+    /* ROCm 5.2's runtime: host functions through hipStreamAddCallback, told the error. */
+    setenv("ACCEL_HIP_LIBRARY", FAKE_HIP5_PATH, 1);
+    setenv("FAKE_HIP_LOSE_AT", "hipModuleLaunchKernel:1", 1);
+    /* The kernel faults once the callback is enqueued behind it. */
+    setenv("FAKE_HIP_DELAY_US", "50000", 1);
+    plugin_case_open_fake_device(c);
+    plugin_case_check_callback_after_a_fault_is_lost(c, FAKE_HIP_EXAMPLES);
+}
+
+static void test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(void **state)
+{
+    struct plugin_case *c = *state;
+    uint32_t n = 256;
+    float a = 2.0f;
+    accel_module *module;
+    accel_kernel *saxpy;
+    accel_ref dx, dy;
+
+    /* As a kernel compiled with __launch_bounds__(128) has it. */
+    setenv("FAKE_HIP_KERNEL_LIMITS", "saxpy:128", 1);
+    plugin_case_open_fake_device(c);
+    module = plugin_case_load_module(c, FAKE_HIP_EXAMPLES);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_F32, n, &dx), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_F32, n, &dy), ACCEL_OK);
+    {
+        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
+                            ACCEL_ARG_REF(dy)};
+
+        assert_status(accel_launch(c->stream, saxpy, (accel_dim3){1, 1, 1},
+                                   (accel_dim3){256, 1, 1}, 0, args, 4),
+                      ACCEL_ERR_LAUNCH);
+        assert_contains(accel_last_error(), "this kernel takes at most 128");
+        assert_status(accel_launch(c->stream, saxpy, (accel_dim3){2, 1, 1},
+                                   (accel_dim3){128, 1, 1}, 0, args, 4),
+                      ACCEL_OK);
+    }
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    accel_module_unload(module);
+}
+
 static void test_lost_device_closed_and_opened_again_starts_clean(void **state)
 {
     struct plugin_case *c = *state;
     uint64_t resets;
 
-    setenv("FAKE_HIP_LOSE_AT", "hipStreamSynchronize:1", 1);
+    setenv("FAKE_HIP_LOSE_AT", "hipEventSynchronize:1", 1);
     plugin_case_open_fake_device(c);
     plugin_case_lose_and_close(c);
     /* HIP keeps a poisoned context until a reset: the next first open resets it. */
@@ -414,6 +483,22 @@ static void test_module_without_code_for_the_device_says_what_it_holds(void **st
     assert_contains(accel_last_error(), "the bundle holds code for gfx906, gfx908; the device "
                                         "is gfx90a");
     assert_status(accel_device_status(c->device), ACCEL_OK);
+}
+
+static void test_module_for_other_target_features_says_both_targets_in_full(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_module *module = NULL;
+
+    /* The bundle has gfx90a:sramecc+:xnack-; the device runs with xnack on. */
+    setenv("FAKE_HIP_ARCH", "gfx90a:sramecc+:xnack+", 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_module_load_file(c->device, FAKE_HIP_EXAMPLES, &module),
+                  ACCEL_ERR_MODULE);
+    assert_null(module);
+    assert_contains(accel_last_error(), "hipErrorNoBinaryForGpu");
+    assert_contains(accel_last_error(), "the bundle holds code for gfx90a:sramecc+:xnack-, "
+                                        "gfx1100; the device is gfx90a:sramecc+:xnack+");
 }
 
 static void test_image_that_is_no_code_object_never_reaches_the_runtime(void **state)
@@ -499,7 +584,7 @@ static void test_plugin_never_writes_to_stderr(void **state)
     }
     setenv("ACCEL_HIP_LIBRARY", FAKE_HIP_PATH, 1);
     setenv("FAKE_HIP_FAIL", "hipMalloc:1:hipErrorOutOfMemory", 1);
-    setenv("FAKE_HIP_LOSE_AT", "hipStreamSynchronize:1", 1);
+    setenv("FAKE_HIP_LOSE_AT", "hipEventSynchronize:1", 1);
     plugin_case_open_fake_device(c);
     accel_alloc(c->device, ACCEL_U32, 10, &ref);
     accel_module_load_file(c->device, FAKE_HIP_EXAMPLES_GFX906, &module);
@@ -533,9 +618,15 @@ int main(void)
         T(test_reset_through_one_open_makes_the_others_lost_once),
         T(test_lost_device_closed_and_opened_again_starts_clean),
         T(test_module_without_code_for_the_device_says_what_it_holds),
+        T(test_module_for_other_target_features_says_both_targets_in_full),
         T(test_image_that_is_no_code_object_never_reaches_the_runtime),
         T(test_launch_arguments_are_checked_against_the_code_object),
         T(test_two_devices_copy_between_them),
+        T(test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime),
+        T(test_blocking_waits_use_no_core),
+        T(test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned),
+        T(test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func),
+        T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
         T(test_plugin_never_writes_to_stderr),
     };
 #undef T
