@@ -272,10 +272,15 @@ accel_status accel__device_check_loss(accel_device *device, accel_status status)
         device->drv->device_status(device->drv_device) != ACCEL_ERR_DEVICE_LOST)
         return status;
     accel__error_keep(ACCEL_ERR_DEVICE_LOST, "device_status");
-    if (mark_lost(device))
+    if (mark_lost(device)) {
         accel__recovery_on_loss(device);
-    else if (atomic_load(&device->recovery.unrecoverable))
+        /* The loss that spent the budget says so by its code, not only in
+         * its detail: "rebuilt, retry" and "given up" differ. */
+        if (atomic_load(&device->recovery.unrecoverable))
+            return ACCEL_ERR_UNRECOVERABLE;
+    } else if (atomic_load(&device->recovery.unrecoverable)) {
         return accel__device_gone(device, NULL);
+    }
     return ACCEL_ERR_DEVICE_LOST;
 }
 

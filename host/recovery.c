@@ -115,7 +115,7 @@ void accel__recovery_on_loss(accel_device *device)
     }
     if (over_budget(rec, accel__now_ns())) {
         atomic_store(&rec->unrecoverable, true);
-        accel__error(ACCEL_ERR_DEVICE_LOST,
+        accel__error(ACCEL_ERR_UNRECOVERABLE,
                      "%s; %u losses within %llu ns are more than the recovery "
                      "policy allows (%u): the device is unrecoverable",
                      accel_last_error(), rec->count,

@@ -193,9 +193,9 @@ ACCEL_API accel_status accel_device_reset(accel_device *device);
  * (its detail says the device was rebuilt), so that the caller knows its
  * refs are stale, but the device takes new work as soon as it returns.
  * Losses are counted: one more than max_losses within window_ns and the
- * device is marked unrecoverable instead of reset, and every call on it
- * returns ACCEL_ERR_UNRECOVERABLE until the application resets it with
- * accel_device_reset.
+ * device is marked unrecoverable instead of reset; the call that found that
+ * loss, and every later call on the device, returns ACCEL_ERR_UNRECOVERABLE
+ * until the application resets it with accel_device_reset.
  */
 
 /*
