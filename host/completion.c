@@ -106,6 +106,7 @@ accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
                             "wait: %d is not an accel_wait_mode", (int)mode);
     accel_device *device = event->device;
     pthread_mutex_lock(&device->lock);
+    accel__device_reset_wait(device);
     accel_drv_event *drv = event->drv;
     if (drv != NULL)
         accel__borrow_begin(device);

@@ -122,6 +122,7 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     device->id = atomic_fetch_add(&next_device_id, 1);
     atomic_init(&device->generation, 1);
     atomic_init(&device->lost, false);
+    atomic_init(&device->resetting, false);
     atomic_init(&device->lockless_calls, 0);
     atomic_init(&device->recovery.unrecoverable, false);
     accel__refs_init(&device->refs);
@@ -254,7 +255,9 @@ accel_status accel_device_info_get(const accel_device *device,
 /* True when the device was live until now. */
 static bool mark_lost(accel_device *device)
 {
-    if (atomic_load(&device->lost))
+    /* A loss met while a reset is under way is the reset's to mend: it is
+     * neither counted nor recovered a second time. */
+    if (atomic_load(&device->lost) || atomic_load(&device->resetting))
         return false;
     /* Bumping the generation makes every ref minted before stale at once. */
     atomic_store(&device->lost, true);
@@ -310,8 +313,18 @@ accel_status accel__device_gone(const accel_device *device, const char *what)
                         device->plugin->name, device->index);
 }
 
+void accel__device_reset_wait(accel_device *device)
+{
+    /* Signalled with the staging set's condition, as borrowed objects are. */
+    while (atomic_load(&device->resetting) &&
+           !pthread_equal(device->resetter, pthread_self()) &&
+           !accel__borrowing_here())
+        pthread_cond_wait(&device->staging.returned, &device->lock);
+}
+
 accel_status accel__device_usable(accel_device *device)
 {
+    accel__device_reset_wait(device);
     if (!atomic_load(&device->lost))
         return ACCEL_OK;
     return accel__device_gone(device, NULL);
@@ -367,9 +380,11 @@ accel_status accel_device_sync(accel_device *device)
 
 accel_status accel__device_rebuild(accel_device *device)
 {
-    /* New work fails from here on, and refs minted before are stale; then
-     * the work other threads have in flight without the lock comes back. */
-    atomic_store(&device->lost, true);
+    /* New calls wait from here on, and refs minted before are stale; then
+     * the work other threads have in flight without the lock comes back.
+     * A reset is not a loss: `lost` says only whether one was found. */
+    atomic_store(&device->resetting, true);
+    device->resetter = pthread_self();
     atomic_fetch_add(&device->generation, 1);
     device->recovery.pending = false;
     accel__lockless_drain(device);
@@ -383,8 +398,10 @@ accel_status accel__device_rebuild(accel_device *device)
         status = accel__streams_rebuild(device);
     if (status == ACCEL_OK)
         status = accel__modules_rebuild(device);
-    if (status == ACCEL_OK)
-        atomic_store(&device->lost, false);
+    /* A reset that failed part way leaves plugin objects missing: lost. */
+    atomic_store(&device->lost, status != ACCEL_OK);
+    atomic_store(&device->resetting, false);
+    pthread_cond_broadcast(&device->staging.returned);
     return status;
 }
 
@@ -394,6 +411,8 @@ accel_status accel_device_reset(accel_device *device)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_reset: NULL device");
     pthread_mutex_lock(&device->lock);
+    /* One reset at a time: another thread's finishes first. */
+    accel__device_reset_wait(device);
     accel_status status = accel__device_rebuild(device);
     /* The application asked: the automatic budget starts again. */
     if (status == ACCEL_OK)

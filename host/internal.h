@@ -305,6 +305,14 @@ struct accel_device {
     _Atomic uint32_t generation;
     _Atomic bool lost;
     /*
+     * A reset is under way, the application's or the host's after a loss,
+     * made by `resetter`. It is not a loss: calls that begin meanwhile wait
+     * for it (accel__device_reset_wait), and the lockless query treats it
+     * as it treats `lost`. Written under the lock.
+     */
+    _Atomic bool resetting;
+    pthread_t resetter;
+    /*
      * Calls into the plugin made without the lock (event queries): a
      * rebuild marks the device lost, then waits until none is left before
      * it changes a plugin object (accel__lockless_drain).
@@ -352,7 +360,16 @@ accel_status accel__device_check_loss(accel_device *device, accel_status status)
  */
 accel_status accel__device_check_loss_unlocked(accel_device *device,
                                                accel_status status);
-/* ACCEL_ERR_DEVICE_LOST (or UNRECOVERABLE) with its detail, else ACCEL_OK. */
+/*
+ * Wait while another thread resets the device, unless this thread holds
+ * borrowed objects (the reset waits for those: it goes on, and its refs are
+ * stale already). Lock held; it is let go while waiting.
+ */
+void accel__device_reset_wait(accel_device *device);
+/*
+ * After accel__device_reset_wait: ACCEL_ERR_DEVICE_LOST (or UNRECOVERABLE)
+ * with its detail, else ACCEL_OK. Lock held.
+ */
 accel_status accel__device_usable(accel_device *device);
 /* The error for a handle whose plugin object is gone with the device. */
 accel_status accel__device_gone(const accel_device *device, const char *what);
@@ -379,6 +396,8 @@ void accel__borrow_begin(accel_device *device);
 void accel__borrow_end(accel_device *device);
 /* Wait until no other thread holds a borrowed object; lock held. */
 void accel__borrowed_wait(accel_device *device);
+/* True while the calling thread holds a borrowed object of any device. */
+bool accel__borrowing_here(void);
 /* Wait for the calls made without the lock; `lost` is already set. */
 void accel__lockless_drain(accel_device *device);
 

@@ -146,6 +146,11 @@ void accel__borrow_end(accel_device *device)
         recover(device);
 }
 
+bool accel__borrowing_here(void)
+{
+    return borrowed_here > 0;
+}
+
 void accel__lockless_drain(accel_device *device)
 {
     /* Such a call does not block (a query): the wait is a few hundred ns. */
@@ -155,7 +160,8 @@ void accel__lockless_drain(accel_device *device)
 
 void accel__borrowed_wait(accel_device *device)
 {
-    /* The condition is the staging set's: both are "something came back". */
+    /* The condition is the staging set's: it means "something came back"
+     * (a buffer, a borrowed object, the device from its reset). */
     while (device->recovery.borrowed > 0)
         pthread_cond_wait(&device->staging.returned, &device->lock);
 }

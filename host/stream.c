@@ -110,6 +110,10 @@ static accel_status borrow(accel_device *device, const accel_stream *stream,
                            accel_drv_event **out_event)
 {
     pthread_mutex_lock(&device->lock);
+    /* Not during a reset: it would wait for this borrow, and new ones could
+     * keep it waiting for ever. A lost device's objects are still synced:
+     * its queues drain before the host may free what they use. */
+    accel__device_reset_wait(device);
     accel_status status = ACCEL_OK;
     if ((stream != NULL && stream->drv == NULL) ||
         (event != NULL && event->drv == NULL)) {
@@ -257,11 +261,11 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
 static accel_status event_query_locked(accel_event *event, const char *what)
 {
     accel_device *device = event->device;
-    accel_status status;
     pthread_mutex_lock(&device->lock);
-    if (event->drv == NULL || atomic_load(&device->lost)) {
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK && event->drv == NULL) {
         status = accel__device_gone(device, what);
-    } else {
+    } else if (status == ACCEL_OK) {
         status = accel__from_plugin(
             device->drv->event_query(device->drv_device, event->drv),
             "event_query");
@@ -274,11 +278,11 @@ static accel_status event_query_locked(accel_event *event, const char *what)
 /*
  * The cheapest path to the plugin, the one a polling loop takes: no device
  * lock. The call counts itself in `lockless_calls` and then looks at
- * `lost`; a rebuild sets `lost` and then waits for the count to drain
- * before it touches a plugin object. Both sides are sequentially
- * consistent, so either the query sees the device lost (and goes the
- * locked way, after the rebuild), or the rebuild sees the query and waits
- * for it.
+ * `lost` and `resetting`; a rebuild sets `resetting` and then waits for the
+ * count to drain before it touches a plugin object. Both sides are
+ * sequentially consistent, so either the query sees the reset (and goes
+ * the locked way, which waits for it), or the rebuild sees the query and
+ * waits for it.
  */
 accel_status accel_event_query(accel_event *event)
 {
@@ -288,7 +292,8 @@ accel_status accel_event_query(accel_event *event)
         return status;
     accel_device *device = event->device;
     atomic_fetch_add(&device->lockless_calls, 1);
-    bool usable = !atomic_load(&device->lost) && event->drv != NULL;
+    bool usable = !atomic_load(&device->lost) && !atomic_load(&device->resetting) &&
+                  event->drv != NULL;
     if (usable)
         status = device->drv->event_query(device->drv_device, event->drv);
     atomic_fetch_sub_explicit(&device->lockless_calls, 1, memory_order_release);

@@ -164,7 +164,8 @@ ACCEL_API accel_status accel_device_info_get(const accel_device *device,
 ACCEL_API accel_status accel_device_sync(accel_device *device);
 /*
  * ACCEL_OK while the device is live, ACCEL_ERR_DEVICE_LOST once lost,
- * ACCEL_ERR_UNRECOVERABLE once automatic recovery has given up on it.
+ * ACCEL_ERR_UNRECOVERABLE once automatic recovery has given up on it. A
+ * reset under way is not a loss: the call waits for it and then answers.
  */
 ACCEL_API accel_status accel_device_status(accel_device *device);
 /*
@@ -174,9 +175,13 @@ ACCEL_API accel_status accel_device_status(accel_device *device);
  * Streams and events stay valid handles, emptied; modules are loaded again.
  * Callbacks still pending are delivered with ACCEL_ERR_DEVICE_LOST. Work
  * other threads have in flight on the device is waited for (or, on a lost
- * device, dropped) first. A reset that succeeds also clears the
- * unrecoverable mark and the loss history of automatic recovery. When it
- * fails the device stays lost, and it may be tried again.
+ * device, dropped) first. A reset is not a loss, and is not counted as one
+ * by automatic recovery: calls other threads make on the device complete
+ * before it or wait for it, and then see ACCEL_ERR_STALE_REF for refs
+ * minted before it; none returns ACCEL_ERR_DEVICE_LOST because of it. Two
+ * resets at once run one after the other. A reset that succeeds also
+ * clears the unrecoverable mark and the loss history of automatic
+ * recovery. When it fails the device stays lost, and it may be tried again.
  */
 ACCEL_API accel_status accel_device_reset(accel_device *device);
 
