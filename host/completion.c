@@ -105,6 +105,8 @@ accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "wait: %d is not an accel_wait_mode", (int)mode);
     accel_device *device = event->device;
+    if (accel__process_check(device->pid, "accel_event_wait") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     accel__device_reset_wait(device);
     accel_drv_event *drv = event->drv;
@@ -406,6 +408,8 @@ accel_status accel_device_completion_fd(accel_device *device, int *out_fd)
     if (device == NULL || out_fd == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_completion_fd: NULL argument");
+    if (accel__process_check(device->pid, "accel_device_completion_fd") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     struct accel__completion *c = &device->completion;
     pthread_mutex_lock(&c->lock);
     if (c->fd < 0) {
@@ -436,6 +440,8 @@ accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_dispatch: NULL device");
+    if (accel__process_check(device->pid, "accel_device_dispatch") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     struct accel__completion *c = &device->completion;
     pthread_mutex_lock(&c->lock);
     if (c->fd < 0) {

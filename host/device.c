@@ -91,7 +91,9 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_host_device_props: NULL argument");
     struct accel__plugin *plugin = NULL;
-    accel_status status = plugin_with_device(host, plugin_name, index, &plugin);
+    accel_status status = accel__process_check(host->pid, "accel_host_device_props");
+    if (status == ACCEL_OK)
+        status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status == ACCEL_OK)
         status = device_props(plugin, index, out_props);
     return status;
@@ -108,7 +110,9 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     }
     *out_device = NULL;
     struct accel__plugin *plugin = NULL;
-    accel_status status = plugin_with_device(host, plugin_name, index, &plugin);
+    accel_status status = accel__process_check(host->pid, "accel_device_open");
+    if (status == ACCEL_OK)
+        status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status != ACCEL_OK)
         return status;
 
@@ -116,6 +120,7 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     if (device == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_device");
     device->host = host;
+    device->pid = host->pid;
     device->plugin = plugin;
     device->drv = &plugin->drv;
     device->index = index;
@@ -208,7 +213,8 @@ static void device_empty(accel_device *device)
 
 void accel_device_close(accel_device *device)
 {
-    if (device == NULL)
+    /* A fork's child leaves the parent's device alone (see the host's). */
+    if (device == NULL || device->pid != accel__pid)
         return;
     host_unlink(device->host, device);
     accel__completion_quiesce(&device->completion);
@@ -324,6 +330,9 @@ void accel__device_reset_wait(accel_device *device)
 
 accel_status accel__device_usable(accel_device *device)
 {
+    accel_status status = accel__process_check(device->pid, "device");
+    if (status != ACCEL_OK)
+        return status;
     accel__device_reset_wait(device);
     if (!atomic_load(&device->lost))
         return ACCEL_OK;
@@ -335,6 +344,8 @@ accel_status accel_device_status(accel_device *device)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_status: NULL device");
+    if (accel__process_check(device->pid, "accel_device_status") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK) {
@@ -352,6 +363,8 @@ accel_status accel_device_sync(accel_device *device)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_sync: NULL device");
+    if (accel__process_check(device->pid, "accel_device_sync") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     /* Mark the end of every stream's work under the lock, then wait without
      * it, so that other threads can go on submitting meanwhile; the fence is
      * borrowed, so that a reset waits for it. */
@@ -410,6 +423,8 @@ accel_status accel_device_reset(accel_device *device)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_reset: NULL device");
+    if (accel__process_check(device->pid, "accel_device_reset") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     /* One reset at a time: another thread's finishes first. */
     accel__device_reset_wait(device);

@@ -161,7 +161,27 @@ accel_status accel__host_create_as(const accel_host_options *options,
                                    const struct accel__ids *ids,
                                    accel_host **out_host);
 
+/*
+ * The calling process's id: set at the first host's creation and again in
+ * the child of every fork() (a pthread_atfork handler). A host and its
+ * devices keep the id of the process that made them; a call from another
+ * process (a fork's child) is refused, since the threads the objects rely
+ * on (plugin stream workers, the callback thread) exist only in the parent.
+ */
+extern pid_t accel__pid;
+/* ACCEL_ERR_NOT_SUPPORTED with its detail, for `what` called after fork. */
+accel_status accel__forked(const char *what);
+
+/* ACCEL_OK when `owner` is this process: one load and a compare. */
+static inline accel_status accel__process_check(pid_t owner, const char *what)
+{
+    if (__builtin_expect(owner == accel__pid, 1))
+        return ACCEL_OK;
+    return accel__forked(what);
+}
+
 struct accel_host {
+    pid_t pid;                          /* the process that made it */
     struct accel__catalog catalog;
     struct accel__backend_item items[ACCEL__BACKEND_ITEMS_MAX];
     size_t item_count;
@@ -293,6 +313,7 @@ struct accel__recovery {
 
 struct accel_device {
     accel_host *host;
+    pid_t pid;                          /* the host's, here for one load */
     struct accel__plugin *plugin;
     const struct accel_driver_v1 *drv;
     accel_drv_device *drv_device;

@@ -74,6 +74,8 @@ accel_status accel_module_load(accel_device *device, const void *data,
     if (device == NULL || data == NULL || size == 0 || out_module == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_module_load: NULL argument or empty image");
+    if (accel__process_check(device->pid, "accel_module_load") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     const void *image = NULL;
     size_t image_size = 0;
     accel_status status = image_for_device(device, data, size, &image, &image_size);
@@ -178,7 +180,7 @@ static void module_free(accel_module *module)
 
 void accel_module_unload(accel_module *module)
 {
-    if (module == NULL)
+    if (module == NULL || module->device->pid != accel__pid)
         return;
     accel_device *device = module->device;
     /* Launches of its kernels may still be queued: let them finish. */
@@ -209,6 +211,8 @@ accel_status accel_kernel_get(accel_module *module, const char *name,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_kernel_get: NULL argument");
     accel_device *device = module->device;
+    if (accel__process_check(device->pid, "accel_kernel_get") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     accel_status status = ACCEL_OK;
     struct accel_kernel *kernel = module->kernels;

@@ -31,6 +31,8 @@ accel_status accel_device_set_recovery(accel_device *device,
     if (device == NULL || policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_recovery: NULL argument");
+    if (accel__process_check(device->pid, "accel_device_set_recovery") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     if (policy->max_losses > ACCEL_RECOVERY_MAX_LOSSES)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_recovery: max_losses %u is more "

@@ -38,6 +38,8 @@ accel_status accel_stream_create(accel_device *device, accel_stream **out_stream
     if (device == NULL || out_stream == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_stream_create: NULL argument");
+    if (accel__process_check(device->pid, "accel_stream_create") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     accel_stream *stream = calloc(1, sizeof *stream);
     if (stream == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_stream");
@@ -73,7 +75,9 @@ accel_status accel_stream_create(accel_device *device, accel_stream **out_stream
 
 void accel_stream_destroy(accel_stream *stream)
 {
-    if (stream == NULL)
+    /* A fork's child leaves the parent's stream alone: its worker is not
+     * there to finish the work a destroy waits for. */
+    if (stream == NULL || stream->device->pid != accel__pid)
         return;
     accel_device *device = stream->device;
     /* Wait for the stream's work without the lock, so that other threads go
@@ -154,6 +158,8 @@ accel_status accel_stream_sync(accel_stream *stream)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_stream_sync: NULL stream");
     accel_device *device = stream->device;
+    if (accel__process_check(device->pid, "accel_stream_sync") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     accel_drv_stream *drv = NULL;
     accel_drv_event *unused = NULL;
     accel_status status =
@@ -171,6 +177,8 @@ accel_status accel_event_create(accel_device *device, accel_event **out_event)
     if (device == NULL || out_event == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_event_create: NULL argument");
+    if (accel__process_check(device->pid, "accel_event_create") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     accel_event *event = calloc(1, sizeof *event);
     if (event == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_event");
@@ -196,7 +204,7 @@ accel_status accel_event_create(accel_device *device, accel_event **out_event)
 
 void accel_event_destroy(accel_event *event)
 {
-    if (event == NULL)
+    if (event == NULL || event->device->pid != accel__pid)
         return;
     accel_device *device = event->device;
     pthread_mutex_lock(&device->lock);
@@ -291,6 +299,8 @@ accel_status accel_event_query(accel_event *event)
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
+    if (accel__process_check(device->pid, "accel_event_query") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     atomic_fetch_add(&device->lockless_calls, 1);
     bool usable = !atomic_load(&device->lost) && !atomic_load(&device->resetting) &&
                   event->drv != NULL;
@@ -312,6 +322,8 @@ accel_status accel_event_sync(accel_event *event)
     accel_drv_stream *s = NULL;
     accel_drv_event *e = NULL;
     accel_status status = check_pair(event, NULL, false, what);
+    if (status == ACCEL_OK)
+        status = accel__process_check(event->device->pid, what);
     if (status == ACCEL_OK)
         status = borrow(event->device, NULL, event, what, &s, &e);
     if (status != ACCEL_OK)
@@ -387,6 +399,8 @@ accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr
     if (device == NULL || out_ptr == NULL || bytes == 0)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_host_alloc: NULL argument or zero bytes");
+    if (accel__process_check(device->pid, "accel_host_alloc") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK && device->host_block_count == device->host_block_capacity) {
@@ -417,7 +431,7 @@ accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr
 
 void accel_host_free(accel_device *device, void *ptr)
 {
-    if (device == NULL || ptr == NULL)
+    if (device == NULL || ptr == NULL || device->pid != accel__pid)
         return;
     pthread_mutex_lock(&device->lock);
     for (size_t i = 0; i < device->host_block_count; i++) {

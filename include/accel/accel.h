@@ -13,6 +13,17 @@
  * Thread safety: a host and its devices may be used from any thread. Any
  * thread may enqueue on any stream; a stream runs its work in order.
  *
+ * fork(): a host and what is made from it belong to the process that
+ * created the host. In a fork's child, calls on the parent's host, devices,
+ * streams, events, modules and refs return ACCEL_ERR_NOT_SUPPORTED ("used
+ * after fork: create a new host in the child") instead of waiting for
+ * threads the child does not have. accel_host_destroy, accel_device_close,
+ * accel_stream_destroy, accel_event_destroy, accel_module_unload and
+ * accel_host_free do nothing there; accel_device_info_get,
+ * accel_host_plugins, accel_host_search_path, accel_host_selection,
+ * accel_device_memory_stats and accel_device_set_pool_policy, which only
+ * touch host-side values, still answer. A host the child creates works.
+ *
  * Status codes and the copy layout are shared with the plugin ABI and are
  * defined in <accel/driver.h>.
  */
