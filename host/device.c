@@ -369,8 +369,12 @@ accel_status accel_device_sync(accel_device *device)
      * it, so that other threads can go on submitting meanwhile; the fence is
      * borrowed, so that a reset waits for it. */
     struct accel__fence fence = {0};
+    struct accel__cb_point *callbacks = NULL;
+    size_t callback_count = 0;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK)
+        status = accel__streams_cb_points(device, &callbacks, &callback_count);
     if (status == ACCEL_OK)
         status = accel__fence_lanes(device, ~0ull, &fence);
     if (status == ACCEL_OK && device->internal != NULL)
@@ -388,7 +392,8 @@ accel_status accel_device_sync(accel_device *device)
     if (status == ACCEL_OK)
         accel__drop_collect(device, false);
     pthread_mutex_unlock(&device->lock);
-    return status;
+    /* Callbacks are work on the streams too. */
+    return accel__cb_points_finish(device, status, callbacks, callback_count);
 }
 
 accel_status accel__device_rebuild(accel_device *device)

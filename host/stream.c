@@ -95,6 +95,9 @@ void accel_stream_destroy(accel_stream *stream)
         device->drv->stream_sync(device->drv_device, stream->drv);
         device->drv->stream_destroy(device->drv_device, stream->drv);
     }
+    /* Callbacks still queued keep the counter as long as they need it. */
+    struct accel__cb_point own = {.counter = stream->callbacks};
+    accel__cb_point_release(&device->completion, &own);
     /* A later stream may take the lane: the fences of refs this stream used
      * would then be recorded there, later than needed but never too early. */
     lane_give(device, stream->lane);
@@ -105,14 +108,18 @@ void accel_stream_destroy(accel_stream *stream)
 
 /*
  * Borrow the plugin objects behind a stream and an event (either may be
- * NULL) for a call made without the lock. Fails when the device's reset
- * has dropped them and not made new ones.
+ * NULL) for a call made without the lock, and the point after the
+ * callbacks enqueued before now (the stream's) or before the event's
+ * record. Fails when the device's reset has dropped them and not made new
+ * ones.
  */
 static accel_status borrow(accel_device *device, const accel_stream *stream,
                            const accel_event *event, const char *what,
                            accel_drv_stream **out_stream,
-                           accel_drv_event **out_event)
+                           accel_drv_event **out_event,
+                           struct accel__cb_point *out_callbacks)
 {
+    *out_callbacks = (struct accel__cb_point){0};
     pthread_mutex_lock(&device->lock);
     /* Not during a reset: it would wait for this borrow, and new ones could
      * keep it waiting for ever. A lost device's objects are still synced:
@@ -126,6 +133,12 @@ static accel_status borrow(accel_device *device, const accel_stream *stream,
         *out_stream = stream != NULL ? stream->drv : NULL;
         *out_event = event != NULL ? event->drv : NULL;
         accel__borrow_begin(device);
+        if (stream != NULL)
+            accel__cb_point_take(&device->completion, stream->callbacks,
+                                 out_callbacks);
+        else
+            accel__cb_point_copy(&device->completion, &event->callbacks,
+                                 out_callbacks);
     }
     pthread_mutex_unlock(&device->lock);
     return status;
@@ -152,6 +165,20 @@ static accel_status give_back(accel_device *device, accel_status status,
     return status;
 }
 
+/*
+ * After the device work: the callbacks before the point run too (in fd
+ * mode this thread may run them), unless the work failed (those the stream
+ * never reaches are delivered at a reset or a close). Lets go of the point.
+ */
+static accel_status callbacks_wait(accel_device *device, accel_status status,
+                                   struct accel__cb_point *callbacks)
+{
+    if (status == ACCEL_OK)
+        status = accel__cb_point_wait(&device->completion, callbacks, UINT64_MAX);
+    accel__cb_point_release(&device->completion, callbacks);
+    return status;
+}
+
 accel_status accel_stream_sync(accel_stream *stream)
 {
     if (stream == NULL)
@@ -162,12 +189,14 @@ accel_status accel_stream_sync(accel_stream *stream)
         return ACCEL_ERR_NOT_SUPPORTED;
     accel_drv_stream *drv = NULL;
     accel_drv_event *unused = NULL;
-    accel_status status =
-        borrow(device, stream, NULL, "accel_stream_sync", &drv, &unused);
+    struct accel__cb_point callbacks;
+    accel_status status = borrow(device, stream, NULL, "accel_stream_sync", &drv,
+                                 &unused, &callbacks);
     if (status != ACCEL_OK)
         return status;
-    return give_back(device, device->drv->stream_sync(device->drv_device, drv),
-                     "stream_sync", true);
+    status = give_back(device, device->drv->stream_sync(device->drv_device, drv),
+                       "stream_sync", true);
+    return callbacks_wait(device, status, &callbacks);
 }
 
 accel_status accel_event_create(accel_device *device, accel_event **out_event)
@@ -216,6 +245,7 @@ void accel_event_destroy(accel_event *event)
     }
     if (event->drv != NULL)
         device->drv->event_destroy(device->drv_device, event->drv);
+    accel__cb_point_release(&device->completion, &event->callbacks);
     pthread_mutex_unlock(&device->lock);
     free(event);
 }
@@ -262,6 +292,13 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
     status = accel__from_plugin(
         device->drv->event_record(device->drv_device, event->drv, stream->drv),
         "event_record");
+    /* The event completes once the callbacks before it have run, too. */
+    if (status == ACCEL_OK) {
+        accel__cb_point_release(&device->completion, &event->callbacks);
+        accel__cb_point_take(&device->completion, stream->callbacks,
+                             &event->callbacks);
+        atomic_store(&event->callbacks_pending, event->callbacks.counter != NULL);
+    }
     return accel__submit_end(stream, status);
 }
 
@@ -278,6 +315,15 @@ static accel_status event_query_locked(accel_event *event, const char *what)
             device->drv->event_query(device->drv_device, event->drv),
             "event_query");
         status = accel__device_check_loss(device, status);
+    }
+    /* Complete also means the callbacks before the record have run. */
+    if (status == ACCEL_OK && atomic_load(&event->callbacks_pending)) {
+        if (accel__cb_point_reached(&device->completion, &event->callbacks)) {
+            accel__cb_point_release(&device->completion, &event->callbacks);
+            atomic_store(&event->callbacks_pending, false);
+        } else {
+            status = ACCEL_NOT_READY;
+        }
     }
     pthread_mutex_unlock(&device->lock);
     return status;
@@ -303,7 +349,7 @@ accel_status accel_event_query(accel_event *event)
         return ACCEL_ERR_NOT_SUPPORTED;
     atomic_fetch_add(&device->lockless_calls, 1);
     bool usable = !atomic_load(&device->lost) && !atomic_load(&device->resetting) &&
-                  event->drv != NULL;
+                  !atomic_load(&event->callbacks_pending) && event->drv != NULL;
     if (usable)
         status = device->drv->event_query(device->drv_device, event->drv);
     atomic_fetch_sub_explicit(&device->lockless_calls, 1, memory_order_release);
@@ -321,16 +367,18 @@ accel_status accel_event_sync(accel_event *event)
     const char *what = "accel_event_sync";
     accel_drv_stream *s = NULL;
     accel_drv_event *e = NULL;
+    struct accel__cb_point callbacks;
     accel_status status = check_pair(event, NULL, false, what);
     if (status == ACCEL_OK)
         status = accel__process_check(event->device->pid, what);
     if (status == ACCEL_OK)
-        status = borrow(event->device, NULL, event, what, &s, &e);
+        status = borrow(event->device, NULL, event, what, &s, &e, &callbacks);
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
-    return give_back(device, device->drv->event_sync(device->drv_device, e),
-                     "event_sync", false);
+    status = give_back(device, device->drv->event_sync(device->drv_device, e),
+                       "event_sync", false);
+    return callbacks_wait(device, status, &callbacks);
 }
 
 accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
@@ -343,6 +391,44 @@ accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
         device->drv->stream_wait_event(device->drv_device, stream->drv, event->drv),
         "stream_wait_event");
     return accel__submit_end(stream, status);
+}
+
+accel_status accel__streams_cb_points(accel_device *device,
+                                      struct accel__cb_point **out_points,
+                                      size_t *out_count)
+{
+    *out_points = NULL;
+    *out_count = 0;
+    size_t count = 0;
+    for (accel_stream *s = device->streams; s != NULL; s = s->next)
+        count += s->callbacks != NULL;
+    if (count == 0)
+        return ACCEL_OK;
+    struct accel__cb_point *points = calloc(count, sizeof *points);
+    if (points == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "callback points");
+    size_t i = 0;
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        if (s->callbacks != NULL)
+            accel__cb_point_take(&device->completion, s->callbacks, &points[i++]);
+    }
+    *out_points = points;
+    *out_count = count;
+    return ACCEL_OK;
+}
+
+accel_status accel__cb_points_finish(accel_device *device, accel_status status,
+                                     struct accel__cb_point *points, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        /* From a callback, its own stream's later ones cannot run yet: a
+         * device sync waits for the other streams. */
+        if (accel__cb_point_running_here(&device->completion, &points[i]))
+            accel__cb_point_release(&device->completion, &points[i]);
+        status = callbacks_wait(device, status, &points[i]);
+    }
+    free(points);
+    return status;
 }
 
 void accel__streams_wait_all(accel_device *device)
