@@ -22,6 +22,17 @@
 
 #define DETAIL "used after fork: create a new host in the child"
 
+/*
+ * ThreadSanitizer refuses new threads in the child of a threaded process
+ * unless told otherwise; the child here makes only its own host's threads.
+ * (Read by TSan builds alone; TSAN_OPTIONS still adds to it.)
+ */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+    return "die_after_fork=0";
+}
+
 struct parent {
     struct support_null null;
     accel_module *module;
