@@ -31,6 +31,7 @@ struct accel__callback {
     accel_device *device;
     uint32_t generation;
     struct accel__completion *owner;
+    struct accel__cb_counter *counter; /* its stream's; NULL for a loss */
     struct accel__callback *prev, *next;
 };
 
@@ -85,6 +86,31 @@ static accel_status wait_event(accel_device *device, accel_drv_event *event,
     return poll_event(device, event, mode, timeout_ns);
 }
 
+/* The accel__now_ns at which a wait of `timeout_ns` from now ends. */
+static uint64_t deadline_after(uint64_t timeout_ns)
+{
+    if (timeout_ns == ACCEL_WAIT_FOREVER)
+        return UINT64_MAX;
+    uint64_t now = accel__now_ns();
+    return timeout_ns > UINT64_MAX - 1 - now ? UINT64_MAX - 1 : now + timeout_ns;
+}
+
+/*
+ * After a wait for device work that ended with `status`: wait for the
+ * callbacks before the point too (only if the work completed: those the
+ * stream never reaches are delivered at a reset or close), then let go of
+ * the point. No device lock held.
+ */
+static accel_status callbacks_wait(accel_device *device,
+                                   struct accel__cb_point *point,
+                                   accel_status status, uint64_t deadline_ns)
+{
+    if (status == ACCEL_OK)
+        status = accel__cb_point_wait(&device->completion, point, deadline_ns);
+    accel__cb_point_release(&device->completion, point);
+    return status;
+}
+
 /* After a wait, lock held: a failure other than a timeout may be a loss. */
 static accel_status wait_status(accel_device *device, accel_status status)
 {
@@ -105,10 +131,17 @@ accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "wait: %d is not an accel_wait_mode", (int)mode);
     accel_device *device = event->device;
+    if (accel__process_check(device->pid, "accel_event_wait") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
+    uint64_t deadline = deadline_after(timeout_ns);
+    struct accel__cb_point callbacks = {0};
     pthread_mutex_lock(&device->lock);
+    accel__device_reset_wait(device);
     accel_drv_event *drv = event->drv;
-    if (drv != NULL)
+    if (drv != NULL) {
         accel__borrow_begin(device);
+        accel__cb_point_copy(&device->completion, &event->callbacks, &callbacks);
+    }
     pthread_mutex_unlock(&device->lock);
     if (drv == NULL)
         return accel__device_gone(device, "accel_event_wait");
@@ -117,7 +150,7 @@ accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
     accel__borrow_end(device);
     status = wait_status(device, status);
     pthread_mutex_unlock(&device->lock);
-    return status;
+    return callbacks_wait(device, &callbacks, status, deadline);
 }
 
 accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
@@ -128,6 +161,7 @@ accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
     if (!mode_valid(mode))
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "wait: %d is not an accel_wait_mode", (int)mode);
+    uint64_t deadline = deadline_after(timeout_ns);
     accel_status status = accel__submit_begin(stream, "accel_stream_wait");
     if (status != ACCEL_OK)
         return status;
@@ -136,6 +170,8 @@ accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
     status = accel__fence_stream(device, stream->drv, &fence);
     if (status != ACCEL_OK)
         return accel__submit_end(stream, status);
+    struct accel__cb_point callbacks;
+    accel__cb_point_take(&device->completion, stream->callbacks, &callbacks);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
     status = wait_event(device, fence.events[0], mode, timeout_ns);
@@ -148,10 +184,13 @@ accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
     if (status == ACCEL_OK && device->drops != NULL)
         accel__drop_collect(device, false);
     pthread_mutex_unlock(&device->lock);
-    return status;
+    return callbacks_wait(device, &callbacks, status, deadline);
 }
 
 /* ---- callbacks ---- */
+
+/* The record a callback on this thread is running, for nested syncs. */
+static _Thread_local struct accel__callback *running_here;
 
 static void ready_push(struct accel__completion *c, struct accel__callback *cb)
 {
@@ -162,6 +201,20 @@ static void ready_push(struct accel__completion *c, struct accel__callback *cb)
     else
         c->ready = cb;
     c->ready_tail = cb;
+    c->ready_count++;
+}
+
+static void ready_remove(struct accel__completion *c, struct accel__callback *cb)
+{
+    if (cb->prev != NULL)
+        cb->prev->next = cb->next;
+    else
+        c->ready = cb->next;
+    if (cb->next != NULL)
+        cb->next->prev = cb->prev;
+    else
+        c->ready_tail = cb->prev;
+    c->ready_count--;
 }
 
 static void outstanding_remove(struct accel__completion *c,
@@ -185,6 +238,8 @@ static void wake(struct accel__completion *c)
     } else {
         pthread_cond_signal(&c->cond);
     }
+    /* A sync in fd mode may run it itself. */
+    pthread_cond_broadcast(&c->ran);
 }
 
 /* Runs on the plugin's thread when the stream reaches the callback. */
@@ -199,45 +254,65 @@ static void reached(void *user)
     pthread_mutex_unlock(&c->lock);
 }
 
-/* Take the whole ready queue; completion lock held. */
-static struct accel__callback *ready_take(struct accel__completion *c)
+static void counter_release(struct accel__cb_counter *counter)
 {
-    struct accel__callback *list = c->ready;
-    c->ready = c->ready_tail = NULL;
-    return list;
+    if (counter != NULL && --counter->refs == 0)
+        free(counter);
 }
 
-static size_t run_list(struct accel__callback *list)
+/*
+ * The first ready record that may run now: one of a stream none of whose
+ * callbacks is running (so that each stream's run in order, whoever runs
+ * them), of `only` when set. Taken off the queue. Completion lock held.
+ */
+static struct accel__callback *ready_pop(struct accel__completion *c,
+                                         const struct accel__cb_counter *only)
 {
-    size_t count = 0;
-    while (list != NULL) {
-        struct accel__callback *next = list->next;
-        if (list->on_loss != NULL)
-            list->on_loss(list->device, list->generation, list->status,
-                          list->user);
-        else
-            list->fn(list->user, list->status);
-        free(list);
-        list = next;
-        count++;
+    for (struct accel__callback *cb = c->ready; cb != NULL; cb = cb->next) {
+        if (only != NULL && cb->counter != only)
+            continue;
+        if (cb->counter != NULL && cb->counter->running)
+            continue;
+        ready_remove(c, cb);
+        return cb;
     }
-    return count;
+    return NULL;
 }
 
-/* Take the loss records out of a list: a closing device tells of none. */
-static struct accel__callback *drop_losses(struct accel__callback *list)
+/* Run one record taken off the queue; completion lock held, let go meanwhile. */
+static void run_one(struct accel__completion *c, struct accel__callback *cb)
 {
-    struct accel__callback **link = &list;
-    while (*link != NULL) {
-        struct accel__callback *cb = *link;
-        if (cb->on_loss != NULL) {
-            *link = cb->next;
-            free(cb);
-        } else {
-            link = &cb->next;
-        }
+    struct accel__cb_counter *counter = cb->counter;
+    if (counter != NULL) {
+        counter->running = true;
+        counter->runner = pthread_self();
     }
-    return list;
+    pthread_mutex_unlock(&c->lock);
+    struct accel__callback *outer = running_here;
+    running_here = cb;
+    if (cb->on_loss != NULL)
+        cb->on_loss(cb->device, cb->generation, cb->status, cb->user);
+    else
+        cb->fn(cb->user, cb->status);
+    running_here = outer;
+    pthread_mutex_lock(&c->lock);
+    if (counter != NULL) {
+        counter->running = false;
+        counter->done++;
+        counter_release(counter);
+    }
+    free(cb);
+    pthread_cond_broadcast(&c->ran);
+    /* The callback thread may have passed over one of the same stream. */
+    if (c->fd < 0)
+        pthread_cond_signal(&c->cond);
+}
+
+/* Free a record that will not run (a loss told to a closing device). */
+static void discard(struct accel__callback *cb)
+{
+    counter_release(cb->counter);
+    free(cb);
 }
 
 static void *callback_thread(void *arg)
@@ -245,14 +320,14 @@ static void *callback_thread(void *arg)
     struct accel__completion *c = arg;
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        while (c->ready == NULL && !c->stopping && c->fd < 0)
-            pthread_cond_wait(&c->cond, &c->lock);
-        struct accel__callback *list = c->fd < 0 ? ready_take(c) : NULL;
-        if (list == NULL && (c->stopping || c->fd >= 0))
+        struct accel__callback *cb = c->fd < 0 ? ready_pop(c, NULL) : NULL;
+        if (cb != NULL) {
+            run_one(c, cb);
+            continue;
+        }
+        if (c->stopping || c->fd >= 0)
             break;
-        pthread_mutex_unlock(&c->lock);
-        run_list(list);
-        pthread_mutex_lock(&c->lock);
+        pthread_cond_wait(&c->cond, &c->lock);
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
@@ -264,11 +339,17 @@ accel_status accel__completion_init(struct accel__completion *c)
     c->fd = -1;
     if (pthread_mutex_init(&c->lock, NULL) != 0)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
-    if (pthread_cond_init(&c->cond, NULL) != 0) {
-        pthread_mutex_destroy(&c->lock);
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_cond_init");
-    }
+    if (pthread_cond_init(&c->cond, NULL) != 0)
+        goto fail_cond;
+    if (pthread_cond_init(&c->ran, NULL) != 0)
+        goto fail_ran;
     return ACCEL_OK;
+
+fail_ran:
+    pthread_cond_destroy(&c->cond);
+fail_cond:
+    pthread_mutex_destroy(&c->lock);
+    return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_cond_init");
 }
 
 /* Start the callback thread if callbacks need one; completion lock held. */
@@ -304,6 +385,30 @@ static void thread_stop(struct accel__completion *c)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* The stream's counter, made at its first callback; device lock held. */
+static accel_status stream_counter(accel_stream *stream)
+{
+    if (stream->callbacks != NULL)
+        return ACCEL_OK;
+    stream->callbacks = calloc(1, sizeof *stream->callbacks);
+    if (stream->callbacks == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "callback counter");
+    stream->callbacks->refs = 1; /* the stream's own */
+    return ACCEL_OK;
+}
+
+/* Queue a record as outstanding and count it; completion lock held. */
+static void outstanding_push(struct accel__completion *c, struct accel__callback *cb)
+{
+    cb->prev = NULL;
+    cb->next = c->outstanding;
+    if (c->outstanding != NULL)
+        c->outstanding->prev = cb;
+    c->outstanding = cb;
+    cb->counter->refs++;
+    cb->counter->added++;
+}
+
 accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
                                        void *user)
 {
@@ -324,19 +429,16 @@ accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
         goto done;
     }
     cb = calloc(1, sizeof *cb);
-    if (cb == NULL) {
-        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "callback");
+    status = cb == NULL ? accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "callback")
+                        : stream_counter(stream);
+    if (status != ACCEL_OK)
         goto done;
-    }
-    *cb = (struct accel__callback){.fn = fn, .user = user, .owner = c};
+    *cb = (struct accel__callback){.fn = fn, .user = user, .owner = c,
+                                   .counter = stream->callbacks};
     pthread_mutex_lock(&c->lock);
     status = thread_start(c);
-    if (status == ACCEL_OK) {
-        cb->next = c->outstanding;
-        if (c->outstanding != NULL)
-            c->outstanding->prev = cb;
-        c->outstanding = cb;
-    }
+    if (status == ACCEL_OK)
+        outstanding_push(c, cb);
     pthread_mutex_unlock(&c->lock);
     if (status != ACCEL_OK)
         goto done;
@@ -346,6 +448,8 @@ accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
     if (status != ACCEL_OK) {
         pthread_mutex_lock(&c->lock);
         outstanding_remove(c, cb);
+        cb->counter->added--;
+        cb->counter->refs--; /* the stream still holds one */
         pthread_mutex_unlock(&c->lock);
     } else {
         cb = NULL; /* the stream owns it now */
@@ -354,6 +458,130 @@ done:
     free(cb);
     return accel__submit_end(stream, status);
 }
+
+/* ---- waiting for callbacks ---- */
+
+void accel__cb_point_take(struct accel__completion *c,
+                          struct accel__cb_counter *counter,
+                          struct accel__cb_point *out_point)
+{
+    *out_point = (struct accel__cb_point){0};
+    if (counter == NULL)
+        return;
+    pthread_mutex_lock(&c->lock);
+    if (counter->done < counter->added) {
+        counter->refs++;
+        *out_point = (struct accel__cb_point){.counter = counter,
+                                              .target = counter->added};
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+void accel__cb_point_copy(struct accel__completion *c,
+                          const struct accel__cb_point *point,
+                          struct accel__cb_point *out_point)
+{
+    *out_point = *point;
+    if (point->counter == NULL)
+        return;
+    pthread_mutex_lock(&c->lock);
+    point->counter->refs++;
+    pthread_mutex_unlock(&c->lock);
+}
+
+void accel__cb_point_release(struct accel__completion *c,
+                             struct accel__cb_point *point)
+{
+    if (point->counter == NULL)
+        return;
+    pthread_mutex_lock(&c->lock);
+    counter_release(point->counter);
+    pthread_mutex_unlock(&c->lock);
+    *point = (struct accel__cb_point){0};
+}
+
+bool accel__cb_point_reached(struct accel__completion *c,
+                             const struct accel__cb_point *point)
+{
+    if (point->counter == NULL)
+        return true;
+    pthread_mutex_lock(&c->lock);
+    bool reached_it = point->counter->done >= point->target;
+    pthread_mutex_unlock(&c->lock);
+    return reached_it;
+}
+
+bool accel__cb_point_running_here(struct accel__completion *c,
+                                  const struct accel__cb_point *point)
+{
+    if (point->counter == NULL)
+        return false;
+    pthread_mutex_lock(&c->lock);
+    bool mine = point->counter->running &&
+                pthread_equal(point->counter->runner, pthread_self());
+    pthread_mutex_unlock(&c->lock);
+    return mine;
+}
+
+/* Sleep on `ran` for at most 1 ms past now, or until the deadline. */
+static accel_status ran_wait(struct accel__completion *c, uint64_t deadline_ns)
+{
+    if (deadline_ns == UINT64_MAX) {
+        pthread_cond_wait(&c->ran, &c->lock);
+        return ACCEL_OK;
+    }
+    if (accel__now_ns() >= deadline_ns)
+        return accel__error(ACCEL_ERR_TIMEOUT,
+                            "the wait passed its timeout before the callbacks "
+                            "enqueued before it had run");
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&c->ran, &c->lock, &until);
+    return ACCEL_OK;
+}
+
+accel_status accel__cb_point_wait(struct accel__completion *c,
+                                  const struct accel__cb_point *point,
+                                  uint64_t deadline_ns)
+{
+    struct accel__cb_counter *counter = point->counter;
+    if (counter == NULL)
+        return ACCEL_OK;
+    accel_status status = ACCEL_OK;
+    pthread_mutex_lock(&c->lock);
+    while (status == ACCEL_OK && counter->done < point->target) {
+        /* Inside one of the stream's own callbacks, the ones after it
+         * cannot run before it returns. */
+        if (counter->running && pthread_equal(counter->runner, pthread_self())) {
+            status = accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                  "a sync from one of the stream's own "
+                                  "callbacks would wait for itself");
+            break;
+        }
+        /* In fd mode nobody may be dispatching (a single-threaded loop that
+         * syncs), and on the callback thread nobody else runs them: run the
+         * stream's ready ones here, in order. */
+        struct accel__callback *cb = NULL;
+        if (c->fd >= 0 || (running_here != NULL && running_here->owner == c))
+            cb = ready_pop(c, counter);
+        if (cb != NULL)
+            run_one(c, cb);
+        else
+            status = ran_wait(c, deadline_ns);
+    }
+    /* What this thread left on the queue is the loop's, as before. */
+    if (c->fd >= 0 && c->ready != NULL)
+        wake(c);
+    pthread_mutex_unlock(&c->lock);
+    return status;
+}
+
+/* ---- losses, the fd, closing ---- */
 
 void accel__completion_notify_loss(struct accel__completion *c,
                                    accel_device *device, accel_loss_callback on_loss,
@@ -385,13 +613,16 @@ void accel__completion_notify_loss(struct accel__completion *c,
 void accel__completion_abandon(struct accel__completion *c)
 {
     pthread_mutex_lock(&c->lock);
-    while (c->outstanding != NULL) {
-        struct accel__callback *cb = c->outstanding;
-        c->outstanding = cb->next;
-        if (c->outstanding != NULL)
-            c->outstanding->prev = NULL;
+    /* The list is newest first: deliver from its tail, in enqueue order. */
+    struct accel__callback *cb = c->outstanding;
+    while (cb != NULL && cb->next != NULL)
+        cb = cb->next;
+    c->outstanding = NULL;
+    while (cb != NULL) {
+        struct accel__callback *newer = cb->prev;
         cb->status = ACCEL_ERR_DEVICE_LOST;
         ready_push(c, cb);
+        cb = newer;
     }
     if (c->ready != NULL)
         wake(c);
@@ -405,6 +636,8 @@ accel_status accel_device_completion_fd(accel_device *device, int *out_fd)
     if (device == NULL || out_fd == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_completion_fd: NULL argument");
+    if (accel__process_check(device->pid, "accel_device_completion_fd") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     struct accel__completion *c = &device->completion;
     pthread_mutex_lock(&c->lock);
     if (c->fd < 0) {
@@ -435,6 +668,8 @@ accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_dispatch: NULL device");
+    if (accel__process_check(device->pid, "accel_device_dispatch") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     struct accel__completion *c = &device->completion;
     pthread_mutex_lock(&c->lock);
     if (c->fd < 0) {
@@ -447,12 +682,34 @@ accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
     uint64_t counter;
     ssize_t n = read(c->fd, &counter, sizeof counter);
     (void)n; /* EAGAIN: nothing was signalled, the queue is checked anyway */
-    struct accel__callback *list = ready_take(c);
+    /* Those ready now: a callback that adds one which is reached at once
+     * must not keep this call going for ever. */
+    size_t count = 0, limit = c->ready_count;
+    struct accel__callback *cb = NULL;
+    while (count < limit && (cb = ready_pop(c, NULL)) != NULL) {
+        run_one(c, cb);
+        count++;
+    }
+    if (c->ready != NULL)
+        wake(c);
     pthread_mutex_unlock(&c->lock);
-    size_t count = run_list(list);
     if (out_count != NULL)
         *out_count = count;
     return ACCEL_OK;
+}
+
+/* Take the loss records off the queue: a closing device tells of none. */
+static void ready_drop_losses(struct accel__completion *c)
+{
+    struct accel__callback *cb = c->ready;
+    while (cb != NULL) {
+        struct accel__callback *next = cb->next;
+        if (cb->on_loss != NULL) {
+            ready_remove(c, cb);
+            discard(cb);
+        }
+        cb = next;
+    }
 }
 
 void accel__completion_quiesce(struct accel__completion *c)
@@ -460,12 +717,8 @@ void accel__completion_quiesce(struct accel__completion *c)
     /* A loss callback may be running and use the device: let it finish. */
     thread_stop(c);
     pthread_mutex_lock(&c->lock);
-    struct accel__callback *list = drop_losses(ready_take(c));
     /* What is left are stream callbacks, run in order by deinit. */
-    c->ready = list;
-    c->ready_tail = list;
-    while (c->ready_tail != NULL && c->ready_tail->next != NULL)
-        c->ready_tail = c->ready_tail->next;
+    ready_drop_losses(c);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -475,11 +728,14 @@ void accel__completion_deinit(struct accel__completion *c)
     accel__completion_abandon(c);
     thread_stop(c);
     pthread_mutex_lock(&c->lock);
-    struct accel__callback *list = ready_take(c);
+    ready_drop_losses(c);
+    struct accel__callback *cb = NULL;
+    while ((cb = ready_pop(c, NULL)) != NULL)
+        run_one(c, cb);
     pthread_mutex_unlock(&c->lock);
-    run_list(drop_losses(list));
     if (c->fd >= 0)
         close(c->fd);
+    pthread_cond_destroy(&c->ran);
     pthread_cond_destroy(&c->cond);
     pthread_mutex_destroy(&c->lock);
 }

@@ -25,6 +25,8 @@ accel_status accel__submit_begin(accel_stream *stream, const char *what)
 {
     if (stream == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL stream", what);
+    if (accel__process_check(stream->device->pid, what) != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&stream->device->lock);
     accel_status status = accel__device_usable(stream->device);
     if (status == ACCEL_OK && stream->drv == NULL)

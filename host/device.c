@@ -91,7 +91,9 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_host_device_props: NULL argument");
     struct accel__plugin *plugin = NULL;
-    accel_status status = plugin_with_device(host, plugin_name, index, &plugin);
+    accel_status status = accel__process_check(host->pid, "accel_host_device_props");
+    if (status == ACCEL_OK)
+        status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status == ACCEL_OK)
         status = device_props(plugin, index, out_props);
     return status;
@@ -108,7 +110,9 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     }
     *out_device = NULL;
     struct accel__plugin *plugin = NULL;
-    accel_status status = plugin_with_device(host, plugin_name, index, &plugin);
+    accel_status status = accel__process_check(host->pid, "accel_device_open");
+    if (status == ACCEL_OK)
+        status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status != ACCEL_OK)
         return status;
 
@@ -116,12 +120,14 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     if (device == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_device");
     device->host = host;
+    device->pid = host->pid;
     device->plugin = plugin;
     device->drv = &plugin->drv;
     device->index = index;
     device->id = atomic_fetch_add(&next_device_id, 1);
     atomic_init(&device->generation, 1);
     atomic_init(&device->lost, false);
+    atomic_init(&device->resetting, false);
     atomic_init(&device->lockless_calls, 0);
     atomic_init(&device->recovery.unrecoverable, false);
     accel__refs_init(&device->refs);
@@ -207,7 +213,8 @@ static void device_empty(accel_device *device)
 
 void accel_device_close(accel_device *device)
 {
-    if (device == NULL)
+    /* A fork's child leaves the parent's device alone (see the host's). */
+    if (device == NULL || device->pid != accel__pid)
         return;
     host_unlink(device->host, device);
     accel__completion_quiesce(&device->completion);
@@ -254,7 +261,9 @@ accel_status accel_device_info_get(const accel_device *device,
 /* True when the device was live until now. */
 static bool mark_lost(accel_device *device)
 {
-    if (atomic_load(&device->lost))
+    /* A loss met while a reset is under way is the reset's to mend: it is
+     * neither counted nor recovered a second time. */
+    if (atomic_load(&device->lost) || atomic_load(&device->resetting))
         return false;
     /* Bumping the generation makes every ref minted before stale at once. */
     atomic_store(&device->lost, true);
@@ -272,10 +281,15 @@ accel_status accel__device_check_loss(accel_device *device, accel_status status)
         device->drv->device_status(device->drv_device) != ACCEL_ERR_DEVICE_LOST)
         return status;
     accel__error_keep(ACCEL_ERR_DEVICE_LOST, "device_status");
-    if (mark_lost(device))
+    if (mark_lost(device)) {
         accel__recovery_on_loss(device);
-    else if (atomic_load(&device->recovery.unrecoverable))
+        /* The loss that spent the budget says so by its code, not only in
+         * its detail: "rebuilt, retry" and "given up" differ. */
+        if (atomic_load(&device->recovery.unrecoverable))
+            return ACCEL_ERR_UNRECOVERABLE;
+    } else if (atomic_load(&device->recovery.unrecoverable)) {
         return accel__device_gone(device, NULL);
+    }
     return ACCEL_ERR_DEVICE_LOST;
 }
 
@@ -305,8 +319,21 @@ accel_status accel__device_gone(const accel_device *device, const char *what)
                         device->plugin->name, device->index);
 }
 
+void accel__device_reset_wait(accel_device *device)
+{
+    /* Signalled with the staging set's condition, as borrowed objects are. */
+    while (atomic_load(&device->resetting) &&
+           !pthread_equal(device->resetter, pthread_self()) &&
+           !accel__borrowing_here())
+        pthread_cond_wait(&device->staging.returned, &device->lock);
+}
+
 accel_status accel__device_usable(accel_device *device)
 {
+    accel_status status = accel__process_check(device->pid, "device");
+    if (status != ACCEL_OK)
+        return status;
+    accel__device_reset_wait(device);
     if (!atomic_load(&device->lost))
         return ACCEL_OK;
     return accel__device_gone(device, NULL);
@@ -317,6 +344,8 @@ accel_status accel_device_status(accel_device *device)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_status: NULL device");
+    if (accel__process_check(device->pid, "accel_device_status") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK) {
@@ -334,12 +363,18 @@ accel_status accel_device_sync(accel_device *device)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_sync: NULL device");
+    if (accel__process_check(device->pid, "accel_device_sync") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     /* Mark the end of every stream's work under the lock, then wait without
      * it, so that other threads can go on submitting meanwhile; the fence is
      * borrowed, so that a reset waits for it. */
     struct accel__fence fence = {0};
+    struct accel__cb_point *callbacks = NULL;
+    size_t callback_count = 0;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK)
+        status = accel__streams_cb_points(device, &callbacks, &callback_count);
     if (status == ACCEL_OK)
         status = accel__fence_lanes(device, ~0ull, &fence);
     if (status == ACCEL_OK && device->internal != NULL)
@@ -357,14 +392,17 @@ accel_status accel_device_sync(accel_device *device)
     if (status == ACCEL_OK)
         accel__drop_collect(device, false);
     pthread_mutex_unlock(&device->lock);
-    return status;
+    /* Callbacks are work on the streams too. */
+    return accel__cb_points_finish(device, status, callbacks, callback_count);
 }
 
 accel_status accel__device_rebuild(accel_device *device)
 {
-    /* New work fails from here on, and refs minted before are stale; then
-     * the work other threads have in flight without the lock comes back. */
-    atomic_store(&device->lost, true);
+    /* New calls wait from here on, and refs minted before are stale; then
+     * the work other threads have in flight without the lock comes back.
+     * A reset is not a loss: `lost` says only whether one was found. */
+    atomic_store(&device->resetting, true);
+    device->resetter = pthread_self();
     atomic_fetch_add(&device->generation, 1);
     device->recovery.pending = false;
     accel__lockless_drain(device);
@@ -378,8 +416,10 @@ accel_status accel__device_rebuild(accel_device *device)
         status = accel__streams_rebuild(device);
     if (status == ACCEL_OK)
         status = accel__modules_rebuild(device);
-    if (status == ACCEL_OK)
-        atomic_store(&device->lost, false);
+    /* A reset that failed part way leaves plugin objects missing: lost. */
+    atomic_store(&device->lost, status != ACCEL_OK);
+    atomic_store(&device->resetting, false);
+    pthread_cond_broadcast(&device->staging.returned);
     return status;
 }
 
@@ -388,7 +428,11 @@ accel_status accel_device_reset(accel_device *device)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_reset: NULL device");
+    if (accel__process_check(device->pid, "accel_device_reset") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
+    /* One reset at a time: another thread's finishes first. */
+    accel__device_reset_wait(device);
     accel_status status = accel__device_rebuild(device);
     /* The application asked: the automatic budget starts again. */
     if (status == ACCEL_OK)

@@ -3,8 +3,33 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
+
+/* ---- the process, for use after fork() ---- */
+
+pid_t accel__pid;
+static pthread_once_t pid_once = PTHREAD_ONCE_INIT;
+
+/* Runs in the child of a fork, while it has only the one thread. */
+static void pid_in_child(void)
+{
+    accel__pid = getpid();
+}
+
+static void pid_init(void)
+{
+    accel__pid = getpid();
+    pthread_atfork(NULL, NULL, pid_in_child);
+}
+
+accel_status accel__forked(const char *what)
+{
+    return accel__error(ACCEL_ERR_NOT_SUPPORTED,
+                        "%s: used after fork: create a new host in the child",
+                        what);
+}
 
 static accel_status take_selection(accel_host *host, const char *text)
 {
@@ -39,6 +64,8 @@ accel_status accel__host_create_as(const accel_host_options *options,
     accel_host *host = calloc(1, sizeof *host);
     if (host == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_host");
+    pthread_once(&pid_once, pid_init);
+    host->pid = accel__pid;
     const char *plugin_path = options ? options->plugin_path : NULL;
     if (plugin_path == NULL)
         plugin_path = accel__getenv_as(ids, "ACCEL_PLUGIN_PATH");
@@ -71,7 +98,9 @@ fail_selection:
 
 void accel_host_destroy(accel_host *host)
 {
-    if (host == NULL)
+    /* A fork's child leaves the parent's host alone: closing its devices
+     * would wait for threads that exist only in the parent. */
+    if (host == NULL || host->pid != accel__pid)
         return;
     while (host->devices != NULL)
         accel_device_close(host->devices);

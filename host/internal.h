@@ -161,7 +161,27 @@ accel_status accel__host_create_as(const accel_host_options *options,
                                    const struct accel__ids *ids,
                                    accel_host **out_host);
 
+/*
+ * The calling process's id: set at the first host's creation and again in
+ * the child of every fork() (a pthread_atfork handler). A host and its
+ * devices keep the id of the process that made them; a call from another
+ * process (a fork's child) is refused, since the threads the objects rely
+ * on (plugin stream workers, the callback thread) exist only in the parent.
+ */
+extern pid_t accel__pid;
+/* ACCEL_ERR_NOT_SUPPORTED with its detail, for `what` called after fork. */
+accel_status accel__forked(const char *what);
+
+/* ACCEL_OK when `owner` is this process: one load and a compare. */
+static inline accel_status accel__process_check(pid_t owner, const char *what)
+{
+    if (__builtin_expect(owner == accel__pid, 1))
+        return ACCEL_OK;
+    return accel__forked(what);
+}
+
 struct accel_host {
+    pid_t pid;                          /* the process that made it */
     struct accel__catalog catalog;
     struct accel__backend_item items[ACCEL__BACKEND_ITEMS_MAX];
     size_t item_count;
@@ -205,10 +225,32 @@ struct accel__host_block {
  */
 #define ACCEL__LANES 64
 
+/*
+ * The callbacks of one stream, counted, so that a sync can wait for those
+ * enqueued before it (completion.c). Shared by the stream, its callback
+ * records, and the events and waiters that wait for them; the last to let
+ * go frees it. Every field under the completion lock.
+ */
+struct accel__cb_counter {
+    uint64_t added;          /* callbacks enqueued on the stream */
+    uint64_t done;           /* of those, the ones that have run */
+    uint32_t refs;
+    bool running;            /* one of them runs now, on `runner` */
+    pthread_t runner;
+};
+
+/* The callbacks of a stream enqueued before some point: done >= target. */
+struct accel__cb_point {
+    struct accel__cb_counter *counter; /* NULL: nothing to wait for */
+    uint64_t target;
+};
+
 struct accel_stream {
     struct accel_device *device;
     accel_drv_stream *drv;   /* NULL while the device is lost */
     uint32_t lane;
+    /* Made at the first callback; device lock. */
+    struct accel__cb_counter *callbacks;
     struct accel_stream *next;
 };
 
@@ -250,6 +292,11 @@ struct accel__staging {
 struct accel_event {
     struct accel_device *device;
     accel_drv_event *drv;    /* NULL while the device is lost */
+    /* The callbacks enqueued before the event's last record: it completes
+     * only once they have run. Device lock; `callbacks_pending` is read
+     * without it by the lockless query. */
+    struct accel__cb_point callbacks;
+    _Atomic bool callbacks_pending;
     struct accel_event *next;
 };
 
@@ -258,9 +305,11 @@ struct accel__callback;
 struct accel__completion {
     pthread_mutex_t lock;
     pthread_cond_t cond;
+    pthread_cond_t ran;                  /* a callback ran, or became ready */
     struct accel__callback *outstanding; /* enqueued, not yet reached */
     struct accel__callback *ready;       /* reached, to be run, in order */
     struct accel__callback *ready_tail;
+    size_t ready_count;
     pthread_t thread;
     bool thread_running;
     bool stopping;
@@ -274,6 +323,35 @@ void accel__completion_deinit(struct accel__completion *completion);
 void accel__completion_abandon(struct accel__completion *completion);
 /* Before a close: drop loss callbacks not yet run, stop the thread. */
 void accel__completion_quiesce(struct accel__completion *completion);
+/*
+ * The point after the callbacks `counter` has counted so far (NULL, or
+ * all of them run: an empty point). Takes a reference; give it back with
+ * accel__cb_point_release. Any lock but the completion's may be held.
+ */
+void accel__cb_point_take(struct accel__completion *completion,
+                          struct accel__cb_counter *counter,
+                          struct accel__cb_point *out_point);
+/* A second reference to the same point. */
+void accel__cb_point_copy(struct accel__completion *completion,
+                          const struct accel__cb_point *point,
+                          struct accel__cb_point *out_point);
+void accel__cb_point_release(struct accel__completion *completion,
+                             struct accel__cb_point *point);
+/* True once every callback before the point has run. */
+bool accel__cb_point_reached(struct accel__completion *completion,
+                             const struct accel__cb_point *point);
+/* True when this thread is inside one of the point's stream's callbacks. */
+bool accel__cb_point_running_here(struct accel__completion *completion,
+                                  const struct accel__cb_point *point);
+/*
+ * Wait until every callback before the point has run, at most until
+ * `deadline_ns` (accel__now_ns; UINT64_MAX: no limit). In fd mode, and on
+ * the thread that runs callbacks, the caller runs the ready ones of that
+ * stream itself. No device lock may be held: a callback may use the device.
+ */
+accel_status accel__cb_point_wait(struct accel__completion *completion,
+                                  const struct accel__cb_point *point,
+                                  uint64_t deadline_ns);
 /* Queue on_loss(device, generation, status, user) where callbacks run. */
 void accel__completion_notify_loss(struct accel__completion *completion,
                                    accel_device *device, accel_loss_callback on_loss,
@@ -293,6 +371,7 @@ struct accel__recovery {
 
 struct accel_device {
     accel_host *host;
+    pid_t pid;                          /* the host's, here for one load */
     struct accel__plugin *plugin;
     const struct accel_driver_v1 *drv;
     accel_drv_device *drv_device;
@@ -304,6 +383,14 @@ struct accel_device {
     pthread_mutex_t lock;
     _Atomic uint32_t generation;
     _Atomic bool lost;
+    /*
+     * A reset is under way, the application's or the host's after a loss,
+     * made by `resetter`. It is not a loss: calls that begin meanwhile wait
+     * for it (accel__device_reset_wait), and the lockless query treats it
+     * as it treats `lost`. Written under the lock.
+     */
+    _Atomic bool resetting;
+    pthread_t resetter;
     /*
      * Calls into the plugin made without the lock (event queries): a
      * rebuild marks the device lost, then waits until none is left before
@@ -352,7 +439,16 @@ accel_status accel__device_check_loss(accel_device *device, accel_status status)
  */
 accel_status accel__device_check_loss_unlocked(accel_device *device,
                                                accel_status status);
-/* ACCEL_ERR_DEVICE_LOST (or UNRECOVERABLE) with its detail, else ACCEL_OK. */
+/*
+ * Wait while another thread resets the device, unless this thread holds
+ * borrowed objects (the reset waits for those: it goes on, and its refs are
+ * stale already). Lock held; it is let go while waiting.
+ */
+void accel__device_reset_wait(accel_device *device);
+/*
+ * After accel__device_reset_wait: ACCEL_ERR_DEVICE_LOST (or UNRECOVERABLE)
+ * with its detail, else ACCEL_OK. Lock held.
+ */
 accel_status accel__device_usable(accel_device *device);
 /* The error for a handle whose plugin object is gone with the device. */
 accel_status accel__device_gone(const accel_device *device, const char *what);
@@ -379,6 +475,8 @@ void accel__borrow_begin(accel_device *device);
 void accel__borrow_end(accel_device *device);
 /* Wait until no other thread holds a borrowed object; lock held. */
 void accel__borrowed_wait(accel_device *device);
+/* True while the calling thread holds a borrowed object of any device. */
+bool accel__borrowing_here(void);
 /* Wait for the calls made without the lock; `lost` is already set. */
 void accel__lockless_drain(accel_device *device);
 
@@ -399,6 +497,14 @@ void accel__streams_release(accel_device *device);
  * nothing); device lock held. */
 void accel__streams_wait_all(accel_device *device);
 accel_status accel__streams_rebuild(accel_device *device);
+/* The callback point of every stream that has had callbacks; lock held. */
+accel_status accel__streams_cb_points(accel_device *device,
+                                      struct accel__cb_point **out_points,
+                                      size_t *out_count);
+/* After device work that ended with `status`, wait for the points' callbacks
+ * (unless it failed) and let go of them; no device lock held. */
+accel_status accel__cb_points_finish(accel_device *device, accel_status status,
+                                     struct accel__cb_point *points, size_t count);
 
 /*
  * Begin a submission on a stream: take the device lock and check that the

@@ -23,6 +23,11 @@ struct accel_kernel {
     accel_module *module;
     char *name;
     accel_drv_kernel *drv;               /* NULL while the device is lost */
+    /*
+     * Immutable once accel_kernel_get has returned the kernel: launches read
+     * it without the device lock, so a reset checks the signature the plugin
+     * gives again against it instead of writing it.
+     */
     struct accel_kernel_signature signature;
     struct accel_kernel *next;
 };
@@ -99,6 +104,8 @@ accel_status accel_module_load(accel_device *device, const void *data,
     if (device == NULL || data == NULL || size == 0 || out_module == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_module_load: NULL argument or empty image");
+    if (accel__process_check(device->pid, "accel_module_load") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     const void *image = NULL;
     size_t image_size = 0;
     accel_status status = image_for_device(device, data, size, &image, &image_size);
@@ -196,7 +203,7 @@ static void module_free(accel_module *module)
 
 void accel_module_unload(accel_module *module)
 {
-    if (module == NULL)
+    if (module == NULL || module->device->pid != accel__pid)
         return;
     accel_device *device = module->device;
     /* Launches of its kernels may still be queued: let them finish. */
@@ -227,6 +234,8 @@ accel_status accel_kernel_get(accel_module *module, const char *name,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_kernel_get: NULL argument");
     accel_device *device = module->device;
+    if (accel__process_check(device->pid, "accel_kernel_get") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     accel_status status = ACCEL_OK;
     struct accel_kernel *kernel = module->kernels;
@@ -430,6 +439,25 @@ void accel__modules_release(accel_device *device)
     }
 }
 
+/* Look a kernel up again in its reloaded module; lock held. */
+static accel_status kernel_rebuild(accel_device *device, struct accel_kernel *kernel)
+{
+    /* The signature goes to a copy: launches read the kernel's own without
+     * the lock, and it must not change under them. */
+    struct accel_kernel_signature signature;
+    accel_status status = accel__from_plugin(
+        device->drv->kernel_get(device->drv_device, kernel->module->drv, kernel->name,
+                                &kernel->drv, &signature),
+        "kernel_get");
+    if (status == ACCEL_OK &&
+        memcmp(&signature, &kernel->signature, sizeof signature) != 0)
+        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
+                              "kernel_get: '%s' has another signature after the "
+                              "reset than the same image gave before",
+                              kernel->name);
+    return status;
+}
+
 accel_status accel__modules_rebuild(accel_device *device)
 {
     for (accel_module *m = device->modules; m != NULL; m = m->next) {
@@ -438,10 +466,7 @@ accel_status accel__modules_rebuild(accel_device *device)
             "module_load");
         for (struct accel_kernel *k = m->kernels; status == ACCEL_OK && k != NULL;
              k = k->next)
-            status = accel__from_plugin(
-                device->drv->kernel_get(device->drv_device, m->drv, k->name, &k->drv,
-                                        &k->signature),
-                "kernel_get");
+            status = kernel_rebuild(device, k);
         if (status != ACCEL_OK)
             return status;
     }

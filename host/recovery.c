@@ -31,6 +31,8 @@ accel_status accel_device_set_recovery(accel_device *device,
     if (device == NULL || policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_recovery: NULL argument");
+    if (accel__process_check(device->pid, "accel_device_set_recovery") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     if (policy->max_losses > ACCEL_RECOVERY_MAX_LOSSES)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_recovery: max_losses %u is more "
@@ -115,7 +117,7 @@ void accel__recovery_on_loss(accel_device *device)
     }
     if (over_budget(rec, accel__now_ns())) {
         atomic_store(&rec->unrecoverable, true);
-        accel__error(ACCEL_ERR_DEVICE_LOST,
+        accel__error(ACCEL_ERR_UNRECOVERABLE,
                      "%s; %u losses within %llu ns are more than the recovery "
                      "policy allows (%u): the device is unrecoverable",
                      accel_last_error(), rec->count,
@@ -146,6 +148,11 @@ void accel__borrow_end(accel_device *device)
         recover(device);
 }
 
+bool accel__borrowing_here(void)
+{
+    return borrowed_here > 0;
+}
+
 void accel__lockless_drain(accel_device *device)
 {
     /* Such a call does not block (a query): the wait is a few hundred ns. */
@@ -155,7 +162,8 @@ void accel__lockless_drain(accel_device *device)
 
 void accel__borrowed_wait(accel_device *device)
 {
-    /* The condition is the staging set's: both are "something came back". */
+    /* The condition is the staging set's: it means "something came back"
+     * (a buffer, a borrowed object, the device from its reset). */
     while (device->recovery.borrowed > 0)
         pthread_cond_wait(&device->staging.returned, &device->lock);
 }

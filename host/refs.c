@@ -222,6 +222,8 @@ accel_status accel_free(accel_device *device, accel_ref ref)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_free: NULL device");
+    if (accel__process_check(device->pid, "accel_free") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     struct accel__slot *slot = NULL;
     accel_status status = accel__ref_resolve(device, ref, &slot);
@@ -256,6 +258,8 @@ accel_status accel_ref_check(accel_device *device, accel_ref ref)
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_ref_check: NULL device");
+    if (accel__process_check(device->pid, "accel_ref_check") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     struct accel__slot *slot = NULL;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__ref_resolve(device, ref, &slot);
@@ -279,6 +283,8 @@ accel_status accel_ref_native(accel_device *device, accel_ref ref,
     if (device == NULL || out_address == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_ref_native: NULL argument");
+    if (accel__process_check(device->pid, "accel_ref_native") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     struct accel__slot *slot = NULL;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__ref_resolve(device, ref, &slot);

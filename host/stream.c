@@ -38,6 +38,8 @@ accel_status accel_stream_create(accel_device *device, accel_stream **out_stream
     if (device == NULL || out_stream == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_stream_create: NULL argument");
+    if (accel__process_check(device->pid, "accel_stream_create") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     accel_stream *stream = calloc(1, sizeof *stream);
     if (stream == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_stream");
@@ -73,7 +75,9 @@ accel_status accel_stream_create(accel_device *device, accel_stream **out_stream
 
 void accel_stream_destroy(accel_stream *stream)
 {
-    if (stream == NULL)
+    /* A fork's child leaves the parent's stream alone: its worker is not
+     * there to finish the work a destroy waits for. */
+    if (stream == NULL || stream->device->pid != accel__pid)
         return;
     accel_device *device = stream->device;
     /* Wait for the stream's work without the lock, so that other threads go
@@ -91,6 +95,9 @@ void accel_stream_destroy(accel_stream *stream)
         device->drv->stream_sync(device->drv_device, stream->drv);
         device->drv->stream_destroy(device->drv_device, stream->drv);
     }
+    /* Callbacks still queued keep the counter as long as they need it. */
+    struct accel__cb_point own = {.counter = stream->callbacks};
+    accel__cb_point_release(&device->completion, &own);
     /* A later stream may take the lane: the fences of refs this stream used
      * would then be recorded there, later than needed but never too early. */
     lane_give(device, stream->lane);
@@ -101,15 +108,23 @@ void accel_stream_destroy(accel_stream *stream)
 
 /*
  * Borrow the plugin objects behind a stream and an event (either may be
- * NULL) for a call made without the lock. Fails when the device's reset
- * has dropped them and not made new ones.
+ * NULL) for a call made without the lock, and the point after the
+ * callbacks enqueued before now (the stream's) or before the event's
+ * record. Fails when the device's reset has dropped them and not made new
+ * ones.
  */
 static accel_status borrow(accel_device *device, const accel_stream *stream,
                            const accel_event *event, const char *what,
                            accel_drv_stream **out_stream,
-                           accel_drv_event **out_event)
+                           accel_drv_event **out_event,
+                           struct accel__cb_point *out_callbacks)
 {
+    *out_callbacks = (struct accel__cb_point){0};
     pthread_mutex_lock(&device->lock);
+    /* Not during a reset: it would wait for this borrow, and new ones could
+     * keep it waiting for ever. A lost device's objects are still synced:
+     * its queues drain before the host may free what they use. */
+    accel__device_reset_wait(device);
     accel_status status = ACCEL_OK;
     if ((stream != NULL && stream->drv == NULL) ||
         (event != NULL && event->drv == NULL)) {
@@ -118,6 +133,12 @@ static accel_status borrow(accel_device *device, const accel_stream *stream,
         *out_stream = stream != NULL ? stream->drv : NULL;
         *out_event = event != NULL ? event->drv : NULL;
         accel__borrow_begin(device);
+        if (stream != NULL)
+            accel__cb_point_take(&device->completion, stream->callbacks,
+                                 out_callbacks);
+        else
+            accel__cb_point_copy(&device->completion, &event->callbacks,
+                                 out_callbacks);
     }
     pthread_mutex_unlock(&device->lock);
     return status;
@@ -144,20 +165,38 @@ static accel_status give_back(accel_device *device, accel_status status,
     return status;
 }
 
+/*
+ * After the device work: the callbacks before the point run too (in fd
+ * mode this thread may run them), unless the work failed (those the stream
+ * never reaches are delivered at a reset or a close). Lets go of the point.
+ */
+static accel_status callbacks_wait(accel_device *device, accel_status status,
+                                   struct accel__cb_point *callbacks)
+{
+    if (status == ACCEL_OK)
+        status = accel__cb_point_wait(&device->completion, callbacks, UINT64_MAX);
+    accel__cb_point_release(&device->completion, callbacks);
+    return status;
+}
+
 accel_status accel_stream_sync(accel_stream *stream)
 {
     if (stream == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_stream_sync: NULL stream");
     accel_device *device = stream->device;
+    if (accel__process_check(device->pid, "accel_stream_sync") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     accel_drv_stream *drv = NULL;
     accel_drv_event *unused = NULL;
-    accel_status status =
-        borrow(device, stream, NULL, "accel_stream_sync", &drv, &unused);
+    struct accel__cb_point callbacks;
+    accel_status status = borrow(device, stream, NULL, "accel_stream_sync", &drv,
+                                 &unused, &callbacks);
     if (status != ACCEL_OK)
         return status;
-    return give_back(device, device->drv->stream_sync(device->drv_device, drv),
-                     "stream_sync", true);
+    status = give_back(device, device->drv->stream_sync(device->drv_device, drv),
+                       "stream_sync", true);
+    return callbacks_wait(device, status, &callbacks);
 }
 
 accel_status accel_event_create(accel_device *device, accel_event **out_event)
@@ -167,6 +206,8 @@ accel_status accel_event_create(accel_device *device, accel_event **out_event)
     if (device == NULL || out_event == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_event_create: NULL argument");
+    if (accel__process_check(device->pid, "accel_event_create") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     accel_event *event = calloc(1, sizeof *event);
     if (event == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_event");
@@ -192,7 +233,7 @@ accel_status accel_event_create(accel_device *device, accel_event **out_event)
 
 void accel_event_destroy(accel_event *event)
 {
-    if (event == NULL)
+    if (event == NULL || event->device->pid != accel__pid)
         return;
     accel_device *device = event->device;
     pthread_mutex_lock(&device->lock);
@@ -204,6 +245,7 @@ void accel_event_destroy(accel_event *event)
     }
     if (event->drv != NULL)
         device->drv->event_destroy(device->drv_device, event->drv);
+    accel__cb_point_release(&device->completion, &event->callbacks);
     pthread_mutex_unlock(&device->lock);
     free(event);
 }
@@ -250,6 +292,13 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
     status = accel__from_plugin(
         device->drv->event_record(device->drv_device, event->drv, stream->drv),
         "event_record");
+    /* The event completes once the callbacks before it have run, too. */
+    if (status == ACCEL_OK) {
+        accel__cb_point_release(&device->completion, &event->callbacks);
+        accel__cb_point_take(&device->completion, stream->callbacks,
+                             &event->callbacks);
+        atomic_store(&event->callbacks_pending, event->callbacks.counter != NULL);
+    }
     return accel__submit_end(stream, status);
 }
 
@@ -257,15 +306,24 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
 static accel_status event_query_locked(accel_event *event, const char *what)
 {
     accel_device *device = event->device;
-    accel_status status;
     pthread_mutex_lock(&device->lock);
-    if (event->drv == NULL || atomic_load(&device->lost)) {
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK && event->drv == NULL) {
         status = accel__device_gone(device, what);
-    } else {
+    } else if (status == ACCEL_OK) {
         status = accel__from_plugin(
             device->drv->event_query(device->drv_device, event->drv),
             "event_query");
         status = accel__device_check_loss(device, status);
+    }
+    /* Complete also means the callbacks before the record have run. */
+    if (status == ACCEL_OK && atomic_load(&event->callbacks_pending)) {
+        if (accel__cb_point_reached(&device->completion, &event->callbacks)) {
+            accel__cb_point_release(&device->completion, &event->callbacks);
+            atomic_store(&event->callbacks_pending, false);
+        } else {
+            status = ACCEL_NOT_READY;
+        }
     }
     pthread_mutex_unlock(&device->lock);
     return status;
@@ -274,11 +332,11 @@ static accel_status event_query_locked(accel_event *event, const char *what)
 /*
  * The cheapest path to the plugin, the one a polling loop takes: no device
  * lock. The call counts itself in `lockless_calls` and then looks at
- * `lost`; a rebuild sets `lost` and then waits for the count to drain
- * before it touches a plugin object. Both sides are sequentially
- * consistent, so either the query sees the device lost (and goes the
- * locked way, after the rebuild), or the rebuild sees the query and waits
- * for it.
+ * `lost` and `resetting`; a rebuild sets `resetting` and then waits for the
+ * count to drain before it touches a plugin object. Both sides are
+ * sequentially consistent, so either the query sees the reset (and goes
+ * the locked way, which waits for it), or the rebuild sees the query and
+ * waits for it.
  */
 accel_status accel_event_query(accel_event *event)
 {
@@ -287,8 +345,11 @@ accel_status accel_event_query(accel_event *event)
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
+    if (accel__process_check(device->pid, "accel_event_query") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     atomic_fetch_add(&device->lockless_calls, 1);
-    bool usable = !atomic_load(&device->lost) && event->drv != NULL;
+    bool usable = !atomic_load(&device->lost) && !atomic_load(&device->resetting) &&
+                  !atomic_load(&event->callbacks_pending) && event->drv != NULL;
     if (usable)
         status = device->drv->event_query(device->drv_device, event->drv);
     atomic_fetch_sub_explicit(&device->lockless_calls, 1, memory_order_release);
@@ -306,14 +367,18 @@ accel_status accel_event_sync(accel_event *event)
     const char *what = "accel_event_sync";
     accel_drv_stream *s = NULL;
     accel_drv_event *e = NULL;
+    struct accel__cb_point callbacks;
     accel_status status = check_pair(event, NULL, false, what);
     if (status == ACCEL_OK)
-        status = borrow(event->device, NULL, event, what, &s, &e);
+        status = accel__process_check(event->device->pid, what);
+    if (status == ACCEL_OK)
+        status = borrow(event->device, NULL, event, what, &s, &e, &callbacks);
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
-    return give_back(device, device->drv->event_sync(device->drv_device, e),
-                     "event_sync", false);
+    status = give_back(device, device->drv->event_sync(device->drv_device, e),
+                       "event_sync", false);
+    return callbacks_wait(device, status, &callbacks);
 }
 
 accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
@@ -326,6 +391,44 @@ accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
         device->drv->stream_wait_event(device->drv_device, stream->drv, event->drv),
         "stream_wait_event");
     return accel__submit_end(stream, status);
+}
+
+accel_status accel__streams_cb_points(accel_device *device,
+                                      struct accel__cb_point **out_points,
+                                      size_t *out_count)
+{
+    *out_points = NULL;
+    *out_count = 0;
+    size_t count = 0;
+    for (accel_stream *s = device->streams; s != NULL; s = s->next)
+        count += s->callbacks != NULL;
+    if (count == 0)
+        return ACCEL_OK;
+    struct accel__cb_point *points = calloc(count, sizeof *points);
+    if (points == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "callback points");
+    size_t i = 0;
+    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+        if (s->callbacks != NULL)
+            accel__cb_point_take(&device->completion, s->callbacks, &points[i++]);
+    }
+    *out_points = points;
+    *out_count = count;
+    return ACCEL_OK;
+}
+
+accel_status accel__cb_points_finish(accel_device *device, accel_status status,
+                                     struct accel__cb_point *points, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        /* From a callback, its own stream's later ones cannot run yet: a
+         * device sync waits for the other streams. */
+        if (accel__cb_point_running_here(&device->completion, &points[i]))
+            accel__cb_point_release(&device->completion, &points[i]);
+        status = callbacks_wait(device, status, &points[i]);
+    }
+    free(points);
+    return status;
 }
 
 void accel__streams_wait_all(accel_device *device)
@@ -382,6 +485,8 @@ accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr
     if (device == NULL || out_ptr == NULL || bytes == 0)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_host_alloc: NULL argument or zero bytes");
+    if (accel__process_check(device->pid, "accel_host_alloc") != ACCEL_OK)
+        return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK && device->host_block_count == device->host_block_capacity) {
@@ -412,7 +517,7 @@ accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr
 
 void accel_host_free(accel_device *device, void *ptr)
 {
-    if (device == NULL || ptr == NULL)
+    if (device == NULL || ptr == NULL || device->pid != accel__pid)
         return;
     pthread_mutex_lock(&device->lock);
     for (size_t i = 0; i < device->host_block_count; i++) {

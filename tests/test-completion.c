@@ -6,9 +6,11 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct completion_case {
     struct support_null null;
@@ -302,6 +304,173 @@ static void test_pending_callback_runs_once_when_device_closes(void **state)
     assert_status(closing_status, ACCEL_OK);
 }
 
+/* ---- syncs wait for the callbacks enqueued before them ---- */
+
+/* User data a callback writes after a pause, freed right after a sync. */
+struct slow_data {
+    atomic_int ran;
+    pthread_t thread;
+    accel_status status;
+};
+
+static void on_slow(void *user, accel_status status)
+{
+    struct slow_data *data = user;
+    /* Long enough that a sync that does not wait returns first. */
+    nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+    data->thread = pthread_self();
+    data->status = status;
+    atomic_store(&data->ran, 1);
+}
+
+static struct slow_data *add_slow(accel_stream *stream)
+{
+    struct slow_data *data = calloc(1, sizeof *data);
+    assert_non_null(data);
+    assert_status(accel_stream_add_callback(stream, on_slow, data), ACCEL_OK);
+    return data;
+}
+
+/* The callback has run, on the expected side of this thread; then the
+ * application may free its data (ASan sees a callback that has not). */
+static void ran_and_free(struct slow_data *data, bool on_this_thread)
+{
+    assert_int_equal(atomic_load(&data->ran), 1);
+    assert_status(data->status, ACCEL_OK);
+    assert_int_equal(pthread_equal(data->thread, pthread_self()) != 0, on_this_thread);
+    free(data);
+}
+
+static void test_stream_sync_waits_for_callbacks_on_the_thread(void **state)
+{
+    struct completion_case *c = *state;
+    enqueue_work(c, c->stream);
+    struct slow_data *data = add_slow(c->stream);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    ran_and_free(data, false);
+    /* accel_stream_wait is a sync too, in every mode. */
+    data = add_slow(c->stream);
+    assert_status(accel_stream_wait(c->stream, ACCEL_WAIT_SPIN, ACCEL_WAIT_FOREVER),
+                  ACCEL_OK);
+    ran_and_free(data, false);
+}
+
+static void test_an_event_after_a_callback_completes_after_it_ran(void **state)
+{
+    struct completion_case *c = *state;
+    accel_event *event = NULL;
+    assert_status(accel_event_create(c->device, &event), ACCEL_OK);
+    struct slow_data *data = add_slow(c->stream);
+    assert_status(accel_event_record(event, c->stream), ACCEL_OK);
+    assert_status(accel_event_sync(event), ACCEL_OK);
+    ran_and_free(data, false);
+
+    data = add_slow(c->stream);
+    assert_status(accel_event_record(event, c->stream), ACCEL_OK);
+    accel_status status;
+    while ((status = accel_event_query(event)) == ACCEL_NOT_READY)
+        sched_yield();
+    /* Complete means the callback has run. */
+    assert_status(status, ACCEL_OK);
+    ran_and_free(data, false);
+
+    data = add_slow(c->stream);
+    assert_status(accel_event_record(event, c->stream), ACCEL_OK);
+    assert_status(accel_event_wait(event, ACCEL_WAIT_YIELD, ACCEL_WAIT_FOREVER),
+                  ACCEL_OK);
+    ran_and_free(data, false);
+    accel_event_destroy(event);
+}
+
+/*
+ * fd mode with a loop that has not dispatched: the sync runs the stream's
+ * ready callbacks itself, on the calling thread, so that a single-threaded
+ * loop that syncs cannot deadlock. Dispatch then has nothing left to run.
+ */
+static void test_in_fd_mode_a_sync_runs_the_streams_callbacks_itself(void **state)
+{
+    struct completion_case *c = *state;
+    int fd = -1;
+    assert_status(accel_device_completion_fd(c->device, &fd), ACCEL_OK);
+    enqueue_work(c, c->stream);
+    struct slow_data *data = add_slow(c->stream);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    ran_and_free(data, true);
+
+    accel_event *event = NULL;
+    assert_status(accel_event_create(c->device, &event), ACCEL_OK);
+    data = add_slow(c->stream);
+    assert_status(accel_event_record(event, c->stream), ACCEL_OK);
+    assert_status(accel_event_sync(event), ACCEL_OK);
+    ran_and_free(data, true);
+
+    /* A query does not run callbacks: not complete until dispatched. */
+    data = add_slow(c->stream);
+    assert_status(accel_event_record(event, c->stream), ACCEL_OK);
+    for (int i = 0; i < 50; i++) {
+        assert_status(accel_event_query(event), ACCEL_NOT_READY);
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    }
+    size_t count = 0;
+    assert_status(accel_device_dispatch(c->device, &count), ACCEL_OK);
+    assert_int_equal(count, 1);
+    assert_status(accel_event_query(event), ACCEL_OK);
+    ran_and_free(data, true);
+
+    data = add_slow(c->stream);
+    assert_status(accel_stream_wait(c->stream, ACCEL_WAIT_BLOCK, 5000000000ull),
+                  ACCEL_OK);
+    ran_and_free(data, true);
+    assert_status(accel_device_dispatch(c->device, &count), ACCEL_OK);
+    assert_int_equal(count, 0);
+    accel_event_destroy(event);
+}
+
+/*
+ * The application frees the callback's data as soon as the sync returns,
+ * and the device goes on (or the loop dispatches): a callback that had not
+ * run yet would write freed memory, which ASan reports.
+ */
+static void test_user_data_freed_right_after_a_sync_is_not_used_again(void **state)
+{
+    struct completion_case *c = *state;
+    for (int fd_mode = 0; fd_mode < 2; fd_mode++) {
+        int fd = -1;
+        if (fd_mode)
+            assert_status(accel_device_completion_fd(c->device, &fd), ACCEL_OK);
+        enqueue_work(c, c->stream);
+        struct slow_data *data = calloc(1, sizeof *data);
+        assert_non_null(data);
+        assert_status(accel_stream_add_callback(c->stream, on_slow, data), ACCEL_OK);
+        assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+        free(data);
+        nanosleep(&(struct timespec){.tv_nsec = 60000000}, NULL);
+        if (fd_mode)
+            assert_status(accel_device_dispatch(c->device, NULL), ACCEL_OK);
+        assert_status(accel_device_sync(c->device), ACCEL_OK);
+    }
+}
+
+static atomic_int nested_status;
+
+static void on_sync_own_stream(void *user, accel_status status)
+{
+    (void)status;
+    atomic_store(&nested_status, accel_stream_sync(user));
+}
+
+static void test_a_sync_from_the_streams_own_callback_is_refused(void **state)
+{
+    struct completion_case *c = *state;
+    atomic_store(&nested_status, -1);
+    assert_status(accel_stream_add_callback(c->stream, on_sync_own_stream, c->stream),
+                  ACCEL_OK);
+    struct slow_data *data = add_slow(c->stream);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(atomic_load(&nested_status), ACCEL_ERR_INVALID_ARGUMENT);
+    ran_and_free(data, false);
+}
+
 static void test_null_callback_is_rejected(void **state)
 {
     struct completion_case *c = *state;
@@ -328,6 +497,11 @@ int main(void)
         F(test_dispatch_without_fd_mode_is_an_error),
         T(test_pending_callback_runs_once_when_device_closes),
         F(test_null_callback_is_rejected),
+        T(test_stream_sync_waits_for_callbacks_on_the_thread),
+        T(test_an_event_after_a_callback_completes_after_it_ran),
+        T(test_in_fd_mode_a_sync_runs_the_streams_callbacks_itself),
+        F(test_a_sync_from_the_streams_own_callback_is_refused),
+        T(test_user_data_freed_right_after_a_sync_is_not_used_again),
 #undef T
 #undef F
     };

@@ -803,7 +803,8 @@ static void test_losses_past_the_budget_make_the_device_unrecoverable(void **sta
     run->refs[0].count = 0;
     assert_status(accel_alloc(run->device, ACCEL_U32, FRESH_WORDS, &run->refs[1]),
                   ACCEL_OK);
-    assert_status(launch_add(run, run->refs[1], 1), ACCEL_ERR_DEVICE_LOST);
+    /* The loss past the budget is told apart from "rebuilt, retry". */
+    assert_status(launch_add(run, run->refs[1], 1), ACCEL_ERR_UNRECOVERABLE);
     assert_contains(accel_last_error(), "unrecoverable");
     await_losses(&losses, 2);
     assert_status(losses.status[0], ACCEL_OK);
@@ -826,6 +827,32 @@ static void test_losses_past_the_budget_make_the_device_unrecoverable(void **sta
     assert_status(accel_device_reset(run->device), ACCEL_OK);
     assert_status(accel_device_status(run->device), ACCEL_OK);
     run->refs[1].count = 0;
+    assert_status(fresh_work(run), ACCEL_OK);
+    close_with_report(run);
+}
+
+/*
+ * With a budget of no losses, the device lost at the plugin's first launch
+ * (ACCEL_NULL_LOSE_AT) is given up at once: the very call that found the
+ * loss returns ACCEL_ERR_UNRECOVERABLE, not ACCEL_ERR_DEVICE_LOST.
+ */
+static void test_the_call_that_exceeds_the_budget_returns_unrecoverable(void **state)
+{
+    (void)state;
+    struct loss_record losses = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                                 .cond = PTHREAD_COND_INITIALIZER};
+    struct run *run = open_with(NULL, "launch:1");
+    accel_recovery_policy policy = {.automatic = true, .max_losses = 0,
+                                    .on_loss = on_loss, .user = &losses};
+    assert_status(accel_device_set_recovery(run->device, &policy), ACCEL_OK);
+    assert_status(launch_add(run, run->refs[0], 1), ACCEL_ERR_UNRECOVERABLE);
+    assert_contains(accel_last_error(), "unrecoverable");
+    await_losses(&losses, 1);
+    assert_status(losses.status[0], ACCEL_ERR_UNRECOVERABLE);
+    assert_status(accel_device_status(run->device), ACCEL_ERR_UNRECOVERABLE);
+    assert_status(accel_stream_sync(run->stream), ACCEL_ERR_UNRECOVERABLE);
+    assert_status(accel_device_reset(run->device), ACCEL_OK);
+    run->refs[0].count = 0;
     assert_status(fresh_work(run), ACCEL_OK);
     close_with_report(run);
 }
@@ -1019,6 +1046,7 @@ int main(void)
         T(test_malformed_fault_knobs_leave_no_device),
         T(test_automatic_recovery_rebuilds_and_tells),
         T(test_losses_past_the_budget_make_the_device_unrecoverable),
+        T(test_the_call_that_exceeds_the_budget_returns_unrecoverable),
         T(test_losses_further_apart_than_the_window_are_recovered),
         T(test_without_automatic_recovery_a_loss_is_told_and_waits),
         T(test_work_queued_at_a_loss_is_dropped_and_callbacks_run_once),

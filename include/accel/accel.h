@@ -13,6 +13,17 @@
  * Thread safety: a host and its devices may be used from any thread. Any
  * thread may enqueue on any stream; a stream runs its work in order.
  *
+ * fork(): a host and what is made from it belong to the process that
+ * created the host. In a fork's child, calls on the parent's host, devices,
+ * streams, events, modules and refs return ACCEL_ERR_NOT_SUPPORTED ("used
+ * after fork: create a new host in the child") instead of waiting for
+ * threads the child does not have. accel_host_destroy, accel_device_close,
+ * accel_stream_destroy, accel_event_destroy, accel_module_unload and
+ * accel_host_free do nothing there; accel_device_info_get,
+ * accel_host_plugins, accel_host_search_path, accel_host_selection,
+ * accel_device_memory_stats and accel_device_set_pool_policy, which only
+ * touch host-side values, still answer. A host the child creates works.
+ *
  * Status codes and the copy layout are shared with the plugin ABI and are
  * defined in <accel/driver.h>.
  */
@@ -160,11 +171,16 @@ ACCEL_API accel_status accel_device_open(accel_host *host, const char *plugin,
 ACCEL_API void accel_device_close(accel_device *device);
 ACCEL_API accel_status accel_device_info_get(const accel_device *device,
                                              accel_device_info *out_info);
-/* Wait until all work on every stream of the device has completed. */
+/*
+ * Wait until all work on every stream of the device has completed,
+ * callbacks included, as accel_stream_sync on each stream. Called from a
+ * callback, it does not wait for that callback's own stream's callbacks.
+ */
 ACCEL_API accel_status accel_device_sync(accel_device *device);
 /*
  * ACCEL_OK while the device is live, ACCEL_ERR_DEVICE_LOST once lost,
- * ACCEL_ERR_UNRECOVERABLE once automatic recovery has given up on it.
+ * ACCEL_ERR_UNRECOVERABLE once automatic recovery has given up on it. A
+ * reset under way is not a loss: the call waits for it and then answers.
  */
 ACCEL_API accel_status accel_device_status(accel_device *device);
 /*
@@ -174,9 +190,13 @@ ACCEL_API accel_status accel_device_status(accel_device *device);
  * Streams and events stay valid handles, emptied; modules are loaded again.
  * Callbacks still pending are delivered with ACCEL_ERR_DEVICE_LOST. Work
  * other threads have in flight on the device is waited for (or, on a lost
- * device, dropped) first. A reset that succeeds also clears the
- * unrecoverable mark and the loss history of automatic recovery. When it
- * fails the device stays lost, and it may be tried again.
+ * device, dropped) first. A reset is not a loss, and is not counted as one
+ * by automatic recovery: calls other threads make on the device complete
+ * before it or wait for it, and then see ACCEL_ERR_STALE_REF for refs
+ * minted before it; none returns ACCEL_ERR_DEVICE_LOST because of it. Two
+ * resets at once run one after the other. A reset that succeeds also
+ * clears the unrecoverable mark and the loss history of automatic
+ * recovery. When it fails the device stays lost, and it may be tried again.
  */
 ACCEL_API accel_status accel_device_reset(accel_device *device);
 
@@ -193,9 +213,9 @@ ACCEL_API accel_status accel_device_reset(accel_device *device);
  * (its detail says the device was rebuilt), so that the caller knows its
  * refs are stale, but the device takes new work as soon as it returns.
  * Losses are counted: one more than max_losses within window_ns and the
- * device is marked unrecoverable instead of reset, and every call on it
- * returns ACCEL_ERR_UNRECOVERABLE until the application resets it with
- * accel_device_reset.
+ * device is marked unrecoverable instead of reset; the call that found that
+ * loss, and every later call on the device, returns ACCEL_ERR_UNRECOVERABLE
+ * until the application resets it with accel_device_reset.
  */
 
 /*
@@ -337,13 +357,33 @@ ACCEL_API accel_status accel_stream_create(accel_device *device,
                                            accel_stream **out_stream);
 /* Wait for the stream's work, then destroy it. NULL is allowed. */
 ACCEL_API void accel_stream_destroy(accel_stream *stream);
-/* Block until all work enqueued on the stream so far has completed. */
+/*
+ * Block until all work enqueued on the stream so far has completed,
+ * callbacks (accel_stream_add_callback) included: when it returns ACCEL_OK,
+ * every callback added before has run and returned, so their user data may
+ * be freed. In fd mode (accel_device_completion_fd) the stream's callbacks
+ * that are ready run on the calling thread, inside this call, in order,
+ * rather than waiting for accel_device_dispatch: a single-threaded loop that
+ * syncs cannot deadlock. Errors: ACCEL_ERR_INVALID_ARGUMENT from one of the
+ * stream's own callbacks (the callbacks after it cannot run before it
+ * returns); when the work fails (a lost device), callbacks the stream never
+ * reached are not waited for: they run, with ACCEL_ERR_DEVICE_LOST, at the
+ * device's reset or close.
+ */
 ACCEL_API accel_status accel_stream_sync(accel_stream *stream);
 
 ACCEL_API accel_status accel_event_create(accel_device *device,
                                           accel_event **out_event);
 ACCEL_API void accel_event_destroy(accel_event *event);
-/* Mark the point after all work enqueued on `stream` so far. */
+/*
+ * Mark the point after all work enqueued on `stream` so far. The event
+ * completes (query, sync, wait) only once the callbacks added to the stream
+ * before it have run, as accel_stream_sync waits for them; accel_event_sync
+ * and accel_event_wait run them as accel_stream_sync does in fd mode, and
+ * accel_event_query does not run them (it answers ACCEL_NOT_READY until
+ * accel_device_dispatch has). accel_stream_wait_event orders device work
+ * only: the waiting stream does not wait for the callbacks.
+ */
 ACCEL_API accel_status accel_event_record(accel_event *event,
                                           accel_stream *stream);
 /* ACCEL_OK when complete, ACCEL_NOT_READY while pending, or an error. */
@@ -446,7 +486,8 @@ typedef enum accel_wait_mode {
 /* ACCEL_OK once complete; ACCEL_ERR_TIMEOUT when the timeout passed. */
 ACCEL_API accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
                                         uint64_t timeout_ns);
-/* Wait for the work enqueued on the stream so far; as accel_event_wait. */
+/* Wait for the work enqueued on the stream so far, callbacks included (as
+ * accel_stream_sync); as accel_event_wait. */
 ACCEL_API accel_status accel_stream_wait(accel_stream *stream,
                                          accel_wait_mode mode,
                                          uint64_t timeout_ns);
@@ -463,8 +504,9 @@ typedef void (*accel_callback)(void *user, accel_status status);
  * Call fn(user, status) once all work enqueued on the stream so far has
  * completed. Callbacks of one stream run in the order they were added.
  * By default they run on a thread of the device's own; after
- * accel_device_completion_fd they run in accel_device_dispatch instead.
- * Exactly once per successful call.
+ * accel_device_completion_fd they run in accel_device_dispatch instead, or
+ * inside a sync of their stream on the thread that syncs (see
+ * accel_stream_sync). Exactly once per successful call.
  * Errors: ACCEL_ERR_NOT_SUPPORTED when the plugin has no host function.
  */
 ACCEL_API accel_status accel_stream_add_callback(accel_stream *stream,
@@ -479,8 +521,10 @@ ACCEL_API accel_status accel_stream_add_callback(accel_stream *stream,
 ACCEL_API accel_status accel_device_completion_fd(accel_device *device,
                                                   int *out_fd);
 /*
- * Run the ready callbacks of a device in fd mode, in order, and clear the
- * fd's readiness. *out_count (may be NULL) says how many ran.
+ * Run the callbacks of a device in fd mode that are ready when it is
+ * called, in order per stream, and clear the fd's readiness (it stays
+ * readable if more became ready meanwhile). *out_count (may be NULL) says
+ * how many ran.
  */
 ACCEL_API accel_status accel_device_dispatch(accel_device *device,
                                              size_t *out_count);
