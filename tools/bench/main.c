@@ -54,6 +54,7 @@ static void usage(FILE *out)
           "  --impl LIST    only these implementations: accel,plugin,c,opencl,cuda-raw\n"
           "  --json         print one JSON document instead of the table\n"
           "  --svg FILE     also write a plot of copy bandwidth against transfer size\n"
+          "                 and of the workload cases\n"
           "  --bundle FILE  the example kernels (default: found beside the tool)\n"
           "  --list         list the cases and exit\n", out);
 }
