@@ -187,7 +187,7 @@ bool bench_cl_workload_measure(struct bench_cl_workloads **state, const struct b
     struct cl_step st = {.run = run, .q = q, .d = d};
     struct bench_geometry g;
     struct bench_samples ns;
-    char detail[128];
+    char detail[256];
     bool ok;
 
     if (d == NULL)
@@ -202,7 +202,7 @@ bool bench_cl_workload_measure(struct bench_cl_workloads **state, const struct b
         st.local[k] = g.block[k];
         st.global[k] = (size_t)g.grid[k] * g.block[k];
     }
-    snprintf(detail, sizeof(detail), "%s over %zux%zux%zu work-items in groups of %zux%zux%zu, "
+    snprintf(detail, sizeof(detail), "%s, %zux%zux%zu work-items, groups of %zux%zux%zu, "
              "clFinish", d->kernel, st.global[0], st.global[1], st.global[2], st.local[0],
              st.local[1], st.local[2]);
     ok = bench_sample(&run->budget, step_workload, &st, &ns) && check(&st) &&
