@@ -386,7 +386,8 @@ static void null_grid_schedule(struct null_pool *pool, struct null_grid *grid,
     uint64_t threads = grid->total * threads_per_block, start;
 
     if (pool == NULL || grid->total == 1) {
-        null_grid_run_span(grid, 0, grid->total);
+        grid->chunk = grid->total;
+        null_grid_work(grid);
         return;
     }
     if (grid->total > NULL_INLINE_MAX_THREADS / threads_per_block) {
