@@ -54,7 +54,7 @@ const struct bench_workload_loops *bench_workload_loops_best(void)
     static const struct bench_workload_loops v3 = LOOPS("x86-64-v3", v3);
 
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c"))
+        __builtin_cpu_supports("bmi2"))
         return &v3;
 #endif
     return bench_workload_loops_baseline();
