@@ -399,16 +399,44 @@ enum fit {
  * Rate one entry for the device. *out_tiebreak orders entries of the same
  * fit: for portable PTX, the newest compute capability the device runs.
  */
+/*
+ * For a CPU image built for ISA level N of the device's architecture
+ * ("x86_64-v3" on an "x86_64" device), N; else 0. The baseline, the bare
+ * architecture, is level 1.
+ */
+static unsigned isa_level_of(const char *target, const char *arch)
+{
+    size_t arch_length = strlen(arch);
+    unsigned level;
+    if (strcmp(target, arch) == 0)
+        return 1;
+    if (strncmp(target, arch, arch_length) != 0 || target[arch_length] != '-' ||
+        !parse_numbered(target + arch_length + 1, "v", false, &level) ||
+        level < 1)
+        return 0;
+    return level;
+}
+
 static enum fit rate_entry(const struct accel__bundle_entry *entry,
                            const char *backend, const char *arch,
-                           unsigned *out_tiebreak)
+                           unsigned cpu_level, unsigned *out_tiebreak)
 {
     *out_tiebreak = 0;
     if (strcmp(entry->backend, backend) != 0)
         return FIT_NONE;
     bool ptx = strcmp(entry->format, "ptx") == 0;
-    if (strcmp(entry->target, arch) == 0)
+    if (strcmp(entry->target, arch) == 0) {
+        *out_tiebreak = 1;
         return ptx ? FIT_EXACT_PTX : FIT_EXACT;
+    }
+    unsigned level = ptx ? 0 : isa_level_of(entry->target, arch);
+    if (level > 1) {
+        /* Never an image for a level above the CPU's: it would fault. */
+        if (level > cpu_level)
+            return FIT_NONE;
+        *out_tiebreak = level;
+        return FIT_EXACT;
+    }
     unsigned needed, device_sm;
     if (ptx && parse_numbered(entry->target, "compute_", false, &needed) &&
         parse_numbered(arch, "sm_", true, &device_sm) && device_sm >= needed) {
@@ -453,6 +481,15 @@ accel_status accel__bundle_pick(const struct accel__bundle_entry *entries,
                                 uint32_t count, const char *backend,
                                 const char *arch, uint32_t *out_index)
 {
+    return accel__bundle_pick_at_level(entries, count, backend, arch,
+                                       accel__cpu_isa_level(arch), out_index);
+}
+
+accel_status accel__bundle_pick_at_level(const struct accel__bundle_entry *entries,
+                                         uint32_t count, const char *backend,
+                                         const char *arch, unsigned cpu_level,
+                                         uint32_t *out_index)
+{
     if (out_index != NULL)
         *out_index = 0;
     if ((entries == NULL && count > 0) || backend == NULL || arch == NULL ||
@@ -466,7 +503,8 @@ accel_status accel__bundle_pick(const struct accel__bundle_entry *entries,
     uint32_t best_index = 0;
     for (uint32_t i = 0; i < count; i++) {
         unsigned tiebreak;
-        enum fit fit = rate_entry(&entries[i], backend, arch, &tiebreak);
+        enum fit fit = rate_entry(&entries[i], backend, arch, cpu_level,
+                                  &tiebreak);
         if (fit > best || (fit == best && fit != FIT_NONE &&
                            tiebreak > best_tiebreak)) {
             best = fit;

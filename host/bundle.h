@@ -17,7 +17,8 @@
  *   entry table, `count` entries of 88 bytes, at offset 32:
  *      0  char backend[32]   the plugin's name: [a-z0-9_]+, as long as a
  *                            plugin name may be (31 characters)
- *     32  char target[32]    "sm_90", "compute_90", "gfx90a", "x86_64", "any"
+ *     32  char target[32]    "sm_90", "compute_90", "gfx90a", "x86_64", "any",
+ *                            or a CPU ISA level: "x86_64-v3"
  *     64  char format[8]     "ptx", "cubin", "fatbin", "hsaco" or "elf"
  *     72  u64  offset        of the image, from the start of the file
  *     80  u64  size          of the image in bytes, at least 1
@@ -98,13 +99,35 @@ accel_status accel__bundle_parse(const void *data, size_t size,
  *   3. PTX for "compute_XX" where arch is "sm_YY..." with YY >= XX, the
  *      highest such XX first (the driver compiles PTX for newer devices);
  *   4. target "any".
- * Ties go to the earlier entry. Errors: ACCEL_ERR_NOT_FOUND when nothing
+ * Ties go to the earlier entry, but for CPU images of several ISA levels
+ * (see accel__bundle_pick_at_level), where the highest level the CPU runs
+ * wins. Errors: ACCEL_ERR_NOT_FOUND when nothing
  * fits, the detail naming the device and what the bundle holds;
  * ACCEL_ERR_INVALID_ARGUMENT for NULL pointers.
  */
 accel_status accel__bundle_pick(const struct accel__bundle_entry *entries,
                                 uint32_t count, const char *backend,
                                 const char *arch, uint32_t *out_index);
+
+/*
+ * The same for a CPU of ISA level `cpu_level` (accel__bundle_pick passes
+ * accel__cpu_isa_level(arch)): a CPU image whose target is the device's
+ * arch with "-vN" ("x86_64-v3", as accel-cc names them) counts as the
+ * exact target when N <= cpu_level, and never fits when N > cpu_level; of
+ * those that fit, the highest N wins, the bare arch being level 1. Tests
+ * call this to fake the CPU.
+ */
+accel_status accel__bundle_pick_at_level(const struct accel__bundle_entry *entries,
+                                         uint32_t count, const char *backend,
+                                         const char *arch, unsigned cpu_level,
+                                         uint32_t *out_index);
+
+/*
+ * The ISA level of the CPU this runs on, for a device of architecture
+ * `arch`: on x86-64 ("x86_64") the psABI level 1 to 4 that both the CPU
+ * (CPUID) and the operating system (XCR0) support; 1 for anything else.
+ */
+unsigned accel__cpu_isa_level(const char *arch);
 
 /*
  * Write a bundle of `count` images into a new buffer that the caller frees

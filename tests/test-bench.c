@@ -420,18 +420,44 @@ static void test_quick_case_writes_json_and_svg(void **state)
     support_remove_dir(dir);
 }
 
+/*
+ * Every workload case runs on accel, plain C (one thread and all) and,
+ * where the build found OpenCL and a CPU device, OpenCL; a result is only
+ * reported once its output matched the reference element by element (a
+ * wrong one is a failed measurement: accel's fails the run, a baseline's
+ * is noted), so each figure present here was checked.
+ */
+static const char workload_check[] =
+    "import json, sys\n"
+    "doc = json.load(open(sys.argv[1], encoding='utf-8'))\n"
+    "points = {('matvec', '32x8'), ('matvec', '256x1'), ('stencil_2d', ''),\n"
+    "          ('conv3d', ''), ('histogram', '')}\n"
+    "rows = [r for r in doc['results'] if (r['case'], r['variant']) in points]\n"
+    "notes = ' '.join(doc['notes'])\n"
+    "assert ', expected ' not in notes, notes\n"
+    "opencl = not any(n.startswith('opencl: not built') or n.startswith('opencl: no ')\n"
+    "                 for n in doc['notes'])\n"
+    "for case, variant in points:\n"
+    "    mine = [r for r in rows if (r['case'], r['variant']) == (case, variant)]\n"
+    "    impls = [r['impl'] for r in mine]\n"
+    "    assert impls.count('accel') == 1 and impls.count('c') >= 1, (case, impls, notes)\n"
+    "    assert not opencl or 'opencl' in impls, (case, impls, notes)\n"
+    "    for r in mine:\n"
+    "        assert r['unit'] == 'GB/s' and r['median'] > 0, r\n";
+
 static const char quick_run_check[] =
     "import json, sys\n"
     "doc = json.load(open(sys.argv[1], encoding='utf-8'))\n"
     "cases = {r['case'] for r in doc['results'] if r['impl'] == 'accel'}\n"
     "want = {'discovery', 'dispatch', 'launch_empty', 'launch_stream', 'vadd',\n"
-    "        'copy_h2d', 'copy_d2h', 'copy_d2d', 'alloc_free'}\n"
+    "        'copy_h2d', 'copy_d2h', 'copy_d2d', 'alloc_free',\n"
+    "        'matvec', 'stencil_2d', 'conv3d', 'histogram'}\n"
     "assert cases == want, (cases, doc['notes'])\n"
     "assert {r['variant'] for r in doc['results'] if r['case'] == 'copy_h2d'} == \\\n"
     "    {'pageable', 'pinned'}\n"
     "assert any(r['impl'] == 'plugin' for r in doc['results'])\n";
 
-static void test_quick_run_finishes_with_every_case(void **state)
+static void test_quick_run_finishes_every_case_and_checks_each_workload_result(void **state)
 {
     char *dir = support_make_temp_dir(), *json = support_path_in(dir, "out.json"),
          *svg = support_path_in(dir, "out.svg");
@@ -440,6 +466,7 @@ static void test_quick_run_finishes_with_every_case(void **state)
     (void)state;
     assert_int_equal(run_program(argv, json), 0);
     assert_python(quick_run_check, json);
+    assert_python(workload_check, json);
     assert_svg(svg, -1);
     free(svg);
     free(json);
@@ -469,7 +496,7 @@ int main(void)
         cmocka_unit_test(test_json_document_parses_with_every_field),
         cmocka_unit_test(test_svg_is_well_formed_with_a_line_per_series),
         cmocka_unit_test_setup(test_quick_case_writes_json_and_svg, setup_tool_environment),
-        cmocka_unit_test_setup(test_quick_run_finishes_with_every_case,
+        cmocka_unit_test_setup(test_quick_run_finishes_every_case_and_checks_each_workload_result,
                                setup_tool_environment),
         cmocka_unit_test_setup(test_unknown_case_is_a_usage_error, setup_tool_environment),
     };

@@ -585,6 +585,88 @@ static void test_pick_prefers_the_exact_target_over_ptx(void **state)
     assert_int_equal(pick(entries, 5, "hip", "gfx90a"), 2);
 }
 
+static uint32_t pick_at_level(const struct accel__bundle_entry *entries,
+                              uint32_t count, const char *arch, unsigned level)
+{
+    uint32_t index = UINT32_MAX;
+    assert_status(accel__bundle_pick_at_level(entries, count, "null", arch, level,
+                                              &index),
+                  ACCEL_OK);
+    return index;
+}
+
+static void test_pick_takes_the_highest_isa_level_the_cpu_runs(void **state)
+{
+    (void)state;
+    const struct accel__bundle_entry entries[] = {
+        make_entry("null", "x86_64-v3", "elf"),
+        make_entry("null", "x86_64", "elf"),
+        make_entry("null", "x86_64-v4", "elf"),
+        make_entry("null", "x86_64-v2", "elf"),
+        make_entry("null", "aarch64", "elf"),
+    };
+    assert_int_equal(pick_at_level(entries, 5, "x86_64", 1), 1);
+    assert_int_equal(pick_at_level(entries, 5, "x86_64", 2), 3);
+    assert_int_equal(pick_at_level(entries, 5, "x86_64", 3), 0);
+    assert_int_equal(pick_at_level(entries, 5, "x86_64", 4), 2);
+    assert_int_equal(pick_at_level(entries, 5, "aarch64", 1), 4);
+    /* Without a v3 image, a v3 CPU takes v2. */
+    const struct accel__bundle_entry no_v3[] = {
+        make_entry("null", "x86_64", "elf"),
+        make_entry("null", "x86_64-v4", "elf"),
+        make_entry("null", "x86_64-v2", "elf"),
+    };
+    assert_int_equal(pick_at_level(no_v3, 3, "x86_64", 3), 2);
+}
+
+static void test_pick_never_takes_an_isa_level_above_the_cpus(void **state)
+{
+    (void)state;
+    const struct accel__bundle_entry entries[] = {
+        make_entry("null", "x86_64-v4", "elf"),
+        make_entry("null", "x86_64-v3", "elf"),
+    };
+    uint32_t index = UINT32_MAX;
+    /* A v2 CPU (no AVX2, no AVX-512) runs neither image. */
+    assert_status(accel__bundle_pick_at_level(entries, 2, "null", "x86_64", 2, &index),
+                  ACCEL_ERR_NOT_FOUND);
+    assert_non_null(strstr(accel_last_error(), "x86_64-v4"));
+    /* A v3 CPU without AVX-512 takes v3, never v4. */
+    assert_int_equal(pick_at_level(entries, 2, "x86_64", 3), 1);
+    /* A level of another architecture is not this one's. */
+    const struct accel__bundle_entry other[] = {
+        make_entry("null", "aarch64-v2", "elf"),
+        make_entry("null", "x86_64-v0", "elf"),
+        make_entry("null", "x86_64-vx", "elf"),
+    };
+    assert_status(accel__bundle_pick_at_level(other, 3, "null", "x86_64", 4, &index),
+                  ACCEL_ERR_NOT_FOUND);
+}
+
+static void test_cpu_isa_level_agrees_with_the_compilers_cpu_checks(void **state)
+{
+    (void)state;
+    unsigned level = accel__cpu_isa_level("x86_64");
+    assert_int_equal(accel__cpu_isa_level("aarch64-not-this"), 1);
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    assert_true(level >= 1 && level <= 4);
+    assert_int_equal(level >= 2, __builtin_cpu_supports("sse4.2") &&
+                                     __builtin_cpu_supports("popcnt") &&
+                                     __builtin_cpu_supports("ssse3"));
+    assert_int_equal(level >= 3, level >= 2 && __builtin_cpu_supports("avx2") &&
+                                     __builtin_cpu_supports("fma") &&
+                                     __builtin_cpu_supports("bmi2"));
+    assert_int_equal(level >= 4, level >= 3 && __builtin_cpu_supports("avx512f") &&
+                                     __builtin_cpu_supports("avx512bw") &&
+                                     __builtin_cpu_supports("avx512vl") &&
+                                     __builtin_cpu_supports("avx512dq") &&
+                                     __builtin_cpu_supports("avx512cd"));
+#else
+    assert_int_equal(level, 1);
+#endif
+}
+
 static void test_pick_falls_back_to_the_newest_ptx_the_device_runs(void **state)
 {
     (void)state;
@@ -930,6 +1012,9 @@ int main(void)
         cmocka_unit_test(test_bundle_of_the_maximum_count_parses),
         cmocka_unit_test(test_pick_prefers_the_exact_target_over_ptx),
         cmocka_unit_test(test_pick_falls_back_to_the_newest_ptx_the_device_runs),
+        cmocka_unit_test(test_pick_takes_the_highest_isa_level_the_cpu_runs),
+        cmocka_unit_test(test_pick_never_takes_an_isa_level_above_the_cpus),
+        cmocka_unit_test(test_cpu_isa_level_agrees_with_the_compilers_cpu_checks),
         cmocka_unit_test(test_pick_skips_ptx_for_a_newer_compute_capability),
         cmocka_unit_test(test_pick_takes_the_any_target_last),
         cmocka_unit_test(test_pick_not_found_lists_the_contents),

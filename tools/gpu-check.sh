@@ -192,7 +192,10 @@ build_with_cc() {
     local loops=(-falign-loops=64 -c -std=c11 -I"$ROOT/include")
     "$CC" -O2 "${loops[@]}" "$ROOT/tools/bench/c_vadd_scalar.c" -o "$BUILD/tools/bench/scalar.o"
     "$CC" -O3 "${loops[@]}" "$ROOT/tools/bench/c_vadd_vector.c" -o "$BUILD/tools/bench/vector.o"
-    bench+=("$BUILD/tools/bench/scalar.o" "$BUILD/tools/bench/vector.o")
+    "$CC" -O3 "${loops[@]}" -DBENCH_LOOP_LEVEL=baseline "$ROOT/tools/bench/c_workload_loops.c" \
+        -o "$BUILD/tools/bench/workload-loops.o"
+    bench+=("$BUILD/tools/bench/scalar.o" "$BUILD/tools/bench/vector.o"
+        "$BUILD/tools/bench/workload-loops.o")
 
     "$CC" "${flags[@]}" -fPIC -shared -fvisibility=hidden \
         -DACCEL_PLUGINDIR="\"$BUILD/plugins\"" "${host[@]}" \

@@ -24,6 +24,7 @@
 
 #include "null_launch.h"
 #include "null_os.h"
+#include "null_perfmap.h"
 #include "null_plugin.h"
 
 /* The longest kernel name kernel_get looks up. */
@@ -251,6 +252,7 @@ accel_status accel__null_module_load(accel_drv_device *device, const void *image
     status = null_dlopen_fd(services, module->fd, &module->handle);
     if (status != ACCEL_OK)
         goto fail_close;
+    accel__null_perf_map_note(services, image, size, module->handle);
     accel__null_device_track(device, &device->modules, &module->link);
     *out_module = module;
     return ACCEL_OK;

@@ -11,11 +11,26 @@
 #include "null_sync.h"
 
 /*
- * A grid of at most this many threads in all runs on its stream worker
- * alone: a wake-up would cost more than it saves, and the pool's helpers
- * stay asleep. A single block always runs there.
+ * Inline or pool is decided by what a grid costs, not by its size alone
+ * (null_grid_schedule). A grid of more than this many threads in all goes
+ * to the pool at once: even at a nanosecond a thread it pays for the
+ * hand-off. A smaller one starts on its stream worker alone, which times
+ * the blocks it runs and hands the rest to the pool once the rest is
+ * projected to take NULL_POOL_WORTH_NS or more: about what waking a
+ * sleeping helper and joining it again cost, so a grid of light threads
+ * never pays for the pool, and a small grid of heavy ones (a 4096-row
+ * matrix-vector product) uses every core. A single block always runs on
+ * the stream worker.
  */
 #define NULL_INLINE_MAX_THREADS 4096u
+#define NULL_POOL_WORTH_NS 20000u
+/*
+ * Grids found worth the pool, by kernel and thread count, so that the next
+ * launch of the same shape goes there without being timed first (a
+ * benchmark, a solver's iterations). A small table indexed by the
+ * kernel descriptor's address and the thread count; a collision costs one timing.
+ */
+#define NULL_HEAVY_SLOTS 64u
 /*
  * Blocks are claimed in chunks, so that short blocks do not all fight over
  * one counter: about this many claims per thread, at most
@@ -54,6 +69,11 @@ struct null_pool {
     /* Bumped on every post, so that a spinning helper sees new work. */
     _Atomic uint64_t posted;
     _Atomic bool stopping;
+    /* Grids worth the pool (null_heavy_slot); kernel 0 when the slot is free. */
+    struct {
+        _Atomic uintptr_t kernel;
+        _Atomic uint64_t threads;
+    } heavy[NULL_HEAVY_SLOTS];
     uint32_t helper_count;
     uint32_t started;
     pthread_t helpers[];
@@ -236,6 +256,132 @@ static uint64_t null_grid_chunk(uint64_t blocks, uint32_t threads)
     return chunk > NULL_CHUNK_MAX ? NULL_CHUNK_MAX : chunk;
 }
 
+/* ---- inline or pool ---- */
+
+static uint32_t null_heavy_slot(const struct null_grid *grid, uint64_t threads)
+{
+    uintptr_t key = (uintptr_t)grid->blocks->kernel;
+
+    return (uint32_t)((key >> 4) ^ (key >> 12) ^ threads) % NULL_HEAVY_SLOTS;
+}
+
+/*
+ * Whether a grid of this kernel and size was last found worth the pool.
+ * The two words are read apart: a pair torn by another launch writing at
+ * the same time gives one wrong guess, which that launch's timing mends.
+ */
+static bool null_heavy_recall(struct null_pool *pool, const struct null_grid *grid,
+                              uint64_t threads)
+{
+    uint32_t slot = null_heavy_slot(grid, threads);
+
+    return atomic_load_explicit(&pool->heavy[slot].kernel, memory_order_relaxed) ==
+               (uintptr_t)grid->blocks->kernel &&
+           atomic_load_explicit(&pool->heavy[slot].threads, memory_order_relaxed) == threads;
+}
+
+static void null_heavy_note(struct null_pool *pool, const struct null_grid *grid,
+                            uint64_t threads, bool heavy)
+{
+    uint32_t slot = null_heavy_slot(grid, threads);
+
+    atomic_store_explicit(&pool->heavy[slot].threads, threads, memory_order_relaxed);
+    atomic_store_explicit(&pool->heavy[slot].kernel, heavy ? (uintptr_t)grid->blocks->kernel : 0,
+                          memory_order_relaxed);
+}
+
+/*
+ * Run blocks [first, first + count) on this thread, as one claim of a grid
+ * of their own whose claim counter starts at `first`.
+ */
+static void null_grid_run_span(const struct null_grid *grid, uint64_t first, uint64_t count)
+{
+    struct null_grid span = {
+        .blocks = grid->blocks,
+        .config = grid->config,
+        .total = first + count,
+        .chunk = count,
+    };
+
+    atomic_init(&span.next, first);
+    atomic_init(&span.users, 0);
+    null_grid_work(&span);
+}
+
+/* Hand the blocks from grid->next on to the pool and help until all ran. */
+static void null_grid_run_pooled(struct null_pool *pool, struct null_grid *grid)
+{
+    uint64_t left = grid->total - atomic_load_explicit(&grid->next, memory_order_relaxed);
+
+    grid->chunk = null_grid_chunk(left, pool->helper_count + 1);
+    null_pool_post(pool, grid);
+    null_grid_work(grid);
+    null_pool_retract(pool, grid);
+}
+
+/*
+ * Run a grid of at most NULL_INLINE_MAX_THREADS threads on this thread in
+ * spans of 1, 1, 2, 4, ... blocks, reading the clock after each, until
+ * what is left is projected to take NULL_POOL_WORTH_NS or more. Returns
+ * whether it stopped early for that; grid->next then says where.
+ */
+static bool null_grid_probe(struct null_grid *grid)
+{
+    uint64_t done = 0, span = 1, start = null_now_ns(), elapsed;
+
+    for (;;) {
+        null_grid_run_span(grid, done, span);
+        done += span;
+        /* A failed launch runs no more blocks (null_block.h). */
+        if (done == grid->total || atomic_load(&grid->blocks->failed))
+            return false;
+        elapsed = null_now_ns() - start;
+        if (elapsed * (grid->total - done) >= (uint64_t)NULL_POOL_WORTH_NS * done)
+            break;
+        span = done < grid->total - done ? done : grid->total - done;
+    }
+    atomic_store_explicit(&grid->next, done, memory_order_relaxed);
+    return true;
+}
+
+/*
+ * The one place that decides where a grid's blocks run: on the stream
+ * worker alone, or shared with the pool (see NULL_INLINE_MAX_THREADS).
+ * The clock is read about log2(blocks) times for a small grid of a shape
+ * not known to be heavy, twice for a known one, and never for a single
+ * block or a large grid.
+ */
+static void null_grid_schedule(struct null_pool *pool, struct null_grid *grid,
+                               uint64_t threads_per_block)
+{
+    uint64_t threads = grid->total * threads_per_block, start;
+
+    if (pool == NULL || grid->total == 1) {
+        grid->chunk = grid->total;
+        null_grid_work(grid);
+        return;
+    }
+    if (grid->total > NULL_INLINE_MAX_THREADS / threads_per_block) {
+        null_grid_run_pooled(pool, grid);
+        return;
+    }
+    if (!null_heavy_recall(pool, grid, threads)) {
+        if (null_grid_probe(grid)) {
+            null_heavy_note(pool, grid, threads, true);
+            null_grid_run_pooled(pool, grid);
+        }
+        return;
+    }
+    /*
+     * Known heavy: straight to the pool. If it turned out light this time
+     * (the same shape, lighter arguments), the next launch is timed again.
+     */
+    start = null_now_ns();
+    null_grid_run_pooled(pool, grid);
+    if ((null_now_ns() - start) * (pool->helper_count + 1) < 2ull * NULL_POOL_WORTH_NS)
+        null_heavy_note(pool, grid, threads, false);
+}
+
 void accel__null_grid_run(struct null_pool *pool, struct null_blocks *blocks)
 {
     const struct accel_launch_config *config = &blocks->config;
@@ -248,16 +394,7 @@ void accel__null_grid_run(struct null_pool *pool, struct null_blocks *blocks)
 
     atomic_init(&grid.next, 0);
     atomic_init(&grid.users, 0);
-    if (pool == NULL || grid.total == 1 ||
-        grid.total <= NULL_INLINE_MAX_THREADS / threads) {
-        grid.chunk = grid.total;
-        null_grid_work(&grid);
-        return;
-    }
-    grid.chunk = null_grid_chunk(grid.total, pool->helper_count + 1);
-    null_pool_post(pool, &grid);
-    null_grid_work(&grid);
-    null_pool_retract(pool, &grid);
+    null_grid_schedule(pool, &grid, threads);
 }
 
 /* ---- life cycle ---- */

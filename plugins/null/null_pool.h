@@ -5,7 +5,9 @@
  * The stream worker owns the grid: it posts a large grid to the pool and
  * then takes blocks itself, from the same atomic block counter as the
  * helpers, so that it never sits waiting for a helper to wake up. A small
- * grid never touches the pool at all. The launch has completed when every
+ * grid starts on the worker alone and goes to the pool only once its
+ * blocks, timed as they run, show that the rest is worth it
+ * (null_grid_schedule in null_pool.c). The launch has completed when every
  * block has run and every helper has let go of the grid.
  *
  * Helpers spin briefly for the next grid before they sleep, as the stream

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "workloads.h"
 
 /* Calls timed together, where one is too short for the clock. */
 enum { DISPATCH_BATCH = 1000, ALLOC_BATCH = 100 };
@@ -23,6 +24,7 @@ struct accel_state {
     void *pinned;
     /* vadd's vectors, made when first needed. */
     accel_ref va, vb, vc;
+    struct bench_accel_workloads *workloads; /* the workload cases' */
 };
 
 /* What a step needs: the state, the run (to report failures) and the point. */
@@ -69,6 +71,7 @@ static void accel_close(void *state)
     free_ref(device, &s->va);
     free_ref(device, &s->vb);
     free_ref(device, &s->vc);
+    bench_accel_workloads_free(s->workloads, device);
     accel_host_free(device, s->pinned);
     free(s->pageable);
     accel_module_unload(s->module);
@@ -404,6 +407,13 @@ static bool measure_alloc_free(void *state, struct bench_run *run)
     return bench_measure(run, step_alloc_free, &st, "accel_alloc, accel_free", 0);
 }
 
+static bool measure_workload(void *state, struct bench_run *run)
+{
+    struct accel_state *s = state;
+
+    return bench_accel_workload_measure(&s->workloads, s->stream, run);
+}
+
 const struct bench_impl bench_impl_accel = {
     .name = "accel",
     .open = accel_open,
@@ -415,6 +425,10 @@ const struct bench_impl bench_impl_accel = {
         [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
         [BENCH_LAUNCH_STREAM] = measure_launch_stream,
         [BENCH_VADD] = measure_vadd,
+        [BENCH_MATVEC] = measure_workload,
+        [BENCH_STENCIL_2D] = measure_workload,
+        [BENCH_CONV3D] = measure_workload,
+        [BENCH_HISTOGRAM] = measure_workload,
         [BENCH_COPY_H2D] = measure_copy_h2d,
         [BENCH_COPY_D2H] = measure_copy_d2h,
         [BENCH_COPY_D2D] = measure_copy_d2d,

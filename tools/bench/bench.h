@@ -30,6 +30,11 @@ enum bench_case_id {
     BENCH_COPY_D2H,
     BENCH_COPY_D2D,
     BENCH_ALLOC_FREE,
+    /* The workload cases (workloads.h). */
+    BENCH_MATVEC,
+    BENCH_STENCIL_2D,
+    BENCH_CONV3D,
+    BENCH_HISTOGRAM,
     BENCH_CASE_COUNT
 };
 
@@ -69,6 +74,8 @@ struct bench_env {
     uint64_t max_copy_bytes;   /* the largest transfer of the copy cases */
     uint32_t stream_launches;  /* launches per sync in launch_stream */
     bool progress_tty;         /* stderr is a terminal: rewrite one progress line */
+    /* The workload cases' host data, made on first use (workloads.h). */
+    struct bench_workloads *workloads;
 };
 
 /* One point of a case: what to measure. */

@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "c_vadd.h"
+#include "workloads.h"
 
 enum { DISPATCH_BATCH = 1000, ALLOC_BATCH = 100 };
 
@@ -339,6 +340,12 @@ static bool measure_alloc_free(void *state, struct bench_run *run)
     return bench_measure(run, step_malloc_free, &st, "malloc, free", 0);
 }
 
+static bool measure_workload(void *state, struct bench_run *run)
+{
+    (void)state;
+    return bench_c_workload_measure(run);
+}
+
 const struct bench_impl bench_impl_c = {
     .name = "c",
     .open = c_open,
@@ -353,5 +360,9 @@ const struct bench_impl bench_impl_c = {
         [BENCH_COPY_D2H] = measure_copy,
         [BENCH_COPY_D2D] = measure_copy,
         [BENCH_ALLOC_FREE] = measure_alloc_free,
+        [BENCH_MATVEC] = measure_workload,
+        [BENCH_STENCIL_2D] = measure_workload,
+        [BENCH_CONV3D] = measure_workload,
+        [BENCH_HISTOGRAM] = measure_workload,
     },
 };

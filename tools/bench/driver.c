@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "workloads.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * 1024ull)
@@ -22,6 +23,10 @@ static const char *const case_names[BENCH_CASE_COUNT] = {
     [BENCH_COPY_D2H] = "copy_d2h",
     [BENCH_COPY_D2D] = "copy_d2d",
     [BENCH_ALLOC_FREE] = "alloc_free",
+    [BENCH_MATVEC] = "matvec",
+    [BENCH_STENCIL_2D] = "stencil_2d",
+    [BENCH_CONV3D] = "conv3d",
+    [BENCH_HISTOGRAM] = "histogram",
 };
 
 /* Transfer sizes: every power of four from 4 KiB to 256 MiB; fewer in a quick run. */
@@ -86,6 +91,13 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
     case BENCH_COPY_D2D:
         return quick ? (struct bench_budget){2, 5, 20000, 15 * ms}
                      : (struct bench_budget){3, 10, 50000, 150 * ms};
+    case BENCH_MATVEC:
+    case BENCH_STENCIL_2D:
+    case BENCH_CONV3D:
+    case BENCH_HISTOGRAM:
+        /* A quick run checks that they run and verify: one run a round. */
+        return quick ? (struct bench_budget){0, 1, 50, 1 * ms}
+                     : (struct bench_budget){2, 10, 200, 1000 * ms};
     default:
         return quick ? (struct bench_budget){3, 5, 100000, 20 * ms}
                      : (struct bench_budget){10, 20, 100000, 300 * ms};
@@ -115,6 +127,11 @@ static size_t case_points(enum bench_case_id id, bool quick, struct bench_point 
         size_count = quick ? COUNT(alloc_sizes_quick) : COUNT(alloc_sizes);
         break;
     default:
+        if (bench_is_workload(id)) {
+            variants = bench_workload_variants(id);
+            for (variant_count = 0; variants[variant_count] != NULL; variant_count++)
+                ;
+        }
         break;
     }
     for (size_t v = 0; v < variant_count; v++)

@@ -19,6 +19,7 @@
 
 #include "bench.h"
 #include "targets.h"
+#include "workloads.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -33,6 +34,10 @@ static const char *const case_summaries[BENCH_CASE_COUNT] = {
     [BENCH_COPY_D2H] = "device to host, to pageable and to pinned memory, 4 KiB-256 MiB",
     [BENCH_COPY_D2D] = "device to device, 4 KiB-256 MiB",
     [BENCH_ALLOC_FREE] = "one allocation and one free of the pool, per pair, over sizes",
+    [BENCH_MATVEC] = "y = A x, 4096 x 4096 floats, a thread per row (32x8, 256x1 blocks)",
+    [BENCH_STENCIL_2D] = "a 5-point Jacobi step over 4096 x 4096 floats",
+    [BENCH_CONV3D] = "a 3x3x3 convolution of 256^3 floats",
+    [BENCH_HISTOGRAM] = "256 bins of 16M words, global atomics",
 };
 
 static void usage(FILE *out)
@@ -49,6 +54,7 @@ static void usage(FILE *out)
           "  --impl LIST    only these implementations: accel,plugin,c,opencl,cuda-raw\n"
           "  --json         print one JSON document instead of the table\n"
           "  --svg FILE     also write a plot of copy bandwidth against transfer size\n"
+          "                 and of the workload cases\n"
           "  --bundle FILE  the example kernels (default: found beside the tool)\n"
           "  --list         list the cases and exit\n", out);
 }
@@ -287,6 +293,7 @@ done:
     accel_device_close(env.device);
     accel_host_destroy(env.host);
     bench_report_deinit(&report);
+    bench_workloads_free(&env);
     free(found_bundle);
     free(self);
     return status;

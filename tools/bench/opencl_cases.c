@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "opencl_workloads.h"
 
 enum { DISPATCH_BATCH = 1000, ALLOC_BATCH = 100 };
 
@@ -41,6 +42,7 @@ struct cl_state {
     void *pinned;
     void *pageable;
     cl_mem va, vb, vc;       /* vadd's vectors, made when first needed */
+    struct bench_cl_workloads *workloads; /* the workload cases' */
 };
 
 struct step {
@@ -146,6 +148,7 @@ static void opencl_close(void *state)
     release_mem(&s->va);
     release_mem(&s->vb);
     release_mem(&s->vc);
+    bench_cl_workloads_free(s->workloads);
     free(s->pageable);
     if (s->marker != NULL)
         clReleaseEvent(s->marker);
@@ -512,6 +515,14 @@ static bool measure_alloc_free(void *state, struct bench_run *run)
     return bench_measure(run, step_alloc_free, &st, "clCreateBuffer, clReleaseMemObject", 0);
 }
 
+static bool measure_workload(void *state, struct bench_run *run)
+{
+    struct cl_state *s = state;
+    struct bench_cl_queue q = {s->device, s->context, s->queue};
+
+    return bench_cl_workload_measure(&s->workloads, &q, run);
+}
+
 const struct bench_impl bench_impl_opencl = {
     .name = "opencl",
     .open = opencl_open,
@@ -527,5 +538,9 @@ const struct bench_impl bench_impl_opencl = {
         [BENCH_COPY_D2H] = measure_copy_d2h,
         [BENCH_COPY_D2D] = measure_copy_d2d,
         [BENCH_ALLOC_FREE] = measure_alloc_free,
+        [BENCH_MATVEC] = measure_workload,
+        [BENCH_STENCIL_2D] = measure_workload,
+        [BENCH_CONV3D] = measure_workload,
+        [BENCH_HISTOGRAM] = measure_workload,
     },
 };

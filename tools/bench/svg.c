@@ -1,6 +1,7 @@
 /*
  * The plot of accel-bench --svg: median copy bandwidth against transfer
- * size, one panel per copy case, written as plain SVG 1.1 with no script
+ * size, one panel per copy case (and the workloads' bars below,
+ * svg_workloads.c), written as plain SVG 1.1 with no script
  * and no external reference.
  */
 #include <math.h>
@@ -9,6 +10,7 @@
 
 #include "json.h"
 #include "report.h"
+#include "svg_workloads.h"
 
 enum {
     PANEL_W = 400, PANEL_H = 330,
@@ -371,6 +373,9 @@ void bench_write_svg(const struct bench_report *report, FILE *out)
                                                          : 1;
     legend_rows = (legend_size(legend, legend_count) + per_row - 1) / per_row;
     height = TITLE_H + PANEL_H + legend_rows * LEGEND_ROW_H + 12;
+    height += bench_svg_workloads_height(report);
+    if (bench_svg_workloads_height(report) != 0 && width < 800)
+        width = 800;
 
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
@@ -389,5 +394,6 @@ void bench_write_svg(const struct bench_report *report, FILE *out)
     for (int p = 0; p < panels; p++)
         write_panel(out, report, present[p], p, &xr);
     write_legend(out, legend, legend_count, TITLE_H + PANEL_H + 6, per_row);
+    bench_svg_write_workloads(out, report, TITLE_H + PANEL_H + legend_rows * LEGEND_ROW_H + 12);
     fputs("</svg>\n", out);
 }

@@ -8,6 +8,7 @@
 
 #include "bench.h"
 #include "targets.h"
+#include "workloads.h"
 
 
 static const char *verdict(bool met)
@@ -186,6 +187,7 @@ void bench_write_targets(const struct bench_report *report, FILE *out)
     if (lines == NULL)
         return;
     write_checks(report, lines);
+    bench_write_workload_targets(report, lines);
     if (fclose(lines) == 0 && size != 0)
         fprintf(out, "\nTargets for the CPU plugin (medians of this run; goals, not tests):\n%s",
                 text);

@@ -1,0 +1,2 @@
+/* The CPU form of scheduling.cu; see examples-cpu.c. */
+#include "scheduling.cu"

@@ -1,0 +1,51 @@
+#!/bin/sh
+# accel-cc's command line: its exit codes (2 for bad usage, 1 for a
+# compiler that fails), the ISA levels it packs, and --elf's plain image.
+# Usage: accel-cc.sh ACCEL_CC ACCEL_PACK KERNEL_SOURCE
+set -u
+tool=$1
+pack=$2
+source=$3
+work=$(mktemp -d "${TMPDIR:-/tmp}/accel-cc-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+expect() { # status command...
+    want=$1
+    shift
+    "$@" > "$work/out" 2>&1
+    got=$?
+    [ "$got" -eq "$want" ] || { cat "$work/out"; fail "$* exited $got, expected $want"; }
+}
+
+expect 2 "$tool" --target nosuch -o "$work/a.accelpack" "$source"
+expect 2 "$tool" --levels v9 -o "$work/a.accelpack" "$source"
+expect 2 "$tool" -o "$work/a.accelpack"
+expect 2 "$tool" --elf --target cpu,cuda -o "$work/a.so" "$source"
+expect 2 "$tool" --bogus -o "$work/a.accelpack" "$source"
+printf '#include <accel/kernel.h>\nACCEL_KERNEL(broken, (int, n)) { not C }\n' > "$work/bad.cu"
+expect 1 "$tool" -o "$work/bad.accelpack" "$work/bad.cu"
+if [ -e "$work/a.accelpack" ] || [ -e "$work/bad.accelpack" ]; then
+    fail "a failed run left an output"
+fi
+
+expect 0 "$tool" --levels baseline -o "$work/one.accelpack" "$source"
+machine=$(uname -m)
+"$pack" list "$work/one.accelpack" | grep -q " null  *$machine  *elf " ||
+    fail "no null:$machine:elf image in $("$pack" list "$work/one.accelpack")"
+if [ "$machine" = x86_64 ]; then
+    expect 0 "$tool" --levels baseline,v2,v3 -o "$work/three.accelpack" "$source"
+    for target in x86_64 x86_64-v2 x86_64-v3; do
+        "$pack" list "$work/three.accelpack" | grep -q " null  *$target  *elf " ||
+            fail "no null:$target:elf image"
+    done
+fi
+
+expect 0 "$tool" --elf -o "$work/plain.so" "$source"
+[ "$(head -c 4 "$work/plain.so" | od -An -c | tr -d ' ')" = '177ELF' ] ||
+    fail "--elf did not write an ELF image"
+echo "ok"
