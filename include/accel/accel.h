@@ -62,6 +62,19 @@ typedef struct accel_host_options {
     const char *plugin_path;
     /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null". */
     const char *backend;
+    /*
+     * Under elevated privileges (setuid or setgid, file capabilities, or
+     * real and effective ids that differ) the GPU plugins do not open their
+     * vendor runtimes (libcuda, libamdhip64), which read environment
+     * variables of their own that name files and libraries: the plugins
+     * report no device, with the reason "elevated privileges: vendor
+     * runtime not opened". true opts in: each plugin then first removes
+     * from the process environment the vendor variables that the README
+     * lists, and opens its runtime. Ignored (and harmless) when the process
+     * is not elevated. Removing variables changes the environment of the
+     * whole process: opt in before other threads read it.
+     */
+    bool vendor_runtimes_when_elevated;
 } accel_host_options;
 
 /*
