@@ -61,6 +61,25 @@ static accel_status image_for_device(const accel_device *device, const void *dat
     return ACCEL_OK;
 }
 
+/*
+ * A device without ACCEL_DEVICE_CAP_KERNELS runs no module, and its plugin
+ * may have no kernel entries at all: answered here, before the plugin is
+ * called. No module means no kernel and no launch on the device either.
+ */
+static accel_status kernels_refusal(const accel_device *device)
+{
+    if ((device->props.caps & ACCEL_DEVICE_CAP_KERNELS) != 0 &&
+        device->drv->module_load != NULL)
+        return ACCEL_OK;
+    return accel__error(ACCEL_ERR_NOT_SUPPORTED,
+                        "accel_module_load: device %s:%u (%s) runs no kernels "
+                        "(%s)",
+                        device->plugin->name, device->index, device->props.name,
+                        device->drv->module_load == NULL
+                            ? "its plugin has no kernel entries"
+                            : "it lacks ACCEL_DEVICE_CAP_KERNELS");
+}
+
 accel_status accel_module_load(accel_device *device, const void *data,
                                size_t size, accel_module **out_module)
 {
@@ -69,6 +88,9 @@ accel_status accel_module_load(accel_device *device, const void *data,
     if (device == NULL || data == NULL || size == 0 || out_module == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_module_load: NULL argument or empty image");
+    accel_status refused = kernels_refusal(device);
+    if (refused != ACCEL_OK)
+        return refused;
     const void *image = NULL;
     size_t image_size = 0;
     accel_status status = image_for_device(device, data, size, &image, &image_size);

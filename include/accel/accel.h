@@ -378,7 +378,8 @@ typedef struct accel_kernel accel_kernel;
  * Load a module from `size` bytes at `image` (an image or a bundle). The
  * bytes are copied. Errors: ACCEL_ERR_MODULE (a corrupt image or bundle;
  * the detail has the loader's log), ACCEL_ERR_NOT_FOUND (a bundle with no
- * image for this device), ACCEL_ERR_INVALID_ARGUMENT.
+ * image for this device), ACCEL_ERR_NOT_SUPPORTED (a device without
+ * ACCEL_DEVICE_CAP_KERNELS, which runs no kernels), ACCEL_ERR_INVALID_ARGUMENT.
  */
 ACCEL_API accel_status accel_module_load(accel_device *device, const void *image,
                                          size_t size, accel_module **out_module);
