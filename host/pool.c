@@ -87,6 +87,16 @@ static accel_status page_new(struct accel__pool *pool,
     }
     accel_status status = accel__from_plugin(
         drv->mem_alloc(device, bytes, &page->mem, &page->address), "mem_alloc");
+    if (status == ACCEL_OK && page->address % ACCEL_DRIVER_MEM_ALIGNMENT != 0) {
+        /* Slices are cut at multiples of their size: a misaligned page
+         * would misalign every one of them. */
+        drv->mem_free(device, page->mem);
+        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
+                              "mem_alloc returned address 0x%llx, not aligned "
+                              "to %u bytes as driver.h asks",
+                              (unsigned long long)page->address,
+                              ACCEL_DRIVER_MEM_ALIGNMENT);
+    }
     if (status != ACCEL_OK) {
         free(page);
         free(lists);

@@ -130,6 +130,18 @@ static void test_small_allocations_fit_a_device_of_one_mebibyte(void **state)
     assert_status(accel_free(s->device, small), ACCEL_OK);
 }
 
+static void test_misaligned_device_memory_is_a_plugin_abi_error(void **state)
+{
+    struct scratch *s = *state;
+    open_fixture(s, "misaligned");
+    accel_ref ref;
+    assert_status(accel_alloc(s->device, ACCEL_BYTE, 100, &ref), ACCEL_ERR_PLUGIN_ABI);
+    assert_contains(accel_last_error(), "not aligned to 256 bytes");
+    /* The page went back: nothing is left reserved, and the device lives. */
+    assert_int_equal(support_memory_stats(s->device).reserved_bytes, 0);
+    assert_status(accel_device_status(s->device), ACCEL_OK);
+}
+
 /* ---- host functions ---- */
 
 static void count_call(void *user, accel_status status)
@@ -296,6 +308,7 @@ int main(void)
         T(test_plugin_without_kernel_entries_loads_and_refuses_modules),
         T(test_module_load_without_the_kernel_cap_is_answered_by_the_host),
         T(test_small_allocations_fit_a_device_of_one_mebibyte),
+        T(test_misaligned_device_memory_is_a_plugin_abi_error),
         T(test_host_function_run_inline_by_the_plugin_delivers_the_callback),
         T(test_plugin_expecting_newer_services_reads_only_what_is_there),
         T(test_services_tell_elevation_and_the_programs_opt_in),

@@ -361,8 +361,9 @@ struct accel_driver_v1 {
      * Allocate `bytes` (> 0) of device memory. *out_mem is the plugin's
      * handle for mem_free; *out_address is the device address that copies
      * and launches take, aligned to at least ACCEL_DRIVER_MEM_ALIGNMENT
-     * bytes. ACCEL_ERR_OUT_OF_DEVICE_MEMORY when it does not fit; the device
-     * stays usable.
+     * bytes (the host frees a misaligned one and fails the allocation with
+     * ACCEL_ERR_PLUGIN_ABI). ACCEL_ERR_OUT_OF_DEVICE_MEMORY when it does
+     * not fit; the device stays usable.
      *
      * The host asks for pages, not for each allocation, and cuts slices
      * from them: an allocation of up to 1 MiB takes a slice of a power of
