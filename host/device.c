@@ -137,6 +137,7 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     status = device_props(plugin, index, &device->props);
     if (status != ACCEL_OK)
         goto fail_info;
+    accel__pool_set_device_memory(&device->pool, device->props.total_memory);
     if (pthread_mutex_init(&device->lock, NULL) != 0) {
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
         goto fail_info;

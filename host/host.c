@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 
 #include "internal.h"
 
@@ -45,6 +46,28 @@ static accel_status take_selection(accel_host *host, const char *text)
     return ACCEL_OK;
 }
 
+/*
+ * The services this host's plugins receive: the shared ones, with the
+ * host's ABI minor, and whether the process is elevated (by the ids the
+ * host was created for, or the kernel's secure mode: file capabilities)
+ * and the program allows vendor runtimes then.
+ */
+static void services_for(const accel_host_options *options,
+                         const struct accel__ids *ids,
+                         struct accel_host_services *out_services)
+{
+    *out_services = accel__services;
+    out_services->struct_size = sizeof *out_services;
+    out_services->host_minor = ACCEL_DRIVER_ABI_MINOR;
+    out_services->privilege = 0;
+    if (accel__ids_elevated(ids) || getauxval(AT_SECURE) != 0) {
+        out_services->privilege |= ACCEL_HOST_PRIVILEGE_ELEVATED;
+        if (options != NULL && options->vendor_runtimes_when_elevated)
+            out_services->privilege |=
+                ACCEL_HOST_PRIVILEGE_VENDOR_RUNTIMES_ALLOWED;
+    }
+}
+
 accel_status accel_host_create(const accel_host_options *options,
                                accel_host **out_host)
 {
@@ -81,8 +104,10 @@ accel_status accel__host_create_as(const accel_host_options *options,
         goto fail_selection;
     }
     bool open_all = host->parse_status == ACCEL_OK;
-    status = accel__catalog_load(&host->catalog, ids, plugin_path, host->items,
-                                 host->item_count, open_all);
+    services_for(options, ids, &host->services);
+    status = accel__catalog_load(&host->catalog, &host->services, ids,
+                                 plugin_path, host->items, host->item_count,
+                                 open_all);
     if (status != ACCEL_OK)
         goto fail_catalog;
     *out_host = host;

@@ -102,6 +102,7 @@ struct accel__plugin {
 
 /* What discovery found: parallel arrays, the public view and ours. */
 struct accel__catalog {
+    const struct accel_host_services *services; /* what plugin_open gets */
     char **search;                      /* the search path, in order */
     size_t search_count;
     struct accel__plugin *plugins;
@@ -123,6 +124,7 @@ struct accel__backend_item {
  * may have and whether ACCEL_ALLOW_INSECURE_PLUGINS is read.
  */
 accel_status accel__catalog_load(struct accel__catalog *catalog,
+                                 const struct accel_host_services *services,
                                  const struct accel__ids *ids,
                                  const char *plugin_path,
                                  const struct accel__backend_item *wanted,
@@ -190,6 +192,9 @@ struct accel_host {
 
     pthread_mutex_t lock;               /* guards `devices` */
     struct accel_device *devices;       /* open devices, a list */
+    /* What this host's plugins receive: the shared services, with this
+     * host's minor and its privilege and opt-in. */
+    struct accel_host_services services;
 };
 
 /* ---- devices, refs, streams (device.c, refs.c, stream.c) ---- */

@@ -38,20 +38,8 @@
 #define PREFIX "accel-plugin-"
 #define SUFFIX ".so"
 
-/* The entries every plugin must fill, in table order. */
-#define ACCEL__REQUIRED_ENTRIES(X)                                             \
-    X(plugin_open) X(plugin_close) X(device_count) X(device_info)              \
-    X(device_open) X(device_close) X(device_status) X(device_reset)           \
-    X(mem_alloc) X(mem_free) X(host_alloc) X(host_free) X(stream_create)      \
-    X(stream_destroy) X(stream_sync) X(event_create) X(event_destroy)         \
-    X(event_record) X(event_query) X(event_sync) X(stream_wait_event)         \
-    X(copy_to_device) X(copy_to_host) X(copy_on_device) X(module_load)        \
-    X(module_unload) X(kernel_get) X(launch)
-
-/* The smallest table a 1.0 plugin can have: up to its last required entry. */
-#define V1_0_MIN_SIZE                                                          \
-    (offsetof(struct accel_driver_v1, launch) +                                \
-     sizeof(((struct accel_driver_v1 *)0)->launch))
+/* The smallest table a plugin can have: up to its last required entry. */
+#define V1_0_MIN_SIZE ACCEL_DRIVER_V1_MIN_SIZE
 
 /* More devices than any machine has: a count past it is garbage. */
 #define DEVICES_MAX 1024u
@@ -434,10 +422,27 @@ static bool in_image(const void *text, const struct symbol_facts *facts)
     return dladdr(text, &info) != 0 && info.dli_fbase == facts->base;
 }
 
+/* The entry of the host's table that `size` ends inside of; NULL if none. */
+static const char *entry_cut_by(size_t size, size_t *out_start)
+{
+    *out_start = 0;
+#define ACCEL__ENTRY_CUT(entry, need, since, slot)                             \
+    if (size > ACCEL_DRIVER_V1_ENTRY_OFFSET(slot) &&                           \
+        size < ACCEL_DRIVER_V1_ENTRY_OFFSET((slot) + 1)) {                     \
+        *out_start = ACCEL_DRIVER_V1_ENTRY_OFFSET(slot);                       \
+        return #entry;                                                         \
+    }
+    ACCEL_DRIVER_V1_ENTRIES(ACCEL__ENTRY_CUT)
+#undef ACCEL__ENTRY_CUT
+    return NULL;
+}
+
 static const char *header_refusal(const struct accel_driver_v1 *table,
                                   const struct symbol_facts *facts, char *why,
                                   size_t why_size)
 {
+    size_t cut_start = 0;
+    const char *cut = entry_cut_by(table->struct_size, &cut_start);
     if (facts->known && facts->type != STT_OBJECT)
         snprintf(why, why_size,
                  "symbol accel_driver_v1 is not a data object (ELF symbol "
@@ -458,6 +463,15 @@ static const char *header_refusal(const struct accel_driver_v1 *table,
                  "at most the symbol's %zu)",
                  (unsigned)table->struct_size, (size_t)V1_0_MIN_SIZE,
                  facts->size);
+    else if (cut != NULL)
+        /* Half a function pointer is no entry: the table is read entry by
+         * entry or not at all. */
+        snprintf(why, why_size,
+                 "table size %u ends %zu bytes into entry '%s' (bytes %zu to "
+                 "%zu): a table must cover each entry whole",
+                 (unsigned)table->struct_size,
+                 (size_t)table->struct_size - cut_start, cut, cut_start,
+                 cut_start + sizeof(void (*)(void)));
     else
         return NULL;
     return why;
@@ -529,16 +543,35 @@ static const char *version_refusal(const char *version,
     return NULL;
 }
 
+/*
+ * Every required entry is set, and the kernel entries are all set or all
+ * NULL (a plugin whose devices run no kernels; the host then answers
+ * module loads itself, see ACCEL_DEVICE_CAP_KERNELS).
+ */
 static const char *entries_refusal(const struct accel_driver_v1 *drv, char *why,
                                    size_t why_size)
 {
-#define ACCEL__CHECK_ENTRY(entry)                                              \
-    if (drv->entry == NULL) {                                                  \
+    const char *kernel_set = NULL, *kernel_null = NULL;
+#define ACCEL__CHECK_ENTRY(entry, need, since, slot)                           \
+    if (ACCEL_ENTRY_##need == ACCEL_ENTRY_REQUIRED && drv->entry == NULL) {    \
         snprintf(why, why_size, "required entry '%s' is NULL", #entry);        \
         return why;                                                            \
+    }                                                                          \
+    if (ACCEL_ENTRY_##need == ACCEL_ENTRY_KERNELS) {                           \
+        if (drv->entry != NULL && kernel_set == NULL)                          \
+            kernel_set = #entry;                                               \
+        if (drv->entry == NULL && kernel_null == NULL)                         \
+            kernel_null = #entry;                                              \
     }
-    ACCEL__REQUIRED_ENTRIES(ACCEL__CHECK_ENTRY)
+    ACCEL_DRIVER_V1_ENTRIES(ACCEL__CHECK_ENTRY)
 #undef ACCEL__CHECK_ENTRY
+    if (kernel_set != NULL && kernel_null != NULL) {
+        snprintf(why, why_size,
+                 "kernel entry '%s' is NULL but '%s' is set: the kernel "
+                 "entries are all set or all NULL",
+                 kernel_null, kernel_set);
+        return why;
+    }
     return NULL;
 }
 
@@ -643,11 +676,12 @@ static accel_status start_failed(struct accel__plugin *plugin,
 }
 
 /* plugin_open and device_count; keeps the plugin open only with a device. */
-static accel_status plugin_start(struct accel__plugin *plugin)
+static accel_status plugin_start(const struct accel__catalog *catalog,
+                                 struct accel__plugin *plugin)
 {
     accel_drv_plugin *state = NULL;
     accel_status status =
-        start_status(plugin->drv.plugin_open(&accel__services, &state),
+        start_status(plugin->drv.plugin_open(catalog->services, &state),
                      "plugin_open");
     if (status == ACCEL_OK && state == NULL)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
@@ -743,7 +777,7 @@ static accel_status candidate_check(const struct scan *scan, const char *path,
     accel_status status = plugin_resolve(plugin, found->load_path);
     if (status != ACCEL_OK || plugin->dl == NULL)
         return status;
-    return plugin_start(plugin);
+    return plugin_start(scan->catalog, plugin);
 }
 
 /* Consider the file at `path`, found in the directory `dir_path`. */
@@ -863,12 +897,14 @@ static accel_status infos_build(struct accel__catalog *catalog)
 }
 
 accel_status accel__catalog_load(struct accel__catalog *catalog,
+                                 const struct accel_host_services *services,
                                  const struct accel__ids *ids,
                                  const char *plugin_path,
                                  const struct accel__backend_item *wanted,
                                  size_t wanted_count, bool open_all)
 {
     memset(catalog, 0, sizeof *catalog);
+    catalog->services = services;
     const struct scan scan = {
         .catalog = catalog,
         .ids = ids,

@@ -96,6 +96,25 @@ static accel_status module_load_unlocked(accel_device *device, accel_module *mod
     return status;
 }
 
+/*
+ * A device without ACCEL_DEVICE_CAP_KERNELS runs no module, and its plugin
+ * may have no kernel entries at all: answered here, before the plugin is
+ * called. No module means no kernel and no launch on the device either.
+ */
+static accel_status kernels_refusal(const accel_device *device)
+{
+    if ((device->props.caps & ACCEL_DEVICE_CAP_KERNELS) != 0 &&
+        device->drv->module_load != NULL)
+        return ACCEL_OK;
+    return accel__error(ACCEL_ERR_NOT_SUPPORTED,
+                        "accel_module_load: device %s:%u (%s) runs no kernels "
+                        "(%s)",
+                        device->plugin->name, device->index, device->props.name,
+                        device->drv->module_load == NULL
+                            ? "its plugin has no kernel entries"
+                            : "it lacks ACCEL_DEVICE_CAP_KERNELS");
+}
+
 accel_status accel_module_load(accel_device *device, const void *data,
                                size_t size, accel_module **out_module)
 {
@@ -106,6 +125,9 @@ accel_status accel_module_load(accel_device *device, const void *data,
                             "accel_module_load: NULL argument or empty image");
     if (accel__process_check(device->pid, "accel_module_load") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
+    accel_status refused = kernels_refusal(device);
+    if (refused != ACCEL_OK)
+        return refused;
     const void *image = NULL;
     size_t image_size = 0;
     accel_status status = image_for_device(device, data, size, &image, &image_size);

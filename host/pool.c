@@ -13,6 +13,29 @@ void accel__pool_init(struct accel__pool *pool)
     pool->automatic = true;
 }
 
+void accel__pool_set_device_memory(struct accel__pool *pool, uint64_t bytes)
+{
+    pool->device_memory = bytes;
+}
+
+/*
+ * The bytes of a new page of slices of `slice` bytes: four slices, at least
+ * ACCEL__POOL_MIN_PAGE, but at most a quarter of the device's memory
+ * (rounded down to a power of two) and never less than one slice. driver.h
+ * promises plugins these sizes.
+ */
+static uint64_t class_page_bytes(const struct accel__pool *pool, uint64_t slice)
+{
+    uint64_t bytes = slice * 4 > ACCEL__POOL_MIN_PAGE ? slice * 4 : ACCEL__POOL_MIN_PAGE;
+    uint64_t quarter = pool->device_memory / 4;
+    if (quarter != 0) {
+        uint64_t cap = 1ull << (63 - __builtin_clzll(quarter));
+        if (bytes > cap)
+            bytes = cap;
+    }
+    return bytes < slice ? slice : bytes;
+}
+
 /* The class whose slices hold `bytes`; ACCEL__POOL_CLASSES if none does. */
 static uint32_t class_of(uint64_t bytes)
 {
@@ -52,10 +75,8 @@ static accel_status page_new(struct accel__pool *pool,
     uint64_t slice = class_index < ACCEL__POOL_CLASSES
                          ? (uint64_t)ACCEL__POOL_MIN_SLICE << class_index
                          : own_bytes;
-    uint64_t bytes = class_index < ACCEL__POOL_CLASSES
-                         ? (slice * 4 > ACCEL__POOL_MIN_PAGE ? slice * 4
-                                                             : ACCEL__POOL_MIN_PAGE)
-                         : own_bytes;
+    uint64_t bytes =
+        class_index < ACCEL__POOL_CLASSES ? class_page_bytes(pool, slice) : own_bytes;
     uint32_t capacity = (uint32_t)(bytes / slice);
     struct accel__page *page = calloc(1, sizeof *page);
     uint32_t *lists = calloc(2 * (size_t)capacity, sizeof *lists);
@@ -66,6 +87,16 @@ static accel_status page_new(struct accel__pool *pool,
     }
     accel_status status = accel__from_plugin(
         drv->mem_alloc(device, bytes, &page->mem, &page->address), "mem_alloc");
+    if (status == ACCEL_OK && page->address % ACCEL_DRIVER_MEM_ALIGNMENT != 0) {
+        /* Slices are cut at multiples of their size: a misaligned page
+         * would misalign every one of them. */
+        drv->mem_free(device, page->mem);
+        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
+                              "mem_alloc returned address 0x%llx, not aligned "
+                              "to %u bytes as driver.h asks",
+                              (unsigned long long)page->address,
+                              ACCEL_DRIVER_MEM_ALIGNMENT);
+    }
     if (status != ACCEL_OK) {
         free(page);
         free(lists);

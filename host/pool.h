@@ -70,6 +70,8 @@ struct accel__pool {
     /* Policy: a page whose live share is under this percentage is outdated. */
     uint32_t outdated_percent;
     bool automatic;
+    /* The device's total_memory (0: unknown), which caps class pages. */
+    uint64_t device_memory;
 };
 
 /* Where one allocation lives. */
@@ -80,6 +82,12 @@ struct accel__slice {
 };
 
 void accel__pool_init(struct accel__pool *pool);
+/*
+ * Tell the pool how much memory the device has: a class page is at most a
+ * quarter of it (a power of two, at least one slice), so that a small
+ * device still serves small allocations. 0 means unknown: no cap.
+ */
+void accel__pool_set_device_memory(struct accel__pool *pool, uint64_t bytes);
 
 /*
  * Take a slice of at least `bytes` for ref slot `owner`, from a page with

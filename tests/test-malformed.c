@@ -16,6 +16,7 @@
  */
 #include "support.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,9 +290,126 @@ static void test_file_that_is_not_a_shared_object_is_refused(void **state)
     expect_refused(s, "text", "dlopen failed");
 }
 
-/* ---- all at once ---- */
+/* ---- where the table ends ---- */
 
+static const char **table_entries(size_t *out_count);
 static const char **required_entries(size_t *out_count);
+
+/* The end of `entry` in the table, from driver.h's list. */
+static size_t entry_end(const char *entry)
+{
+#define ENTRY_END(name, need, since, slot)                                     \
+    if (strcmp(entry, #name) == 0)                                             \
+        return ACCEL_DRIVER_V1_ENTRY_OFFSET((slot) + 1);
+    ACCEL_DRIVER_V1_ENTRIES(ENTRY_END)
+#undef ENTRY_END
+    fail_msg("'%s' is no entry of driver.h's list", entry);
+    return 0;
+}
+
+static void count_call(void *user, accel_status status)
+{
+    (void)status;
+    (*(int *)user)++;
+}
+
+/* Callbacks on `name`'s device are `expected`; when accepted, one runs. */
+static void expect_callback_support(struct scratch *s, const char *name,
+                                    accel_status expected)
+{
+    int calls = 0;
+    accel_device *device = NULL;
+    accel_stream *stream = NULL;
+    assert_status(accel_device_open(s->host, name, 0, &device), ACCEL_OK);
+    assert_status(accel_stream_create(device, &stream), ACCEL_OK);
+    assert_status(accel_stream_add_callback(stream, count_call, &calls),
+                  expected);
+    assert_status(accel_stream_sync(stream), ACCEL_OK);
+    accel_stream_destroy(stream);
+    /* Closing the device delivers every callback still outstanding. */
+    accel_device_close(device);
+    assert_int_equal(calls, expected == ACCEL_OK ? 1 : 0);
+}
+
+/*
+ * A table that ends on each entry boundary: refused while it lacks a
+ * required entry, loaded after, and then the host reads no entry past
+ * struct_size (the fixture's host_func is set, and is not called when the
+ * table ends before it).
+ */
+static void test_table_ending_at_every_entry_boundary(void **state)
+{
+    struct scratch *s = *state;
+    size_t count = 0;
+    const char **entries = table_entries(&count);
+    char variant[64];
+    for (size_t i = 0; i < count; i++) {
+        snprintf(variant, sizeof variant, "ends_after_%s", entries[i]);
+        support_install_fixture(s->dir, variant, variant);
+    }
+    create_host(s);
+    for (size_t i = 0; i < count; i++) {
+        snprintf(variant, sizeof variant, "ends_after_%s", entries[i]);
+        size_t end = entry_end(entries[i]);
+        if (end < ACCEL_DRIVER_V1_MIN_SIZE) {
+            char fragment[64];
+            snprintf(fragment, sizeof fragment,
+                     "table size %zu does not fit a 1.0 table", end);
+            expect_refused(s, variant, fragment);
+            continue;
+        }
+        support_expect_plugin(s->host, variant, ACCEL_PLUGIN_LOADED);
+        expect_callback_support(s, variant,
+                                end > offsetof(struct accel_driver_v1, host_func)
+                                    ? ACCEL_OK
+                                    : ACCEL_ERR_NOT_SUPPORTED);
+    }
+    expect_good_usable(s);
+}
+
+/* The case: 4 bytes of host_func are half a pointer, never read. */
+static void test_table_ending_inside_an_entry_is_refused(void **state)
+{
+    struct scratch *s = *state;
+    support_install_fixture(s->dir, "ends_inside_host_func",
+                            "ends_inside_host_func");
+    create_host(s);
+    char fragment[128];
+    snprintf(fragment, sizeof fragment,
+             "table size %zu ends 4 bytes into entry 'host_func'",
+             offsetof(struct accel_driver_v1, host_func) + 4);
+    expect_refused(s, "ends_inside_host_func", fragment);
+}
+
+/* The build's lists of entries (meson) are driver.h's, in its order. */
+static void test_build_entry_lists_match_driver_header(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int need;
+    } header[] = {
+#define HEADER_ENTRY(name, need, since, slot) {#name, ACCEL_ENTRY_##need},
+        ACCEL_DRIVER_V1_ENTRIES(HEADER_ENTRY)
+#undef HEADER_ENTRY
+    };
+    size_t header_count = sizeof header / sizeof header[0];
+    size_t table_count = 0, required_count = 0;
+    const char **table = table_entries(&table_count);
+    const char **required = required_entries(&required_count);
+    assert_int_equal(table_count, header_count);
+    size_t r = 0;
+    for (size_t i = 0; i < header_count; i++) {
+        assert_string_equal(table[i], header[i].name);
+        if (header[i].need != ACCEL_ENTRY_OPTIONAL) {
+            assert_true(r < required_count);
+            assert_string_equal(required[r++], header[i].name);
+        }
+    }
+    assert_int_equal(r, required_count);
+}
+
+/* ---- all at once ---- */
 
 static void test_whole_corpus_in_one_directory_keeps_every_reason(void **state)
 {
@@ -330,21 +448,50 @@ static void test_whole_corpus_in_one_directory_keeps_every_reason(void **state)
     expect_good_usable(s);
 }
 
-/* ---- the list of required entries, from the build ---- */
+/* ---- the lists of entries, from the build ---- */
 
-/* REQUIRED_ENTRIES is "plugin_open,plugin_close,...", from meson. */
+/* Split "a,b,c" once into `entries`. */
+static const char **split_list(char *text, const char **entries,
+                               size_t *count, size_t *out_count)
+{
+    if (*count == 0) {
+        for (char *save = NULL, *entry = strtok_r(text, ",", &save);
+             entry != NULL && *count < 64; entry = strtok_r(NULL, ",", &save))
+            entries[(*count)++] = entry;
+    }
+    *out_count = *count;
+    return entries;
+}
+
+/* REQUIRED_ENTRIES is "plugin_open,plugin_close,...", from meson: every
+ * entry that may not be NULL on its own (the kernel entries included). */
 static const char **required_entries(size_t *out_count)
 {
     static const char *entries[64];
     static char text[] = REQUIRED_ENTRIES;
     static size_t count;
-    if (count == 0) {
-        for (char *save = NULL, *entry = strtok_r(text, ",", &save);
-             entry != NULL && count < 64; entry = strtok_r(NULL, ",", &save))
-            entries[count++] = entry;
-    }
-    *out_count = count;
-    return entries;
+    return split_list(text, entries, &count, out_count);
+}
+
+/* TABLE_ENTRIES: every entry of the table, in order, from meson. */
+static const char **table_entries(size_t *out_count)
+{
+    static const char *entries[64];
+    static char text[] = TABLE_ENTRIES;
+    static size_t count;
+    return split_list(text, entries, &count, out_count);
+}
+
+/* What the loader says of a NULL `entry`: a kernel entry may be NULL only
+ * with the other three. */
+static int entry_need(const char *entry)
+{
+#define ENTRY_NEED(name, need, since, slot)                                    \
+    if (strcmp(entry, #name) == 0)                                             \
+        return ACCEL_ENTRY_##need;
+    ACCEL_DRIVER_V1_ENTRIES(ENTRY_NEED)
+#undef ENTRY_NEED
+    return -1;
 }
 
 /* One refused case per required entry, named after it. */
@@ -357,8 +504,12 @@ static struct malformed_case *null_entry_cases(size_t *out_count)
     for (size_t i = 0; i < count; i++) {
         char *variant = NULL, *fragment = NULL;
         assert_true(asprintf(&variant, "null_%s", entries[i]) > 0);
-        assert_true(asprintf(&fragment, "required entry '%s' is NULL",
-                             entries[i]) > 0);
+        if (entry_need(entries[i]) == ACCEL_ENTRY_KERNELS)
+            assert_true(asprintf(&fragment, "kernel entry '%s' is NULL but",
+                                 entries[i]) > 0);
+        else
+            assert_true(asprintf(&fragment, "required entry '%s' is NULL",
+                                 entries[i]) > 0);
         cases[i] = (struct malformed_case){ variant, variant, fragment };
     }
     *out_count = count;
@@ -396,6 +547,9 @@ int main(void)
         MALFORMED_TEST(test_broken_symlink_is_refused),
         MALFORMED_TEST(test_file_that_is_not_a_shared_object_is_refused),
         MALFORMED_TEST(test_whole_corpus_in_one_directory_keeps_every_reason),
+        MALFORMED_TEST(test_table_ending_at_every_entry_boundary),
+        MALFORMED_TEST(test_table_ending_inside_an_entry_is_refused),
+        MALFORMED_TEST(test_build_entry_lists_match_driver_header),
     };
     size_t refused = sizeof refused_cases / sizeof refused_cases[0];
     size_t null_count = 0;

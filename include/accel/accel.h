@@ -73,6 +73,19 @@ typedef struct accel_host_options {
     const char *plugin_path;
     /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null". */
     const char *backend;
+    /*
+     * Under elevated privileges (setuid or setgid, file capabilities, or
+     * real and effective ids that differ) the GPU plugins do not open their
+     * vendor runtimes (libcuda, libamdhip64), which read environment
+     * variables of their own that name files and libraries: the plugins
+     * report no device, with the reason "elevated privileges: vendor
+     * runtime not opened". true opts in: each plugin then first removes
+     * from the process environment the vendor variables that the README
+     * lists, and opens its runtime. Ignored (and harmless) when the process
+     * is not elevated. Removing variables changes the environment of the
+     * whole process: opt in before other threads read it.
+     */
+    bool vendor_runtimes_when_elevated;
 } accel_host_options;
 
 /*
@@ -408,7 +421,8 @@ typedef struct accel_kernel accel_kernel;
  * Load a module from `size` bytes at `image` (an image or a bundle). The
  * bytes are copied. Errors: ACCEL_ERR_MODULE (a corrupt image or bundle;
  * the detail has the loader's log), ACCEL_ERR_NOT_FOUND (a bundle with no
- * image for this device), ACCEL_ERR_INVALID_ARGUMENT.
+ * image for this device), ACCEL_ERR_NOT_SUPPORTED (a device without
+ * ACCEL_DEVICE_CAP_KERNELS, which runs no kernels), ACCEL_ERR_INVALID_ARGUMENT.
  */
 ACCEL_API accel_status accel_module_load(accel_device *device, const void *image,
                                          size_t size, accel_module **out_module);

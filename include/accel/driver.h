@@ -15,12 +15,26 @@
  *    native error's name, what was tried) through services->set_error on the
  *    calling thread, right where the error is made, and logs through
  *    services->log.
- *  - Entries may be called from any thread. Calls on different streams may
- *    run concurrently; the host never calls an entry with an object after it
- *    has destroyed that object.
+ *  - Entries may be called from any thread, and entries on different
+ *    objects (two streams, two events, two devices) may run at the same
+ *    time. On one object the host never overlaps two calls, with these
+ *    exceptions, which a plugin must allow: event_query and event_sync may
+ *    run on an event while event_record or stream_wait_event runs on it (and
+ *    beside each other), and stream_sync may run on a stream while work is
+ *    enqueued on it from another thread. The host never calls an entry with
+ *    an object after it has destroyed that object, nor destroys an object
+ *    while another entry runs on it.
  *  - The table only ever grows at its end. The host reads an entry only if
- *    struct_size covers it, so a newer host runs an older plugin. Entries
- *    added after 1.0 say "Since: 1.n".
+ *    struct_size covers it whole, so a newer host runs an older plugin.
+ *    Entries added after 1.0 say "Since: 1.n"; ACCEL_DRIVER_V1_ENTRIES
+ *    below lists every entry with the minor that added it.
+ *  - abi_minor is the minor of this header the plugin was built against.
+ *    The host does not refuse a plugin for its minor: a plugin of a newer
+ *    minor loads on an older host, which reads only the entries its own
+ *    table has (the rest of a newer table is never read) and offers only
+ *    its own services (a plugin reads a service only when the services'
+ *    struct_size covers it; host_minor says which minor the host speaks).
+ *    Only abi_major is a hard line.
  *  - "No device" is success with a count of zero and a reason, never an
  *    error, a crash or a hang.
  */
@@ -35,7 +49,8 @@ extern "C" {
 #endif
 
 #define ACCEL_DRIVER_ABI_MAJOR 1
-#define ACCEL_DRIVER_ABI_MINOR 0
+/* 1.1 added host_minor and privilege to struct accel_host_services. */
+#define ACCEL_DRIVER_ABI_MINOR 1
 
 /* The name of the one symbol a plugin exports. */
 #define ACCEL_DRIVER_SYMBOL "accel_driver_v1"
@@ -117,7 +132,11 @@ struct accel_copy_layout {
 enum {
     /* Device addresses are host pointers: the host may copy with memcpy. */
     ACCEL_DEVICE_CAP_HOST_VISIBLE = 1u << 0,
-    /* The device runs kernels from module images. */
+    /* The device runs kernels from module images. A plugin none of whose
+     * devices has it may leave module_load, module_unload, kernel_get and
+     * launch NULL (all four, or none); the host answers accel_module_load
+     * on a device without it with ACCEL_ERR_NOT_SUPPORTED and never calls
+     * the plugin's kernel entries for that device. */
     ACCEL_DEVICE_CAP_KERNELS = 1u << 1,
     /* The device copies 3D layouts (depth > 1) natively. Informational:
      * the host does not read it, and hands layouts with depth > 1 to every
@@ -165,12 +184,31 @@ typedef struct accel_drv_event accel_drv_event;
 typedef struct accel_drv_module accel_drv_module;
 typedef struct accel_drv_kernel accel_drv_kernel;
 
+/* The services' version field: 1 for every host of ABI major 1. What a
+ * host offers beyond 1.0 is told by struct_size and host_minor. */
 #define ACCEL_HOST_SERVICES_VERSION 1
+
+/* Bits of accel_host_services.privilege. Since: 1.1. */
+enum {
+    /*
+     * The process runs with elevated privileges: setuid or setgid, file
+     * capabilities, or real and effective user or group ids that differ.
+     * getenv then returns NULL for every name.
+     */
+    ACCEL_HOST_PRIVILEGE_ELEVATED = 1u << 0,
+    /*
+     * The program opted in (accel_host_options.vendor_runtimes_when_elevated)
+     * to vendor runtimes under elevated privileges. Set only with ELEVATED.
+     */
+    ACCEL_HOST_PRIVILEGE_VENDOR_RUNTIMES_ALLOWED = 1u << 1
+};
 
 /*
  * What the host offers a plugin. Handed to plugin_open; valid until
- * plugin_close returns. A plugin reads an entry only if struct_size covers
- * it.
+ * plugin_close returns. A plugin accepts any struct_size of at least
+ * ACCEL_HOST_SERVICES_V1_0_SIZE and reads a field only if struct_size
+ * covers it (ACCEL_HOST_SERVICES_HAS): a plugin built against a newer
+ * header runs on an older host.
  */
 struct accel_host_services {
     uint32_t struct_size;
@@ -204,20 +242,68 @@ struct accel_host_services {
      * read every path or behaviour variable through this.
      */
     const char *(*getenv)(const char *name);
+
+    /* ---- Since: 1.1 ---- */
+
+    /*
+     * The ABI minor the host speaks (its ACCEL_DRIVER_ABI_MINOR). A services
+     * struct too small to hold it comes from a 1.0 host.
+     */
+    uint32_t host_minor;
+    /*
+     * ACCEL_HOST_PRIVILEGE_* bits. A plugin that loads a vendor runtime
+     * which reads its own environment variables (log files, caches, tool
+     * libraries) does not load it when ELEVATED is set without
+     * VENDOR_RUNTIMES_ALLOWED: it reports no device with the reason
+     * "elevated privileges: vendor runtime not opened". When both are set,
+     * it first removes from the environment the vendor's variables that name
+     * files or libraries. Under a 1.0 host, which does not say, a plugin
+     * judges elevation from the process itself and does not load the
+     * runtime when elevated.
+     */
+    uint32_t privilege;
 };
+
+/* Whether `services` (a pointer) has `field`, by its struct_size. */
+#define ACCEL_HOST_SERVICES_HAS(services, field)                               \
+    ((services)->struct_size >=                                                \
+     offsetof(struct accel_host_services, field) + sizeof((services)->field))
+
+/* The services struct of a 1.0 host, the smallest a plugin must accept. */
+#define ACCEL_HOST_SERVICES_V1_0_SIZE                                          \
+    (offsetof(struct accel_host_services, getenv) + sizeof(void (*)(void)))
+/* The services struct of a 1.1 host. */
+#define ACCEL_HOST_SERVICES_V1_1_SIZE                                          \
+    (offsetof(struct accel_host_services, privilege) + sizeof(uint32_t))
 
 /*
  * The plugin's table. Every entry is required (non-NULL) unless marked
- * "Optional". The host checks the whole table before calling anything.
+ * "Optional" (or, for the kernel entries, see ACCEL_DEVICE_CAP_KERNELS).
+ * The host checks the whole table before calling anything.
  */
 struct accel_driver_v1 {
-    /* sizeof(struct accel_driver_v1) as the plugin was built. */
+    /*
+     * sizeof(struct accel_driver_v1) as the plugin was built. At least
+     * ACCEL_DRIVER_V1_MIN_SIZE (the table up to launch). A size smaller than
+     * this host's table must end on an entry boundary: a table that ends
+     * inside an entry is refused with the reason, never half read. A size
+     * larger than the host's table (a newer plugin) is accepted, and the
+     * host reads only the entries it knows.
+     */
     uint32_t struct_size;
     uint16_t abi_major; /* ACCEL_DRIVER_ABI_MAJOR */
-    uint16_t abi_minor; /* ACCEL_DRIVER_ABI_MINOR */
+    uint16_t abi_minor; /* ACCEL_DRIVER_ABI_MINOR, as the plugin was built */
     const char *name;    /* equals NAME in the file name accel-plugin-NAME.so */
     const char *version; /* the plugin's own version, free text */
-    /* Higher wins in automatic selection: GPU plugins 100, the CPU plugin 0. */
+    /*
+     * Higher wins in automatic selection, among plugins with a live device:
+     * the bundled GPU plugins say 100, the CPU plugin 0. A third-party plugin
+     * for a device that should be preferred to the CPU says 1 to 99 (50 is a
+     * good default; below 100 so that it does not shadow the vendor GPU
+     * plugins unless that is meant), or above 100 to be preferred to them.
+     * Negative values rank below the CPU plugin (simulators, test devices).
+     * Ties go to the plugin found first on the search path.
+     */
     int32_t priority;
     uint32_t reserved;
 
@@ -274,8 +360,20 @@ struct accel_driver_v1 {
     /*
      * Allocate `bytes` (> 0) of device memory. *out_mem is the plugin's
      * handle for mem_free; *out_address is the device address that copies
-     * and launches take. ACCEL_ERR_OUT_OF_DEVICE_MEMORY when it does not
-     * fit; the device stays usable.
+     * and launches take, aligned to at least ACCEL_DRIVER_MEM_ALIGNMENT
+     * bytes (the host frees a misaligned one and fails the allocation with
+     * ACCEL_ERR_PLUGIN_ABI). ACCEL_ERR_OUT_OF_DEVICE_MEMORY when it does
+     * not fit; the device stays usable.
+     *
+     * The host asks for pages, not for each allocation, and cuts slices
+     * from them: an allocation of up to 1 MiB takes a slice of a power of
+     * two from 256 bytes up, cut at a multiple of its size from the page's
+     * start, out of a page of 2 MiB (or four slices, when larger), but
+     * never more than a quarter of the device's total_memory rounded down
+     * to a power of two (and never less than one slice), so that a small
+     * device still serves small allocations; a larger allocation gets a
+     * page of its own, its size rounded up to 256 bytes. A slice is
+     * therefore aligned to the smaller of its size and the page's alignment.
      */
     accel_status (*mem_alloc)(accel_drv_device *device, uint64_t bytes,
                               accel_drv_mem **out_mem, uint64_t *out_address);
@@ -328,11 +426,15 @@ struct accel_driver_v1 {
     /*
      * ---- copies, enqueued on a stream ----
      *
-     * Asynchronous: they may return before the copy has happened. Host
+     * Asynchronous: they may return before the copy has happened, and also
+     * after it (a plugin may copy at once when the stream is idle). Host
      * memory passed in stays valid and unchanged until the stream reaches
      * the copy; the host guarantees that. Device addresses are those
      * mem_alloc returned, the layout's offsets added by the plugin. Layouts
-     * arrive validated (see struct accel_copy_layout).
+     * arrive validated (see struct accel_copy_layout). The source and
+     * destination bytes of one copy never overlap (the host refuses such a
+     * copy, and moves allocations only between pages), so a plugin may copy
+     * as memcpy does.
      */
     accel_status (*copy_to_device)(accel_drv_device *device,
                                    accel_drv_stream *stream, uint64_t dst,
@@ -384,10 +486,14 @@ struct accel_driver_v1 {
     /* ---- optional entries (NULL allowed) ---- */
 
     /*
-     * Optional. Enqueue a host function: `fn(user)` runs on a plugin thread
-     * once all earlier work on the stream has completed, and later work
-     * waits for it. fn must not call back into the plugin. When NULL, the
-     * host offers no completion callbacks on this plugin's devices.
+     * Optional. Enqueue a host function: `fn(user)` runs once all earlier
+     * work on the stream has completed, and later work waits for it. It
+     * runs on a plugin thread, or inline on the calling thread before
+     * host_func returns when the stream has nothing pending: the host's fn
+     * only hands the callback to a host thread, holds no lock that the
+     * caller of host_func holds, and never blocks. fn must not call back
+     * into the plugin. When NULL, the host offers no completion callbacks
+     * on this plugin's devices.
      */
     accel_status (*host_func)(accel_drv_device *device, accel_drv_stream *stream,
                               void (*fn)(void *user), void *user);
@@ -398,6 +504,114 @@ struct accel_driver_v1 {
      */
     accel_status (*wait_outside_streams)(accel_drv_device *device);
 };
+
+/* The alignment every mem_alloc address has at least, in bytes. */
+#define ACCEL_DRIVER_MEM_ALIGNMENT 256u
+
+/*
+ * Every entry of struct accel_driver_v1 after its header, in table order:
+ * X(entry, need, since, slot). need is REQUIRED, KERNELS (required unless
+ * no device of the plugin has ACCEL_DEVICE_CAP_KERNELS; the four are all
+ * set or all NULL) or OPTIONAL; since is the minor that added the entry;
+ * slot is its frozen index in the table. New entries are appended here
+ * and to the struct, with the next slot.
+ */
+#define ACCEL_DRIVER_V1_ENTRIES(X)                                             \
+    X(plugin_open, REQUIRED, 0, 0)                                             \
+    X(plugin_close, REQUIRED, 0, 1)                                            \
+    X(device_count, REQUIRED, 0, 2)                                            \
+    X(device_info, REQUIRED, 0, 3)                                             \
+    X(device_open, REQUIRED, 0, 4)                                             \
+    X(device_close, REQUIRED, 0, 5)                                            \
+    X(device_status, REQUIRED, 0, 6)                                           \
+    X(device_reset, REQUIRED, 0, 7)                                            \
+    X(mem_alloc, REQUIRED, 0, 8)                                               \
+    X(mem_free, REQUIRED, 0, 9)                                                \
+    X(host_alloc, REQUIRED, 0, 10)                                             \
+    X(host_free, REQUIRED, 0, 11)                                              \
+    X(stream_create, REQUIRED, 0, 12)                                          \
+    X(stream_destroy, REQUIRED, 0, 13)                                         \
+    X(stream_sync, REQUIRED, 0, 14)                                            \
+    X(event_create, REQUIRED, 0, 15)                                           \
+    X(event_destroy, REQUIRED, 0, 16)                                          \
+    X(event_record, REQUIRED, 0, 17)                                           \
+    X(event_query, REQUIRED, 0, 18)                                            \
+    X(event_sync, REQUIRED, 0, 19)                                             \
+    X(stream_wait_event, REQUIRED, 0, 20)                                      \
+    X(copy_to_device, REQUIRED, 0, 21)                                         \
+    X(copy_to_host, REQUIRED, 0, 22)                                           \
+    X(copy_on_device, REQUIRED, 0, 23)                                         \
+    X(module_load, KERNELS, 0, 24)                                             \
+    X(module_unload, KERNELS, 0, 25)                                           \
+    X(kernel_get, KERNELS, 0, 26)                                              \
+    X(launch, KERNELS, 0, 27)                                                  \
+    X(host_func, OPTIONAL, 0, 28)                                              \
+    X(wait_outside_streams, OPTIONAL, 0, 29)
+
+/* The need of an entry in ACCEL_DRIVER_V1_ENTRIES, as ACCEL_ENTRY_##need. */
+enum {
+    ACCEL_ENTRY_REQUIRED = 0,
+    ACCEL_ENTRY_KERNELS = 1,
+    ACCEL_ENTRY_OPTIONAL = 2
+};
+
+/* Where entry `slot` of the table starts: entries are function pointers. */
+#define ACCEL_DRIVER_V1_ENTRY_OFFSET(slot)                                     \
+    (offsetof(struct accel_driver_v1, plugin_open) +                           \
+     (size_t)(slot) * sizeof(void (*)(void)))
+
+/* The smallest struct_size a plugin may give: the table up to launch. */
+#define ACCEL_DRIVER_V1_MIN_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(28)
+/* The whole table of each minor. 1.1 added no entry. */
+#define ACCEL_DRIVER_V1_0_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(30)
+#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_0_SIZE
+
+/* Whether `table` (a pointer) has `entry`, by its struct_size. */
+#define ACCEL_DRIVER_HAS_ENTRY(table, entry)                                   \
+    ((table)->struct_size >=                                                   \
+     offsetof(struct accel_driver_v1, entry) + sizeof((table)->entry))
+
+/* How a plugin exports its table (with -fvisibility=hidden elsewhere):
+ * ACCEL_DRIVER_EXPORT const struct accel_driver_v1 accel_driver_v1 = {...}; */
+#if defined(__GNUC__)
+#define ACCEL_DRIVER_EXPORT __attribute__((visibility("default")))
+#else
+#define ACCEL_DRIVER_EXPORT
+#endif
+
+/* The layout is frozen: a reordered or resized field fails the build. */
+#if defined(__cplusplus)
+#define ACCEL_DRIVER_STATIC_ASSERT_(cond, text) static_assert(cond, text)
+#else
+#define ACCEL_DRIVER_STATIC_ASSERT_(cond, text) _Static_assert(cond, text)
+#endif
+ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_driver_v1, abi_major) == 4,
+                            "accel_driver_v1 header layout");
+ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_driver_v1, abi_minor) == 6,
+                            "accel_driver_v1 header layout");
+ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_driver_v1, name) == 8,
+                            "accel_driver_v1 header layout");
+ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_driver_v1, plugin_open) ==
+                                16 + 2 * sizeof(void *),
+                            "accel_driver_v1 header layout");
+#define ACCEL_DRIVER_ASSERT_ENTRY_(entry, need, since, slot)                   \
+    ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_driver_v1, entry) ==    \
+                                    ACCEL_DRIVER_V1_ENTRY_OFFSET(slot),        \
+                                "accel_driver_v1 entry moved: " #entry);
+ACCEL_DRIVER_V1_ENTRIES(ACCEL_DRIVER_ASSERT_ENTRY_)
+#undef ACCEL_DRIVER_ASSERT_ENTRY_
+ACCEL_DRIVER_STATIC_ASSERT_(sizeof(struct accel_driver_v1) ==
+                                ACCEL_DRIVER_V1_1_SIZE,
+                            "accel_driver_v1 grew without a new minor size");
+ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_host_services, log) == 8 &&
+                                offsetof(struct accel_host_services, getenv) ==
+                                    8 + 2 * sizeof(void (*)(void)) &&
+                                offsetof(struct accel_host_services,
+                                         host_minor) ==
+                                    ACCEL_HOST_SERVICES_V1_0_SIZE &&
+                                sizeof(struct accel_host_services) ==
+                                    ACCEL_HOST_SERVICES_V1_1_SIZE,
+                            "accel_host_services layout");
 
 #ifdef __cplusplus
 }

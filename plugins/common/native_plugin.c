@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#define NATIVE_ELEVATED_REASON "elevated privileges: vendor runtime not opened"
 
 void accel__native_no_device(accel_drv_plugin *plugin, const char *call, const char *described,
                              const char *more)
@@ -80,6 +84,62 @@ static accel_status native_find_devices(accel_drv_plugin *plugin)
     return ACCEL_OK;
 }
 
+/*
+ * Whether the process runs with elevated privileges, and whether the
+ * program allows vendor runtimes then. The host says both from 1.1 on; the
+ * process's own ids and secure mode count too, so that a 1.0 host (which
+ * cannot pass an opt-in) never makes the plugin open a runtime elevated.
+ */
+static bool native_elevated(const struct accel_host_services *services, bool *out_allowed)
+{
+    uint32_t privilege = 0;
+
+    if (ACCEL_HOST_SERVICES_HAS(services, privilege))
+        privilege = services->privilege;
+    *out_allowed = (privilege & ACCEL_HOST_PRIVILEGE_VENDOR_RUNTIMES_ALLOWED) != 0;
+    return (privilege & ACCEL_HOST_PRIVILEGE_ELEVATED) != 0 || getauxval(AT_SECURE) != 0 ||
+           getuid() != geteuid() || getgid() != getegid();
+}
+
+/*
+ * Remove the vendor's variables that name files or libraries, which its
+ * runtime would otherwise open with the process's privileges. The real
+ * environment is read (services->getenv hides it when elevated) only to
+ * say what was removed.
+ */
+static void native_remove_file_variables(struct accel__native_plugin *native)
+{
+    const struct accel__native_vendor *vendor = native->vendor;
+
+    for (const char *const *name = vendor->file_variables; name != NULL && *name != NULL;
+         name++) {
+        if (getenv(*name) == NULL)
+            continue;
+        unsetenv(*name);
+        native->services->log(ACCEL_LOG_INFO, "%s: elevated privileges: removed %s from the "
+                              "environment before opening the %s", vendor->name, *name,
+                              vendor->library_noun);
+    }
+}
+
+/* Whether the vendor may be started; when not, the reason is said. */
+static bool native_may_start(struct accel__native_plugin *native)
+{
+    bool allowed = false;
+
+    if (!native_elevated(native->services, &allowed))
+        return true;
+    if (!allowed) {
+        snprintf(native->no_device_reason, sizeof(native->no_device_reason),
+                 NATIVE_ELEVATED_REASON " (the %s reads environment variables that name files "
+                 "and libraries; a program opts in with accel_host_options."
+                 "vendor_runtimes_when_elevated)", native->vendor->library_noun);
+        return false;
+    }
+    native_remove_file_variables(native);
+    return true;
+}
+
 void accel__native_plugin_close(accel_drv_plugin *plugin)
 {
     struct accel__native_plugin *native;
@@ -101,8 +161,10 @@ accel_status accel__native_plugin_open(const struct accel_host_services *service
     accel_status status = ACCEL_OK;
 
     *out_plugin = NULL;
-    /* Without the version 1 services there is no way even to say why. */
-    if (services == NULL || services->struct_size < sizeof(struct accel_host_services))
+    /* Without the 1.0 services there is no way even to say why. A larger
+     * struct is a newer host; a smaller one than this header's, an older
+     * host, whose newer fields are read only where struct_size covers them. */
+    if (services == NULL || services->struct_size < ACCEL_HOST_SERVICES_V1_0_SIZE)
         return ACCEL_ERR_INVALID_ARGUMENT;
     plugin = calloc(1, vendor->plugin_size);
     if (plugin == NULL)
@@ -111,7 +173,7 @@ accel_status accel__native_plugin_open(const struct accel_host_services *service
     native = accel__native_plugin_of(plugin);
     native->services = services;
     native->vendor = vendor;
-    if (vendor->start(plugin))
+    if (native_may_start(native) && vendor->start(plugin))
         status = native_find_devices(plugin);
     if (status != ACCEL_OK) {
         accel__native_plugin_close(plugin);

@@ -78,6 +78,12 @@ struct accel__native_vendor {
                            struct accel__native_device *out_device, const char **out_call);
     /* Say why there is no device: `call` failed with `result`. */
     void (*no_device)(accel_drv_plugin *plugin, const char *call, int result);
+    /*
+     * The vendor's environment variables that name files or libraries,
+     * NULL-terminated: removed from the process environment before start
+     * under elevated privileges (see accel__native_plugin_open).
+     */
+    const char *const *file_variables;
 };
 
 /* The common part of a plugin whose struct accel_drv_plugin starts with it. */
@@ -90,9 +96,16 @@ static inline struct accel__native_plugin *accel__native_plugin_of(accel_drv_plu
  * plugin_open: a zeroed plugin of vendor->plugin_size bytes, started, with
  * its devices found and described. A missing library, a failed
  * initialisation or a device that cannot be described is not an error:
- * the plugin opens with no device and its reason. Errors:
- * ACCEL_ERR_INVALID_ARGUMENT without version 1 services,
- * ACCEL_ERR_OUT_OF_HOST_MEMORY.
+ * the plugin opens with no device and its reason.
+ *
+ * Under elevated privileges (as the host's services say, or as the
+ * process's own ids and secure mode say) the vendor is not started unless
+ * the host passes the program's opt-in: no device, with the reason
+ * "elevated privileges: vendor runtime not opened". With the opt-in, the
+ * vendor's file_variables are removed from the environment first.
+ *
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT for services smaller than a 1.0
+ * host's, ACCEL_ERR_OUT_OF_HOST_MEMORY.
  */
 accel_status accel__native_plugin_open(const struct accel_host_services *services,
                                        const struct accel__native_vendor *vendor,

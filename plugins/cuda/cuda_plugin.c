@@ -178,6 +178,21 @@ static int cuda_describe_ordinal(accel_drv_plugin *plugin, int ordinal,
     return result;
 }
 
+/*
+ * The driver's variables that name files or libraries (see the README,
+ * "Privileged programs"): removed before the driver is opened under
+ * elevated privileges, when the program opts in.
+ */
+static const char *const cuda_file_variables[] = {
+    "CUDA_INJECTION64_PATH",   /* a library the driver loads at cuInit */
+    "CUDA_CACHE_PATH",         /* the JIT cache directory it writes */
+    "CUDA_LOG_FILE",           /* the error log file it writes */
+    "CUDA_COREDUMP_FILE",      /* where a GPU core dump is written */
+    "CUDA_COREDUMP_PIPE",      /* the pipe of user-triggered core dumps */
+    "CUDA_MPS_PIPE_DIRECTORY", /* where an MPS client finds its pipes */
+    NULL,
+};
+
 static const struct accel__native_vendor cuda_vendor = {
     .name = "cuda",
     .title = "CUDA",
@@ -188,6 +203,7 @@ static const struct accel__native_vendor cuda_vendor = {
     .count_devices = cuda_count_devices,
     .describe_device = cuda_describe_ordinal,
     .no_device = cuda_no_device,
+    .file_variables = cuda_file_variables,
 };
 
 static accel_status cuda_plugin_open(const struct accel_host_services *services,

@@ -241,6 +241,19 @@ static int hip_describe_ordinal(accel_drv_plugin *plugin, int ordinal,
     return hip_describe_device(&plugin->symbols, out_device, target, sizeof(unlisted), out_call);
 }
 
+/*
+ * The runtime's variables that name files or libraries (see the README,
+ * "Privileged programs"): removed before the runtime is opened under
+ * elevated privileges, when the program opts in.
+ */
+static const char *const hip_file_variables[] = {
+    "AMD_LOG_LEVEL_FILE",      /* the log file the HIP runtime writes */
+    "HSA_TOOLS_LIB",           /* libraries ROCr loads as tools */
+    "ROCP_TOOL_LIBRARIES",     /* libraries rocprofiler-register loads */
+    "AMD_COMGR_REDIRECT_LOGS", /* a file the code object manager logs to */
+    NULL,
+};
+
 static const struct accel__native_vendor hip_vendor = {
     .name = "hip",
     .title = "HIP",
@@ -251,6 +264,7 @@ static const struct accel__native_vendor hip_vendor = {
     .count_devices = hip_count_devices,
     .describe_device = hip_describe_ordinal,
     .no_device = hip_no_device,
+    .file_variables = hip_file_variables,
 };
 
 static accel_status hip_plugin_open(const struct accel_host_services *services,

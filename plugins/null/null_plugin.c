@@ -258,8 +258,9 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
     int rc;
 
     *out_plugin = NULL;
-    /* Without the version 1 services there is no way even to say why. */
-    if (services == NULL || services->struct_size < sizeof(struct accel_host_services))
+    /* Without the 1.0 services there is no way even to say why. Any larger
+     * struct will do: the plugin reads no service added after 1.0. */
+    if (services == NULL || services->struct_size < ACCEL_HOST_SERVICES_V1_0_SIZE)
         return ACCEL_ERR_INVALID_ARGUMENT;
     plugin = calloc(1, sizeof(*plugin));
     if (plugin == NULL)

@@ -13,6 +13,10 @@
  *                                      (CPU image, PTX, cubin or bundle);
  *                                      kernel tests are skipped without it
  *
+ * A device without ACCEL_DEVICE_CAP_KERNELS is allowed: its kernel tests
+ * are skipped with that reason, and it must answer a module load with
+ * ACCEL_ERR_NOT_SUPPORTED.
+ *
  * Kernels are checked against a C reference on inputs whose results are
  * exact in float, so that a GPU's fused multiply-add gives the same bits.
  */
@@ -91,12 +95,27 @@ static int teardown(void **state)
     return 0;
 }
 
+static bool has_kernels(const struct conformance *c)
+{
+    return (c->info.props.caps & ACCEL_DEVICE_CAP_KERNELS) != 0;
+}
+
+/* Skip a kernel test, saying why, on a device that runs no kernels. */
+static void skip_without_kernels(const struct conformance *c)
+{
+    if (has_kernels(c))
+        return;
+    print_message("the device has no ACCEL_DEVICE_CAP_KERNELS: kernel test skipped\n");
+    skip();
+}
+
 /* The module to run kernels from, or skip the test. */
 static accel_module *load_examples(struct conformance *c)
 {
     const char *path = getenv("ACCEL_CONFORMANCE_MODULE");
     accel_module *module = NULL;
 
+    skip_without_kernels(c);
     if (path == NULL || path[0] == '\0') {
         print_message("ACCEL_CONFORMANCE_MODULE is not set: kernel test skipped\n");
         skip();
@@ -123,13 +142,15 @@ static void test_device_describes_itself(void **state)
     assert_true(strlen(p->arch) > 0);
     assert_true(p->total_memory > 0);
     assert_true(p->compute_units > 0);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    /* Launch limits mean something only on a device that runs kernels. */
+    if (!has_kernels(c))
+        return;
     assert_true(p->max_threads_per_block >= 64);
     for (int d = 0; d < 3; d++) {
         assert_true(p->max_block_dim[d] > 0);
         assert_true(p->max_grid_dim[d] > 0);
     }
-    assert_true(p->caps & ACCEL_DEVICE_CAP_KERNELS);
-    assert_status(accel_device_status(c->device), ACCEL_OK);
 }
 
 /* ---- memory ---- */
@@ -606,12 +627,30 @@ static void test_module_from_file_has_its_kernels(void **state)
     accel_module_unload(module);
 }
 
+static void test_device_without_kernels_refuses_modules(void **state)
+{
+    struct conformance *c = *state;
+    static const char image[] = "\177ELF any image at all";
+    accel_module *module = NULL;
+
+    if (has_kernels(c)) {
+        print_message("the device runs kernels: test skipped\n");
+        skip();
+    }
+    assert_status(accel_module_load(c->device, image, sizeof(image) - 1, &module),
+                  ACCEL_ERR_NOT_SUPPORTED);
+    assert_null(module);
+    assert_true(strlen(accel_last_error()) > 0);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+}
+
 static void test_corrupt_module_is_refused_with_a_reason(void **state)
 {
     struct conformance *c = *state;
     static const char garbage[] = "this is not a module image for any device\n";
     accel_module *module = NULL;
 
+    skip_without_kernels(c);
     assert_status(accel_module_load(c->device, garbage, sizeof(garbage) - 1, &module),
                   ACCEL_ERR_MODULE);
     assert_null(module);
@@ -817,7 +856,7 @@ static void test_reset_makes_refs_stale_and_new_work_succeeds(void **state)
     uint32_t in[32] = {1, 2, 3}, out[32];
     accel_ref old, fresh;
 
-    if (path != NULL && path[0] != '\0') {
+    if (path != NULL && path[0] != '\0' && has_kernels(c)) {
         module = load_examples(c);
         assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
     }
@@ -890,6 +929,7 @@ int main(void)
         T(test_callback_runs_once_after_the_work_before_it),
         T(test_threads_submit_on_their_own_streams),
         T(test_module_from_file_has_its_kernels),
+        T(test_device_without_kernels_refuses_modules),
         T(test_corrupt_module_is_refused_with_a_reason),
         T(test_saxpy_matches_the_c_reference),
         T(test_vadd_matches_the_c_reference),

@@ -369,3 +369,47 @@ uint64_t fake_registered_bytes(void)
     pthread_mutex_unlock(&fake_core.lock);
     return bytes;
 }
+
+/* ---- the environment the fake was loaded with ---- */
+
+/*
+ * A copy of the environment as it was when the library was loaded, the
+ * moment a real runtime's constructors would read it: tests ask which
+ * variables a plugin removed before it opened the fake.
+ */
+static char **fake_environment_at_load;
+
+__attribute__((constructor)) static void fake_environment_copy(void)
+{
+    extern char **environ;
+    size_t count = 0;
+
+    while (environ != NULL && environ[count] != NULL)
+        count++;
+    fake_environment_at_load = calloc(count + 1, sizeof(char *));
+    for (size_t i = 0; fake_environment_at_load != NULL && i < count; i++)
+        fake_environment_at_load[i] = strdup(environ[i]);
+}
+
+__attribute__((destructor)) static void fake_environment_free(void)
+{
+    for (size_t i = 0; fake_environment_at_load != NULL && fake_environment_at_load[i] != NULL;
+         i++)
+        free(fake_environment_at_load[i]);
+    free(fake_environment_at_load);
+    fake_environment_at_load = NULL;
+}
+
+/* Whether `name` was set in the environment when the library was loaded. */
+FAKE_EXPORT bool fake_loaded_with_variable(const char *name)
+{
+    size_t length = strlen(name);
+
+    for (size_t i = 0; fake_environment_at_load != NULL && fake_environment_at_load[i] != NULL;
+         i++) {
+        if (strncmp(fake_environment_at_load[i], name, length) == 0 &&
+            fake_environment_at_load[i][length] == '=')
+            return true;
+    }
+    return false;
+}
