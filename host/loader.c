@@ -29,7 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "internal.h"
+#include "plugin_file.h"
 
 #ifndef ACCEL_PLUGINDIR
 #error "the build defines ACCEL_PLUGINDIR"
@@ -57,6 +59,10 @@
 #define DEVICES_MAX 1024u
 /* The longest version text a table may give. */
 #define VERSION_MAX 127
+/* A directory with more files named like plugins than this is refused
+ * unread: no machine has so many plugins, and a shared directory stuffed
+ * with names must not make every program's start slow. */
+#define ACCEL__DIR_CANDIDATES_MAX 4096u
 
 bool accel__plugin_name_valid(const char *name, size_t length)
 {
@@ -105,6 +111,36 @@ static accel_status search_add(struct accel__catalog *catalog, const char *entry
     return ACCEL_OK;
 }
 
+/*
+ * A relative entry of the plugin path, made absolute against the working
+ * directory once, here, and said so: what is opened later is this path, and
+ * never a name the dynamic linker would look up on its own library path.
+ */
+static accel_status search_add_relative(struct accel__catalog *catalog,
+                                        const char *entry, size_t length)
+{
+    char *cwd = getcwd(NULL, 0);
+    if (cwd == NULL) {
+        accel__log(ACCEL_LOG_WARN,
+                   "plugin path entry '%.*s' is relative and the working "
+                   "directory cannot be read (%s): the entry is skipped",
+                   (int)length, entry, strerror(errno));
+        return ACCEL_OK;
+    }
+    char *absolute = accel__strdup_printf("%s/%.*s", strcmp(cwd, "/") ? cwd : "",
+                                          (int)length, entry);
+    free(cwd);
+    if (absolute == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "search path");
+    accel__log(ACCEL_LOG_INFO,
+               "plugin path entry '%.*s' is relative: resolved against the "
+               "working directory as %s",
+               (int)length, entry, absolute);
+    accel_status status = search_add(catalog, absolute, strlen(absolute));
+    free(absolute);
+    return status;
+}
+
 static accel_status search_build(struct accel__catalog *catalog,
                                  const char *plugin_path)
 {
@@ -114,7 +150,9 @@ static accel_status search_build(struct accel__catalog *catalog,
         for (;;) {
             const char *colon = strchr(start, ':');
             size_t length = colon ? (size_t)(colon - start) : strlen(start);
-            status = search_add(catalog, start, length);
+            status = length == 0 || start[0] == '/'
+                         ? search_add(catalog, start, length)
+                         : search_add_relative(catalog, start, length);
             if (status != ACCEL_OK || colon == NULL)
                 return status;
             start = colon + 1;
@@ -138,27 +176,122 @@ static accel_status search_build(struct accel__catalog *catalog,
 
 /* ---- candidates ---- */
 
+/*
+ * Sets of catalog entries, by inode and by name, so that each candidate is
+ * looked up in constant time: discovery stays O(n log n) in the entries it
+ * reads (the sort), whatever the number of candidates on the path.
+ * Open addressing; a slot holds an index into catalog->plugins plus one.
+ */
+#define SEEN_NONE SIZE_MAX
+enum seen_key { SEEN_INODE, SEEN_NAME };
+
+struct seen {
+    size_t *slots;
+    size_t capacity; /* a power of two, or 0 */
+    size_t count;
+};
+
+static uint64_t seen_hash_inode(uint64_t dev, uint64_t ino)
+{
+    uint64_t h = (dev * 0x9e3779b97f4a7c15u) ^ ino;
+    return h ^ (h >> 29);
+}
+
+static uint64_t seen_hash_name(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = (h ^ *c) * 0x100000001b3u;
+    return h;
+}
+
+static uint64_t seen_hash_of(const struct accel__plugin *plugin, enum seen_key key)
+{
+    return key == SEEN_INODE ? seen_hash_inode(plugin->dev, plugin->ino)
+                             : seen_hash_name(plugin->name);
+}
+
+/* The entry with the inode of `st` or the name `name`; SEEN_NONE if none. */
+static size_t seen_find(const struct seen *set, const struct accel__catalog *catalog,
+                        enum seen_key key, const struct stat *st, const char *name)
+{
+    if (set->capacity == 0)
+        return SEEN_NONE;
+    uint64_t h = key == SEEN_INODE ? seen_hash_inode(st->st_dev, st->st_ino)
+                                   : seen_hash_name(name);
+    for (size_t at = h & (set->capacity - 1); set->slots[at] != 0;
+         at = (at + 1) & (set->capacity - 1)) {
+        const struct accel__plugin *p = &catalog->plugins[set->slots[at] - 1];
+        if (key == SEEN_INODE ? p->dev == st->st_dev && p->ino == st->st_ino
+                              : strcmp(p->name, name) == 0)
+            return set->slots[at] - 1;
+    }
+    return SEEN_NONE;
+}
+
+static void seen_put(struct seen *set, const struct accel__catalog *catalog,
+                     enum seen_key key, size_t index)
+{
+    size_t at = seen_hash_of(&catalog->plugins[index], key) & (set->capacity - 1);
+    while (set->slots[at] != 0)
+        at = (at + 1) & (set->capacity - 1);
+    set->slots[at] = index + 1;
+    set->count++;
+}
+
+static accel_status seen_add(struct seen *set, const struct accel__catalog *catalog,
+                             enum seen_key key, size_t index)
+{
+    if ((set->count + 1) * 2 > set->capacity) {
+        struct seen grown = { .capacity = set->capacity ? set->capacity * 2 : 64 };
+        grown.slots = calloc(grown.capacity, sizeof *grown.slots);
+        if (grown.slots == NULL)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin list");
+        for (size_t i = 0; i < set->capacity; i++) {
+            if (set->slots[i] != 0)
+                seen_put(&grown, catalog, key, set->slots[i] - 1);
+        }
+        free(set->slots);
+        *set = grown;
+    }
+    seen_put(set, catalog, key, index);
+    return ACCEL_OK;
+}
+
 /* What every candidate of one discovery is checked against. */
 struct scan {
     struct accel__catalog *catalog;
-    const struct accel__ids *ids;
-    bool insecure;                      /* ACCEL_ALLOW_INSECURE_PLUGINS=1 */
+    struct accel__trust trust;          /* the effective user; insecure */
     const struct accel__backend_item *wanted;
     size_t wanted_count;
     bool open_all;
+    struct seen inodes;                 /* every candidate, by its file */
+    struct seen names;                  /* those not rejected, by name */
 };
+
+/* Room for one more candidate: the array doubles, so adding n costs O(n). */
+static bool candidates_grow(struct accel__catalog *catalog)
+{
+    size_t count = catalog->count;
+    if (count != 0 && (count < 8 || (count & (count - 1)) != 0))
+        return true; /* there is room: it was 8, then doubled at each power */
+    size_t room = count ? count * 2 : 8;
+    struct accel__plugin *grown = realloc(catalog->plugins, room * sizeof *grown);
+    if (grown == NULL)
+        return false;
+    catalog->plugins = grown;
+    return true;
+}
 
 static struct accel__plugin *candidate_add(struct accel__catalog *catalog,
                                            const char *path, char *name)
 {
-    struct accel__plugin *grown =
-        realloc(catalog->plugins, (catalog->count + 1) * sizeof *grown);
-    if (grown == NULL)
+    if (!candidates_grow(catalog))
         return NULL;
-    catalog->plugins = grown;
     struct accel__plugin *plugin = &catalog->plugins[catalog->count];
     memset(plugin, 0, sizeof *plugin);
     plugin->state_kind = ACCEL_PLUGIN_REJECTED;
+    plugin->fd = -1;
     plugin->path = strdup(path);
     if (plugin->path == NULL)
         return NULL;
@@ -173,228 +306,32 @@ static accel_status set_reason(struct accel__plugin *plugin,
 
 /*
  * Settle a candidate's state with its reason, and log it. A reason may quote
- * a plugin's own words or a file name; control bytes become '?', so that
- * printing a reason cannot drive the terminal that shows it.
+ * a plugin's own words or a file name; its control bytes are escaped
+ * (accel__escape), so that printing a reason cannot drive the terminal that
+ * shows it.
  */
 static accel_status set_reason(struct accel__plugin *plugin,
                                accel_plugin_state state, const char *fmt, ...)
 {
     plugin->state_kind = state;
     free(plugin->reason);
+    plugin->reason = NULL;
+    char *raw = NULL;
     va_list args;
     va_start(args, fmt);
-    if (vasprintf(&plugin->reason, fmt, args) < 0)
-        plugin->reason = NULL;
+    if (vasprintf(&raw, fmt, args) < 0)
+        raw = NULL;
     va_end(args);
+    size_t length = raw ? accel__escape(NULL, 0, raw) : 0;
+    plugin->reason = raw ? malloc(length + 1) : NULL;
+    if (plugin->reason != NULL)
+        accel__escape(plugin->reason, length + 1, raw);
+    free(raw);
     if (plugin->reason == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin reason");
-    for (char *c = plugin->reason; *c != '\0'; c++) {
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
-    }
     accel__log(ACCEL_LOG_INFO, "%s: %s: %s", plugin->path,
                accel_plugin_state_name(state), plugin->reason);
     return ACCEL_OK;
-}
-
-/* ---- the file: kind, owner, permissions, one link ---- */
-
-/* Where a candidate's path leads, after at most one symbolic link. */
-struct located {
-    char *load_path;      /* what dlopen gets: the path, or the link's target */
-    struct stat file;     /* of load_path; of the link itself if it leads nowhere */
-    bool linked;
-    char *target_dir_path; /* a link's target's directory, and its stat */
-    struct stat target_dir;
-    char refusal[512];    /* why the link is not followed; "" when it is */
-};
-
-static void located_free(struct located *found)
-{
-    free(found->load_path);
-    free(found->target_dir_path);
-}
-
-/* The directory part of a path, malloc'd: "." when it has none. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        return strdup(".");
-    return strndup(path, slash == path ? 1 : (size_t)(slash - path));
-}
-
-/* A link's target as a path: a relative one is relative to the link. */
-static char *link_target_path(const char *link, const char *target)
-{
-    if (target[0] == '/')
-        return strdup(target);
-    char *dir = dir_of(link);
-    char *path = dir ? accel__strdup_printf("%s/%s", dir, target) : NULL;
-    free(dir);
-    return path;
-}
-
-/*
- * Follow the link at `path` once. A link that cannot be read, a broken link
- * and a link to another link are refused: one link is followed, so that the
- * file checked is the file loaded, and its directory is checked too.
- */
-static accel_status follow_link(const char *path, struct located *found)
-{
-    char target[PATH_MAX];
-    ssize_t length = readlink(path, target, sizeof target);
-    if (length < 0 || (size_t)length >= sizeof target) {
-        snprintf(found->refusal, sizeof found->refusal,
-                 "a symbolic link that cannot be read: %s",
-                 length < 0 ? strerror(errno) : "its target is too long");
-        return ACCEL_OK;
-    }
-    target[length] = '\0';
-    found->load_path = link_target_path(path, target);
-    if (found->load_path == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin path");
-    struct stat file;
-    if (lstat(found->load_path, &file) != 0) {
-        snprintf(found->refusal, sizeof found->refusal,
-                 "a broken symbolic link to %.300s: %s", target, strerror(errno));
-        return ACCEL_OK;
-    }
-    if (S_ISLNK(file.st_mode)) {
-        snprintf(found->refusal, sizeof found->refusal,
-                 "a symbolic link to %.300s, itself a symbolic link: only one "
-                 "link is followed",
-                 target);
-        return ACCEL_OK;
-    }
-    found->file = file;
-    found->target_dir_path = dir_of(found->load_path);
-    if (found->target_dir_path == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin path");
-    if (stat(found->target_dir_path, &found->target_dir) != 0)
-        snprintf(found->refusal, sizeof found->refusal,
-                 "the directory of its link's target, %.300s, cannot be examined: "
-                 "%s",
-                 found->target_dir_path, strerror(errno));
-    return ACCEL_OK;
-}
-
-/* Find what `path` leads to; *out_gone when there is nothing there. */
-static accel_status locate(const char *path, struct located *out_found,
-                           bool *out_gone)
-{
-    memset(out_found, 0, sizeof *out_found);
-    *out_gone = false;
-    if (lstat(path, &out_found->file) != 0) {
-        accel__log(ACCEL_LOG_INFO, "%s: skipped: %s", path, strerror(errno));
-        *out_gone = true;
-        return ACCEL_OK;
-    }
-    if (S_ISLNK(out_found->file.st_mode)) {
-        out_found->linked = true;
-        return follow_link(path, out_found);
-    }
-    out_found->load_path = strdup(path);
-    if (out_found->load_path == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin path");
-    return ACCEL_OK;
-}
-
-static const char *kind_name(mode_t mode)
-{
-    if (S_ISDIR(mode))
-        return "a directory";
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    if (S_ISCHR(mode))
-        return "a character device";
-    if (S_ISBLK(mode))
-        return "a block device";
-    return "of an unknown kind";
-}
-
-/* Root and the effective user are the owners a process already trusts. */
-static bool owner_trusted(const struct scan *scan, uid_t owner)
-{
-    return owner == 0 || owner == scan->ids->euid;
-}
-
-/* Why the file itself may not be loaded; false when it may. */
-static bool file_refused(const struct scan *scan, const struct stat *file,
-                         char *why, size_t size)
-{
-    unsigned mode = (unsigned)(file->st_mode & 07777);
-    if (!S_ISREG(file->st_mode))
-        snprintf(why, size, "not a regular file: %s", kind_name(file->st_mode));
-    else if (file->st_size == 0)
-        snprintf(why, size, "the file is empty");
-    else if (scan->insecure)
-        return false;
-    else if (!owner_trusted(scan, file->st_uid))
-        snprintf(why, size,
-                 "the file is owned by uid %u, neither root nor the effective "
-                 "user (uid %u)",
-                 (unsigned)file->st_uid, (unsigned)scan->ids->euid);
-    else if (file->st_mode & S_IWOTH)
-        snprintf(why, size, "the file is writable by other users (mode %04o)",
-                 mode);
-    else if (file->st_mode & S_IWGRP)
-        snprintf(why, size, "the file is writable by its group (mode %04o)",
-                 mode);
-    else
-        return false;
-    return true;
-}
-
-/*
- * Why a directory makes the file in it unsafe: whoever may rename entries
- * there can swap the file after it was checked. False when it is safe.
- */
-static bool dir_refused(const struct scan *scan, const char *role,
-                        const char *dir_path, const struct stat *dir,
-                        char *why, size_t size)
-{
-    unsigned mode = (unsigned)(dir->st_mode & 07777);
-    if (scan->insecure)
-        return false;
-    if (!owner_trusted(scan, dir->st_uid))
-        snprintf(why, size,
-                 "%s %s is owned by uid %u, neither root nor the effective "
-                 "user (uid %u)",
-                 role, dir_path, (unsigned)dir->st_uid,
-                 (unsigned)scan->ids->euid);
-    else if ((dir->st_mode & S_IWOTH) && !(dir->st_mode & S_ISVTX))
-        snprintf(why, size,
-                 "%s %s is writable by other users and not sticky (mode %04o)",
-                 role, dir_path, mode);
-    else
-        return false;
-    return true;
-}
-
-/* The file, the directory it was found in, and a link target's directory. */
-static bool location_refused(const struct scan *scan,
-                             const struct located *found, const char *dir_path,
-                             const struct stat *dir, char *why, size_t size)
-{
-    if (found->refusal[0] != '\0') {
-        snprintf(why, size, "%s", found->refusal);
-        return true;
-    }
-    if (file_refused(scan, &found->file, why, size))
-        return true;
-    if (dir == NULL && !scan->insecure) {
-        snprintf(why, size, "its directory %s cannot be examined", dir_path);
-        return true;
-    }
-    if (dir != NULL &&
-        dir_refused(scan, "its directory", dir_path, dir, why, size))
-        return true;
-    return found->linked &&
-           dir_refused(scan, "the directory of its link's target,",
-                       found->target_dir_path, &found->target_dir, why, size);
 }
 
 /* ---- the table ---- */
@@ -577,20 +514,41 @@ static const char *table_refusal(struct accel__plugin *plugin,
 
 /* ---- opening one plugin ---- */
 
-/* dlopen, find and check the table. A refusal is a reason, not an error. */
-static accel_status plugin_resolve(struct accel__plugin *plugin,
-                                   const char *load_path)
+static void plugin_close(struct accel__plugin *plugin)
 {
-    char why[512];
-    plugin->dl = dlopen(load_path, RTLD_NOW | RTLD_LOCAL);
-    if (plugin->dl == NULL) {
-        const char *message = dlerror();
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "dlopen failed: %s",
-                          message ? message : "unknown error");
-    }
+    if (plugin->state != NULL)
+        plugin->drv.plugin_close(plugin->state);
+    plugin->state = NULL;
+    if (plugin->dl != NULL)
+        dlclose(plugin->dl);
+    plugin->dl = NULL;
+    /* Only now: while the handle lived, its name /proc/self/fd/N had to
+     * keep meaning this file. */
+    if (plugin->fd >= 0)
+        close(plugin->fd);
+    plugin->fd = -1;
+    /* The table's entries and strings pointed into the closed object. */
+    memset(&plugin->drv, 0, sizeof plugin->drv);
+}
+
+/*
+ * Load the checked file through its descriptor, find and check the table.
+ * The descriptor moves into the plugin, open for as long as the handle. A
+ * refusal is a reason, not an error.
+ */
+static accel_status plugin_resolve(struct accel__plugin *plugin,
+                                   struct accel__plugin_file *file)
+{
+    char why[1024];
+    const char *refusal =
+        accel__plugin_file_load(&file->fd, &file->st, &plugin->dl, why, sizeof why);
+    if (refusal != NULL)
+        return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", refusal);
+    plugin->fd = file->fd;
+    file->fd = -1;
     dlerror();
-    const char *refusal = table_refusal(
-        plugin, dlsym(plugin->dl, ACCEL_DRIVER_SYMBOL), why, sizeof why);
+    refusal = table_refusal(plugin, dlsym(plugin->dl, ACCEL_DRIVER_SYMBOL), why,
+                            sizeof why);
     if (refusal == NULL) {
         /* Kept apart from the table: the plugin may be closed while its
          * entry in the catalog is still listed. */
@@ -600,22 +558,8 @@ static accel_status plugin_resolve(struct accel__plugin *plugin,
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin version");
         return ACCEL_OK;
     }
-    dlclose(plugin->dl);
-    plugin->dl = NULL;
-    memset(&plugin->drv, 0, sizeof plugin->drv);
+    plugin_close(plugin);
     return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", refusal);
-}
-
-static void plugin_close(struct accel__plugin *plugin)
-{
-    if (plugin->state != NULL)
-        plugin->drv.plugin_close(plugin->state);
-    plugin->state = NULL;
-    if (plugin->dl != NULL)
-        dlclose(plugin->dl);
-    plugin->dl = NULL;
-    /* The table's entries and strings pointed into the closed object. */
-    memset(&plugin->drv, 0, sizeof plugin->drv);
 }
 
 /* A status from plugin_open or device_count, which never report "not yet". */
@@ -695,25 +639,44 @@ static bool is_wanted(const struct scan *scan, const char *name)
 }
 
 /* The same file (an inode) reached by another path: considered once. */
-static bool already_considered(const struct accel__catalog *catalog,
-                               const struct stat *file, const char *path)
+static bool already_considered(struct scan *scan, const struct stat *file,
+                               const char *path)
 {
-    for (size_t i = 0; i < catalog->count; i++) {
-        const struct accel__plugin *seen = &catalog->plugins[i];
-        if (seen->dev == file->st_dev && seen->ino == file->st_ino) {
-            accel__log(ACCEL_LOG_DEBUG, "%s: already considered as %s", path,
-                       seen->path);
-            return true;
-        }
-    }
-    return false;
+    size_t found = seen_find(&scan->inodes, scan->catalog, SEEN_INODE, file, NULL);
+    if (found == SEEN_NONE)
+        return false;
+    accel__log(ACCEL_LOG_DEBUG, "%s: already considered as %s", path,
+               scan->catalog->plugins[found].path);
+    return true;
 }
 
-/* List one candidate, check its name, file and place, then open it. */
-static accel_status candidate_check(const struct scan *scan, const char *path,
-                                    const char *file_name, const char *dir_path,
-                                    const struct stat *dir,
-                                    const struct located *found)
+/* The candidate's name, file and place are checked: open it if wanted. */
+static accel_status candidate_open(struct scan *scan, struct accel__plugin *plugin,
+                                   struct accel__plugin_file *file)
+{
+    if (file->refusal[0] != '\0')
+        return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", file->refusal);
+    size_t earlier = seen_find(&scan->names, scan->catalog, SEEN_NAME, NULL,
+                               plugin->name);
+    if (earlier != SEEN_NONE)
+        return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
+                          "duplicate: a plugin named '%s' was found first at %s",
+                          plugin->name, scan->catalog->plugins[earlier].path);
+    if (!is_wanted(scan, plugin->name))
+        return set_reason(plugin, ACCEL_PLUGIN_SKIPPED,
+                          "not opened: the backend selection does not name it");
+    if (accel__plugin_file_test_hook != NULL)
+        accel__plugin_file_test_hook(plugin->path, file->fd);
+    accel_status status = plugin_resolve(plugin, file);
+    if (status != ACCEL_OK || plugin->dl == NULL)
+        return status;
+    return plugin_start(plugin);
+}
+
+/* List one candidate, check its name, then its file, place and table. */
+static accel_status candidate_check(struct scan *scan, const char *path,
+                                    const char *file_name,
+                                    struct accel__plugin_file *file)
 {
     char *name = name_from_file(file_name);
     struct accel__plugin *plugin = candidate_add(scan->catalog, path, name);
@@ -721,95 +684,155 @@ static accel_status candidate_check(const struct scan *scan, const char *path,
         free(name);
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin candidate");
     }
-    plugin->dev = found->file.st_dev;
-    plugin->ino = found->file.st_ino;
+    plugin->dev = file->st.st_dev;
+    plugin->ino = file->st.st_ino;
+    accel_status status = ACCEL_OK;
     if (name == NULL || !accel__plugin_name_valid(name, strlen(name)))
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
-                          "the file name is not accel-plugin-NAME.so with NAME "
-                          "1 to %d characters of [a-z0-9_]",
-                          ACCEL_PLUGIN_NAME_MAX);
-    char why[1024];
-    if (location_refused(scan, found, dir_path, dir, why, sizeof why))
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", why);
-    /* `plugin` is still marked rejected, so this finds an earlier one. */
-    const struct accel__plugin *earlier = accel__catalog_find(scan->catalog, name);
-    if (earlier != NULL)
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
-                          "duplicate: a plugin named '%s' was found first at %s",
-                          name, earlier->path);
-    if (!is_wanted(scan, name))
-        return set_reason(plugin, ACCEL_PLUGIN_SKIPPED,
-                          "not opened: the backend selection does not name it");
-    accel_status status = plugin_resolve(plugin, found->load_path);
-    if (status != ACCEL_OK || plugin->dl == NULL)
-        return status;
-    return plugin_start(plugin);
-}
-
-/* Consider the file at `path`, found in the directory `dir_path`. */
-static accel_status consider(const struct scan *scan, const char *path,
-                             const char *file_name, const char *dir_path,
-                             const struct stat *dir)
-{
-    struct located found;
-    bool gone = false;
-    accel_status status = locate(path, &found, &gone);
-    if (status == ACCEL_OK && !gone &&
-        !already_considered(scan->catalog, &found.file, path))
-        status = candidate_check(scan, path, file_name, dir_path, dir, &found);
-    located_free(&found);
+        status = set_reason(plugin, ACCEL_PLUGIN_REJECTED,
+                            "the file name is not accel-plugin-NAME.so with NAME "
+                            "1 to %d characters of [a-z0-9_]",
+                            ACCEL_PLUGIN_NAME_MAX);
+    else
+        status = candidate_open(scan, plugin, file);
+    size_t index = (size_t)(plugin - scan->catalog->plugins);
+    if (status == ACCEL_OK)
+        status = seen_add(&scan->inodes, scan->catalog, SEEN_INODE, index);
+    if (status == ACCEL_OK && plugin->state_kind != ACCEL_PLUGIN_REJECTED)
+        status = seen_add(&scan->names, scan->catalog, SEEN_NAME, index);
     return status;
 }
 
-static int plugin_file_filter(const struct dirent *entry)
+/* Consider the entry `file_name` of the opened directory `dir`. */
+static accel_status consider(struct scan *scan, const struct accel__dir *dir,
+                             const char *file_name)
 {
-    char *name = name_from_file(entry->d_name);
-    free(name);
-    return name != NULL;
+    char *path = strcmp(dir->path, "/") == 0
+                     ? accel__strdup_printf("/%s", file_name)
+                     : accel__strdup_printf("%s/%s", dir->path, file_name);
+    if (path == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "path");
+    struct accel__plugin_file file;
+    accel_status status =
+        accel__plugin_file_open(&scan->trust, dir, file_name, path, &file);
+    if (status == ACCEL_OK && !file.gone &&
+        !already_considered(scan, &file.st, path))
+        status = candidate_check(scan, path, file_name, &file);
+    accel__plugin_file_close(&file);
+    free(path);
+    return status;
 }
 
-static accel_status scan_directory(const struct scan *scan, const char *dir_path,
-                                   const struct stat *dir)
+static int name_compare(const void *a, const void *b)
 {
-    struct dirent **entries = NULL;
-    int n = scandir(dir_path, &entries, plugin_file_filter, alphasort);
-    if (n < 0) {
-        accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir_path,
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The names in `dir` that look like plugins, sorted, malloc'd; at most
+ * ACCEL__DIR_CANDIDATES_MAX of them: *out_count is one more when there are
+ * more, and then nothing is kept. A listing that fails gives none.
+ */
+static accel_status dir_names(const struct accel__dir *dir, char ***out_names,
+                              size_t *out_count)
+{
+    *out_names = NULL;
+    *out_count = 0;
+    int fd = dup(dir->fd);
+    DIR *stream = fd >= 0 ? fdopendir(fd) : NULL;
+    if (stream == NULL) {
+        accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir->path,
                    strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return ACCEL_OK;
     }
-    accel_status status = ACCEL_OK;
-    for (int i = 0; i < n; i++) {
-        char *path = NULL;
-        if (status == ACCEL_OK) {
-            path = accel__strdup_printf("%s/%s", dir_path, entries[i]->d_name);
-            status = path ? consider(scan, path, entries[i]->d_name, dir_path,
-                                     dir)
-                          : accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "path");
+    char **names = calloc(ACCEL__DIR_CANDIDATES_MAX, sizeof *names);
+    size_t count = 0;
+    struct dirent *entry;
+    while (names != NULL && (entry = readdir(stream)) != NULL) {
+        char *name = name_from_file(entry->d_name);
+        free(name);
+        if (name == NULL)
+            continue;
+        if (count == ACCEL__DIR_CANDIDATES_MAX) {
+            count++;
+            break;
         }
-        free(path);
-        free(entries[i]);
+        if ((names[count] = strdup(entry->d_name)) == NULL)
+            break;
+        count++;
     }
-    free(entries);
+    closedir(stream);
+    bool complete = names != NULL && (count == 0 || count > ACCEL__DIR_CANDIDATES_MAX ||
+                                      names[count - 1] != NULL);
+    if (!complete || count > ACCEL__DIR_CANDIDATES_MAX) {
+        for (size_t i = 0; names != NULL && i < count && i < ACCEL__DIR_CANDIDATES_MAX; i++)
+            free(names[i]);
+        free(names);
+        *out_count = count;
+        return complete ? ACCEL_OK
+                        : accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin names");
+    }
+    qsort(names, count, sizeof *names, name_compare);
+    *out_names = names;
+    *out_count = count;
+    return ACCEL_OK;
+}
+
+/* A directory with more candidates than the cap is listed, not scanned. */
+static accel_status dir_too_full(struct scan *scan, const struct accel__dir *dir)
+{
+    struct accel__plugin *entry = candidate_add(scan->catalog, dir->path, NULL);
+    if (entry == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin candidate");
+    return set_reason(entry, ACCEL_PLUGIN_REJECTED,
+                      "the directory holds more than %u files named "
+                      "accel-plugin-*.so: none of them is considered",
+                      (unsigned)ACCEL__DIR_CANDIDATES_MAX);
+}
+
+static accel_status scan_directory(struct scan *scan, const char *dir_path)
+{
+    struct accel__dir dir;
+    accel_status status = accel__dir_open(&scan->trust, dir_path, "its directory",
+                                          &dir);
+    char **names = NULL;
+    size_t count = 0;
+    if (status == ACCEL_OK && dir.fd < 0)
+        accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir_path, dir.refusal);
+    else if (status == ACCEL_OK)
+        status = dir_names(&dir, &names, &count);
+    if (status == ACCEL_OK && count > ACCEL__DIR_CANDIDATES_MAX)
+        status = dir_too_full(scan, &dir);
+    for (size_t i = 0; names != NULL && i < count; i++) {
+        if (status == ACCEL_OK)
+            status = consider(scan, &dir, names[i]);
+        free(names[i]);
+    }
+    free(names);
+    accel__dir_close(&dir);
     return status;
 }
 
-/* A file named on the path: its directory's owner and mode count too. */
-static accel_status scan_file_entry(const struct scan *scan, const char *entry)
+/* A file named on the path: its directory is opened and checked too. */
+static accel_status scan_file_entry(struct scan *scan, const char *entry)
 {
-    char *dir_path = dir_of(entry);
+    const char *slash = strrchr(entry, '/');
+    char *dir_path = slash == NULL ? strdup(".")
+                     : strndup(entry, slash == entry ? 1 : (size_t)(slash - entry));
     if (dir_path == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "path");
-    const char *slash = strrchr(entry, '/');
-    struct stat dir;
-    bool have_dir = stat(dir_path, &dir) == 0;
-    accel_status status = consider(scan, entry, slash ? slash + 1 : entry,
-                                   dir_path, have_dir ? &dir : NULL);
+    struct accel__dir dir;
+    accel_status status = accel__dir_open(&scan->trust, dir_path, "its directory",
+                                          &dir);
+    if (status == ACCEL_OK)
+        status = consider(scan, &dir, slash ? slash + 1 : entry);
+    accel__dir_close(&dir);
     free(dir_path);
     return status;
 }
 
-static accel_status scan_entry(const struct scan *scan, const char *entry)
+static accel_status scan_entry(struct scan *scan, const char *entry)
 {
     accel__log(ACCEL_LOG_INFO, "searching %s", entry);
     struct stat st;
@@ -820,8 +843,9 @@ static accel_status scan_entry(const struct scan *scan, const char *entry)
                    strerror(errno));
         return ACCEL_OK;
     }
-    return is_dir ? scan_directory(scan, entry, &st)
-                  : scan_file_entry(scan, entry);
+    /* Which of the two it is decides only how it is read: the directory or
+     * the file is opened and checked as it is found then. */
+    return is_dir ? scan_directory(scan, entry) : scan_file_entry(scan, entry);
 }
 
 /* ACCEL_ALLOW_INSECURE_PLUGINS=1, read as the ids allow. */
@@ -869,10 +893,9 @@ accel_status accel__catalog_load(struct accel__catalog *catalog,
                                  size_t wanted_count, bool open_all)
 {
     memset(catalog, 0, sizeof *catalog);
-    const struct scan scan = {
+    struct scan scan = {
         .catalog = catalog,
-        .ids = ids,
-        .insecure = insecure_allowed(ids),
+        .trust = { .euid = ids->euid, .insecure = insecure_allowed(ids) },
         .wanted = wanted,
         .wanted_count = wanted_count,
         .open_all = open_all,
@@ -880,6 +903,8 @@ accel_status accel__catalog_load(struct accel__catalog *catalog,
     accel_status status = search_build(catalog, plugin_path);
     for (size_t i = 0; status == ACCEL_OK && i < catalog->search_count; i++)
         status = scan_entry(&scan, catalog->search[i]);
+    free(scan.inodes.slots);
+    free(scan.names.slots);
     if (status == ACCEL_OK)
         status = infos_build(catalog);
     if (status != ACCEL_OK)
