@@ -1,18 +1,17 @@
 /*
- * Plugin discovery: the search path, the candidate files, and the checks a
- * plugin passes before the host calls anything in it.
+ * Plugin discovery: the candidate files on the search path, and the checks
+ * a plugin passes before the host calls anything in it.
  *
  * A candidate is checked in this order, and the first failed check is its
- * reason: its file name; its file (at most one symbolic link followed: a
- * regular, non-empty file, owned by root or the effective user, writable by
- * neither its group nor others); the directory it was found in and a link
- * target's directory (owned by root or the effective user, not writable by
- * others unless sticky); a duplicate name; the backend selection; then
- * dlopen and the table (symbol kind and size, ABI major, struct_size, name,
- * version, required entries); then plugin_open and device_count.
- * ACCEL_ALLOW_INSECURE_PLUGINS=1 lifts the owner and permission checks; it
- * is read, like every variable, only when the process's ids are not
- * elevated.
+ * reason: its file name; its file, opened once and checked on the
+ * descriptor, with its directory and a link target's directory
+ * (plugin_file.c: kind, size, owner, mode, ACLs, at most one link, the
+ * link's owner); a duplicate name; the backend selection; the ELF headers
+ * and dlopen of that descriptor (plugin_file.c); the table (symbol kind and
+ * size, ABI major, struct_size, name, version, required entries); then
+ * plugin_open and device_count. ACCEL_ALLOW_INSECURE_PLUGINS=1 lifts the
+ * owner, mode and ACL checks; it is read, like every variable, only when
+ * the process's ids are not elevated.
  *
  * A candidate that fails a check is kept in the catalog with its reason and
  * never opened again; discovery itself fails only when memory runs out.
@@ -29,13 +28,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "discovery.h"
 #include "escape.h"
 #include "internal.h"
 #include "plugin_file.h"
-
-#ifndef ACCEL_PLUGINDIR
-#error "the build defines ACCEL_PLUGINDIR"
-#endif
 
 #define PREFIX "accel-plugin-"
 #define SUFFIX ".so"
@@ -87,176 +83,7 @@ static char *name_from_file(const char *file)
     return strndup(file + strlen(PREFIX), length - fixed);
 }
 
-/* ---- the search path ---- */
-
-static accel_status search_add(struct accel__catalog *catalog, const char *entry,
-                               size_t length)
-{
-    if (length == 0)
-        return ACCEL_OK;
-    for (size_t i = 0; i < catalog->search_count; i++) {
-        if (strlen(catalog->search[i]) == length &&
-            strncmp(catalog->search[i], entry, length) == 0)
-            return ACCEL_OK;
-    }
-    char **grown = realloc(catalog->search,
-                           (catalog->search_count + 1) * sizeof *grown);
-    if (grown == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "search path");
-    catalog->search = grown;
-    char *copy = strndup(entry, length);
-    if (copy == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "search path");
-    catalog->search[catalog->search_count++] = copy;
-    return ACCEL_OK;
-}
-
-/*
- * A relative entry of the plugin path, made absolute against the working
- * directory once, here, and said so: what is opened later is this path, and
- * never a name the dynamic linker would look up on its own library path.
- */
-static accel_status search_add_relative(struct accel__catalog *catalog,
-                                        const char *entry, size_t length)
-{
-    char *cwd = getcwd(NULL, 0);
-    if (cwd == NULL) {
-        accel__log(ACCEL_LOG_WARN,
-                   "plugin path entry '%.*s' is relative and the working "
-                   "directory cannot be read (%s): the entry is skipped",
-                   (int)length, entry, strerror(errno));
-        return ACCEL_OK;
-    }
-    char *absolute = accel__strdup_printf("%s/%.*s", strcmp(cwd, "/") ? cwd : "",
-                                          (int)length, entry);
-    free(cwd);
-    if (absolute == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "search path");
-    accel__log(ACCEL_LOG_INFO,
-               "plugin path entry '%.*s' is relative: resolved against the "
-               "working directory as %s",
-               (int)length, entry, absolute);
-    accel_status status = search_add(catalog, absolute, strlen(absolute));
-    free(absolute);
-    return status;
-}
-
-static accel_status search_build(struct accel__catalog *catalog,
-                                 const char *plugin_path)
-{
-    accel_status status = ACCEL_OK;
-    if (plugin_path != NULL && plugin_path[0] != '\0') {
-        const char *start = plugin_path;
-        for (;;) {
-            const char *colon = strchr(start, ':');
-            size_t length = colon ? (size_t)(colon - start) : strlen(start);
-            status = length == 0 || start[0] == '/'
-                         ? search_add(catalog, start, length)
-                         : search_add_relative(catalog, start, length);
-            if (status != ACCEL_OK || colon == NULL)
-                return status;
-            start = colon + 1;
-        }
-    }
-    /* The default: beside the running libaccel (a build tree stages its
-     * plugins there too), then where the build installs them. */
-    char *library_dir = accel__library_dir();
-    if (library_dir != NULL) {
-        char *beside = accel__strdup_printf("%s/accel/plugins", library_dir);
-        free(library_dir);
-        if (beside == NULL)
-            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "search path");
-        status = search_add(catalog, beside, strlen(beside));
-        free(beside);
-        if (status != ACCEL_OK)
-            return status;
-    }
-    return search_add(catalog, ACCEL_PLUGINDIR, strlen(ACCEL_PLUGINDIR));
-}
-
 /* ---- candidates ---- */
-
-/*
- * Sets of catalog entries, by inode and by name, so that each candidate is
- * looked up in constant time: discovery stays O(n log n) in the entries it
- * reads (the sort), whatever the number of candidates on the path.
- * Open addressing; a slot holds an index into catalog->plugins plus one.
- */
-#define SEEN_NONE SIZE_MAX
-enum seen_key { SEEN_INODE, SEEN_NAME };
-
-struct seen {
-    size_t *slots;
-    size_t capacity; /* a power of two, or 0 */
-    size_t count;
-};
-
-static uint64_t seen_hash_inode(uint64_t dev, uint64_t ino)
-{
-    uint64_t h = (dev * 0x9e3779b97f4a7c15u) ^ ino;
-    return h ^ (h >> 29);
-}
-
-static uint64_t seen_hash_name(const char *name)
-{
-    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        h = (h ^ *c) * 0x100000001b3u;
-    return h;
-}
-
-static uint64_t seen_hash_of(const struct accel__plugin *plugin, enum seen_key key)
-{
-    return key == SEEN_INODE ? seen_hash_inode(plugin->dev, plugin->ino)
-                             : seen_hash_name(plugin->name);
-}
-
-/* The entry with the inode of `st` or the name `name`; SEEN_NONE if none. */
-static size_t seen_find(const struct seen *set, const struct accel__catalog *catalog,
-                        enum seen_key key, const struct stat *st, const char *name)
-{
-    if (set->capacity == 0)
-        return SEEN_NONE;
-    uint64_t h = key == SEEN_INODE ? seen_hash_inode(st->st_dev, st->st_ino)
-                                   : seen_hash_name(name);
-    for (size_t at = h & (set->capacity - 1); set->slots[at] != 0;
-         at = (at + 1) & (set->capacity - 1)) {
-        const struct accel__plugin *p = &catalog->plugins[set->slots[at] - 1];
-        if (key == SEEN_INODE ? p->dev == st->st_dev && p->ino == st->st_ino
-                              : strcmp(p->name, name) == 0)
-            return set->slots[at] - 1;
-    }
-    return SEEN_NONE;
-}
-
-static void seen_put(struct seen *set, const struct accel__catalog *catalog,
-                     enum seen_key key, size_t index)
-{
-    size_t at = seen_hash_of(&catalog->plugins[index], key) & (set->capacity - 1);
-    while (set->slots[at] != 0)
-        at = (at + 1) & (set->capacity - 1);
-    set->slots[at] = index + 1;
-    set->count++;
-}
-
-static accel_status seen_add(struct seen *set, const struct accel__catalog *catalog,
-                             enum seen_key key, size_t index)
-{
-    if ((set->count + 1) * 2 > set->capacity) {
-        struct seen grown = { .capacity = set->capacity ? set->capacity * 2 : 64 };
-        grown.slots = calloc(grown.capacity, sizeof *grown.slots);
-        if (grown.slots == NULL)
-            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin list");
-        for (size_t i = 0; i < set->capacity; i++) {
-            if (set->slots[i] != 0)
-                seen_put(&grown, catalog, key, set->slots[i] - 1);
-        }
-        free(set->slots);
-        *set = grown;
-    }
-    seen_put(set, catalog, key, index);
-    return ACCEL_OK;
-}
 
 /* What every candidate of one discovery is checked against. */
 struct scan {
@@ -265,8 +92,8 @@ struct scan {
     const struct accel__backend_item *wanted;
     size_t wanted_count;
     bool open_all;
-    struct seen inodes;                 /* every candidate, by its file */
-    struct seen names;                  /* those not rejected, by name */
+    struct accel__seen inodes;                 /* every candidate, by its file */
+    struct accel__seen names;                  /* those not rejected, by name */
 };
 
 /* Room for one more candidate: the array doubles, so adding n costs O(n). */
@@ -642,8 +469,8 @@ static bool is_wanted(const struct scan *scan, const char *name)
 static bool already_considered(struct scan *scan, const struct stat *file,
                                const char *path)
 {
-    size_t found = seen_find(&scan->inodes, scan->catalog, SEEN_INODE, file, NULL);
-    if (found == SEEN_NONE)
+    size_t found = accel__seen_find(&scan->inodes, scan->catalog, ACCEL__SEEN_INODE, file, NULL);
+    if (found == ACCEL__SEEN_NONE)
         return false;
     accel__log(ACCEL_LOG_DEBUG, "%s: already considered as %s", path,
                scan->catalog->plugins[found].path);
@@ -656,9 +483,9 @@ static accel_status candidate_open(struct scan *scan, struct accel__plugin *plug
 {
     if (file->refusal[0] != '\0')
         return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", file->refusal);
-    size_t earlier = seen_find(&scan->names, scan->catalog, SEEN_NAME, NULL,
+    size_t earlier = accel__seen_find(&scan->names, scan->catalog, ACCEL__SEEN_NAME, NULL,
                                plugin->name);
-    if (earlier != SEEN_NONE)
+    if (earlier != ACCEL__SEEN_NONE)
         return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
                           "duplicate: a plugin named '%s' was found first at %s",
                           plugin->name, scan->catalog->plugins[earlier].path);
@@ -696,9 +523,9 @@ static accel_status candidate_check(struct scan *scan, const char *path,
         status = candidate_open(scan, plugin, file);
     size_t index = (size_t)(plugin - scan->catalog->plugins);
     if (status == ACCEL_OK)
-        status = seen_add(&scan->inodes, scan->catalog, SEEN_INODE, index);
+        status = accel__seen_add(&scan->inodes, scan->catalog, ACCEL__SEEN_INODE, index);
     if (status == ACCEL_OK && plugin->state_kind != ACCEL_PLUGIN_REJECTED)
-        status = seen_add(&scan->names, scan->catalog, SEEN_NAME, index);
+        status = accel__seen_add(&scan->names, scan->catalog, ACCEL__SEEN_NAME, index);
     return status;
 }
 
@@ -900,7 +727,7 @@ accel_status accel__catalog_load(struct accel__catalog *catalog,
         .wanted_count = wanted_count,
         .open_all = open_all,
     };
-    accel_status status = search_build(catalog, plugin_path);
+    accel_status status = accel__search_build(catalog, plugin_path);
     for (size_t i = 0; status == ACCEL_OK && i < catalog->search_count; i++)
         status = scan_entry(&scan, catalog->search[i]);
     free(scan.inodes.slots);
