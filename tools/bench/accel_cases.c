@@ -136,7 +136,8 @@ static bool measure_discovery(void *state, struct bench_run *run)
 /* ---- discovery_many ---- */
 
 /* Candidates in the scanned variant (the loader's cap) and the other. */
-enum { MANY_SCANNED = 4096, MANY_OVER_CAP = 50000, MANY_OVER_CAP_QUICK = 5000 };
+enum { MANY_SCANNED = 4096, MANY_OVER_CAP = 50000 };
+enum { MANY_SCANNED_QUICK = 1024, MANY_OVER_CAP_QUICK = 5000 };
 
 /* A fresh directory holding `count` one-byte accel-plugin-fN.so files. */
 static char *many_dir_make(struct bench_run *run, unsigned count)
@@ -195,8 +196,9 @@ static bool measure_discovery_many(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run};
     bool over = strcmp(run->point->variant, "over_cap") == 0;
-    unsigned count = !over ? MANY_SCANNED
-                     : run->env->options->quick ? MANY_OVER_CAP_QUICK : MANY_OVER_CAP;
+    bool quick = run->env->options->quick;
+    unsigned count = over ? (quick ? MANY_OVER_CAP_QUICK : MANY_OVER_CAP)
+                          : (quick ? MANY_SCANNED_QUICK : MANY_SCANNED);
     char detail[96];
     char *dir = many_dir_make(run, count);
     bool ok = false;
