@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdarg.h>
@@ -554,17 +555,50 @@ static int name_compare(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/*
- * The names in `dir` that look like plugins, sorted, malloc'd; at most
- * ACCEL__DIR_CANDIDATES_MAX of them: *out_count is one more when there are
- * more, and then nothing is kept. A listing that fails gives none.
- */
-static accel_status dir_names(const struct accel__dir *dir, char ***out_names,
-                              size_t *out_count)
+/* The names read so far, and whether memory ran out. */
+struct name_list {
+    char **names;
+    size_t count, room;
+    bool out_of_memory;
+};
+
+static void name_list_free(struct name_list *list)
 {
-    *out_names = NULL;
-    *out_count = 0;
-    int fd = dup(dir->fd);
+    for (size_t i = 0; i < list->count; i++)
+        free(list->names[i]);
+    free(list->names);
+    memset(list, 0, sizeof *list);
+}
+
+static void name_list_add(struct name_list *list, const char *name)
+{
+    if (list->count == list->room) {
+        size_t room = list->room ? list->room * 2 : 16;
+        char **grown = realloc(list->names, room * sizeof *grown);
+        if (grown == NULL) {
+            list->out_of_memory = true;
+            return;
+        }
+        list->names = grown;
+        list->room = room;
+    }
+    if ((list->names[list->count] = strdup(name)) == NULL)
+        list->out_of_memory = true;
+    else
+        list->count++;
+}
+
+/*
+ * The names in `dir` that look like plugins, read once and sorted. Past
+ * ACCEL__DIR_CANDIDATES_MAX the reading stops and *out_too_many is set,
+ * with no name kept. A directory that cannot be read gives none.
+ */
+static accel_status dir_names(const struct accel__dir *dir,
+                              struct name_list *out_list, bool *out_too_many)
+{
+    memset(out_list, 0, sizeof *out_list);
+    *out_too_many = false;
+    int fd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 0);
     DIR *stream = fd >= 0 ? fdopendir(fd) : NULL;
     if (stream == NULL) {
         accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir->path,
@@ -573,36 +607,26 @@ static accel_status dir_names(const struct accel__dir *dir, char ***out_names,
             close(fd);
         return ACCEL_OK;
     }
-    char **names = calloc(ACCEL__DIR_CANDIDATES_MAX, sizeof *names);
-    size_t count = 0;
     struct dirent *entry;
-    while (names != NULL && (entry = readdir(stream)) != NULL) {
+    while (!out_list->out_of_memory && !*out_too_many &&
+           (entry = readdir(stream)) != NULL) {
         char *name = name_from_file(entry->d_name);
         free(name);
-        if (name == NULL)
-            continue;
-        if (count == ACCEL__DIR_CANDIDATES_MAX) {
-            count++;
-            break;
-        }
-        if ((names[count] = strdup(entry->d_name)) == NULL)
-            break;
-        count++;
+        if (name != NULL && out_list->count == ACCEL__DIR_CANDIDATES_MAX)
+            *out_too_many = true;
+        else if (name != NULL)
+            name_list_add(out_list, entry->d_name);
     }
     closedir(stream);
-    bool complete = names != NULL && (count == 0 || count > ACCEL__DIR_CANDIDATES_MAX ||
-                                      names[count - 1] != NULL);
-    if (!complete || count > ACCEL__DIR_CANDIDATES_MAX) {
-        for (size_t i = 0; names != NULL && i < count && i < ACCEL__DIR_CANDIDATES_MAX; i++)
-            free(names[i]);
-        free(names);
-        *out_count = count;
-        return complete ? ACCEL_OK
-                        : accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin names");
+    if (out_list->out_of_memory || *out_too_many) {
+        bool out_of_memory = out_list->out_of_memory;
+        name_list_free(out_list);
+        if (out_of_memory)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin names");
+        return ACCEL_OK;
     }
-    qsort(names, count, sizeof *names, name_compare);
-    *out_names = names;
-    *out_count = count;
+    qsort(out_list->names, out_list->count, sizeof *out_list->names,
+          name_compare);
     return ACCEL_OK;
 }
 
@@ -623,20 +647,17 @@ static accel_status scan_directory(struct scan *scan, const char *dir_path)
     struct accel__dir dir;
     accel_status status = accel__dir_open(&scan->trust, dir_path, "its directory",
                                           &dir);
-    char **names = NULL;
-    size_t count = 0;
+    struct name_list list = { 0 };
+    bool too_many = false;
     if (status == ACCEL_OK && dir.fd < 0)
         accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir_path, dir.refusal);
     else if (status == ACCEL_OK)
-        status = dir_names(&dir, &names, &count);
-    if (status == ACCEL_OK && count > ACCEL__DIR_CANDIDATES_MAX)
+        status = dir_names(&dir, &list, &too_many);
+    if (status == ACCEL_OK && too_many)
         status = dir_too_full(scan, &dir);
-    for (size_t i = 0; names != NULL && i < count; i++) {
-        if (status == ACCEL_OK)
-            status = consider(scan, &dir, names[i]);
-        free(names[i]);
-    }
-    free(names);
+    for (size_t i = 0; status == ACCEL_OK && i < list.count; i++)
+        status = consider(scan, &dir, list.names[i]);
+    name_list_free(&list);
     accel__dir_close(&dir);
     return status;
 }
