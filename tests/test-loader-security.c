@@ -502,6 +502,75 @@ static void test_truncated_or_garbled_plugin_is_refused_without_a_crash(void **s
     free(good);
 }
 
+/* ---- CPU module images: the same checks in the null plugin ---- */
+
+/* The image's dynamic entry of tag `tag` (found through its PT_DYNAMIC). */
+static ElfW(Dyn) *image_dynamic_entry(unsigned char *image, size_t size, int64_t tag)
+{
+    ElfW(Ehdr) header;
+    assert_true(size >= sizeof header);
+    memcpy(&header, image, sizeof header);
+    for (unsigned i = 0; i < header.e_phnum; i++) {
+        ElfW(Phdr) *segment =
+            (ElfW(Phdr) *)(image + header.e_phoff + (size_t)i * sizeof *segment);
+        if (segment->p_type != PT_DYNAMIC)
+            continue;
+        ElfW(Dyn) *entry = (ElfW(Dyn) *)(image + segment->p_offset);
+        for (; entry->d_tag != DT_NULL; entry++) {
+            if (entry->d_tag == tag)
+                return entry;
+        }
+    }
+    fail_msg("the image has no dynamic entry %lld", (long long)tag);
+    return NULL;
+}
+
+/* In a child: loading `image` on null:0 fails with ACCEL_ERR_MODULE. */
+static void module_load_refused_in_child(const void *image, size_t size,
+                                         const char *fragment)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct support_null null;
+        accel_module *module = NULL;
+        int code = support_null_open(&null, NULL) != 0 ? 3
+                   : accel_module_load(null.device, image, size, &module) !=
+                             ACCEL_ERR_MODULE ? 4
+                   : strstr(accel_last_error(), fragment) == NULL ? 5 : 0;
+        if (code == 5)
+            fprintf(stderr, "detail: %s\n", accel_last_error());
+        accel_module_unload(module);
+        support_null_close(&null);
+        _exit(code);
+    }
+    expect_child_ok(pid, fragment);
+}
+
+static void test_cpu_image_with_a_corrupt_dynamic_entry_is_refused(void **state)
+{
+    (void)state;
+    size_t size = 0;
+    unsigned char *image = support_read_file(TESTING_CPU_IMAGE, &size);
+    ElfW(Dyn) *strtab = image_dynamic_entry(image, size, DT_STRTAB);
+    ElfW(Addr) kept = strtab->d_un.d_ptr;
+    strtab->d_un.d_ptr = (ElfW(Addr))0x7ff000000000ull;
+    module_load_refused_in_child(image, size, "dynamic entry");
+    module_load_refused_in_child(image, size, "(DT_STRTAB:");
+    strtab->d_un.d_ptr = kept;
+    /* A dynamic section that points past the image. */
+    ElfW(Ehdr) header;
+    memcpy(&header, image, sizeof header);
+    for (unsigned i = 0; i < header.e_phnum; i++) {
+        ElfW(Phdr) *segment =
+            (ElfW(Phdr) *)(image + header.e_phoff + (size_t)i * sizeof *segment);
+        if (segment->p_type == PT_DYNAMIC)
+            segment->p_offset = size + 4096;
+    }
+    module_load_refused_in_child(image, size, "the dynamic section");
+    free(image);
+}
+
 /* ---- many candidates ---- */
 
 /*
@@ -714,6 +783,7 @@ int main(int argc, char **argv)
         SEC_TEST(test_relative_entry_is_the_file_in_the_working_directory),
         SEC_TEST(test_relative_entry_is_listed_resolved),
         SEC_TEST(test_truncated_or_garbled_plugin_is_refused_without_a_crash),
+        SEC_TEST(test_cpu_image_with_a_corrupt_dynamic_entry_is_refused),
         SEC_TEST(test_directory_with_more_candidates_than_the_cap_is_refused_quickly),
         SEC_TEST(test_discovery_of_50000_candidates_grows_near_linearly),
         SEC_TEST(test_log_line_escapes_control_characters_in_a_file_name),
