@@ -625,8 +625,9 @@ static accel_status dir_names(const struct accel__dir *dir,
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin names");
         return ACCEL_OK;
     }
-    qsort(out_list->names, out_list->count, sizeof *out_list->names,
-          name_compare);
+    if (out_list->count > 1)
+        qsort(out_list->names, out_list->count, sizeof *out_list->names,
+              name_compare);
     return ACCEL_OK;
 }
 
