@@ -95,15 +95,46 @@ static void skip_unless_root(void)
     }
 }
 
+/* A child's exit status for "skip this test", with the reason printed. */
+#define SKIP_EXIT 77
+
 /* Wait for a child and require that it exited with 0, not a signal. */
 static void expect_child_ok(pid_t pid, const char *what)
 {
     int wstatus = 0;
     assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == SKIP_EXIT) {
+        print_message("skipped: %s: the child could not set the case up\n", what);
+        skip();
+    }
     if (WIFSIGNALED(wstatus))
         fail_msg("%s: the child died of signal %d", what, WTERMSIG(wstatus));
     if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0)
         fail_msg("%s: the child exited with %d", what, WEXITSTATUS(wstatus));
+}
+
+/*
+ * Run this test program again as `mode` ARG, in a fresh process (exec, not
+ * only fork: a process of its own for the log level, and one that a
+ * valgrind run leaves alone), after `prepare` (may be NULL) has run in the
+ * child; require it to exit with 0.
+ */
+static void run_self(const char *mode, const char *arg, bool (*prepare)(void),
+                     const char *what)
+{
+    char self[4096];
+    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(length > 0);
+    self[length] = '\0';
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (prepare != NULL && !prepare())
+            _exit(SKIP_EXIT);
+        execl(self, self, mode, arg, (char *)NULL);
+        _exit(127);
+    }
+    expect_child_ok(pid, what);
 }
 
 /* ---- check then load: the same inode ---- */
@@ -213,45 +244,39 @@ static void test_two_hosts_load_the_same_plugin_file(void **state)
     expect_usable(c, "good", 2);
 }
 
+#define NO_PROC_CHILD "--no-proc-child"
+
+/* In the child, before the exec: a mount namespace without /proc. */
+static bool hide_proc(void)
+{
+    return unshare(CLONE_NEWNS) == 0 &&
+           mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) == 0 &&
+           umount2("/proc", MNT_DETACH) == 0;
+}
+
+/* With /proc gone: the plugin is refused with the reason, not loaded. */
+static int no_proc_child(const char *dir)
+{
+    accel_host *host = NULL;
+    accel_host_options options = { .plugin_path = dir };
+    if (accel_host_create(&options, &host) != ACCEL_OK)
+        return 3;
+    const accel_plugin_info *info = support_find_plugin(host, "good", 0);
+    int code = info != NULL && info->state == ACCEL_PLUGIN_REJECTED &&
+                       strstr(info->reason, "is /proc mounted?") != NULL
+                   ? 0 : 4;
+    if (code != 0)
+        fprintf(stderr, "good: %s\n", info && info->reason ? info->reason : "loaded");
+    accel_host_destroy(host);
+    return code;
+}
+
 static void test_without_proc_the_plugin_is_refused_not_loaded_by_path(void **state)
 {
     struct sec_case *c = *state;
     skip_unless_root();
     support_install_fixture(c->dir, "good", "good");
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        char verdict = 's'; /* skipped: no mount namespace here */
-        if (unshare(CLONE_NEWNS) == 0 &&
-            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-            umount2("/proc", MNT_DETACH) == 0) {
-            accel_host *host = NULL;
-            accel_host_options options = { .plugin_path = c->dir };
-            verdict = 'f';
-            if (accel_host_create(&options, &host) == ACCEL_OK) {
-                const accel_plugin_info *info = support_find_plugin(host, "good", 0);
-                if (info != NULL && info->state == ACCEL_PLUGIN_REJECTED &&
-                    strstr(info->reason, "is /proc mounted?") != NULL)
-                    verdict = 'p';
-            }
-        }
-        if (write(fds[1], &verdict, 1) != 1)
-            _exit(2);
-        _exit(0);
-    }
-    close(fds[1]);
-    char verdict = 0;
-    assert_int_equal(read(fds[0], &verdict, 1), 1);
-    close(fds[0]);
-    expect_child_ok(pid, "without /proc");
-    if (verdict == 's') {
-        print_message("skipped: cannot unmount /proc in a mount namespace here\n");
-        skip();
-    }
-    assert_int_equal(verdict, 'p');
+    run_self(NO_PROC_CHILD, c->dir, hide_proc, "without /proc (a mount namespace)");
 }
 
 /* ---- links in directories others can write ---- */
@@ -389,20 +414,14 @@ static void test_relative_entry_is_the_file_in_the_working_directory(void **stat
     c->dir2 = support_make_temp_dir();
     support_install_fixture(c->dir, "peer", "peer");
     support_install_fixture(c->dir2, "peer3", "peer");
-    char self[4096];
-    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(length > 0);
-    self[length] = '\0';
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (chdir(c->dir) != 0)
-            _exit(2);
-        setenv("LD_LIBRARY_PATH", c->dir2, 1);
-        execl(self, self, RELATIVE_CHILD, (char *)NULL);
-        _exit(127);
-    }
-    expect_child_ok(pid, "relative entry");
+    assert_int_equal(setenv("LD_LIBRARY_PATH", c->dir2, 1), 0);
+    char *cwd = getcwd(NULL, 0);
+    assert_non_null(cwd);
+    assert_int_equal(chdir(c->dir), 0);
+    run_self(RELATIVE_CHILD, "", NULL, "relative entry");
+    assert_int_equal(chdir(cwd), 0);
+    free(cwd);
+    unsetenv("LD_LIBRARY_PATH");
 }
 
 static void test_relative_entry_is_listed_resolved(void **state)
@@ -455,30 +474,35 @@ static void write_damaged(const char *dir, const char *name, const void *good,
     free(bytes);
 }
 
+#define DAMAGED_CHILD "--damaged-child"
+
 /* In a child: the damaged plugin is refused before dlopen, good still works. */
+static int damaged_child(const char *name)
+{
+    const char *dir = getenv("ACCEL_TEST_DIR");
+    accel_host *host = NULL;
+    accel_host_options options = { .plugin_path = dir };
+    if (dir == NULL || accel_host_create(&options, &host) != ACCEL_OK)
+        return 3;
+    const accel_plugin_info *bad = support_find_plugin(host, name, 0);
+    const accel_plugin_info *good = support_find_plugin(host, "good", 0);
+    int code = 0;
+    if (bad == NULL || bad->state != ACCEL_PLUGIN_REJECTED ||
+        strstr(bad->reason, "not a loadable shared object: ") == NULL)
+        code = 4;
+    else if (good == NULL || good->state != ACCEL_PLUGIN_LOADED)
+        code = 5;
+    accel_host_destroy(host);
+    return code;
+}
+
 static void load_damaged_in_child(const char *dir, const char *name)
 {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        accel_host *host = NULL;
-        accel_host_options options = { .plugin_path = dir };
-        int code = 0;
-        if (accel_host_create(&options, &host) != ACCEL_OK)
-            _exit(3);
-        const accel_plugin_info *bad = support_find_plugin(host, name, 0);
-        const accel_plugin_info *good = support_find_plugin(host, "good", 0);
-        if (bad == NULL || bad->state != ACCEL_PLUGIN_REJECTED ||
-            strstr(bad->reason, "not a loadable shared object: ") == NULL)
-            code = 4;
-        else if (good == NULL || good->state != ACCEL_PLUGIN_LOADED)
-            code = 5;
-        accel_host_destroy(host);
-        _exit(code);
-    }
     char what[128];
     snprintf(what, sizeof what, "plugin %s", name);
-    expect_child_ok(pid, what);
+    assert_int_equal(setenv("ACCEL_TEST_DIR", dir, 1), 0);
+    run_self(DAMAGED_CHILD, name, NULL, what);
+    unsetenv("ACCEL_TEST_DIR");
 }
 
 static void test_truncated_or_garbled_plugin_is_refused_without_a_crash(void **state)
@@ -525,38 +549,56 @@ static ElfW(Dyn) *image_dynamic_entry(unsigned char *image, size_t size, int64_t
     return NULL;
 }
 
-/* In a child: loading `image` on null:0 fails with ACCEL_ERR_MODULE. */
-static void module_load_refused_in_child(const void *image, size_t size,
-                                         const char *fragment)
+#define MODULE_CHILD "--module-child"
+
+/* In a child: loading the image in $ACCEL_TEST_IMAGE fails with
+ * ACCEL_ERR_MODULE and a detail holding `fragment`. */
+static int module_child(const char *fragment)
 {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        struct support_null null;
-        accel_module *module = NULL;
-        int code = support_null_open(&null, NULL) != 0 ? 3
-                   : accel_module_load(null.device, image, size, &module) !=
-                             ACCEL_ERR_MODULE ? 4
-                   : strstr(accel_last_error(), fragment) == NULL ? 5 : 0;
-        if (code == 5)
-            fprintf(stderr, "detail: %s\n", accel_last_error());
-        accel_module_unload(module);
+    const char *path = getenv("ACCEL_TEST_IMAGE");
+    size_t size = 0;
+    void *image = path ? support_read_file(path, &size) : NULL;
+    struct support_null null;
+    accel_module *module = NULL;
+    int code = image == NULL ? 2
+               : support_null_open(&null, NULL) != 0 ? 3
+               : accel_module_load(null.device, image, size, &module) !=
+                         ACCEL_ERR_MODULE ? 4
+               : strstr(accel_last_error(), fragment) == NULL ? 5 : 0;
+    if (code >= 4)
+        fprintf(stderr, "detail: %s\n", accel_last_error());
+    accel_module_unload(module);
+    if (code != 2 && code != 3)
         support_null_close(&null);
-        _exit(code);
-    }
-    expect_child_ok(pid, fragment);
+    free(image);
+    return code;
+}
+
+/* Write `image` to a file and load it in a child: refused with `fragment`. */
+static void module_load_refused_in_child(const char *dir, const void *image,
+                                         size_t size, const char *fragment)
+{
+    char *path = support_path_in(dir, "image.so");
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(image, 1, size, out), size);
+    fclose(out);
+    assert_int_equal(setenv("ACCEL_TEST_IMAGE", path, 1), 0);
+    run_self(MODULE_CHILD, fragment, NULL, fragment);
+    unsetenv("ACCEL_TEST_IMAGE");
+    free(path);
 }
 
 static void test_cpu_image_with_a_corrupt_dynamic_entry_is_refused(void **state)
 {
-    (void)state;
+    struct sec_case *c = *state;
     size_t size = 0;
     unsigned char *image = support_read_file(TESTING_CPU_IMAGE, &size);
     ElfW(Dyn) *strtab = image_dynamic_entry(image, size, DT_STRTAB);
     ElfW(Addr) kept = strtab->d_un.d_ptr;
     strtab->d_un.d_ptr = (ElfW(Addr))0x7ff000000000ull;
-    module_load_refused_in_child(image, size, "dynamic entry");
-    module_load_refused_in_child(image, size, "(DT_STRTAB:");
+    module_load_refused_in_child(c->dir, image, size, "dynamic entry");
+    module_load_refused_in_child(c->dir, image, size, "(DT_STRTAB:");
     strtab->d_un.d_ptr = kept;
     /* A dynamic section that points past the image. */
     ElfW(Ehdr) header;
@@ -567,7 +609,7 @@ static void test_cpu_image_with_a_corrupt_dynamic_entry_is_refused(void **state)
         if (segment->p_type == PT_DYNAMIC)
             segment->p_offset = size + 4096;
     }
-    module_load_refused_in_child(image, size, "the dynamic section");
+    module_load_refused_in_child(c->dir, image, size, "the dynamic section");
     free(image);
 }
 
@@ -715,23 +757,19 @@ static void test_log_line_escapes_control_characters_in_a_file_name(void **state
     fclose(file);
     free(evil);
     char *log_path = support_path_in(c->dir, "log.txt");
-    char self[4096];
-    ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
-    assert_true(length > 0);
-    self[length] = '\0';
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        /* The level is read once per process: a fresh one, with stderr in
-         * a file. */
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
-            _exit(2);
-        setenv("ACCEL_LOG", "info", 1);
-        execl(self, self, LOG_CHILD, c->dir, (char *)NULL);
-        _exit(127);
-    }
-    expect_child_ok(pid, "ACCEL_LOG=info");
+    /* The level is read once per process: a fresh one, with stderr in a
+     * file. */
+    int saved = dup(STDERR_FILENO);
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    assert_int_equal(setenv("ACCEL_LOG", "info", 1), 0);
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    run_self(LOG_CHILD, c->dir, NULL, "ACCEL_LOG=info");
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    unsetenv("ACCEL_LOG");
     size_t size = 0;
     char *text = support_read_file(log_path, &size);
     free(log_path);
@@ -764,10 +802,16 @@ static void test_reason_escapes_control_characters_as_accel_info_does(void **sta
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], RELATIVE_CHILD) == 0)
+    if (argc == 3 && strcmp(argv[1], RELATIVE_CHILD) == 0)
         return relative_child();
     if (argc == 3 && strcmp(argv[1], LOG_CHILD) == 0)
         return log_child(argv[2]);
+    if (argc == 3 && strcmp(argv[1], NO_PROC_CHILD) == 0)
+        return no_proc_child(argv[2]);
+    if (argc == 3 && strcmp(argv[1], DAMAGED_CHILD) == 0)
+        return damaged_child(argv[2]);
+    if (argc == 3 && strcmp(argv[1], MODULE_CHILD) == 0)
+        return module_child(argv[2]);
     support_clean_environment();
     const struct CMUnitTest tests[] = {
         SEC_TEST(test_file_swapped_between_check_and_load_is_not_what_loads),
