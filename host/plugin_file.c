@@ -155,6 +155,7 @@ static accel_status dir_open_at(const struct accel__trust *trust, int at,
                                 const char *role, struct accel__dir *out_dir)
 {
     memset(out_dir, 0, sizeof *out_dir);
+    out_dir->fd = -1; /* so that accel__dir_close is safe on every path */
     out_dir->path = strdup(path);
     if (out_dir->path == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin directory");
