@@ -95,6 +95,7 @@ struct accel__plugin {
     int32_t priority;
     uint64_t dev, ino;                  /* the file, to open it only once */
     void *dl;                           /* dlopen handle, NULL unless opened */
+    int fd;                             /* the file dl was loaded from; -1 */
     struct accel_driver_v1 drv;         /* the table, zero past struct_size */
     accel_drv_plugin *state;            /* from plugin_open */
     uint32_t device_count;

@@ -1,18 +1,17 @@
 /*
- * Plugin discovery: the search path, the candidate files, and the checks a
- * plugin passes before the host calls anything in it.
+ * Plugin discovery: the candidate files on the search path, and the checks
+ * a plugin passes before the host calls anything in it.
  *
  * A candidate is checked in this order, and the first failed check is its
- * reason: its file name; its file (at most one symbolic link followed: a
- * regular, non-empty file, owned by root or the effective user, writable by
- * neither its group nor others); the directory it was found in and a link
- * target's directory (owned by root or the effective user, not writable by
- * others unless sticky); a duplicate name; the backend selection; then
- * dlopen and the table (symbol kind and size, ABI major, struct_size, name,
- * version, required entries); then plugin_open and device_count.
- * ACCEL_ALLOW_INSECURE_PLUGINS=1 lifts the owner and permission checks; it
- * is read, like every variable, only when the process's ids are not
- * elevated.
+ * reason: its file name; its file, opened once and checked on the
+ * descriptor, with its directory and a link target's directory
+ * (plugin_file.c: kind, size, owner, mode, ACLs, at most one link, the
+ * link's owner); a duplicate name; the backend selection; the ELF headers
+ * and dlopen of that descriptor (plugin_file.c); the table (symbol kind and
+ * size, ABI major, struct_size, name, version, required entries); then
+ * plugin_open and device_count. ACCEL_ALLOW_INSECURE_PLUGINS=1 lifts the
+ * owner, mode and ACL checks; it is read, like every variable, only when
+ * the process's ids are not elevated.
  *
  * A candidate that fails a check is kept in the catalog with its reason and
  * never opened again; discovery itself fails only when memory runs out.
@@ -20,6 +19,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdarg.h>
@@ -29,11 +29,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "discovery.h"
+#include "escape.h"
 #include "internal.h"
-
-#ifndef ACCEL_PLUGINDIR
-#error "the build defines ACCEL_PLUGINDIR"
-#endif
+#include "plugin_file.h"
 
 #define PREFIX "accel-plugin-"
 #define SUFFIX ".so"
@@ -45,6 +44,10 @@
 #define DEVICES_MAX 1024u
 /* The longest version text a table may give. */
 #define VERSION_MAX 127
+/* A directory with more files named like plugins than this is refused
+ * unread: no machine has so many plugins, and a shared directory stuffed
+ * with names must not make every program's start slow. */
+#define ACCEL__DIR_CANDIDATES_MAX 4096u
 
 bool accel__plugin_name_valid(const char *name, size_t length)
 {
@@ -69,84 +72,42 @@ static char *name_from_file(const char *file)
     return strndup(file + strlen(PREFIX), length - fixed);
 }
 
-/* ---- the search path ---- */
-
-static accel_status search_add(struct accel__catalog *catalog, const char *entry,
-                               size_t length)
-{
-    if (length == 0)
-        return ACCEL_OK;
-    for (size_t i = 0; i < catalog->search_count; i++) {
-        if (strlen(catalog->search[i]) == length &&
-            strncmp(catalog->search[i], entry, length) == 0)
-            return ACCEL_OK;
-    }
-    char **grown = realloc(catalog->search,
-                           (catalog->search_count + 1) * sizeof *grown);
-    if (grown == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "search path");
-    catalog->search = grown;
-    char *copy = strndup(entry, length);
-    if (copy == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "search path");
-    catalog->search[catalog->search_count++] = copy;
-    return ACCEL_OK;
-}
-
-static accel_status search_build(struct accel__catalog *catalog,
-                                 const char *plugin_path)
-{
-    accel_status status = ACCEL_OK;
-    if (plugin_path != NULL && plugin_path[0] != '\0') {
-        const char *start = plugin_path;
-        for (;;) {
-            const char *colon = strchr(start, ':');
-            size_t length = colon ? (size_t)(colon - start) : strlen(start);
-            status = search_add(catalog, start, length);
-            if (status != ACCEL_OK || colon == NULL)
-                return status;
-            start = colon + 1;
-        }
-    }
-    /* The default: beside the running libaccel (a build tree stages its
-     * plugins there too), then where the build installs them. */
-    char *library_dir = accel__library_dir();
-    if (library_dir != NULL) {
-        char *beside = accel__strdup_printf("%s/accel/plugins", library_dir);
-        free(library_dir);
-        if (beside == NULL)
-            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "search path");
-        status = search_add(catalog, beside, strlen(beside));
-        free(beside);
-        if (status != ACCEL_OK)
-            return status;
-    }
-    return search_add(catalog, ACCEL_PLUGINDIR, strlen(ACCEL_PLUGINDIR));
-}
-
 /* ---- candidates ---- */
 
 /* What every candidate of one discovery is checked against. */
 struct scan {
     struct accel__catalog *catalog;
-    const struct accel__ids *ids;
-    bool insecure;                      /* ACCEL_ALLOW_INSECURE_PLUGINS=1 */
+    struct accel__trust trust;          /* the effective user; insecure */
     const struct accel__backend_item *wanted;
     size_t wanted_count;
     bool open_all;
+    struct accel__seen inodes;                 /* every candidate, by its file */
+    struct accel__seen names;                  /* those not rejected, by name */
 };
+
+/* Room for one more candidate: the array doubles, so adding n costs O(n). */
+static bool candidates_grow(struct accel__catalog *catalog)
+{
+    size_t count = catalog->count;
+    if (count != 0 && (count < 8 || (count & (count - 1)) != 0))
+        return true; /* there is room: it was 8, then doubled at each power */
+    size_t room = count ? count * 2 : 8;
+    struct accel__plugin *grown = realloc(catalog->plugins, room * sizeof *grown);
+    if (grown == NULL)
+        return false;
+    catalog->plugins = grown;
+    return true;
+}
 
 static struct accel__plugin *candidate_add(struct accel__catalog *catalog,
                                            const char *path, char *name)
 {
-    struct accel__plugin *grown =
-        realloc(catalog->plugins, (catalog->count + 1) * sizeof *grown);
-    if (grown == NULL)
+    if (!candidates_grow(catalog))
         return NULL;
-    catalog->plugins = grown;
     struct accel__plugin *plugin = &catalog->plugins[catalog->count];
     memset(plugin, 0, sizeof *plugin);
     plugin->state_kind = ACCEL_PLUGIN_REJECTED;
+    plugin->fd = -1;
     plugin->path = strdup(path);
     if (plugin->path == NULL)
         return NULL;
@@ -161,228 +122,32 @@ static accel_status set_reason(struct accel__plugin *plugin,
 
 /*
  * Settle a candidate's state with its reason, and log it. A reason may quote
- * a plugin's own words or a file name; control bytes become '?', so that
- * printing a reason cannot drive the terminal that shows it.
+ * a plugin's own words or a file name; its control bytes are escaped
+ * (accel__escape), so that printing a reason cannot drive the terminal that
+ * shows it.
  */
 static accel_status set_reason(struct accel__plugin *plugin,
                                accel_plugin_state state, const char *fmt, ...)
 {
     plugin->state_kind = state;
     free(plugin->reason);
+    plugin->reason = NULL;
+    char *raw = NULL;
     va_list args;
     va_start(args, fmt);
-    if (vasprintf(&plugin->reason, fmt, args) < 0)
-        plugin->reason = NULL;
+    if (vasprintf(&raw, fmt, args) < 0)
+        raw = NULL;
     va_end(args);
+    size_t length = raw ? accel__escape(NULL, 0, raw) : 0;
+    plugin->reason = raw ? malloc(length + 1) : NULL;
+    if (plugin->reason != NULL)
+        accel__escape(plugin->reason, length + 1, raw);
+    free(raw);
     if (plugin->reason == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin reason");
-    for (char *c = plugin->reason; *c != '\0'; c++) {
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
-    }
     accel__log(ACCEL_LOG_INFO, "%s: %s: %s", plugin->path,
                accel_plugin_state_name(state), plugin->reason);
     return ACCEL_OK;
-}
-
-/* ---- the file: kind, owner, permissions, one link ---- */
-
-/* Where a candidate's path leads, after at most one symbolic link. */
-struct located {
-    char *load_path;      /* what dlopen gets: the path, or the link's target */
-    struct stat file;     /* of load_path; of the link itself if it leads nowhere */
-    bool linked;
-    char *target_dir_path; /* a link's target's directory, and its stat */
-    struct stat target_dir;
-    char refusal[512];    /* why the link is not followed; "" when it is */
-};
-
-static void located_free(struct located *found)
-{
-    free(found->load_path);
-    free(found->target_dir_path);
-}
-
-/* The directory part of a path, malloc'd: "." when it has none. */
-static char *dir_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        return strdup(".");
-    return strndup(path, slash == path ? 1 : (size_t)(slash - path));
-}
-
-/* A link's target as a path: a relative one is relative to the link. */
-static char *link_target_path(const char *link, const char *target)
-{
-    if (target[0] == '/')
-        return strdup(target);
-    char *dir = dir_of(link);
-    char *path = dir ? accel__strdup_printf("%s/%s", dir, target) : NULL;
-    free(dir);
-    return path;
-}
-
-/*
- * Follow the link at `path` once. A link that cannot be read, a broken link
- * and a link to another link are refused: one link is followed, so that the
- * file checked is the file loaded, and its directory is checked too.
- */
-static accel_status follow_link(const char *path, struct located *found)
-{
-    char target[PATH_MAX];
-    ssize_t length = readlink(path, target, sizeof target);
-    if (length < 0 || (size_t)length >= sizeof target) {
-        snprintf(found->refusal, sizeof found->refusal,
-                 "a symbolic link that cannot be read: %s",
-                 length < 0 ? strerror(errno) : "its target is too long");
-        return ACCEL_OK;
-    }
-    target[length] = '\0';
-    found->load_path = link_target_path(path, target);
-    if (found->load_path == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin path");
-    struct stat file;
-    if (lstat(found->load_path, &file) != 0) {
-        snprintf(found->refusal, sizeof found->refusal,
-                 "a broken symbolic link to %.300s: %s", target, strerror(errno));
-        return ACCEL_OK;
-    }
-    if (S_ISLNK(file.st_mode)) {
-        snprintf(found->refusal, sizeof found->refusal,
-                 "a symbolic link to %.300s, itself a symbolic link: only one "
-                 "link is followed",
-                 target);
-        return ACCEL_OK;
-    }
-    found->file = file;
-    found->target_dir_path = dir_of(found->load_path);
-    if (found->target_dir_path == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin path");
-    if (stat(found->target_dir_path, &found->target_dir) != 0)
-        snprintf(found->refusal, sizeof found->refusal,
-                 "the directory of its link's target, %.300s, cannot be examined: "
-                 "%s",
-                 found->target_dir_path, strerror(errno));
-    return ACCEL_OK;
-}
-
-/* Find what `path` leads to; *out_gone when there is nothing there. */
-static accel_status locate(const char *path, struct located *out_found,
-                           bool *out_gone)
-{
-    memset(out_found, 0, sizeof *out_found);
-    *out_gone = false;
-    if (lstat(path, &out_found->file) != 0) {
-        accel__log(ACCEL_LOG_INFO, "%s: skipped: %s", path, strerror(errno));
-        *out_gone = true;
-        return ACCEL_OK;
-    }
-    if (S_ISLNK(out_found->file.st_mode)) {
-        out_found->linked = true;
-        return follow_link(path, out_found);
-    }
-    out_found->load_path = strdup(path);
-    if (out_found->load_path == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin path");
-    return ACCEL_OK;
-}
-
-static const char *kind_name(mode_t mode)
-{
-    if (S_ISDIR(mode))
-        return "a directory";
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    if (S_ISCHR(mode))
-        return "a character device";
-    if (S_ISBLK(mode))
-        return "a block device";
-    return "of an unknown kind";
-}
-
-/* Root and the effective user are the owners a process already trusts. */
-static bool owner_trusted(const struct scan *scan, uid_t owner)
-{
-    return owner == 0 || owner == scan->ids->euid;
-}
-
-/* Why the file itself may not be loaded; false when it may. */
-static bool file_refused(const struct scan *scan, const struct stat *file,
-                         char *why, size_t size)
-{
-    unsigned mode = (unsigned)(file->st_mode & 07777);
-    if (!S_ISREG(file->st_mode))
-        snprintf(why, size, "not a regular file: %s", kind_name(file->st_mode));
-    else if (file->st_size == 0)
-        snprintf(why, size, "the file is empty");
-    else if (scan->insecure)
-        return false;
-    else if (!owner_trusted(scan, file->st_uid))
-        snprintf(why, size,
-                 "the file is owned by uid %u, neither root nor the effective "
-                 "user (uid %u)",
-                 (unsigned)file->st_uid, (unsigned)scan->ids->euid);
-    else if (file->st_mode & S_IWOTH)
-        snprintf(why, size, "the file is writable by other users (mode %04o)",
-                 mode);
-    else if (file->st_mode & S_IWGRP)
-        snprintf(why, size, "the file is writable by its group (mode %04o)",
-                 mode);
-    else
-        return false;
-    return true;
-}
-
-/*
- * Why a directory makes the file in it unsafe: whoever may rename entries
- * there can swap the file after it was checked. False when it is safe.
- */
-static bool dir_refused(const struct scan *scan, const char *role,
-                        const char *dir_path, const struct stat *dir,
-                        char *why, size_t size)
-{
-    unsigned mode = (unsigned)(dir->st_mode & 07777);
-    if (scan->insecure)
-        return false;
-    if (!owner_trusted(scan, dir->st_uid))
-        snprintf(why, size,
-                 "%s %s is owned by uid %u, neither root nor the effective "
-                 "user (uid %u)",
-                 role, dir_path, (unsigned)dir->st_uid,
-                 (unsigned)scan->ids->euid);
-    else if ((dir->st_mode & S_IWOTH) && !(dir->st_mode & S_ISVTX))
-        snprintf(why, size,
-                 "%s %s is writable by other users and not sticky (mode %04o)",
-                 role, dir_path, mode);
-    else
-        return false;
-    return true;
-}
-
-/* The file, the directory it was found in, and a link target's directory. */
-static bool location_refused(const struct scan *scan,
-                             const struct located *found, const char *dir_path,
-                             const struct stat *dir, char *why, size_t size)
-{
-    if (found->refusal[0] != '\0') {
-        snprintf(why, size, "%s", found->refusal);
-        return true;
-    }
-    if (file_refused(scan, &found->file, why, size))
-        return true;
-    if (dir == NULL && !scan->insecure) {
-        snprintf(why, size, "its directory %s cannot be examined", dir_path);
-        return true;
-    }
-    if (dir != NULL &&
-        dir_refused(scan, "its directory", dir_path, dir, why, size))
-        return true;
-    return found->linked &&
-           dir_refused(scan, "the directory of its link's target,",
-                       found->target_dir_path, &found->target_dir, why, size);
 }
 
 /* ---- the table ---- */
@@ -610,20 +375,41 @@ static const char *table_refusal(struct accel__plugin *plugin,
 
 /* ---- opening one plugin ---- */
 
-/* dlopen, find and check the table. A refusal is a reason, not an error. */
-static accel_status plugin_resolve(struct accel__plugin *plugin,
-                                   const char *load_path)
+static void plugin_close(struct accel__plugin *plugin)
 {
-    char why[512];
-    plugin->dl = dlopen(load_path, RTLD_NOW | RTLD_LOCAL);
-    if (plugin->dl == NULL) {
-        const char *message = dlerror();
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "dlopen failed: %s",
-                          message ? message : "unknown error");
-    }
+    if (plugin->state != NULL)
+        plugin->drv.plugin_close(plugin->state);
+    plugin->state = NULL;
+    if (plugin->dl != NULL)
+        dlclose(plugin->dl);
+    plugin->dl = NULL;
+    /* Only now: while the handle lived, its name /proc/self/fd/N had to
+     * keep meaning this file. */
+    if (plugin->fd >= 0)
+        close(plugin->fd);
+    plugin->fd = -1;
+    /* The table's entries and strings pointed into the closed object. */
+    memset(&plugin->drv, 0, sizeof plugin->drv);
+}
+
+/*
+ * Load the checked file through its descriptor, find and check the table.
+ * The descriptor moves into the plugin, open for as long as the handle. A
+ * refusal is a reason, not an error.
+ */
+static accel_status plugin_resolve(struct accel__plugin *plugin,
+                                   struct accel__plugin_file *file)
+{
+    char why[1024];
+    const char *refusal =
+        accel__plugin_file_load(&file->fd, &file->st, &plugin->dl, why, sizeof why);
+    if (refusal != NULL)
+        return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", refusal);
+    plugin->fd = file->fd;
+    file->fd = -1;
     dlerror();
-    const char *refusal = table_refusal(
-        plugin, dlsym(plugin->dl, ACCEL_DRIVER_SYMBOL), why, sizeof why);
+    refusal = table_refusal(plugin, dlsym(plugin->dl, ACCEL_DRIVER_SYMBOL), why,
+                            sizeof why);
     if (refusal == NULL) {
         /* Kept apart from the table: the plugin may be closed while its
          * entry in the catalog is still listed. */
@@ -633,22 +419,8 @@ static accel_status plugin_resolve(struct accel__plugin *plugin,
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin version");
         return ACCEL_OK;
     }
-    dlclose(plugin->dl);
-    plugin->dl = NULL;
-    memset(&plugin->drv, 0, sizeof plugin->drv);
+    plugin_close(plugin);
     return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", refusal);
-}
-
-static void plugin_close(struct accel__plugin *plugin)
-{
-    if (plugin->state != NULL)
-        plugin->drv.plugin_close(plugin->state);
-    plugin->state = NULL;
-    if (plugin->dl != NULL)
-        dlclose(plugin->dl);
-    plugin->dl = NULL;
-    /* The table's entries and strings pointed into the closed object. */
-    memset(&plugin->drv, 0, sizeof plugin->drv);
 }
 
 /* A status from plugin_open or device_count, which never report "not yet". */
@@ -729,25 +501,44 @@ static bool is_wanted(const struct scan *scan, const char *name)
 }
 
 /* The same file (an inode) reached by another path: considered once. */
-static bool already_considered(const struct accel__catalog *catalog,
-                               const struct stat *file, const char *path)
+static bool already_considered(struct scan *scan, const struct stat *file,
+                               const char *path)
 {
-    for (size_t i = 0; i < catalog->count; i++) {
-        const struct accel__plugin *seen = &catalog->plugins[i];
-        if (seen->dev == file->st_dev && seen->ino == file->st_ino) {
-            accel__log(ACCEL_LOG_DEBUG, "%s: already considered as %s", path,
-                       seen->path);
-            return true;
-        }
-    }
-    return false;
+    size_t found = accel__seen_find(&scan->inodes, scan->catalog, ACCEL__SEEN_INODE, file, NULL);
+    if (found == ACCEL__SEEN_NONE)
+        return false;
+    accel__log(ACCEL_LOG_DEBUG, "%s: already considered as %s", path,
+               scan->catalog->plugins[found].path);
+    return true;
 }
 
-/* List one candidate, check its name, file and place, then open it. */
-static accel_status candidate_check(const struct scan *scan, const char *path,
-                                    const char *file_name, const char *dir_path,
-                                    const struct stat *dir,
-                                    const struct located *found)
+/* The candidate's name, file and place are checked: open it if wanted. */
+static accel_status candidate_open(struct scan *scan, struct accel__plugin *plugin,
+                                   struct accel__plugin_file *file)
+{
+    if (file->refusal[0] != '\0')
+        return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", file->refusal);
+    size_t earlier = accel__seen_find(&scan->names, scan->catalog, ACCEL__SEEN_NAME, NULL,
+                               plugin->name);
+    if (earlier != ACCEL__SEEN_NONE)
+        return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
+                          "duplicate: a plugin named '%s' was found first at %s",
+                          plugin->name, scan->catalog->plugins[earlier].path);
+    if (!is_wanted(scan, plugin->name))
+        return set_reason(plugin, ACCEL_PLUGIN_SKIPPED,
+                          "not opened: the backend selection does not name it");
+    if (accel__plugin_file_test_hook != NULL)
+        accel__plugin_file_test_hook(plugin->path, file->fd);
+    accel_status status = plugin_resolve(plugin, file);
+    if (status != ACCEL_OK || plugin->dl == NULL)
+        return status;
+    return plugin_start(scan->catalog, plugin);
+}
+
+/* List one candidate, check its name, then its file, place and table. */
+static accel_status candidate_check(struct scan *scan, const char *path,
+                                    const char *file_name,
+                                    struct accel__plugin_file *file)
 {
     char *name = name_from_file(file_name);
     struct accel__plugin *plugin = candidate_add(scan->catalog, path, name);
@@ -755,95 +546,176 @@ static accel_status candidate_check(const struct scan *scan, const char *path,
         free(name);
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin candidate");
     }
-    plugin->dev = found->file.st_dev;
-    plugin->ino = found->file.st_ino;
+    plugin->dev = file->st.st_dev;
+    plugin->ino = file->st.st_ino;
+    accel_status status = ACCEL_OK;
     if (name == NULL || !accel__plugin_name_valid(name, strlen(name)))
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
-                          "the file name is not accel-plugin-NAME.so with NAME "
-                          "1 to %d characters of [a-z0-9_]",
-                          ACCEL_PLUGIN_NAME_MAX);
-    char why[1024];
-    if (location_refused(scan, found, dir_path, dir, why, sizeof why))
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", why);
-    /* `plugin` is still marked rejected, so this finds an earlier one. */
-    const struct accel__plugin *earlier = accel__catalog_find(scan->catalog, name);
-    if (earlier != NULL)
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
-                          "duplicate: a plugin named '%s' was found first at %s",
-                          name, earlier->path);
-    if (!is_wanted(scan, name))
-        return set_reason(plugin, ACCEL_PLUGIN_SKIPPED,
-                          "not opened: the backend selection does not name it");
-    accel_status status = plugin_resolve(plugin, found->load_path);
-    if (status != ACCEL_OK || plugin->dl == NULL)
-        return status;
-    return plugin_start(scan->catalog, plugin);
-}
-
-/* Consider the file at `path`, found in the directory `dir_path`. */
-static accel_status consider(const struct scan *scan, const char *path,
-                             const char *file_name, const char *dir_path,
-                             const struct stat *dir)
-{
-    struct located found;
-    bool gone = false;
-    accel_status status = locate(path, &found, &gone);
-    if (status == ACCEL_OK && !gone &&
-        !already_considered(scan->catalog, &found.file, path))
-        status = candidate_check(scan, path, file_name, dir_path, dir, &found);
-    located_free(&found);
+        status = set_reason(plugin, ACCEL_PLUGIN_REJECTED,
+                            "the file name is not accel-plugin-NAME.so with NAME "
+                            "1 to %d characters of [a-z0-9_]",
+                            ACCEL_PLUGIN_NAME_MAX);
+    else
+        status = candidate_open(scan, plugin, file);
+    size_t index = (size_t)(plugin - scan->catalog->plugins);
+    if (status == ACCEL_OK)
+        status = accel__seen_add(&scan->inodes, scan->catalog, ACCEL__SEEN_INODE, index);
+    if (status == ACCEL_OK && plugin->state_kind != ACCEL_PLUGIN_REJECTED)
+        status = accel__seen_add(&scan->names, scan->catalog, ACCEL__SEEN_NAME, index);
     return status;
 }
 
-static int plugin_file_filter(const struct dirent *entry)
+/* Consider the entry `file_name` of the opened directory `dir`. */
+static accel_status consider(struct scan *scan, const struct accel__dir *dir,
+                             const char *file_name)
 {
-    char *name = name_from_file(entry->d_name);
-    free(name);
-    return name != NULL;
+    char *path = strcmp(dir->path, "/") == 0
+                     ? accel__strdup_printf("/%s", file_name)
+                     : accel__strdup_printf("%s/%s", dir->path, file_name);
+    if (path == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "path");
+    struct accel__plugin_file file;
+    accel_status status =
+        accel__plugin_file_open(&scan->trust, dir, file_name, path, &file);
+    if (status == ACCEL_OK && !file.gone &&
+        !already_considered(scan, &file.st, path))
+        status = candidate_check(scan, path, file_name, &file);
+    accel__plugin_file_close(&file);
+    free(path);
+    return status;
 }
 
-static accel_status scan_directory(const struct scan *scan, const char *dir_path,
-                                   const struct stat *dir)
+static int name_compare(const void *a, const void *b)
 {
-    struct dirent **entries = NULL;
-    int n = scandir(dir_path, &entries, plugin_file_filter, alphasort);
-    if (n < 0) {
-        accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir_path,
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names read so far, and whether memory ran out. */
+struct name_list {
+    char **names;
+    size_t count, room;
+    bool out_of_memory;
+};
+
+static void name_list_free(struct name_list *list)
+{
+    for (size_t i = 0; i < list->count; i++)
+        free(list->names[i]);
+    free(list->names);
+    memset(list, 0, sizeof *list);
+}
+
+static void name_list_add(struct name_list *list, const char *name)
+{
+    if (list->count == list->room) {
+        size_t room = list->room ? list->room * 2 : 16;
+        char **grown = realloc(list->names, room * sizeof *grown);
+        if (grown == NULL) {
+            list->out_of_memory = true;
+            return;
+        }
+        list->names = grown;
+        list->room = room;
+    }
+    if ((list->names[list->count] = strdup(name)) == NULL)
+        list->out_of_memory = true;
+    else
+        list->count++;
+}
+
+/*
+ * The names in `dir` that look like plugins, read once and sorted. Past
+ * ACCEL__DIR_CANDIDATES_MAX the reading stops and *out_too_many is set,
+ * with no name kept. A directory that cannot be read gives none.
+ */
+static accel_status dir_names(const struct accel__dir *dir,
+                              struct name_list *out_list, bool *out_too_many)
+{
+    memset(out_list, 0, sizeof *out_list);
+    *out_too_many = false;
+    int fd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 0);
+    DIR *stream = fd >= 0 ? fdopendir(fd) : NULL;
+    if (stream == NULL) {
+        accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir->path,
                    strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return ACCEL_OK;
     }
-    accel_status status = ACCEL_OK;
-    for (int i = 0; i < n; i++) {
-        char *path = NULL;
-        if (status == ACCEL_OK) {
-            path = accel__strdup_printf("%s/%s", dir_path, entries[i]->d_name);
-            status = path ? consider(scan, path, entries[i]->d_name, dir_path,
-                                     dir)
-                          : accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "path");
-        }
-        free(path);
-        free(entries[i]);
+    struct dirent *entry;
+    while (!out_list->out_of_memory && !*out_too_many &&
+           (entry = readdir(stream)) != NULL) {
+        char *name = name_from_file(entry->d_name);
+        free(name);
+        if (name != NULL && out_list->count == ACCEL__DIR_CANDIDATES_MAX)
+            *out_too_many = true;
+        else if (name != NULL)
+            name_list_add(out_list, entry->d_name);
     }
-    free(entries);
+    closedir(stream);
+    if (out_list->out_of_memory || *out_too_many) {
+        bool out_of_memory = out_list->out_of_memory;
+        name_list_free(out_list);
+        if (out_of_memory)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin names");
+        return ACCEL_OK;
+    }
+    if (out_list->count > 1)
+        qsort(out_list->names, out_list->count, sizeof *out_list->names,
+              name_compare);
+    return ACCEL_OK;
+}
+
+/* A directory with more candidates than the cap is listed, not scanned. */
+static accel_status dir_too_full(struct scan *scan, const struct accel__dir *dir)
+{
+    struct accel__plugin *entry = candidate_add(scan->catalog, dir->path, NULL);
+    if (entry == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin candidate");
+    return set_reason(entry, ACCEL_PLUGIN_REJECTED,
+                      "the directory holds more than %u files named "
+                      "accel-plugin-*.so: none of them is considered",
+                      (unsigned)ACCEL__DIR_CANDIDATES_MAX);
+}
+
+static accel_status scan_directory(struct scan *scan, const char *dir_path)
+{
+    struct accel__dir dir;
+    accel_status status = accel__dir_open(&scan->trust, dir_path, "its directory",
+                                          &dir);
+    struct name_list list = { 0 };
+    bool too_many = false;
+    if (status == ACCEL_OK && dir.fd < 0)
+        accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir_path, dir.refusal);
+    else if (status == ACCEL_OK)
+        status = dir_names(&dir, &list, &too_many);
+    if (status == ACCEL_OK && too_many)
+        status = dir_too_full(scan, &dir);
+    for (size_t i = 0; status == ACCEL_OK && i < list.count; i++)
+        status = consider(scan, &dir, list.names[i]);
+    name_list_free(&list);
+    accel__dir_close(&dir);
     return status;
 }
 
-/* A file named on the path: its directory's owner and mode count too. */
-static accel_status scan_file_entry(const struct scan *scan, const char *entry)
+/* A file named on the path: its directory is opened and checked too. */
+static accel_status scan_file_entry(struct scan *scan, const char *entry)
 {
-    char *dir_path = dir_of(entry);
+    const char *slash = strrchr(entry, '/');
+    char *dir_path = slash == NULL ? strdup(".")
+                     : strndup(entry, slash == entry ? 1 : (size_t)(slash - entry));
     if (dir_path == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "path");
-    const char *slash = strrchr(entry, '/');
-    struct stat dir;
-    bool have_dir = stat(dir_path, &dir) == 0;
-    accel_status status = consider(scan, entry, slash ? slash + 1 : entry,
-                                   dir_path, have_dir ? &dir : NULL);
+    struct accel__dir dir;
+    accel_status status = accel__dir_open(&scan->trust, dir_path, "its directory",
+                                          &dir);
+    if (status == ACCEL_OK)
+        status = consider(scan, &dir, slash ? slash + 1 : entry);
+    accel__dir_close(&dir);
     free(dir_path);
     return status;
 }
 
-static accel_status scan_entry(const struct scan *scan, const char *entry)
+static accel_status scan_entry(struct scan *scan, const char *entry)
 {
     accel__log(ACCEL_LOG_INFO, "searching %s", entry);
     struct stat st;
@@ -854,8 +726,9 @@ static accel_status scan_entry(const struct scan *scan, const char *entry)
                    strerror(errno));
         return ACCEL_OK;
     }
-    return is_dir ? scan_directory(scan, entry, &st)
-                  : scan_file_entry(scan, entry);
+    /* Which of the two it is decides only how it is read: the directory or
+     * the file is opened and checked as it is found then. */
+    return is_dir ? scan_directory(scan, entry) : scan_file_entry(scan, entry);
 }
 
 /* ACCEL_ALLOW_INSECURE_PLUGINS=1, read as the ids allow. */
@@ -905,17 +778,18 @@ accel_status accel__catalog_load(struct accel__catalog *catalog,
 {
     memset(catalog, 0, sizeof *catalog);
     catalog->services = services;
-    const struct scan scan = {
+    struct scan scan = {
         .catalog = catalog,
-        .ids = ids,
-        .insecure = insecure_allowed(ids),
+        .trust = { .euid = ids->euid, .insecure = insecure_allowed(ids) },
         .wanted = wanted,
         .wanted_count = wanted_count,
         .open_all = open_all,
     };
-    accel_status status = search_build(catalog, plugin_path);
+    accel_status status = accel__search_build(catalog, plugin_path);
     for (size_t i = 0; status == ACCEL_OK && i < catalog->search_count; i++)
         status = scan_entry(&scan, catalog->search[i]);
+    free(scan.inodes.slots);
+    free(scan.names.slots);
     if (status == ACCEL_OK)
         status = infos_build(catalog);
     if (status != ACCEL_OK)

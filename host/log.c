@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
 #include "internal.h"
 
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;
@@ -46,10 +47,13 @@ void accel__log(accel_log_level wanted, const char *fmt, ...)
 {
     if (!accel__log_enabled(wanted))
         return;
-    char message[2048];
+    char message[2048], escaped[4 * sizeof message];
     va_list args;
     va_start(args, fmt);
     vsnprintf(message, sizeof message, fmt, args);
     va_end(args);
-    fprintf(stderr, "accel: %s: %s\n", level_names[wanted], message);
+    /* A line quotes file names and plugins' words: none of their bytes may
+     * drive the terminal, or forge a line of its own. */
+    accel__escape(escaped, sizeof escaped, message);
+    fprintf(stderr, "accel: %s: %s\n", level_names[wanted], escaped);
 }

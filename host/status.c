@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
 #include "internal.h"
 
 #define ACCEL__DETAIL_MAX 1024
@@ -63,7 +64,9 @@ static void record(accel_status status, const char *fmt, va_list args)
      * accel_last_error() itself as an argument. */
     char detail[ACCEL__DETAIL_MAX];
     vsnprintf(detail, sizeof detail, fmt, args);
-    memcpy(last_error, detail, sizeof last_error);
+    /* A detail may quote a path or a plugin's words: escaped, so that
+     * printing it cannot drive a terminal. */
+    accel__escape(last_error, sizeof last_error, detail);
     last_status = status;
     accel__log(ACCEL_LOG_DEBUG, "%s: %s", accel_status_name(status), last_error);
 }

@@ -232,7 +232,7 @@ static void test_truncated_shared_object_is_refused(void **state)
     assert_int_equal(truncate(path, 100), 0);
     free(path);
     create_host(s);
-    expect_refused(s, "truncated", "dlopen failed");
+    expect_refused(s, "truncated", "not a loadable shared object: the program headers");
 }
 
 static void test_empty_file_is_refused(void **state)
@@ -287,7 +287,7 @@ static void test_file_that_is_not_a_shared_object_is_refused(void **state)
     support_copy_file(FIXTURE_SRC_DIR "/not-a-shared-object.txt", s->dir,
                       "accel-plugin-text.so");
     create_host(s);
-    expect_refused(s, "text", "dlopen failed");
+    expect_refused(s, "text", "not a loadable shared object: not an ELF file");
 }
 
 /* ---- where the table ends ---- */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "json.h"
 
 enum { EXIT_NO_SELECTION = 2 };
@@ -165,12 +166,17 @@ static void format_bytes(char *buf, size_t size, uint64_t bytes)
  */
 static void print_clean(const char *text)
 {
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            printf("\\x%02x", *p);
-        else
-            putchar(*p);
+    /* libaccel's own escaper (common/escape.c), so that both read alike. */
+    size_t length = accel__escape(NULL, 0, text);
+    char *clean = malloc(length + 1);
+
+    if (clean == NULL) {
+        fputs("(out of memory)", stdout);
+        return;
     }
+    accel__escape(clean, length + 1, text);
+    fputs(clean, stdout);
+    free(clean);
 }
 
 static void print_caps_text(uint32_t caps)

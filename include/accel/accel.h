@@ -413,6 +413,10 @@ ACCEL_API accel_status accel_stream_wait_event(accel_stream *stream,
  * from a bundle holding several images (see accel-pack), from which the
  * host picks the one that fits the device. Modules survive a device reset:
  * the host loads them again.
+ *
+ * Images are trusted code: a CPU image is native code run in the process.
+ * The checks made before loading one catch truncated, wrong-architecture
+ * and damaged images (ACCEL_ERR_MODULE with the reason), not an adversary.
  */
 typedef struct accel_module accel_module;
 typedef struct accel_kernel accel_kernel;

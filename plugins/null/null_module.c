@@ -6,10 +6,12 @@
  * An image arrives as bytes, so it is written to an anonymous memory file
  * (memfd) and opened with dlopen through /proc/self/fd. Loading a module
  * runs the image's code (its constructors), as loading any module does:
- * images are code, to be trusted like the program itself. What the plugin
- * does check, before the dynamic loader sees the bytes, is that they are a
- * whole shared object for this machine, so that a corrupt or foreign image
- * is refused with a reason rather than a crash.
+ * images are trusted code, to be trusted like the program itself. What the
+ * plugin checks, before the dynamic loader sees the bytes, is that they
+ * are a whole shared object for this machine with its headers, segments
+ * and dynamic section inside the image (common/elf_check.h): that catches
+ * truncated, foreign and damaged images with a reason rather than a crash,
+ * not an image built to do harm.
  *
  * The memory file stays open as long as the module: the dynamic loader
  * recognises objects it already has by path, so a number that a closed
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf_check.h"
 #include "null_launch.h"
 #include "null_os.h"
 #include "null_perfmap.h"
@@ -38,115 +41,22 @@ struct accel_drv_module {
 
 /* ---- checking an image ---- */
 
-static const char *null_elf_machine_name(unsigned machine)
-{
-    switch (machine) {
-    case EM_386: return "i386";
-    case EM_ARM: return "arm";
-    case EM_X86_64: return "x86_64";
-    case EM_AARCH64: return "aarch64";
-    case EM_RISCV: return "riscv";
-    case EM_PPC64: return "ppc64";
-    case EM_S390: return "s390";
-    case EM_CUDA: return "CUDA (a cubin, for the cuda plugin)";
-    case 224: return "AMD GPU (a code object, for the hip plugin)"; /* EM_AMDGPU */
-    default: return "unknown";
-    }
-}
-
-/* Whether [offset, offset + count * size) lies within `image_size`. */
-static bool null_elf_range_fits(uint64_t offset, uint64_t count, uint64_t size,
-                                size_t image_size)
-{
-    if (count != 0 && size > UINT64_MAX / count)
-        return false;
-    return offset <= image_size && count * size <= image_size - offset;
-}
-
-static accel_status null_elf_check_header(const struct accel_host_services *services,
-                                          const null_elf_ehdr *header)
-{
-    if (header->e_ident[EI_CLASS] != NULL_ELF_CLASS)
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image is ELF class %u; this plugin "
-                                   "loads class %u (%u-bit)",
-                                   header->e_ident[EI_CLASS], (unsigned)NULL_ELF_CLASS,
-                                   (unsigned)(sizeof(void *) * 8));
-    if (header->e_ident[EI_DATA] != NULL_ELF_DATA)
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image's byte order (EI_DATA %u) is not "
-                                   "this machine's", header->e_ident[EI_DATA]);
-    if (NULL_ELF_MACHINE != EM_NONE && header->e_machine != NULL_ELF_MACHINE)
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image is for machine %u (%s); this "
-                                   "plugin runs %s",
-                                   header->e_machine,
-                                   null_elf_machine_name(header->e_machine),
-                                   null_elf_machine_name(NULL_ELF_MACHINE));
-    if (header->e_type != ET_DYN)
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image is not a shared object (ELF type "
-                                   "%u, not ET_DYN)", header->e_type);
-    return ACCEL_OK;
-}
-
 /*
- * Every byte the dynamic loader will map must be in the image: a truncated
- * file would otherwise load and fault later, far from its cause.
+ * The checks libaccel runs on plugin files, shared (common/elf_check.c):
+ * they catch a truncated, wrong-architecture or damaged image, dynamic
+ * section included, before the dynamic loader could crash on it. They do
+ * not make an image safe: it is code that runs in the process.
  */
-static accel_status null_elf_check_extent(const struct accel_host_services *services,
-                                          const unsigned char *image, size_t size,
-                                          const null_elf_ehdr *header)
-{
-    if (header->e_phentsize != sizeof(null_elf_phdr) ||
-        !null_elf_range_fits(header->e_phoff, header->e_phnum, sizeof(null_elf_phdr), size))
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image's program headers (%u at offset "
-                                   "%" PRIu64 ") do not fit in its %zu bytes; truncated?",
-                                   header->e_phnum, (uint64_t)header->e_phoff, size);
-    if (header->e_shnum != 0 &&
-        (header->e_shentsize != sizeof(null_elf_shdr) ||
-         !null_elf_range_fits(header->e_shoff, header->e_shnum, sizeof(null_elf_shdr), size)))
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image's section headers (%u at offset "
-                                   "%" PRIu64 ") do not fit in its %zu bytes; truncated?",
-                                   header->e_shnum, (uint64_t)header->e_shoff, size);
-    for (unsigned i = 0; i < header->e_phnum; i++) {
-        null_elf_phdr segment;
-
-        /* memcpy: the image need not be aligned. */
-        memcpy(&segment, image + header->e_phoff + (size_t)i * sizeof(segment),
-               sizeof(segment));
-        if (segment.p_type == PT_LOAD &&
-            !null_elf_range_fits(segment.p_offset, 1, segment.p_filesz, size))
-            return services->set_error(ACCEL_ERR_MODULE,
-                                       "module_load: segment %u (%" PRIu64 " bytes at offset "
-                                       "%" PRIu64 ") runs past the image's %zu bytes; "
-                                       "truncated?", i, (uint64_t)segment.p_filesz,
-                                       (uint64_t)segment.p_offset, size);
-    }
-    return ACCEL_OK;
-}
-
 static accel_status null_elf_check(const struct accel_host_services *services,
                                    const void *image, size_t size)
 {
-    null_elf_ehdr header;
-    accel_status status;
+    struct accel__elf_memory memory = { .bytes = image, .size = size };
+    char why[512];
 
-    if (size < SELFMAG || memcmp(image, ELFMAG, SELFMAG) != 0)
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image (%zu bytes) is not an ELF shared "
-                                   "object: no ELF magic", size);
-    if (size < sizeof(header))
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image is %zu bytes, shorter than an ELF "
-                                   "header (%zu)", size, sizeof(header));
-    memcpy(&header, image, sizeof(header));
-    status = null_elf_check_header(services, &header);
-    if (status != ACCEL_OK)
-        return status;
-    return null_elf_check_extent(services, image, size, &header);
+    if (accel__elf_refusal(accel__elf_read_memory, &memory, size, why, sizeof(why)) != NULL)
+        return services->set_error(ACCEL_ERR_MODULE, "module_load: the image (%zu bytes) "
+                                   "is not a loadable shared object: %s", size, why);
+    return ACCEL_OK;
 }
 
 /* ---- loading ---- */

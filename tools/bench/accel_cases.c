@@ -2,8 +2,14 @@
  * The cases through accel's own API, on the selected device: what a user
  * of the library would write.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "workloads.h"
@@ -128,6 +134,98 @@ static bool measure_discovery(void *state, struct bench_run *run)
     return bench_discovery_measure(run, "accel", NULL,
                                    "accel_host_create, accel_device_open_selected, "
                                    "accel_stream_create");
+}
+
+/* ---- discovery_many ---- */
+
+/* Candidates in the scanned variant (the loader's cap) and the other. */
+enum { MANY_SCANNED = 4096, MANY_OVER_CAP = 50000 };
+enum { MANY_SCANNED_QUICK = 1024, MANY_OVER_CAP_QUICK = 5000 };
+
+/*
+ * A fresh directory holding `count` one-byte accel-plugin-fN.so files: in
+ * /dev/shm where there is one, so that making and removing the files, which
+ * is not what is measured, costs the disk nothing; in /tmp otherwise.
+ */
+static char *many_dir_make(struct bench_run *run, unsigned count)
+{
+    static const char *const templates[] = {"/dev/shm/accel-bench-many-XXXXXX",
+                                            "/tmp/accel-bench-many-XXXXXX"};
+    char *dir = NULL;
+
+    for (size_t i = 0; dir == NULL && i < sizeof(templates) / sizeof(templates[0]); i++) {
+        dir = strdup(templates[i]);
+        if (dir != NULL && mkdtemp(dir) == NULL) {
+            free(dir);
+            dir = NULL;
+        }
+    }
+    if (dir == NULL) {
+        bench_fail(run, "mkdtemp in /dev/shm and /tmp: %s", strerror(errno));
+        return NULL;
+    }
+    for (unsigned i = 0; i < count; i++) {
+        char path[PATH_MAX];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/accel-plugin-f%u.so", dir, i);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, "x", 1) != 1) {
+            bench_fail(run, "%s: %s", path, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return dir; /* removed by the caller */
+        }
+        close(fd);
+    }
+    return dir;
+}
+
+static int many_remove_entry(const char *path, const struct stat *st, int flag,
+                             struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static bool step_discovery_many(void *context, double *out_ns)
+{
+    struct step *st = context;
+    accel_host_options options = {.plugin_path = (const char *)st->src};
+    accel_host *host = NULL;
+    uint64_t start = bench_now_ns();
+
+    TRY(st->run, accel_host_create(&options, &host));
+    *out_ns = (double)(bench_now_ns() - start);
+    accel_host_destroy(host);
+    return true;
+}
+
+/*
+ * Discovery over a directory crowded with candidate files that are no
+ * plugin (a shared sticky directory on the path, filled by someone else):
+ * under the cap every one is opened and refused; over it the directory is
+ * refused after its names are counted.
+ */
+static bool measure_discovery_many(void *state, struct bench_run *run)
+{
+    struct step st = {.s = state, .run = run};
+    bool over = strcmp(run->point->variant, "over_cap") == 0;
+    bool quick = run->env->options->quick;
+    unsigned count = over ? (quick ? MANY_OVER_CAP_QUICK : MANY_OVER_CAP)
+                          : (quick ? MANY_SCANNED_QUICK : MANY_SCANNED);
+    char detail[96];
+    char *dir = many_dir_make(run, count);
+    bool ok = false;
+
+    if (dir == NULL)
+        return false;
+    snprintf(detail, sizeof(detail), "accel_host_create over %u candidate files", count);
+    st.src = dir;
+    ok = bench_measure(run, step_discovery_many, &st, detail, 0);
+    nftw(dir, many_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+    return ok;
 }
 
 /* ---- dispatch ---- */
@@ -421,6 +519,7 @@ const struct bench_impl bench_impl_accel = {
     .discover = accel_discover,
     .measure = {
         [BENCH_DISCOVERY] = measure_discovery,
+        [BENCH_DISCOVERY_MANY] = measure_discovery_many,
         [BENCH_DISPATCH] = measure_dispatch,
         [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
         [BENCH_LAUNCH_STREAM] = measure_launch_stream,

@@ -22,6 +22,7 @@
 /* The cases, in the order a full run measures them. */
 enum bench_case_id {
     BENCH_DISCOVERY,
+    BENCH_DISCOVERY_MANY,
     BENCH_DISPATCH,
     BENCH_LAUNCH_EMPTY,
     BENCH_LAUNCH_STREAM,

@@ -15,6 +15,7 @@
 
 static const char *const case_names[BENCH_CASE_COUNT] = {
     [BENCH_DISCOVERY] = "discovery",
+    [BENCH_DISCOVERY_MANY] = "discovery_many",
     [BENCH_DISPATCH] = "dispatch",
     [BENCH_LAUNCH_EMPTY] = "launch_empty",
     [BENCH_LAUNCH_STREAM] = "launch_stream",
@@ -83,6 +84,9 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
     case BENCH_DISCOVERY:
         return quick ? (struct bench_budget){1, 5, 10, 100 * ms}
                      : (struct bench_budget){2, 15, 60, 1500 * ms};
+    case BENCH_DISCOVERY_MANY:
+        return quick ? (struct bench_budget){1, 3, 10, 300 * ms}
+                     : (struct bench_budget){1, 10, 30, 3000 * ms};
     case BENCH_VADD:
         return quick ? (struct bench_budget){1, 3, 50, 60 * ms}
                      : (struct bench_budget){3, 15, 200, 1500 * ms};
@@ -108,6 +112,7 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
 static size_t case_points(enum bench_case_id id, bool quick, struct bench_point *out)
 {
     static const char *const memories[] = {"pageable", "pinned"};
+    static const char *const crowds[] = {"scanned", "over_cap"};
     const uint64_t *sizes = NULL;
     size_t size_count = 0, variant_count = 1, n = 0;
     const char *const *variants = NULL;
@@ -121,6 +126,10 @@ static size_t case_points(enum bench_case_id id, bool quick, struct bench_point 
     case BENCH_COPY_D2D:
         sizes = quick ? copy_sizes_quick : copy_sizes;
         size_count = quick ? COUNT(copy_sizes_quick) : COUNT(copy_sizes);
+        break;
+    case BENCH_DISCOVERY_MANY:
+        variants = crowds;
+        variant_count = COUNT(crowds);
         break;
     case BENCH_ALLOC_FREE:
         sizes = quick ? alloc_sizes_quick : alloc_sizes;

@@ -26,6 +26,9 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 /* What each case measures, for --list and --help. */
 static const char *const case_summaries[BENCH_CASE_COUNT] = {
     [BENCH_DISCOVERY] = "a fresh process's start to a device and a stream ready for work",
+    [BENCH_DISCOVERY_MANY] = "accel_host_create over a directory of 4,096 candidate files "
+                             "(scanned) and of 50,000 (over the cap, refused); "
+                             "1,024 and 5,000 with --quick",
     [BENCH_DISPATCH] = "the host's cost of one no-op plugin call (an event query)",
     [BENCH_LAUNCH_EMPTY] = "an empty kernel of one block launched and waited for",
     [BENCH_LAUNCH_STREAM] = "empty launches back to back on one stream, per launch",

@@ -1,0 +1,47 @@
+/*
+ * Discovery's parts apart from the loader: the search path (search_path.c)
+ * and the catalog's index (catalog_index.c).
+ */
+#ifndef ACCEL_HOST_DISCOVERY_H
+#define ACCEL_HOST_DISCOVERY_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+/*
+ * The search path into catalog->search: the entries of `plugin_path`
+ * (colon-separated; a relative one resolved against the working directory
+ * now, and logged), each once, then the default directories.
+ */
+accel_status accel__search_build(struct accel__catalog *catalog,
+                                 const char *plugin_path);
+
+/*
+ * Sets of catalog entries by inode and by name, for discovery's lookups in
+ * constant time (catalog_index.c).
+ */
+#define ACCEL__SEEN_NONE SIZE_MAX
+enum accel__seen_key { ACCEL__SEEN_INODE, ACCEL__SEEN_NAME };
+
+struct accel__seen {
+    size_t *slots;
+    size_t capacity; /* a power of two, or 0 */
+    size_t count;
+};
+
+/*
+ * The entry with the inode of `st` (ACCEL__SEEN_INODE) or named `name`
+ * (ACCEL__SEEN_NAME); ACCEL__SEEN_NONE if none.
+ */
+size_t accel__seen_find(const struct accel__seen *set,
+                        const struct accel__catalog *catalog,
+                        enum accel__seen_key key, const struct stat *st,
+                        const char *name);
+/* Add catalog->plugins[index] by its inode or its name. */
+accel_status accel__seen_add(struct accel__seen *set,
+                             const struct accel__catalog *catalog,
+                             enum accel__seen_key key, size_t index);
+
+#endif /* ACCEL_HOST_DISCOVERY_H */
