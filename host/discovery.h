@@ -1,6 +1,6 @@
 /*
- * Discovery's parts apart from the loader: the search path (search_path.c)
- * and the catalog's index (catalog_index.c).
+ * Discovery's parts apart from the loader: the search path (search_path.c),
+ * the catalog's index (catalog_index.c) and the table checks (driver_table.c).
  */
 #ifndef ACCEL_HOST_DISCOVERY_H
 #define ACCEL_HOST_DISCOVERY_H
@@ -43,5 +43,16 @@ size_t accel__seen_find(const struct accel__seen *set,
 accel_status accel__seen_add(struct accel__seen *set,
                              const struct accel__catalog *catalog,
                              enum accel__seen_key key, size_t index);
+
+/*
+ * Why the table `table` (the plugin file's accel_driver_v1, or NULL when it
+ * has none) is refused, in `why` or a constant string; NULL when every check
+ * passes, and then *out_drv holds the host's copy of it, zero past the
+ * plugin's struct_size (driver_table.c).
+ */
+const char *accel__driver_table_refusal(const struct accel_driver_v1 *table,
+                                        const char *file_name,
+                                        struct accel_driver_v1 *out_drv, char *why,
+                                        size_t why_size);
 
 #endif /* ACCEL_HOST_DISCOVERY_H */
