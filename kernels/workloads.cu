@@ -107,8 +107,10 @@ ACCEL_KERNEL(gemm_tiled, (uint32_t, n), (const float *, a), (const float *, b), 
     float sum = 0.0f;
 
     for (uint32_t t = 0; t < n; t += WORKLOAD_TILE) {
-        ta[ty * WORKLOAD_TILE + tx] = row < n && t + tx < n ? a[(uint64_t)row * n + t + tx] : 0.0f;
-        tb[ty * WORKLOAD_TILE + tx] = col < n && t + ty < n ? b[(uint64_t)(t + ty) * n + col] : 0.0f;
+        ta[ty * WORKLOAD_TILE + tx] =
+            row < n && t + tx < n ? a[(uint64_t)row * n + t + tx] : 0.0f;
+        tb[ty * WORKLOAD_TILE + tx] =
+            col < n && t + ty < n ? b[(uint64_t)(t + ty) * n + col] : 0.0f;
         accel_sync_threads();
         for (uint32_t k = 0; k < WORKLOAD_TILE; k++)
             sum += ta[ty * WORKLOAD_TILE + k] * tb[k * WORKLOAD_TILE + tx];

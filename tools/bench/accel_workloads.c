@@ -143,7 +143,8 @@ static bool check(struct accel_step *st)
 
     if (output == NULL)
         return bench_fail(st->run, "out of host memory");
-    status = accel_copy_to_host(st->stream, output, st->s->w[bench_workload_slot(st->d->case_id)].output, 0,
+    status = accel_copy_to_host(st->stream, output,
+                                st->s->w[bench_workload_slot(st->d->case_id)].output, 0,
                                 st->d->output_bytes);
     if (status == ACCEL_OK)
         status = accel_stream_sync(st->stream);

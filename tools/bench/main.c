@@ -35,7 +35,7 @@ static const char *const case_summaries[BENCH_CASE_COUNT] = {
     [BENCH_COPY_D2D] = "device to device, 4 KiB-256 MiB",
     [BENCH_ALLOC_FREE] = "one allocation and one free of the pool, per pair, over sizes",
     [BENCH_MATVEC] = "y = A x, 4096 x 4096 floats, a thread per row (32x8, 256x1 blocks)",
-    [BENCH_STENCIL_2D] = "a 5-point Jacobi step over 4096 x 4096 floats (and tiled in shared memory)",
+    [BENCH_STENCIL_2D] = "a 5-point Jacobi step over 4096 x 4096 floats (and tiled, shared)",
     [BENCH_CONV3D] = "a 3x3x3 convolution of 256^3 floats",
     [BENCH_HISTOGRAM] = "256 bins of 16M words, global atomics",
     [BENCH_GEMM_TILED] = "C = A B, 512 x 512 floats, shared 16x16 tiles and barriers (and naive)",

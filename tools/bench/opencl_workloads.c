@@ -278,8 +278,8 @@ static bool check(struct cl_step *st)
 
     if (output == NULL)
         return bench_fail(st->run, "out of host memory");
-    error = clEnqueueReadBuffer(st->q->queue, st->s->w[bench_workload_slot(st->d->case_id)].output, CL_TRUE,
-                                0, st->d->output_bytes, output, 0, NULL, NULL);
+    error = clEnqueueReadBuffer(st->q->queue, st->s->w[bench_workload_slot(st->d->case_id)].output,
+                                CL_TRUE, 0, st->d->output_bytes, output, 0, NULL, NULL);
     ok = error == CL_SUCCESS ? bench_workload_check(st->run, st->d, output)
                              : cl_fail(st->run, "clEnqueueReadBuffer", error);
     free(output);
@@ -309,8 +309,8 @@ bool bench_cl_workload_measure(struct bench_cl_workloads **state, const struct b
         st.global[k] = (size_t)g.grid[k] * g.block[k];
     }
     snprintf(detail, sizeof(detail), "%s, %zux%zux%zu work-items, groups of %zux%zux%zu, "
-             "clFinish", bench_workload_kernel(run->point), st.global[0], st.global[1], st.global[2], st.local[0],
-             st.local[1], st.local[2]);
+             "clFinish", bench_workload_kernel(run->point), st.global[0], st.global[1],
+             st.global[2], st.local[0], st.local[1], st.local[2]);
     ok = bench_sample(&run->budget, step_workload, &st, &ns) && check(&st) &&
          bench_emit_bandwidth(run, detail, &ns, d->counted_bytes);
     bench_samples_deinit(&ns);

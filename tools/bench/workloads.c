@@ -185,7 +185,8 @@ static bool make_data(enum bench_case_id id, struct bench_workload_data *d)
         n = BENCH_MATVEC_N;
         *d = (struct bench_workload_data){id, "matvec", (uint32_t)n, 2,
                                           {random_floats(n * n, 1), random_floats(n, 7)},
-                                          {n * n * 4, n * 4}, NULL, n * 4, false, n * n * 4, (uint32_t)n};
+                                          {n * n * 4, n * 4}, NULL, n * 4, false, n * n * 4,
+                                          (uint32_t)n};
         break;
     case BENCH_STENCIL_2D:
         n = BENCH_STENCIL_N;
