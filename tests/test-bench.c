@@ -421,7 +421,8 @@ static void test_quick_case_writes_json_and_svg(void **state)
 }
 
 /*
- * Every workload case runs on accel, plain C (one thread and all) and,
+ * Every workload case (the barrier kernels' too: gemm_tiled, stencil_2d
+ * tiled, reduce_shared, scan_block) runs on accel, plain C (one thread and all) and,
  * where the build found OpenCL and a CPU device, OpenCL; a result is only
  * reported once its output matched the reference element by element (a
  * wrong one is a failed measurement: accel's fails the run, a baseline's
@@ -431,7 +432,9 @@ static const char workload_check[] =
     "import json, sys\n"
     "doc = json.load(open(sys.argv[1], encoding='utf-8'))\n"
     "points = {('matvec', '32x8'), ('matvec', '256x1'), ('stencil_2d', ''),\n"
-    "          ('conv3d', ''), ('histogram', '')}\n"
+    "          ('conv3d', ''), ('histogram', ''), ('stencil_2d', 'tiled'),\n"
+    "          ('gemm_tiled', 'tiled'), ('gemm_tiled', 'naive'), ('reduce_shared', ''),\n"
+    "          ('scan_block', '')}\n"
     "rows = [r for r in doc['results'] if (r['case'], r['variant']) in points]\n"
     "notes = ' '.join(doc['notes'])\n"
     "assert ', expected ' not in notes, notes\n"
@@ -451,7 +454,8 @@ static const char quick_run_check[] =
     "cases = {r['case'] for r in doc['results'] if r['impl'] == 'accel'}\n"
     "want = {'discovery', 'discovery_many', 'dispatch', 'launch_empty', 'launch_stream', 'vadd',\n"
     "        'copy_h2d', 'copy_d2h', 'copy_d2d', 'alloc_free',\n"
-    "        'matvec', 'stencil_2d', 'conv3d', 'histogram'}\n"
+    "        'matvec', 'stencil_2d', 'conv3d', 'histogram',\n"
+    "        'gemm_tiled', 'reduce_shared', 'scan_block'}\n"
     "assert cases == want, (cases, doc['notes'])\n"
     "assert {r['variant'] for r in doc['results'] if r['case'] == 'copy_h2d'} == \\\n"
     "    {'pageable', 'pinned'}\n"

@@ -10,13 +10,13 @@
 
 struct bench_accel_workloads {
     accel_module *module;
-    /* Per workload (the order of bench_workload_data's cases): its buffers. */
+    /* Per workload (bench_workload_slot): its kernels (by bench_workload_form), its buffers. */
     struct {
-        accel_kernel *kernel;
+        accel_kernel *kernels[2];
         accel_ref inputs[2];
         accel_ref output;
         void *zeros; /* the zeroed output, copied in before each run */
-    } w[4];
+    } w[BENCH_WORKLOAD_COUNT];
 };
 
 static bool failed(struct bench_run *run, const char *call, accel_status status)
@@ -66,18 +66,14 @@ static bool open_module(struct bench_accel_workloads *s, struct bench_run *run)
     return status == ACCEL_OK;
 }
 
-static int slot_of(enum bench_case_id id)
+/* The workload's buffers, once for both its forms. */
+static bool prepare_buffers(struct bench_accel_workloads *s, accel_stream *stream,
+                            struct bench_run *run, const struct bench_workload_data *d)
 {
-    return id == BENCH_MATVEC ? 0 : id == BENCH_STENCIL_2D ? 1 : id == BENCH_CONV3D ? 2 : 3;
-}
-
-static bool prepare(struct bench_accel_workloads *s, accel_stream *stream,
-                    struct bench_run *run, const struct bench_workload_data *d)
-{
-    int slot = slot_of(d->case_id);
+    int slot = bench_workload_slot(d->case_id);
     accel_device *device = run->env->device;
 
-    if (s->w[slot].kernel != NULL)
+    if (s->w[slot].output.count != 0)
         return true;
     for (uint32_t i = 0; i < d->input_count; i++) {
         TRY(run, accel_alloc(device, ACCEL_BYTE, d->input_bytes[i], &s->w[slot].inputs[i]));
@@ -88,7 +84,20 @@ static bool prepare(struct bench_accel_workloads *s, accel_stream *stream,
     if (d->zero_output && (s->w[slot].zeros = calloc(1, d->output_bytes)) == NULL)
         return bench_fail(run, "out of host memory");
     TRY(run, accel_stream_sync(stream));
-    TRY(run, accel_kernel_get(s->module, d->kernel, &s->w[slot].kernel));
+    return true;
+}
+
+static bool prepare(struct bench_accel_workloads *s, accel_stream *stream,
+                    struct bench_run *run, const struct bench_workload_data *d)
+{
+    int slot = bench_workload_slot(d->case_id), form = bench_workload_form(run->point);
+
+    if (s->w[slot].kernels[form] != NULL)
+        return true;
+    if (!prepare_buffers(s, stream, run, d))
+        return false;
+    TRY(run, accel_kernel_get(s->module, bench_workload_kernel(run->point),
+                              &s->w[slot].kernels[form]));
     return true;
 }
 
@@ -103,7 +112,7 @@ struct accel_step {
 static bool step_workload(void *context, double *out_ns)
 {
     struct accel_step *st = context;
-    int slot = slot_of(st->d->case_id);
+    int slot = bench_workload_slot(st->d->case_id);
     uint32_t n = st->d->n;
     accel_arg args[4];
     uint32_t nargs = 0;
@@ -116,7 +125,8 @@ static bool step_workload(void *context, double *out_ns)
     if (st->d->zero_output)
         TRY(st->run, accel_copy_to_device(st->stream, st->s->w[slot].output, 0,
                                           st->s->w[slot].zeros, st->d->output_bytes));
-    TRY(st->run, accel_launch(st->stream, st->s->w[slot].kernel,
+    TRY(st->run, accel_launch(st->stream,
+                              st->s->w[slot].kernels[bench_workload_form(st->run->point)],
                               (accel_dim3){st->g.grid[0], st->g.grid[1], st->g.grid[2]},
                               (accel_dim3){st->g.block[0], st->g.block[1], st->g.block[2]}, 0,
                               args, nargs));
@@ -133,7 +143,8 @@ static bool check(struct accel_step *st)
 
     if (output == NULL)
         return bench_fail(st->run, "out of host memory");
-    status = accel_copy_to_host(st->stream, output, st->s->w[slot_of(st->d->case_id)].output, 0,
+    status = accel_copy_to_host(st->stream, output,
+                                st->s->w[bench_workload_slot(st->d->case_id)].output, 0,
                                 st->d->output_bytes);
     if (status == ACCEL_OK)
         status = accel_stream_sync(st->stream);
@@ -161,7 +172,8 @@ bool bench_accel_workload_measure(struct bench_accel_workloads **state, accel_st
         return false;
     st.g = bench_workload_geometry(run->point);
     bench_geometry_text(&st.g, shape, sizeof(shape));
-    snprintf(detail, sizeof(detail), "%s%s, accel_stream_sync", d->kernel, shape);
+    snprintf(detail, sizeof(detail), "%s%s, accel_stream_sync", bench_workload_kernel(run->point),
+             shape);
     ok = bench_sample(&run->budget, step_workload, &st, &ns) && check(&st) &&
          bench_emit_bandwidth(run, detail, &ns, d->counted_bytes);
     bench_samples_deinit(&ns);
@@ -179,7 +191,7 @@ void bench_accel_workloads_free(struct bench_accel_workloads *s, accel_device *d
 {
     if (s == NULL)
         return;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < BENCH_WORKLOAD_COUNT; i++) {
         free_ref(device, &s->w[i].inputs[0]);
         free_ref(device, &s->w[i].inputs[1]);
         free_ref(device, &s->w[i].output);

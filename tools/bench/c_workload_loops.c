@@ -20,6 +20,10 @@ void LOOP(bench_conv3d_planes_)(uint32_t n, const float *in, float *out, uint32_
                                 uint32_t to);
 void LOOP(bench_histogram_range_)(const uint32_t *values, uint32_t *bins, uint32_t from,
                                   uint32_t to);
+void LOOP(bench_gemm_rows_)(uint32_t n, const float *a, const float *b, float *c, uint32_t from,
+                            uint32_t to);
+void LOOP(bench_reduce_segments_)(const float *x, float *out, uint32_t from, uint32_t to);
+void LOOP(bench_scan_segments_)(const float *x, float *out, uint32_t from, uint32_t to);
 
 void LOOP(bench_matvec_rows_)(uint32_t n, const float *a, const float *x, float *y,
                               uint32_t from, uint32_t to)
@@ -90,4 +94,47 @@ void LOOP(bench_histogram_range_)(const uint32_t *values, uint32_t *bins, uint32
 {
     for (uint32_t i = from; i < to; i++)
         bins[values[i] >> 24]++;
+}
+
+/* Row by row, k outer so that the inner loop runs along B's and C's rows. */
+void LOOP(bench_gemm_rows_)(uint32_t n, const float *restrict a, const float *restrict b,
+                            float *restrict c, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++) {
+        float *row = c + (uint64_t)i * n;
+
+        for (uint32_t j = 0; j < n; j++)
+            row[j] = 0.0f;
+        for (uint32_t k = 0; k < n; k++) {
+            float aik = a[(uint64_t)i * n + k];
+            const float *bk = b + (uint64_t)k * n;
+
+            for (uint32_t j = 0; j < n; j++)
+                row[j] += aik * bk[j];
+        }
+    }
+}
+
+void LOOP(bench_reduce_segments_)(const float *restrict x, float *restrict out, uint32_t from,
+                                  uint32_t to)
+{
+    for (uint32_t s = from; s < to; s++) {
+        const float *v = x + (uint64_t)s * 256;
+        float sum = 0.0f;
+
+        for (uint32_t i = 0; i < 256; i++)
+            sum += v[i];
+        out[s] = sum;
+    }
+}
+
+void LOOP(bench_scan_segments_)(const float *restrict x, float *restrict out, uint32_t from,
+                                uint32_t to)
+{
+    for (uint64_t s = from; s < to; s++) {
+        float sum = 0.0f;
+
+        for (uint64_t i = s * 256; i < (s + 1) * 256; i++)
+            out[i] = sum += x[i];
+    }
 }

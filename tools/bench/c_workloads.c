@@ -19,10 +19,17 @@
     void bench_conv3d_planes_##level(uint32_t n, const float *in, float *out,            \
                                      uint32_t from, uint32_t to);                        \
     void bench_histogram_range_##level(const uint32_t *values, uint32_t *bins,           \
-                                       uint32_t from, uint32_t to);
+                                       uint32_t from, uint32_t to);                      \
+    void bench_gemm_rows_##level(uint32_t n, const float *a, const float *b, float *c,   \
+                                 uint32_t from, uint32_t to);                            \
+    void bench_reduce_segments_##level(const float *x, float *out, uint32_t from,        \
+                                       uint32_t to);                                     \
+    void bench_scan_segments_##level(const float *x, float *out, uint32_t from,          \
+                                     uint32_t to);
 #define LOOPS(name, level)                                                                \
     {name, bench_matvec_rows_##level, bench_stencil_rows_##level,                         \
-     bench_conv3d_planes_##level, bench_histogram_range_##level}
+     bench_conv3d_planes_##level, bench_histogram_range_##level, bench_gemm_rows_##level, \
+     bench_reduce_segments_##level, bench_scan_segments_##level}
 
 DECLARE_LOOPS(baseline)
 #if BENCH_HAVE_LOOPS_V3
@@ -70,12 +77,35 @@ struct slice {
     pthread_t thread;
 };
 
+/* The slice of a case whose kernel needs barriers (the loops need none). */
+static void run_barrier_case_slice(struct slice *s)
+{
+    const struct bench_workload_data *d = s->d;
+
+    switch (d->case_id) {
+    case BENCH_GEMM_TILED:
+        s->loops->gemm(d->n, d->inputs[0], d->inputs[1], s->output, s->from, s->to);
+        break;
+    case BENCH_REDUCE_SHARED:
+        s->loops->reduce(d->inputs[0], s->output, s->from, s->to);
+        break;
+    default:
+        s->loops->scan(d->inputs[0], s->output, s->from, s->to);
+        break;
+    }
+}
+
 static void *run_slice(void *arg)
 {
     struct slice *s = arg;
     const struct bench_workload_data *d = s->d;
 
     switch (d->case_id) {
+    case BENCH_GEMM_TILED:
+    case BENCH_REDUCE_SHARED:
+    case BENCH_SCAN_BLOCK:
+        run_barrier_case_slice(s);
+        break;
     case BENCH_MATVEC:
         s->loops->matvec(d->n, d->inputs[0], d->inputs[1], s->output, s->from, s->to);
         break;
@@ -105,7 +135,7 @@ struct c_step {
 static bool step_workload(void *context, double *out_ns)
 {
     struct c_step *st = context;
-    uint32_t units = st->d->n; /* rows, planes or words */
+    uint32_t units = st->d->units;
     uint32_t per = (units + st->threads - 1) / st->threads, started = 1;
     uint64_t start = bench_now_ns();
     bool ok = true;

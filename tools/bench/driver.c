@@ -28,6 +28,9 @@ static const char *const case_names[BENCH_CASE_COUNT] = {
     [BENCH_STENCIL_2D] = "stencil_2d",
     [BENCH_CONV3D] = "conv3d",
     [BENCH_HISTOGRAM] = "histogram",
+    [BENCH_GEMM_TILED] = "gemm_tiled",
+    [BENCH_REDUCE_SHARED] = "reduce_shared",
+    [BENCH_SCAN_BLOCK] = "scan_block",
 };
 
 /* Transfer sizes: every power of four from 4 KiB to 256 MiB; fewer in a quick run. */
@@ -99,6 +102,9 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
     case BENCH_STENCIL_2D:
     case BENCH_CONV3D:
     case BENCH_HISTOGRAM:
+    case BENCH_GEMM_TILED:
+    case BENCH_REDUCE_SHARED:
+    case BENCH_SCAN_BLOCK:
         /* A quick run checks that they run and verify: one run a round. */
         return quick ? (struct bench_budget){0, 1, 50, 1 * ms}
                      : (struct bench_budget){2, 10, 200, 1000 * ms};

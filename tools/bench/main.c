@@ -38,9 +38,12 @@ static const char *const case_summaries[BENCH_CASE_COUNT] = {
     [BENCH_COPY_D2D] = "device to device, 4 KiB-256 MiB",
     [BENCH_ALLOC_FREE] = "one allocation and one free of the pool, per pair, over sizes",
     [BENCH_MATVEC] = "y = A x, 4096 x 4096 floats, a thread per row (32x8, 256x1 blocks)",
-    [BENCH_STENCIL_2D] = "a 5-point Jacobi step over 4096 x 4096 floats",
+    [BENCH_STENCIL_2D] = "a 5-point Jacobi step over 4096 x 4096 floats (and tiled, shared)",
     [BENCH_CONV3D] = "a 3x3x3 convolution of 256^3 floats",
     [BENCH_HISTOGRAM] = "256 bins of 16M words, global atomics",
+    [BENCH_GEMM_TILED] = "C = A B, 512 x 512 floats, shared 16x16 tiles and barriers (and naive)",
+    [BENCH_REDUCE_SHARED] = "the sum of each 256 of 4M floats, a tree in shared memory",
+    [BENCH_SCAN_BLOCK] = "the prefix sums of each 256 of 4M floats, Hillis-Steele in shared memory",
 };
 
 static void usage(FILE *out)

@@ -542,5 +542,8 @@ const struct bench_impl bench_impl_opencl = {
         [BENCH_STENCIL_2D] = measure_workload,
         [BENCH_CONV3D] = measure_workload,
         [BENCH_HISTOGRAM] = measure_workload,
+        [BENCH_GEMM_TILED] = measure_workload,
+        [BENCH_REDUCE_SHARED] = measure_workload,
+        [BENCH_SCAN_BLOCK] = measure_workload,
     },
 };

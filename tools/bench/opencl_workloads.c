@@ -64,13 +64,106 @@ static const char workloads_source[] =
     "        atomic_inc(&bins[values[i] >> 24]);\n"
     "}\n";
 
+/* The kernels with local memory and work-group barriers, and gemm's barrier-free form. */
+static const char barrier_source[] =
+    "__kernel void gemm(uint n, __global const float *restrict a,\n"
+    "                   __global const float *restrict b, __global float *restrict c)\n"
+    "{\n"
+    "    size_t col = get_global_id(0), row = get_global_id(1);\n"
+    "    float sum = 0.0f;\n"
+    "    if (row >= n || col >= n)\n"
+    "        return;\n"
+    "    for (uint k = 0; k < n; k++)\n"
+    "        sum += a[row * n + k] * b[(size_t)k * n + col];\n"
+    "    c[row * n + col] = sum;\n"
+    "}\n"
+    "#define TILE 16\n"
+    "__kernel void gemm_tiled(uint n, __global const float *restrict a,\n"
+    "                         __global const float *restrict b, __global float *restrict c)\n"
+    "{\n"
+    "    __local float ta[TILE * TILE], tb[TILE * TILE];\n"
+    "    uint tx = get_local_id(0), ty = get_local_id(1);\n"
+    "    uint row = get_group_id(1) * TILE + ty, col = get_group_id(0) * TILE + tx;\n"
+    "    float sum = 0.0f;\n"
+    "    for (uint t = 0; t < n; t += TILE) {\n"
+    "        ta[ty * TILE + tx] = row < n && t + tx < n ? a[(size_t)row * n + t + tx] : 0.0f;\n"
+    "        tb[ty * TILE + tx] = col < n && t + ty < n ? b[(size_t)(t + ty) * n + col] : 0.0f;\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "        for (uint k = 0; k < TILE; k++)\n"
+    "            sum += ta[ty * TILE + k] * tb[k * TILE + tx];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    if (row < n && col < n)\n"
+    "        c[(size_t)row * n + col] = sum;\n"
+    "}\n"
+    "#define SX 32\n"
+    "#define SY 8\n"
+    "#define HX (SX + 2)\n"
+    "#define HY (SY + 2)\n"
+    "__kernel void stencil_2d_tiled(uint n, __global const float *restrict in,\n"
+    "                               __global float *restrict out)\n"
+    "{\n"
+    "    __local float tile[HX * HY];\n"
+    "    size_t x = get_global_id(0), y = get_global_id(1), i = y * n + x;\n"
+    "    uint c = (get_local_id(1) + 1) * HX + get_local_id(0) + 1;\n"
+    "    for (uint k = get_local_id(1) * SX + get_local_id(0); k < HX * HY; k += SX * SY) {\n"
+    "        long sx = (long)get_group_id(0) * SX + k % HX - 1;\n"
+    "        long sy = (long)get_group_id(1) * SY + k / HX - 1;\n"
+    "        tile[k] = sx >= 0 && sy >= 0 && sx < n && sy < n ? in[sy * (long)n + sx] : 0.0f;\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    if (x >= n || y >= n)\n"
+    "        return;\n"
+    "    if (x == 0 || y == 0 || x == n - 1 || y == n - 1) {\n"
+    "        out[i] = tile[c];\n"
+    "        return;\n"
+    "    }\n"
+    "    out[i] = 0.5f * tile[c] + 0.125f * (tile[c - 1] + tile[c + 1] + tile[c - HX]\n"
+    "                                        + tile[c + HX]);\n"
+    "}\n"
+    "__kernel void reduce_shared(uint n, __global const float *restrict x,\n"
+    "                            __global float *restrict partial)\n"
+    "{\n"
+    "    __local float s[256];\n"
+    "    uint t = get_local_id(0);\n"
+    "    size_t i = get_global_id(0);\n"
+    "    s[t] = i < n ? x[i] : 0.0f;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (uint stride = get_local_size(0) / 2; stride > 0; stride /= 2) {\n"
+    "        if (t < stride)\n"
+    "            s[t] += s[t + stride];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    if (t == 0)\n"
+    "        partial[get_group_id(0)] = s[0];\n"
+    "}\n"
+    "__kernel void scan_block(uint n, __global const float *restrict x,\n"
+    "                         __global float *restrict out)\n"
+    "{\n"
+    "    __local float buf[2 * 256];\n"
+    "    uint t = get_local_id(0), size = get_local_size(0), in_half = 1, out_half = 0;\n"
+    "    size_t i = get_global_id(0);\n"
+    "    buf[t] = i < n ? x[i] : 0.0f;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (uint offset = 1; offset < size; offset *= 2) {\n"
+    "        out_half = 1 - out_half;\n"
+    "        in_half = 1 - out_half;\n"
+    "        buf[out_half * size + t] = t >= offset ? buf[in_half * size + t]\n"
+    "                                                 + buf[in_half * size + t - offset]\n"
+    "                                               : buf[in_half * size + t];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    if (i < n)\n"
+    "        out[i] = buf[out_half * size + t];\n"
+    "}\n";
+
 struct bench_cl_workloads {
     cl_program program;
     struct {
-        cl_kernel kernel;
+        cl_kernel kernels[2]; /* by bench_workload_form */
         cl_mem inputs[2];
         cl_mem output;
-    } w[4];
+    } w[BENCH_WORKLOAD_COUNT];
 };
 
 static bool cl_fail(struct bench_run *run, const char *call, cl_int error)
@@ -85,21 +178,16 @@ static bool cl_fail(struct bench_run *run, const char *call, cl_int error)
             return cl_fail((run), #call, error_);                              \
     } while (0)
 
-static int slot_of(enum bench_case_id id)
-{
-    return id == BENCH_MATVEC ? 0 : id == BENCH_STENCIL_2D ? 1 : id == BENCH_CONV3D ? 2 : 3;
-}
-
 static bool build(struct bench_cl_workloads *s, const struct bench_cl_queue *q,
                   struct bench_run *run)
 {
-    const char *source = workloads_source;
+    const char *sources[] = {workloads_source, barrier_source};
     char log[2048] = "";
     cl_int error;
 
     if (s->program != NULL)
         return true;
-    s->program = clCreateProgramWithSource(q->context, 1, &source, NULL, &error);
+    s->program = clCreateProgramWithSource(q->context, 2, sources, NULL, &error);
     if (error == CL_SUCCESS)
         error = clBuildProgram(s->program, 1, &q->device, "", NULL, NULL);
     if (error == CL_SUCCESS)
@@ -110,15 +198,14 @@ static bool build(struct bench_cl_workloads *s, const struct bench_cl_queue *q,
     return bench_fail(run, "building the workload kernels: OpenCL error %d: %s", error, log);
 }
 
-static bool prepare(struct bench_cl_workloads *s, const struct bench_cl_queue *q,
-                    struct bench_run *run, const struct bench_workload_data *d)
+/* The workload's buffers, once for both its forms. */
+static bool prepare_buffers(struct bench_cl_workloads *s, const struct bench_cl_queue *q,
+                            struct bench_run *run, const struct bench_workload_data *d)
 {
-    int slot = slot_of(d->case_id);
-    cl_uint n = d->n;
+    int slot = bench_workload_slot(d->case_id);
     cl_int error = CL_SUCCESS;
-    cl_uint arg = 0;
 
-    if (s->w[slot].kernel != NULL)
+    if (s->w[slot].output != NULL)
         return true;
     for (uint32_t i = 0; i < d->input_count; i++) {
         s->w[slot].inputs[i] = clCreateBuffer(q->context, CL_MEM_READ_ONLY, d->input_bytes[i],
@@ -130,12 +217,29 @@ static bool prepare(struct bench_cl_workloads *s, const struct bench_cl_queue *q
     s->w[slot].output = clCreateBuffer(q->context, CL_MEM_READ_WRITE, d->output_bytes, NULL,
                                        &error);
     TRY(run, error);
-    s->w[slot].kernel = clCreateKernel(s->program, d->kernel, &error);
+    return true;
+}
+
+static bool prepare(struct bench_cl_workloads *s, const struct bench_cl_queue *q,
+                    struct bench_run *run, const struct bench_workload_data *d)
+{
+    int slot = bench_workload_slot(d->case_id), form = bench_workload_form(run->point);
+    cl_uint n = d->n;
+    cl_int error = CL_SUCCESS;
+    cl_uint arg = 0;
+    cl_kernel kernel;
+
+    if (s->w[slot].kernels[form] != NULL)
+        return true;
+    if (!prepare_buffers(s, q, run, d))
+        return false;
+    kernel = s->w[slot].kernels[form] =
+        clCreateKernel(s->program, bench_workload_kernel(run->point), &error);
     TRY(run, error);
-    TRY(run, clSetKernelArg(s->w[slot].kernel, arg++, sizeof(n), &n));
+    TRY(run, clSetKernelArg(kernel, arg++, sizeof(n), &n));
     for (uint32_t i = 0; i < d->input_count; i++)
-        TRY(run, clSetKernelArg(s->w[slot].kernel, arg++, sizeof(cl_mem), &s->w[slot].inputs[i]));
-    TRY(run, clSetKernelArg(s->w[slot].kernel, arg++, sizeof(cl_mem), &s->w[slot].output));
+        TRY(run, clSetKernelArg(kernel, arg++, sizeof(cl_mem), &s->w[slot].inputs[i]));
+    TRY(run, clSetKernelArg(kernel, arg++, sizeof(cl_mem), &s->w[slot].output));
     return true;
 }
 
@@ -150,14 +254,16 @@ struct cl_step {
 static bool step_workload(void *context, double *out_ns)
 {
     struct cl_step *st = context;
-    int slot = slot_of(st->d->case_id);
+    int slot = bench_workload_slot(st->d->case_id);
     cl_uint zero = 0;
     uint64_t start = bench_now_ns();
 
     if (st->d->zero_output)
         TRY(st->run, clEnqueueFillBuffer(st->q->queue, st->s->w[slot].output, &zero,
                                          sizeof(zero), 0, st->d->output_bytes, 0, NULL, NULL));
-    TRY(st->run, clEnqueueNDRangeKernel(st->q->queue, st->s->w[slot].kernel, 3, NULL,
+    TRY(st->run, clEnqueueNDRangeKernel(st->q->queue,
+                                        st->s->w[slot].kernels[bench_workload_form(st->run->point)],
+                                        3, NULL,
                                         st->global, st->local, 0, NULL, NULL));
     TRY(st->run, clFinish(st->q->queue));
     *out_ns = (double)(bench_now_ns() - start);
@@ -172,8 +278,8 @@ static bool check(struct cl_step *st)
 
     if (output == NULL)
         return bench_fail(st->run, "out of host memory");
-    error = clEnqueueReadBuffer(st->q->queue, st->s->w[slot_of(st->d->case_id)].output, CL_TRUE,
-                                0, st->d->output_bytes, output, 0, NULL, NULL);
+    error = clEnqueueReadBuffer(st->q->queue, st->s->w[bench_workload_slot(st->d->case_id)].output,
+                                CL_TRUE, 0, st->d->output_bytes, output, 0, NULL, NULL);
     ok = error == CL_SUCCESS ? bench_workload_check(st->run, st->d, output)
                              : cl_fail(st->run, "clEnqueueReadBuffer", error);
     free(output);
@@ -203,8 +309,8 @@ bool bench_cl_workload_measure(struct bench_cl_workloads **state, const struct b
         st.global[k] = (size_t)g.grid[k] * g.block[k];
     }
     snprintf(detail, sizeof(detail), "%s, %zux%zux%zu work-items, groups of %zux%zux%zu, "
-             "clFinish", d->kernel, st.global[0], st.global[1], st.global[2], st.local[0],
-             st.local[1], st.local[2]);
+             "clFinish", bench_workload_kernel(run->point), st.global[0], st.global[1],
+             st.global[2], st.local[0], st.local[1], st.local[2]);
     ok = bench_sample(&run->budget, step_workload, &st, &ns) && check(&st) &&
          bench_emit_bandwidth(run, detail, &ns, d->counted_bytes);
     bench_samples_deinit(&ns);
@@ -215,9 +321,10 @@ void bench_cl_workloads_free(struct bench_cl_workloads *s)
 {
     if (s == NULL)
         return;
-    for (int i = 0; i < 4; i++) {
-        if (s->w[i].kernel != NULL)
-            clReleaseKernel(s->w[i].kernel);
+    for (int i = 0; i < BENCH_WORKLOAD_COUNT; i++) {
+        for (int k = 0; k < 2; k++)
+            if (s->w[i].kernels[k] != NULL)
+                clReleaseKernel(s->w[i].kernels[k]);
         for (int k = 0; k < 2; k++)
             if (s->w[i].inputs[k] != NULL)
                 clReleaseMemObject(s->w[i].inputs[k]);

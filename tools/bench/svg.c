@@ -374,8 +374,8 @@ void bench_write_svg(const struct bench_report *report, FILE *out)
     legend_rows = (legend_size(legend, legend_count) + per_row - 1) / per_row;
     height = TITLE_H + PANEL_H + legend_rows * LEGEND_ROW_H + 12;
     height += bench_svg_workloads_height(report);
-    if (bench_svg_workloads_height(report) != 0 && width < 800)
-        width = 800;
+    if (bench_svg_workloads_height(report) != 0 && width < bench_svg_workloads_width())
+        width = bench_svg_workloads_width();
 
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "

@@ -15,7 +15,8 @@ static const struct {
     const char *case_name, *variant;
 } points[] = {
     {"matvec", "32x8"}, {"matvec", "256x1"}, {"stencil_2d", ""}, {"conv3d", ""},
-    {"histogram", ""},
+    {"histogram", ""}, {"stencil_2d", "tiled"}, {"gemm_tiled", "tiled"}, {"gemm_tiled", "naive"},
+    {"reduce_shared", ""}, {"scan_block", ""},
 };
 #define POINT_COUNT (sizeof(points) / sizeof(points[0]))
 
@@ -53,6 +54,11 @@ static bool any_point(const struct bench_report *report)
         if (bar_value(report, p, 0) > 0.0)
             return true;
     return false;
+}
+
+int bench_svg_workloads_width(void)
+{
+    return LEFT + (int)POINT_COUNT * (BARS * BAR_W + GROUP_GAP);
 }
 
 int bench_svg_workloads_height(const struct bench_report *report)

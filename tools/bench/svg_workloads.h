@@ -8,6 +8,8 @@
 
 /* The panel's height; 0 when the report has no workload result. */
 int bench_svg_workloads_height(const struct bench_report *report);
+/* The width the panel needs, every point drawn. */
+int bench_svg_workloads_width(void);
 /* Draw the panel with its top at y0 (nothing when its height is 0). */
 void bench_svg_write_workloads(FILE *out, const struct bench_report *report, int y0);
 

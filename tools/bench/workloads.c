@@ -10,35 +10,58 @@
 
 #include "workloads.h"
 
-#define WORKLOAD_COUNT 4
-
 /* The host data of every workload, made on demand. */
 struct bench_workloads {
-    struct bench_workload_data data[WORKLOAD_COUNT];
+    struct bench_workload_data data[BENCH_WORKLOAD_COUNT];
 };
 
-static int workload_index(enum bench_case_id id)
+int bench_workload_slot(enum bench_case_id id)
 {
     switch (id) {
     case BENCH_MATVEC: return 0;
     case BENCH_STENCIL_2D: return 1;
     case BENCH_CONV3D: return 2;
     case BENCH_HISTOGRAM: return 3;
+    case BENCH_GEMM_TILED: return 4;
+    case BENCH_REDUCE_SHARED: return 5;
+    case BENCH_SCAN_BLOCK: return 6;
     default: return -1;
     }
 }
 
 bool bench_is_workload(enum bench_case_id id)
 {
-    return workload_index(id) >= 0;
+    return bench_workload_slot(id) >= 0;
 }
 
 const char *const *bench_workload_variants(enum bench_case_id id)
 {
     static const char *const matvec[] = {"32x8", "256x1", NULL};
+    static const char *const stencil[] = {"", "tiled", NULL};
+    static const char *const gemm[] = {"tiled", "naive", NULL};
     static const char *const single[] = {"", NULL};
 
-    return id == BENCH_MATVEC ? matvec : single;
+    return id == BENCH_MATVEC ? matvec : id == BENCH_STENCIL_2D ? stencil
+                                       : id == BENCH_GEMM_TILED ? gemm : single;
+}
+
+int bench_workload_form(const struct bench_point *point)
+{
+    return (point->case_id == BENCH_STENCIL_2D || point->case_id == BENCH_GEMM_TILED) &&
+           strcmp(point->variant, "tiled") == 0;
+}
+
+const char *bench_workload_kernel(const struct bench_point *point)
+{
+    switch (point->case_id) {
+    case BENCH_MATVEC: return "matvec";
+    case BENCH_STENCIL_2D: return bench_workload_form(point) ? "stencil_2d_tiled" : "stencil_2d";
+    case BENCH_CONV3D: return "conv3d";
+    case BENCH_HISTOGRAM: return "histogram";
+    case BENCH_GEMM_TILED: return bench_workload_form(point) ? "gemm_tiled" : "gemm";
+    case BENCH_REDUCE_SHARED: return "reduce_shared";
+    default: return "scan_block";
+    }
 }
 
 struct bench_geometry bench_workload_geometry(const struct bench_point *point)
@@ -54,6 +77,12 @@ struct bench_geometry bench_workload_geometry(const struct bench_point *point)
     case BENCH_CONV3D:
         return (struct bench_geometry){{BENCH_CONV3D_N / 32, BENCH_CONV3D_N / 8,
                                         BENCH_CONV3D_N}, {32, 8, 1}};
+    case BENCH_GEMM_TILED:
+        return (struct bench_geometry){{BENCH_GEMM_N / 16, BENCH_GEMM_N / 16, 1}, {16, 16, 1}};
+    case BENCH_REDUCE_SHARED:
+    case BENCH_SCAN_BLOCK:
+        return (struct bench_geometry){{BENCH_SEGMENTED_COUNT / BENCH_SEGMENT, 1, 1},
+                                       {BENCH_SEGMENT, 1, 1}};
     default:
         return (struct bench_geometry){{BENCH_HISTOGRAM_COUNT / 256, 1, 1}, {256, 1, 1}};
     }
@@ -107,38 +136,77 @@ static void *random_words(uint64_t count)
     return w;
 }
 
+/*
+ * The inputs of a case whose kernel needs barriers, and its reference from
+ * the baseline loops.
+ */
+static bool make_barrier_case_data(enum bench_case_id id, struct bench_workload_data *d)
+{
+    const struct bench_workload_loops *loops = bench_workload_loops_baseline();
+    uint64_t n = id == BENCH_GEMM_TILED ? BENCH_GEMM_N : BENCH_SEGMENTED_COUNT;
+    uint64_t segments = n / BENCH_SEGMENT;
+
+    if (id == BENCH_GEMM_TILED)
+        *d = (struct bench_workload_data){id, "gemm_tiled", (uint32_t)n, 2,
+                                          {random_floats(n * n, 11), random_floats(n * n, 13)},
+                                          {n * n * 4, n * n * 4}, NULL, n * n * 4, false,
+                                          2 * n * n * n * 4, (uint32_t)n};
+    else if (id == BENCH_REDUCE_SHARED)
+        *d = (struct bench_workload_data){id, "reduce_shared", (uint32_t)n, 1,
+                                          {random_floats(n, 17), NULL}, {n * 4, 0}, NULL,
+                                          segments * 4, false, n * 4, (uint32_t)segments};
+    else
+        *d = (struct bench_workload_data){id, "scan_block", (uint32_t)n, 1,
+                                          {random_floats(n, 19), NULL}, {n * 4, 0}, NULL,
+                                          n * 4, false, 2 * n * 4, (uint32_t)segments};
+    d->expected = bench_alloc_touched(d->output_bytes);
+    if (d->inputs[0] == NULL || (d->input_count == 2 && d->inputs[1] == NULL) ||
+        d->expected == NULL)
+        return false;
+    if (id == BENCH_GEMM_TILED)
+        loops->gemm(d->n, d->inputs[0], d->inputs[1], d->expected, 0, d->n);
+    else if (id == BENCH_REDUCE_SHARED)
+        loops->reduce(d->inputs[0], d->expected, 0, d->units);
+    else
+        loops->scan(d->inputs[0], d->expected, 0, d->units);
+    return true;
+}
+
 /* The inputs of a workload, and its reference from the baseline loops. */
 static bool make_data(enum bench_case_id id, struct bench_workload_data *d)
 {
     const struct bench_workload_loops *loops = bench_workload_loops_baseline();
     uint64_t n, cells;
 
+    if (id == BENCH_GEMM_TILED || id == BENCH_REDUCE_SHARED || id == BENCH_SCAN_BLOCK)
+        return make_barrier_case_data(id, d);
     switch (id) {
     case BENCH_MATVEC:
         n = BENCH_MATVEC_N;
         *d = (struct bench_workload_data){id, "matvec", (uint32_t)n, 2,
                                           {random_floats(n * n, 1), random_floats(n, 7)},
-                                          {n * n * 4, n * 4}, NULL, n * 4, false, n * n * 4};
+                                          {n * n * 4, n * 4}, NULL, n * 4, false, n * n * 4,
+                                          (uint32_t)n};
         break;
     case BENCH_STENCIL_2D:
         n = BENCH_STENCIL_N;
         cells = n * n;
         *d = (struct bench_workload_data){id, "stencil_2d", (uint32_t)n, 1,
                                           {random_floats(cells, 3), NULL}, {cells * 4, 0},
-                                          NULL, cells * 4, false, 2 * cells * 4};
+                                          NULL, cells * 4, false, 2 * cells * 4, (uint32_t)n};
         break;
     case BENCH_CONV3D:
         n = BENCH_CONV3D_N;
         cells = n * n * n;
         *d = (struct bench_workload_data){id, "conv3d", (uint32_t)n, 1,
                                           {random_floats(cells, 5), NULL}, {cells * 4, 0},
-                                          NULL, cells * 4, false, 2 * cells * 4};
+                                          NULL, cells * 4, false, 2 * cells * 4, (uint32_t)n};
         break;
     default:
         n = BENCH_HISTOGRAM_COUNT;
         *d = (struct bench_workload_data){id, "histogram", (uint32_t)n, 1,
                                           {random_words(n), NULL}, {n * 4, 0}, NULL,
-                                          BENCH_HISTOGRAM_BINS * 4, true, n * 4};
+                                          BENCH_HISTOGRAM_BINS * 4, true, n * 4, (uint32_t)n};
         break;
     }
     d->expected = bench_alloc_touched(d->output_bytes);
@@ -166,7 +234,7 @@ static bool make_data(enum bench_case_id id, struct bench_workload_data *d)
 const struct bench_workload_data *bench_workload_data(struct bench_run *run)
 {
     struct bench_env *env = run->env;
-    int index = workload_index(run->point->case_id);
+    int index = bench_workload_slot(run->point->case_id);
     struct bench_workload_data *d;
 
     if (index < 0) {
@@ -191,7 +259,7 @@ void bench_workloads_free(struct bench_env *env)
 {
     if (env->workloads == NULL)
         return;
-    for (int i = 0; i < WORKLOAD_COUNT; i++) {
+    for (int i = 0; i < BENCH_WORKLOAD_COUNT; i++) {
         struct bench_workload_data *d = &env->workloads->data[i];
 
         free(d->inputs[0]);

@@ -14,6 +14,19 @@
  *   histogram   256 bins of 16M random words with global atomics, blocks
  *               of 256; GB/s counting the words
  *
+ * and the cases whose kernels use shared memory and block barriers:
+ *
+ *   gemm_tiled     C = A B, 512 x 512 floats, 16x16 blocks: "tiled"
+ *                  through shared tiles (two barriers a tile), "naive" the
+ *                  barrier-free form; GB/s counting the operands every
+ *                  multiply-add reads (2 n^3 floats: 4 bytes a flop)
+ *   stencil_2d     its "tiled" variant loads each 32x8 block's cells and
+ *                  halo into shared memory first (one barrier)
+ *   reduce_shared  each 256 floats' sum by a tree in shared memory, 4M
+ *                  floats; GB/s counting the input
+ *   scan_block     each 256 floats' inclusive prefix sums (Hillis-Steele),
+ *                  4M floats; GB/s counting the input and the output
+ *
  * The host data (inputs and the reference) is made once per run, by the
  * first implementation that needs it, and shared (bench_env.workloads).
  */
@@ -32,6 +45,10 @@
 #define BENCH_CONV3D_N 256u
 #define BENCH_HISTOGRAM_COUNT (16u * 1024u * 1024u)
 #define BENCH_HISTOGRAM_BINS 256u
+#define BENCH_GEMM_N 512u
+#define BENCH_SEGMENTED_COUNT (4u * 1024u * 1024u) /* reduce_shared, scan_block */
+#define BENCH_SEGMENT 256u                           /* their block, and a C loop's unit */
+#define BENCH_WORKLOAD_COUNT 7
 
 /* One workload's host side: its inputs, and the output they must give. */
 struct bench_workload_data {
@@ -45,6 +62,7 @@ struct bench_workload_data {
     uint64_t output_bytes;
     bool zero_output;             /* the output accumulates: zeroed before each run */
     uint64_t counted_bytes;       /* what a run's GB/s count */
+    uint32_t units;               /* what the C loops split: rows, planes, words or segments */
 };
 
 /* A launch's shape: blocks (work-groups) and threads per block. */
@@ -57,6 +75,12 @@ struct bench_geometry {
 bool bench_is_workload(enum bench_case_id id);
 /* The variants of a workload case ("32x8", "256x1" for matvec; "" else), NULL-ended. */
 const char *const *bench_workload_variants(enum bench_case_id id);
+/* The workload's place in per-workload arrays, below BENCH_WORKLOAD_COUNT. */
+int bench_workload_slot(enum bench_case_id id);
+/* The kernel a point runs ("gemm" or "gemm_tiled" for gemm_tiled's variants). */
+const char *bench_workload_kernel(const struct bench_point *point);
+/* 1 where the point runs its case's shared-memory form beside a barrier-free one, else 0. */
+int bench_workload_form(const struct bench_point *point);
 /* The launch of a point of a workload case. */
 struct bench_geometry bench_workload_geometry(const struct bench_point *point);
 /* "<<<16, 32x8>>>"-like text of a geometry, for the details. */
@@ -92,6 +116,11 @@ typedef void (*bench_conv3d_fn)(uint32_t n, const float *in, float *out, uint32_
 /* Words [from, to) counted into bins (not zeroed here). */
 typedef void (*bench_histogram_fn)(const uint32_t *values, uint32_t *bins, uint32_t from,
                                    uint32_t to);
+/* Rows [from, to) of C = A B. */
+typedef void (*bench_gemm_fn)(uint32_t n, const float *a, const float *b, float *c,
+                              uint32_t from, uint32_t to);
+/* Segments (of BENCH_SEGMENT values) [from, to): their sums, or their prefix sums. */
+typedef void (*bench_segments_fn)(const float *x, float *out, uint32_t from, uint32_t to);
 
 struct bench_workload_loops {
     const char *level; /* "x86-64-v3", or "baseline" */
@@ -99,6 +128,9 @@ struct bench_workload_loops {
     bench_stencil_fn stencil_2d;
     bench_conv3d_fn conv3d;
     bench_histogram_fn histogram;
+    bench_gemm_fn gemm;
+    bench_segments_fn reduce;
+    bench_segments_fn scan;
 };
 
 /* The loops built for the highest ISA level this CPU runs. */
