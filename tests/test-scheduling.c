@@ -119,6 +119,10 @@ static void test_tiny_grid_of_light_threads_runs_on_one_thread(void **state)
 {
     struct scheduling_case *c = *state;
 
+    /* A grid is tiny by what it costs: 64 light threads cost more than
+     * the pool's wake-up under valgrind, which runs them 20-50x slower. */
+    if (getenv("ACCEL_TEST_UNDER_VALGRIND") != NULL)
+        skip();
     assert_int_equal(launch_and_count_threads(c, 64, 32, 0), 1);
     /* Also after a heavy kernel's launch has woken the pool. */
     assert_true(launch_and_count_threads(c, 4096, 64, 5000) > 1);
