@@ -102,7 +102,7 @@ void accel_stream_destroy(accel_stream *stream)
      * would then be recorded there, later than needed but never too early. */
     lane_give(device, stream->lane);
     accel__drop_collect(device, false);
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     free(stream);
 }
 
@@ -161,7 +161,7 @@ static accel_status give_back(accel_device *device, accel_status status,
         status = accel__device_gone(device, what);
     if (collect && status == ACCEL_OK && device->drops != NULL)
         accel__drop_collect(device, false);
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     return status;
 }
 

@@ -43,6 +43,11 @@
  *   FAKE_CUDA_JIT_DELAY_US=N       cuModuleLoadDataEx takes N µs more, as
  *                                  a JIT does (read at each call, spent
  *                                  before the fake's lock is taken)
+ *   FAKE_CUDA_FREE_GATE=1          cuMemFree waits, before the fake's lock
+ *                                  is taken, until fake_cuda_free_gate_open()
+ *                                  (as the driver's free waits for the
+ *                                  device); fake_cuda_free_gate_waiting()
+ *                                  counts the frees waiting there
  *   FAKE_CUDA_KERNEL_LIMITS=K:T[:S][,...]
  *                                  kernel K's own limits, as a kernel
  *                                  compiled with launch bounds or static
@@ -78,6 +83,12 @@ struct fake_state fake;
 #define FAKE_STACK_MAX 16
 static _Thread_local struct CUctx_st *fake_stack[FAKE_STACK_MAX];
 static _Thread_local int fake_stack_depth;
+
+/* FAKE_CUDA_FREE_GATE: frees held until the test lets them go. */
+static pthread_mutex_t free_gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t free_gate_moved = PTHREAD_COND_INITIALIZER;
+static bool free_gate_opened;
+static unsigned free_gate_waiters;
 
 /* ---- names and knobs ---- */
 
@@ -193,6 +204,9 @@ FAKE_EXPORT acu_CUresult cuInit(unsigned int flags)
         return ACU_CUDA_ERROR_INVALID_VALUE;
     if (forced != NULL && !fake_parse_result(forced, &result))
         result = ACU_CUDA_ERROR_UNKNOWN;
+    pthread_mutex_lock(&free_gate_lock);
+    free_gate_opened = false;
+    pthread_mutex_unlock(&free_gate_lock);
     pthread_mutex_lock(&fake_core.lock);
     fake_read_knobs();
     fake.initialised = result == ACU_CUDA_SUCCESS;
@@ -462,8 +476,38 @@ static acu_CUresult fake_free_block(uintptr_t base, bool device)
     return result;
 }
 
+FAKE_EXPORT void fake_cuda_free_gate_open(void)
+{
+    pthread_mutex_lock(&free_gate_lock);
+    free_gate_opened = true;
+    pthread_cond_broadcast(&free_gate_moved);
+    pthread_mutex_unlock(&free_gate_lock);
+}
+
+FAKE_EXPORT unsigned fake_cuda_free_gate_waiting(void)
+{
+    pthread_mutex_lock(&free_gate_lock);
+    unsigned waiting = free_gate_waiters;
+    pthread_mutex_unlock(&free_gate_lock);
+    return waiting;
+}
+
+static void free_gate_pass(void)
+{
+    if (fake_env_number("FAKE_CUDA_FREE_GATE", 0) == 0)
+        return;
+    pthread_mutex_lock(&free_gate_lock);
+    free_gate_waiters++;
+    pthread_cond_broadcast(&free_gate_moved);
+    while (!free_gate_opened)
+        pthread_cond_wait(&free_gate_moved, &free_gate_lock);
+    free_gate_waiters--;
+    pthread_mutex_unlock(&free_gate_lock);
+}
+
 FAKE_EXPORT acu_CUresult cuMemFree_v2(acu_CUdeviceptr address)
 {
+    free_gate_pass();
     FAKE_ENTER(lose);
     FAKE_RETURN(fake_free_block((uintptr_t)address, true));
 }

@@ -24,7 +24,7 @@ static const char *const fake_knobs[] = {
     "FAKE_CUDA_DEVICES",   "FAKE_CUDA_INIT_RESULT",     "FAKE_CUDA_FAIL",
     "FAKE_CUDA_LOSE_AT",   "FAKE_CUDA_MEMORY_MB",       "FAKE_CUDA_MAX_PITCH",
     "FAKE_CUDA_DELAY_US",  "FAKE_CUDA_NO_PROC_ADDRESS", "FAKE_CUDA_NO_PARAM_INFO",
-    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", NULL,
+    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", "FAKE_CUDA_FREE_GATE", NULL,
 };
 
 static const struct plugin_case_kind cuda_kind = {
@@ -499,6 +499,113 @@ static void test_module_load_jit_does_not_hold_up_the_devices_other_calls(void *
     assert_true(took < 1000);
 }
 
+/* ---- the device lock is not held across a driver call that waits ---- */
+
+/* The fake's gate entries (FAKE_CUDA_FREE_GATE). */
+struct free_gate {
+    void (*open)(void);
+    unsigned (*waiting)(void);
+};
+
+static struct free_gate free_gate_find(void)
+{
+    void *fake = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    struct free_gate gate;
+
+    assert_non_null(fake);
+    *(void **)&gate.open = dlsym(fake, "fake_cuda_free_gate_open");
+    *(void **)&gate.waiting = dlsym(fake, "fake_cuda_free_gate_waiting");
+    assert_non_null(gate.open);
+    assert_non_null(gate.waiting);
+    dlclose(fake);
+    return gate;
+}
+
+static void *compact_device(void *arg)
+{
+    struct plugin_case *c = arg;
+    uint32_t pages = 0;
+
+    /* Gives the spare large page back: a cuMemFree, held at the fake's gate. */
+    assert_status(accel_device_compact(c->device, &pages), ACCEL_OK);
+    return NULL;
+}
+
+struct other_thread {
+    struct plugin_case *c;
+    pthread_mutex_t lock;
+    pthread_cond_t done_changed;
+    bool done;
+};
+
+static void *alloc_and_free_many(void *arg)
+{
+    struct other_thread *other = arg;
+    accel_ref ref;
+
+    for (int i = 0; i < 100; i++) {
+        assert_status(accel_alloc(other->c->device, ACCEL_U32, 256, &ref), ACCEL_OK);
+        assert_status(accel_free(other->c->device, ref), ACCEL_OK);
+    }
+    pthread_mutex_lock(&other->lock);
+    other->done = true;
+    pthread_cond_signal(&other->done_changed);
+    pthread_mutex_unlock(&other->lock);
+    return NULL;
+}
+
+/* Wait up to `seconds` for the other thread; true if it finished. */
+static bool other_thread_finishes(struct other_thread *other, int seconds)
+{
+    struct timespec until;
+    bool done;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += seconds;
+    pthread_mutex_lock(&other->lock);
+    while (!other->done &&
+           pthread_cond_timedwait(&other->done_changed, &other->lock, &until) == 0)
+        ;
+    done = other->done;
+    pthread_mutex_unlock(&other->lock);
+    return done;
+}
+
+static void test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+    struct timespec tick = {0, 10000000L};
+    struct other_thread other = {.c = c, .done = false};
+    struct free_gate gate;
+    pthread_t freer, allocator;
+    accel_ref large;
+    bool finished;
+
+    setenv("FAKE_CUDA_FREE_GATE", "1", 1);
+    plugin_case_open_fake_device(c);
+    gate = free_gate_find();
+    /* A page of its own, kept as a spare when freed. */
+    assert_status(accel_alloc(c->device, ACCEL_U8, 64u << 20, &large), ACCEL_OK);
+    assert_status(accel_free(c->device, large), ACCEL_OK);
+    assert_int_equal(gate.waiting(), 0);
+    assert_int_equal(pthread_create(&freer, NULL, compact_device, c), 0);
+    for (int i = 0; i < 1000 && gate.waiting() == 0; i++)
+        nanosleep(&tick, NULL);
+    assert_int_equal(gate.waiting(), 1);
+    /* The free is inside the driver, and stays there until the gate opens:
+     * another thread's allocations must not wait for it. */
+    pthread_mutex_init(&other.lock, NULL);
+    pthread_cond_init(&other.done_changed, NULL);
+    assert_int_equal(pthread_create(&allocator, NULL, alloc_and_free_many, &other), 0);
+    finished = other_thread_finishes(&other, 20);
+    gate.open();
+    assert_int_equal(pthread_join(freer, NULL), 0);
+    assert_int_equal(pthread_join(allocator, NULL), 0);
+    pthread_cond_destroy(&other.done_changed);
+    pthread_mutex_destroy(&other.lock);
+    assert_true(finished);
+}
+
 /* saxpy over 256 elements in blocks of `threads`, with `shared` bytes of dynamic shared memory. */
 static accel_status launch_saxpy_shaped(struct plugin_case *c, accel_kernel *saxpy,
                                         uint32_t threads, uint32_t shared)
@@ -640,6 +747,7 @@ int main(void)
         T(test_failed_context_pop_leaves_no_context_on_the_callers_thread),
         T(test_callback_behind_a_faulting_kernel_is_told_lost),
         T(test_module_load_jit_does_not_hold_up_the_devices_other_calls),
+        T(test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads),
         T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
         T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
         T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),
