@@ -43,11 +43,14 @@
  *   FAKE_CUDA_JIT_DELAY_US=N       cuModuleLoadDataEx takes N µs more, as
  *                                  a JIT does (read at each call, spent
  *                                  before the fake's lock is taken)
- *   FAKE_CUDA_FREE_GATE=1          cuMemFree waits, before the fake's lock
- *                                  is taken, until fake_cuda_free_gate_open()
- *                                  (as the driver's free waits for the
- *                                  device); fake_cuda_free_gate_waiting()
- *                                  counts the frees waiting there
+ *   FAKE_CUDA_GATE=F[,...]         each call of entry F (cuMemFree_v2,
+ *                                  cuModuleGetFunction, cuMemHostRegister_v2)
+ *                                  waits, before the fake's lock is taken,
+ *                                  until fake_cuda_gate_open() (as the
+ *                                  driver's free waits for the device, or a
+ *                                  lazy load or a pinning takes long);
+ *                                  fake_cuda_gate_waiting() counts the
+ *                                  calls waiting there
  *   FAKE_CUDA_KERNEL_LIMITS=K:T[:S][,...]
  *                                  kernel K's own limits, as a kernel
  *                                  compiled with launch bounds or static
@@ -84,7 +87,7 @@ struct fake_state fake;
 static _Thread_local struct CUctx_st *fake_stack[FAKE_STACK_MAX];
 static _Thread_local int fake_stack_depth;
 
-/* FAKE_CUDA_FREE_GATE: frees held until the test lets them go. */
+/* FAKE_CUDA_GATE: calls held until the test lets them go. */
 static pthread_mutex_t free_gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t free_gate_moved = PTHREAD_COND_INITIALIZER;
 static bool free_gate_opened;
@@ -476,7 +479,7 @@ static acu_CUresult fake_free_block(uintptr_t base, bool device)
     return result;
 }
 
-FAKE_EXPORT void fake_cuda_free_gate_open(void)
+FAKE_EXPORT void fake_cuda_gate_open(void)
 {
     pthread_mutex_lock(&free_gate_lock);
     free_gate_opened = true;
@@ -484,7 +487,7 @@ FAKE_EXPORT void fake_cuda_free_gate_open(void)
     pthread_mutex_unlock(&free_gate_lock);
 }
 
-FAKE_EXPORT unsigned fake_cuda_free_gate_waiting(void)
+FAKE_EXPORT unsigned fake_cuda_gate_waiting(void)
 {
     pthread_mutex_lock(&free_gate_lock);
     unsigned waiting = free_gate_waiters;
@@ -492,9 +495,19 @@ FAKE_EXPORT unsigned fake_cuda_free_gate_waiting(void)
     return waiting;
 }
 
-static void free_gate_pass(void)
+/* Wait at the gate if FAKE_CUDA_GATE names `entry`. */
+void fake_gate_pass(const char *entry)
 {
-    if (fake_env_number("FAKE_CUDA_FREE_GATE", 0) == 0)
+    const char *list = getenv("FAKE_CUDA_GATE");
+    size_t length = strlen(entry);
+    const char *at = list;
+
+    while (at != NULL && (strncmp(at, entry, length) != 0 ||
+                          (at[length] != ',' && at[length] != '\0'))) {
+        at = strchr(at, ',');
+        at = at != NULL ? at + 1 : NULL;
+    }
+    if (at == NULL)
         return;
     pthread_mutex_lock(&free_gate_lock);
     free_gate_waiters++;
@@ -507,7 +520,7 @@ static void free_gate_pass(void)
 
 FAKE_EXPORT acu_CUresult cuMemFree_v2(acu_CUdeviceptr address)
 {
-    free_gate_pass();
+    fake_gate_pass("cuMemFree_v2");
     FAKE_ENTER(lose);
     FAKE_RETURN(fake_free_block((uintptr_t)address, true));
 }
@@ -544,6 +557,7 @@ FAKE_EXPORT acu_CUresult cuMemHostRegister_v2(void *pointer, size_t bytes, unsig
     struct CUctx_st *ctx;
     acu_CUresult result;
 
+    fake_gate_pass("cuMemHostRegister_v2");
     FAKE_ENTER(lose);
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)

@@ -165,6 +165,7 @@ FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_C
     struct CUctx_st *ctx;
     acu_CUresult result;
 
+    fake_gate_pass("cuModuleGetFunction");
     FAKE_ENTER(lose);
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)

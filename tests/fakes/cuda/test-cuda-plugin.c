@@ -24,7 +24,7 @@ static const char *const fake_knobs[] = {
     "FAKE_CUDA_DEVICES",   "FAKE_CUDA_INIT_RESULT",     "FAKE_CUDA_FAIL",
     "FAKE_CUDA_LOSE_AT",   "FAKE_CUDA_MEMORY_MB",       "FAKE_CUDA_MAX_PITCH",
     "FAKE_CUDA_DELAY_US",  "FAKE_CUDA_NO_PROC_ADDRESS", "FAKE_CUDA_NO_PARAM_INFO",
-    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", "FAKE_CUDA_FREE_GATE", NULL,
+    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", "FAKE_CUDA_GATE", NULL,
 };
 
 static const struct plugin_case_kind cuda_kind = {
@@ -501,34 +501,24 @@ static void test_module_load_jit_does_not_hold_up_the_devices_other_calls(void *
 
 /* ---- the device lock is not held across a driver call that waits ---- */
 
-/* The fake's gate entries (FAKE_CUDA_FREE_GATE). */
-struct free_gate {
+/* The fake's gate entries (FAKE_CUDA_GATE). */
+struct gate {
     void (*open)(void);
     unsigned (*waiting)(void);
 };
 
-static struct free_gate free_gate_find(void)
+static struct gate gate_find(void)
 {
     void *fake = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    struct free_gate gate;
+    struct gate gate;
 
     assert_non_null(fake);
-    *(void **)&gate.open = dlsym(fake, "fake_cuda_free_gate_open");
-    *(void **)&gate.waiting = dlsym(fake, "fake_cuda_free_gate_waiting");
+    *(void **)&gate.open = dlsym(fake, "fake_cuda_gate_open");
+    *(void **)&gate.waiting = dlsym(fake, "fake_cuda_gate_waiting");
     assert_non_null(gate.open);
     assert_non_null(gate.waiting);
     dlclose(fake);
     return gate;
-}
-
-static void *compact_device(void *arg)
-{
-    struct plugin_case *c = arg;
-    uint32_t pages = 0;
-
-    /* Gives the spare large page back: a cuMemFree, held at the fake's gate. */
-    assert_status(accel_device_compact(c->device, &pages), ACCEL_OK);
-    return NULL;
 }
 
 struct other_thread {
@@ -571,39 +561,102 @@ static bool other_thread_finishes(struct other_thread *other, int seconds)
     return done;
 }
 
-static void test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads(void **state)
+/*
+ * `call` runs on a thread of its own until it reaches the fake's gated entry
+ * (the device is open with FAKE_CUDA_GATE naming it) and stays inside the
+ * driver there: another thread's 100 allocations and frees must finish
+ * meanwhile (bound: 20 s, for a loaded machine; with the device lock held
+ * across the call they would never finish before the gate opens).
+ */
+static void check_call_inside_driver_holds_up_nobody(struct plugin_case *c,
+                                                     void *(*call)(void *))
 {
-    struct plugin_case *c = *state;
     struct timespec tick = {0, 10000000L};
     struct other_thread other = {.c = c, .done = false};
-    struct free_gate gate;
-    pthread_t freer, allocator;
-    accel_ref large;
+    struct gate gate = gate_find();
+    pthread_t caller, allocator;
     bool finished;
 
-    setenv("FAKE_CUDA_FREE_GATE", "1", 1);
-    plugin_case_open_fake_device(c);
-    gate = free_gate_find();
-    /* A page of its own, kept as a spare when freed. */
-    assert_status(accel_alloc(c->device, ACCEL_U8, 64u << 20, &large), ACCEL_OK);
-    assert_status(accel_free(c->device, large), ACCEL_OK);
     assert_int_equal(gate.waiting(), 0);
-    assert_int_equal(pthread_create(&freer, NULL, compact_device, c), 0);
-    for (int i = 0; i < 1000 && gate.waiting() == 0; i++)
+    assert_int_equal(pthread_create(&caller, NULL, call, c), 0);
+    for (int i = 0; i < 2000 && gate.waiting() == 0; i++)
         nanosleep(&tick, NULL);
     assert_int_equal(gate.waiting(), 1);
-    /* The free is inside the driver, and stays there until the gate opens:
-     * another thread's allocations must not wait for it. */
     pthread_mutex_init(&other.lock, NULL);
     pthread_cond_init(&other.done_changed, NULL);
     assert_int_equal(pthread_create(&allocator, NULL, alloc_and_free_many, &other), 0);
     finished = other_thread_finishes(&other, 20);
     gate.open();
-    assert_int_equal(pthread_join(freer, NULL), 0);
+    assert_int_equal(pthread_join(caller, NULL), 0);
     assert_int_equal(pthread_join(allocator, NULL), 0);
     pthread_cond_destroy(&other.done_changed);
     pthread_mutex_destroy(&other.lock);
     assert_true(finished);
+}
+
+static void *compact_device(void *arg)
+{
+    struct plugin_case *c = arg;
+    uint32_t pages = 0;
+
+    /* Gives the spare large page back: a cuMemFree, held at the fake's gate. */
+    assert_status(accel_device_compact(c->device, &pages), ACCEL_OK);
+    return NULL;
+}
+
+static void test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_ref large;
+
+    setenv("FAKE_CUDA_GATE", "cuMemFree_v2", 1);
+    plugin_case_open_fake_device(c);
+    /* A page of its own, kept as a spare when freed. */
+    assert_status(accel_alloc(c->device, ACCEL_U8, 64u << 20, &large), ACCEL_OK);
+    assert_status(accel_free(c->device, large), ACCEL_OK);
+    check_call_inside_driver_holds_up_nobody(c, compact_device);
+}
+
+static accel_module *gated_module;
+
+static void *get_saxpy(void *arg)
+{
+    accel_kernel *saxpy = NULL;
+
+    (void)arg;
+    assert_status(accel_kernel_get(gated_module, "saxpy", &saxpy), ACCEL_OK);
+    assert_non_null(saxpy);
+    return NULL;
+}
+
+static void test_lazy_kernel_load_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+
+    setenv("FAKE_CUDA_GATE", "cuModuleGetFunction", 1);
+    plugin_case_open_fake_device(c);
+    gated_module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+    check_call_inside_driver_holds_up_nobody(c, get_saxpy);
+    accel_module_unload(gated_module);
+}
+
+static void *pin_host_memory(void *arg)
+{
+    struct plugin_case *c = arg;
+    void *block = NULL;
+
+    assert_status(accel_host_alloc(c->device, 1u << 20, &block), ACCEL_OK);
+    accel_host_free(c->device, block);
+    return NULL;
+}
+
+static void test_host_memory_registration_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+
+    setenv("FAKE_CUDA_GATE", "cuMemHostRegister_v2", 1);
+    plugin_case_open_fake_device(c);
+    check_call_inside_driver_holds_up_nobody(c, pin_host_memory);
 }
 
 /* saxpy over 256 elements in blocks of `threads`, with `shared` bytes of dynamic shared memory. */
@@ -748,6 +801,8 @@ int main(void)
         T(test_callback_behind_a_faulting_kernel_is_told_lost),
         T(test_module_load_jit_does_not_hold_up_the_devices_other_calls),
         T(test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads),
+        T(test_lazy_kernel_load_does_not_hold_up_other_threads),
+        T(test_host_memory_registration_does_not_hold_up_other_threads),
         T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
         T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
         T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),
