@@ -375,6 +375,8 @@ static const struct fake_entry fake_entries[] = {
     FAKE_ENTRY("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2, 3020),
     FAKE_ENTRY("cuMemcpy2DAsync", cuMemcpy2DAsync_v2, 3020),
     FAKE_ENTRY("cuMemcpy3DAsync", cuMemcpy3DAsync_v2, 3020),
+    FAKE_ENTRY("cuMemcpyPeerAsync", cuMemcpyPeerAsync, 4000),
+    FAKE_ENTRY("cuMemcpy3DPeerAsync", cuMemcpy3DPeerAsync, 4000),
     FAKE_ENTRY("cuModuleLoadDataEx", cuModuleLoadDataEx, 2010),
     FAKE_ENTRY("cuModuleUnload", cuModuleUnload, 2000),
     FAKE_ENTRY("cuModuleGetFunction", cuModuleGetFunction, 2000),

@@ -371,6 +371,12 @@ static void test_two_devices_copy_between_them(void **state)
     plugin_case_check_two_devices(*state, "FAKE_CUDA_DEVICES");
 }
 
+static void test_copies_between_two_devices_take_the_peer_calls(void **state)
+{
+    plugin_case_check_peer_copies(*state, "FAKE_CUDA_DEVICES", "cuMemcpyPeerAsync",
+                                  "cuMemcpy3DPeerAsync");
+}
+
 /* ---- what only real drivers used to show ---- */
 
 static void test_stale_open_after_another_reset_is_lost_and_reaches_no_driver(void **state)
@@ -792,6 +798,7 @@ int main(void)
         T(test_kernel_signature_unknown_without_param_info),
         T(test_callers_current_context_is_left_alone),
         T(test_two_devices_copy_between_them),
+        T(test_copies_between_two_devices_take_the_peer_calls),
         T(test_stale_open_after_another_reset_is_lost_and_reaches_no_driver),
         T(test_failure_of_a_stale_open_leaves_the_reset_context_live),
         T(test_reset_keeps_the_opens_retain_without_taking_another),
