@@ -122,8 +122,9 @@ void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_kn
 /*
  * Copies between two devices of the fake, in both directions, one of them
  * pitched (2D), go through the fake's peer entries `peer_1d` and `peer_nd`
- * (the single-context ones refuse the other device's address), and the
- * data arrives, both ways.
+ * (one call each; with `peer_nd` NULL, the pitched one is a `peer_1d` call
+ * per row), the single-context ones refusing the other device's address,
+ * and the data arrives, both ways.
  */
 void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_knob,
                                    const char *peer_1d, const char *peer_nd);
