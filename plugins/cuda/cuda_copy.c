@@ -192,7 +192,9 @@ accel_status accel__cuda_copy_on_device(accel_drv_device *device,
 /*
  * Each side's context, read inside the scopes that keep them: the stream's
  * device is entered (its context current), the other one's state held
- * against a reset and checked for this open's epoch.
+ * against a reset and checked for this open's epoch. The two states are
+ * taken in address order, so that two copies in opposite directions never
+ * take them in opposite orders.
  */
 accel_status accel__cuda_copy_peer(accel_drv_device *device, accel_drv_stream *stream,
                                    accel_drv_device *dst_device, uint64_t dst,
@@ -210,18 +212,32 @@ accel_status accel__cuda_copy_peer(accel_drv_device *device, accel_drv_stream *s
     if (symbols->cuMemcpyPeerAsync == NULL || symbols->cuMemcpy3DPeerAsync == NULL)
         return device->plugin->base.services->set_error(
             ACCEL_ERR_NOT_SUPPORTED, "copy_peer: the driver has no cuMemcpyPeerAsync");
+    bool other_first = other->physical->context < device->physical->context;
+
     accel__copy_plan_make(layout, device->physical->max_pitch, &plan);
+    if (other_first) {
+        status = accel__context_state_enter(other->physical->context, &other->epoch,
+                                            other->plugin->base.services, other->name);
+        if (status != ACCEL_OK)
+            return status;
+    }
     status = accel__cuda_enter(device, &scope);
-    if (status != ACCEL_OK)
-        return status;
-    status = accel__context_state_enter(other->physical->context, &other->epoch,
-                                        other->plugin->base.services, other->name);
+    if (status == ACCEL_OK && !other_first) {
+        status = accel__context_state_enter(other->physical->context, &other->epoch,
+                                            other->plugin->base.services, other->name);
+        if (status != ACCEL_OK) {
+            accel__cuda_leave(device, &scope);
+            return status;
+        }
+    }
     if (status == ACCEL_OK) {
         copy.dst_context = atomic_load_explicit(&dst_device->context, memory_order_acquire);
         copy.src_context = atomic_load_explicit(&src_device->context, memory_order_acquire);
         status = accel__copy_plan_run(&plan, &cuda_copy_calls, &copy);
         accel__context_state_leave(other->physical->context);
+        accel__cuda_leave(device, &scope);
+    } else if (other_first) {
+        accel__context_state_leave(other->physical->context);
     }
-    accel__cuda_leave(device, &scope);
     return status;
 }

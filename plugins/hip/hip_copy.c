@@ -128,7 +128,8 @@ accel_status accel__hip_copy_on_device(accel_drv_device *device, accel_drv_strea
 }
 
 /* The stream's device is entered (current); the other one's state is held
- * against a reset and checked for this open's epoch. */
+ * against a reset and checked for this open's epoch. The two states are
+ * taken in address order, as the CUDA plugin's are. */
 accel_status accel__hip_copy_peer(accel_drv_device *device, accel_drv_stream *stream,
                                   accel_drv_device *dst_device, uint64_t dst,
                                   accel_drv_device *src_device, uint64_t src,
@@ -148,15 +149,28 @@ accel_status accel__hip_copy_peer(accel_drv_device *device, accel_drv_stream *st
     accel__copy_plan_make(layout, device->physical->max_pitch, &plan);
     if (plan.shape != ACCEL__COPY_1D)
         plan.shape = ACCEL__COPY_1D_ROWS;
+    bool other_first = other->physical->context < device->physical->context;
+    if (other_first) {
+        status = accel__context_state_enter(other->physical->context, &other->epoch,
+                                            other->plugin->base.services, other->name);
+        if (status != ACCEL_OK)
+            return status;
+    }
     status = accel__hip_enter(device, &scope);
-    if (status != ACCEL_OK)
-        return status;
-    status = accel__context_state_enter(other->physical->context, &other->epoch,
-                                        other->plugin->base.services, other->name);
+    if (status == ACCEL_OK && !other_first) {
+        status = accel__context_state_enter(other->physical->context, &other->epoch,
+                                            other->plugin->base.services, other->name);
+        if (status != ACCEL_OK) {
+            accel__hip_leave(device, &scope);
+            return status;
+        }
+    }
     if (status == ACCEL_OK) {
         status = accel__copy_plan_run(&plan, &hip_copy_calls, &copy);
         accel__context_state_leave(other->physical->context);
+        accel__hip_leave(device, &scope);
+    } else if (other_first) {
+        accel__context_state_leave(other->physical->context);
     }
-    accel__hip_leave(device, &scope);
     return status;
 }
