@@ -665,6 +665,29 @@ static void test_host_memory_registration_does_not_hold_up_other_threads(void **
     check_call_inside_driver_holds_up_nobody(c, pin_host_memory);
 }
 
+static void *copy_through_staging(void *arg)
+{
+    struct plugin_case *c = arg;
+    uint32_t words[256] = {0};
+    accel_ref ref;
+
+    /* Pageable memory: the copy goes through staging buffers, made now. */
+    assert_status(accel_alloc(c->device, ACCEL_U32, 256, &ref), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, ref, words, 256), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+    return NULL;
+}
+
+static void test_staging_buffer_registration_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+
+    setenv("FAKE_CUDA_GATE", "cuMemHostRegister_v2", 1);
+    plugin_case_open_fake_device(c);
+    check_call_inside_driver_holds_up_nobody(c, copy_through_staging);
+}
+
 /* saxpy over 256 elements in blocks of `threads`, with `shared` bytes of dynamic shared memory. */
 static accel_status launch_saxpy_shaped(struct plugin_case *c, accel_kernel *saxpy,
                                         uint32_t threads, uint32_t shared)
@@ -810,6 +833,7 @@ int main(void)
         T(test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads),
         T(test_lazy_kernel_load_does_not_hold_up_other_threads),
         T(test_host_memory_registration_does_not_hold_up_other_threads),
+        T(test_staging_buffer_registration_does_not_hold_up_other_threads),
         T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
         T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
         T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),
