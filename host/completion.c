@@ -183,7 +183,7 @@ accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
     status = wait_status(device, status);
     if (status == ACCEL_OK && device->drops != NULL)
         accel__drop_collect(device, false);
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     return callbacks_wait(device, &callbacks, status, deadline);
 }
 

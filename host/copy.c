@@ -232,6 +232,58 @@ static accel_status peer_copy(accel_stream *stream, accel_device *there,
 }
 
 /*
+ * Within one plugin whose table has copy_peer: the copy is enqueued under
+ * both device locks and waited for under the other device's lock alone
+ * (its pool must neither move nor free its allocation meanwhile, and its
+ * streams are not ordered with this one). The stream's device is borrowed
+ * for the wait, so that a reset of it waits, and its own ref carries the
+ * stream's lane, as after a copy on the device. Both locks held on entry;
+ * none on return, except when *out_fallback says the plugin declined
+ * (ACCEL_ERR_NOT_SUPPORTED, nothing enqueued): then both still are.
+ * *out_there_failed as for peer_copy.
+ */
+static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
+                                    struct accel__slot *dst, struct accel__slot *src,
+                                    bool dst_here, const struct accel_copy_layout *layout,
+                                    bool *out_fallback, bool *out_there_failed)
+{
+    accel_device *here = stream->device;
+    *out_fallback = false;
+    *out_there_failed = false;
+    accel_status status = ACCEL_OK;
+    /* Idle unless the other device has just moved memory. */
+    if (there->internal != NULL)
+        status = accel__from_plugin(
+            there->drv->stream_sync(there->drv_device, there->internal), "stream_sync");
+    *out_there_failed = status != ACCEL_OK;
+    if (status == ACCEL_OK) {
+        accel_drv_device *dst_device = dst_here ? here->drv_device : there->drv_device;
+        accel_drv_device *src_device = dst_here ? there->drv_device : here->drv_device;
+        status = accel__from_plugin(
+            here->drv->copy_peer(here->drv_device, stream->drv, dst_device,
+                                 dst->slice.address, src_device, src->slice.address,
+                                 layout),
+            "copy_peer");
+        if (status == ACCEL_ERR_NOT_SUPPORTED) {
+            *out_fallback = true;
+            return status;
+        }
+    }
+    if (status == ACCEL_OK)
+        (dst_here ? dst : src)->lanes |= accel__lane_bit(stream);
+    accel__borrow_begin(here);
+    pthread_mutex_unlock(&here->lock);
+    if (status == ACCEL_OK)
+        status = accel__from_plugin(
+            here->drv->stream_sync(here->drv_device, stream->drv), "stream_sync");
+    pthread_mutex_unlock(&there->lock);
+    pthread_mutex_lock(&here->lock);
+    accel__borrow_end(here);
+    pthread_mutex_unlock(&here->lock);
+    return status;
+}
+
+/*
  * Refs on two devices: within one plugin, a copy by the plugin; across
  * plugins, through host memory. Either way the copy has completed when
  * this returns: a ref's drop queue knows only its own device's streams.
@@ -276,10 +328,18 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
                                          &checked);
     bool same_plugin = here->plugin == there->plugin;
     bool called = status == ACCEL_OK && same_plugin, there_failed = false;
-    if (called)
+    bool fallback = true;
+    if (called && here->drv->copy_peer != NULL)
+        status = peer_copy_entry(stream, there, dst_slot, src_slot, dst_here, &checked,
+                                 &fallback, &there_failed);
+    if (called && fallback) {
         status = peer_copy(stream, there, dst_slot, src_slot, &checked, &there_failed);
-    pthread_mutex_unlock(&second->lock);
-    pthread_mutex_unlock(&first->lock);
+        pthread_mutex_unlock(&second->lock);
+        pthread_mutex_unlock(&first->lock);
+    } else if (!called) {
+        pthread_mutex_unlock(&second->lock);
+        pthread_mutex_unlock(&first->lock);
+    }
     /* Only a plugin's failure can be a loss, not a check's. */
     if (status != ACCEL_OK && called)
         return accel__device_check_loss_unlocked(there_failed ? there : here,

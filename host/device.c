@@ -392,7 +392,7 @@ accel_status accel_device_sync(accel_device *device)
     status = accel__device_check_loss(device, status);
     if (status == ACCEL_OK)
         accel__drop_collect(device, false);
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     /* Callbacks are work on the streams too. */
     return accel__cb_points_finish(device, status, callbacks, callback_count);
 }

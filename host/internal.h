@@ -479,6 +479,9 @@ void accel__recovery_forgive(accel_device *device);
  */
 void accel__borrow_begin(accel_device *device);
 void accel__borrow_end(accel_device *device);
+/* Let go of the device lock, then make the mem_free of the pages taken out
+ * of the pool under it (pool.c), the device borrowed meanwhile. */
+void accel__device_unlock(accel_device *device);
 /* Wait until no other thread holds a borrowed object; lock held. */
 void accel__borrowed_wait(accel_device *device);
 /* True while the calling thread holds a borrowed object of any device. */

@@ -66,7 +66,7 @@ accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
         /* Compaction gives memory back: the spare large pages too. */
         accel__pool_trim(&device->pool, device->drv, device->drv_device);
     }
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     if (out_pages != NULL)
         *out_pages = pages;
     return status;

@@ -38,6 +38,9 @@ struct accel_module {
     void *image;                         /* the image loaded, for reloads */
     size_t size;
     struct accel_kernel *kernels;
+    /* Serialises accel_kernel_get's plugin calls on the module, which run
+     * without the device lock (driver.h: one call at a time per object). */
+    pthread_mutex_t get_lock;
     struct accel_module *next;
 };
 
@@ -142,6 +145,7 @@ accel_status accel_module_load(accel_device *device, const void *data,
     }
     memcpy(copy, image, image_size);
     *module = (accel_module){.device = device, .image = copy, .size = image_size};
+    pthread_mutex_init(&module->get_lock, NULL);
     status = module_load_unlocked(device, module);
     if (status == ACCEL_OK) {
         module->next = device->modules;
@@ -150,6 +154,7 @@ accel_status accel_module_load(accel_device *device, const void *data,
     }
     pthread_mutex_unlock(&device->lock);
     if (status != ACCEL_OK) {
+        pthread_mutex_destroy(&module->get_lock);
         free(copy);
         free(module);
     }
@@ -219,6 +224,7 @@ static void module_free(accel_module *module)
         free(module->kernels);
         module->kernels = next;
     }
+    pthread_mutex_destroy(&module->get_lock);
     free(module->image);
     free(module);
 }
@@ -247,6 +253,39 @@ void accel_module_unload(accel_module *module)
     module_free(module);
 }
 
+/*
+ * The plugin's kernel_get, without the device lock: a lazy load (the
+ * driver's first cuModuleGetFunction of a module may load its code) would
+ * hold up every other thread of the device. Borrowed as module_load_unlocked
+ * is; a reset meanwhile leaves the kernel in the old context, and the get is
+ * lost. Called with the lock held and the module's get_lock; returns with
+ * the lock held.
+ */
+static accel_status kernel_get_unlocked(accel_device *device, accel_module *module,
+                                        struct accel_kernel *kernel)
+{
+    uint32_t generation = atomic_load(&device->generation);
+    accel__borrow_begin(device);
+    pthread_mutex_unlock(&device->lock);
+    accel_status status = accel__from_plugin(
+        device->drv->kernel_get(device->drv_device, module->drv, kernel->name,
+                                &kernel->drv, &kernel->signature),
+        "kernel_get");
+    pthread_mutex_lock(&device->lock);
+    accel__borrow_end(device);
+    status = accel__device_check_loss(device, status);
+    if (status == ACCEL_OK && atomic_load(&device->generation) != generation)
+        status = accel__device_gone(device, "accel_kernel_get");
+    if (status == ACCEL_OK &&
+        kernel->signature.param_count > ACCEL_KERNEL_MAX_PARAMS &&
+        kernel->signature.param_count != ACCEL_PARAM_COUNT_UNKNOWN)
+        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
+                              "kernel_get: '%s' has %u parameters, more than %d",
+                              kernel->name, kernel->signature.param_count,
+                              ACCEL_KERNEL_MAX_PARAMS);
+    return status;
+}
+
 accel_status accel_kernel_get(accel_module *module, const char *name,
                               accel_kernel **out_kernel)
 {
@@ -258,6 +297,8 @@ accel_status accel_kernel_get(accel_module *module, const char *name,
     accel_device *device = module->device;
     if (accel__process_check(device->pid, "accel_kernel_get") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
+    /* Before the device lock: gets of one module wait for each other only. */
+    pthread_mutex_lock(&module->get_lock);
     pthread_mutex_lock(&device->lock);
     accel_status status = ACCEL_OK;
     struct accel_kernel *kernel = module->kernels;
@@ -265,10 +306,11 @@ accel_status accel_kernel_get(accel_module *module, const char *name,
         kernel = kernel->next;
     if (kernel != NULL)
         goto done;
-    if (module->drv == NULL) {
+    status = accel__device_usable(device);
+    if (status == ACCEL_OK && module->drv == NULL)
         status = accel__device_gone(device, "accel_kernel_get");
+    if (status != ACCEL_OK)
         goto done;
-    }
     kernel = calloc(1, sizeof *kernel);
     char *copy = strdup(name);
     if (kernel == NULL || copy == NULL) {
@@ -279,18 +321,7 @@ accel_status accel_kernel_get(accel_module *module, const char *name,
         goto done;
     }
     *kernel = (struct accel_kernel){.module = module, .name = copy};
-    status = accel__device_check_loss(
-        device, accel__from_plugin(device->drv->kernel_get(device->drv_device,
-                                                           module->drv, name,
-                                                           &kernel->drv,
-                                                           &kernel->signature),
-                                   "kernel_get"));
-    if (status == ACCEL_OK && kernel->signature.param_count > ACCEL_KERNEL_MAX_PARAMS &&
-        kernel->signature.param_count != ACCEL_PARAM_COUNT_UNKNOWN)
-        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
-                              "kernel_get: '%s' has %u parameters, more than %d",
-                              name, kernel->signature.param_count,
-                              ACCEL_KERNEL_MAX_PARAMS);
+    status = kernel_get_unlocked(device, module, kernel);
     if (status != ACCEL_OK) {
         free(copy);
         free(kernel);
@@ -301,6 +332,7 @@ accel_status accel_kernel_get(accel_module *module, const char *name,
     module->kernels = kernel;
 done:
     pthread_mutex_unlock(&device->lock);
+    pthread_mutex_unlock(&module->get_lock);
     *out_kernel = kernel;
     return status;
 }

@@ -228,6 +228,8 @@ void accel__pool_page_free(struct accel__pool *pool,
                            const struct accel_driver_v1 *drv,
                            accel_drv_device *device, struct accel__page *page)
 {
+    (void)drv;
+    (void)device;
     if (page->spare) {
         list_remove(&pool->spare_pages, page);
         pool->spare_count--;
@@ -239,11 +241,55 @@ void accel__pool_page_free(struct accel__pool *pool,
         list_remove(&cls->pages, page);
         cls->page_count--;
     }
-    drv->mem_free(device, page->mem);
     pool->reserved_bytes -= page->bytes;
     pool->pages--;
-    free(page->free_slices);
-    free(page);
+    page->next = pool->freeing;
+    pool->freeing = page;
+}
+
+/* mem_free each page of a list taken off `freeing`, and the host side. */
+static void pages_destroy(const struct accel_driver_v1 *drv, accel_drv_device *device,
+                          struct accel__page *pages)
+{
+    while (pages != NULL) {
+        struct accel__page *next = pages->next;
+        drv->mem_free(device, pages->mem);
+        free(pages->free_slices);
+        free(pages);
+        pages = next;
+    }
+}
+
+void accel__pool_free_pending(struct accel__pool *pool,
+                              const struct accel_driver_v1 *drv,
+                              accel_drv_device *device)
+{
+    struct accel__page *pages = pool->freeing;
+    pool->freeing = NULL;
+    pages_destroy(drv, device, pages);
+}
+
+/*
+ * Let go of the device lock, then make the frees of the pages the calls
+ * under it took out of the pool: a driver's free (cuMemFree) can wait for
+ * the device, and every other thread of the device would wait with it.
+ * The device is borrowed meanwhile, so that a reset (which frees the
+ * context's memory itself) waits for these frees to finish.
+ */
+void accel__device_unlock(accel_device *device)
+{
+    struct accel__page *pages = device->pool.freeing;
+    if (pages == NULL) {
+        pthread_mutex_unlock(&device->lock);
+        return;
+    }
+    device->pool.freeing = NULL;
+    accel__borrow_begin(device);
+    pthread_mutex_unlock(&device->lock);
+    pages_destroy(device->drv, device->drv_device, pages);
+    pthread_mutex_lock(&device->lock);
+    accel__borrow_end(device);
+    pthread_mutex_unlock(&device->lock);
 }
 
 void accel__pool_detach(struct accel__pool *pool, struct accel__slice slice,
@@ -308,6 +354,7 @@ void accel__pool_release_all(struct accel__pool *pool,
     while (pool->own_pages != NULL)
         accel__pool_page_free(pool, drv, device, pool->own_pages);
     accel__pool_trim(pool, drv, device);
+    accel__pool_free_pending(pool, drv, device);
     pool->used_bytes = 0;
     pool->slices = 0;
 }

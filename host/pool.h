@@ -56,6 +56,10 @@ struct accel__pool {
     struct accel__pool_class classes[ACCEL__POOL_CLASSES];
     struct accel__page *own_pages; /* pages of one large allocation each */
     struct accel__page *spare_pages; /* freed ones of those, for reuse */
+    /* Pages taken out of the pool whose mem_free is still to come: a
+     * driver's free can synchronise with the device, so it is made after
+     * the device lock is let go (accel__device_unlock). */
+    struct accel__page *freeing;
     uint32_t spare_count;
     uint64_t spare_bytes;
     uint64_t reserved_bytes;
@@ -135,10 +139,20 @@ void accel__pool_release_all(struct accel__pool *pool,
                              const struct accel_driver_v1 *drv,
                              accel_drv_device *device);
 
-/* Return one empty page to the plugin. */
+/*
+ * Take one empty page out of the pool; its mem_free waits on the pool's
+ * `freeing` list until accel__device_unlock (or a release, or
+ * accel__pool_free_pending) makes it.
+ */
 void accel__pool_page_free(struct accel__pool *pool,
                            const struct accel_driver_v1 *drv,
                            accel_drv_device *device, struct accel__page *page);
+
+/* Make the mem_free of every page on the `freeing` list now, lock held
+ * (out of memory: the allocation that follows needs the room). */
+void accel__pool_free_pending(struct accel__pool *pool,
+                              const struct accel_driver_v1 *drv,
+                              accel_drv_device *device);
 
 /* True when the page is outdated under the pool's policy and could move. */
 bool accel__pool_page_outdated(const struct accel__pool *pool,

@@ -170,11 +170,14 @@ accel_status accel_alloc(accel_device *device, accel_elem_type type,
     status = accel__pool_take(&device->pool, device->drv, device->drv_device,
                               bytes, index, &slot->slice);
     if (status == ACCEL_ERR_OUT_OF_DEVICE_MEMORY &&
-        (device->drops != NULL || device->pool.spare_pages != NULL)) {
+        (device->drops != NULL || device->pool.spare_pages != NULL ||
+         device->pool.freeing != NULL)) {
         /* Memory still on the drop queue, or kept as spare pages, may be
          * what is missing. */
         accel__drop_collect(device, true);
         accel__pool_trim(&device->pool, device->drv, device->drv_device);
+        /* Freed under the lock here: the retry needs their room now. */
+        accel__pool_free_pending(&device->pool, device->drv, device->drv_device);
         status = accel__pool_take(&device->pool, device->drv, device->drv_device,
                                   bytes, index, &slot->slice);
     }
@@ -196,7 +199,7 @@ accel_status accel_alloc(accel_device *device, accel_elem_type type,
         .count = count,
     };
 done:
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     return status;
 }
 
@@ -237,7 +240,7 @@ accel_status accel_free(accel_device *device, accel_ref ref)
             accel__log(ACCEL_LOG_WARN, "automatic compaction failed: %s",
                        accel_last_error());
     }
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     return status;
 }
 

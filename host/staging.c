@@ -42,25 +42,44 @@ uint64_t accel__staging_chunk_from_env(void)
 
 /* ---- the set of buffers (device lock held) ---- */
 
+/*
+ * A new buffer, counted in `total` from the start. Its host_alloc (pinning,
+ * cuMemHostRegister, as long as the pages it locks) runs without the lock;
+ * the caller has borrowed the device, so a reset waits for it, and host_alloc
+ * memory outlives a reset anyway.
+ */
 static accel_status buffer_new(accel_device *device,
                                struct accel__staging_buffer *out_buffer)
 {
     memset(out_buffer, 0, sizeof *out_buffer);
+    device->staging.total++;
+    pthread_mutex_unlock(&device->lock);
     accel_status status = accel__from_plugin(
         device->drv->host_alloc(device->drv_device,
                                 (size_t)device->staging.chunk, &out_buffer->ptr),
         "host_alloc");
-    if (status != ACCEL_OK)
+    pthread_mutex_lock(&device->lock);
+    if (status != ACCEL_OK) {
+        device->staging.total--;
+        pthread_cond_broadcast(&device->staging.returned);
         return status;
+    }
     status = accel__event_take(device, &out_buffer->event);
     if (status != ACCEL_OK) {
         device->drv->host_free(device->drv_device, out_buffer->ptr);
         out_buffer->ptr = NULL;
+        device->staging.total--;
+        pthread_cond_broadcast(&device->staging.returned);
     }
     return status;
 }
 
-/* Check out up to two buffers, waiting while other copies hold them all. */
+/*
+ * Check out up to two buffers, waiting while other copies hold them all.
+ * On success the device is borrowed once (buffers_give ends it): from
+ * before a buffer is made without the lock, so that no reset runs between
+ * the two buffers.
+ */
 static accel_status buffers_take(accel_device *device,
                                  struct accel__staging_buffer out_buffers[2],
                                  uint32_t *out_count)
@@ -69,6 +88,7 @@ static accel_status buffers_take(accel_device *device,
     *out_count = 0;
     while (staging->idle_count == 0 && staging->total >= ACCEL__STAGING_MAX_BUFFERS)
         pthread_cond_wait(&staging->returned, &device->lock);
+    accel__borrow_begin(device);
     for (uint32_t i = 0; i < 2; i++) {
         if (staging->idle_count > 0) {
             out_buffers[i] = staging->idle[--staging->idle_count];
@@ -77,9 +97,9 @@ static accel_status buffers_take(accel_device *device,
             if (status != ACCEL_OK) {
                 if (i > 0)
                     break; /* one buffer still works, without overlap */
+                accel__borrow_end(device);
                 return status;
             }
-            staging->total++;
         } else {
             break;
         }
@@ -331,10 +351,8 @@ accel_status accel__staged_copy(accel_stream *stream, accel_ref ref, void *host,
     struct accel__staging_buffer buffers[2];
     uint32_t count = 0;
     pthread_mutex_lock(&device->lock);
-    accel_status status = buffers_take(device, buffers, &count);
     /* Borrowed: a reset waits until they are back. */
-    if (status == ACCEL_OK)
-        accel__borrow_begin(device);
+    accel_status status = buffers_take(device, buffers, &count);
     pthread_mutex_unlock(&device->lock);
     if (status != ACCEL_OK)
         return status;

@@ -102,7 +102,7 @@ void accel_stream_destroy(accel_stream *stream)
      * would then be recorded there, later than needed but never too early. */
     lane_give(device, stream->lane);
     accel__drop_collect(device, false);
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     free(stream);
 }
 
@@ -161,7 +161,7 @@ static accel_status give_back(accel_device *device, accel_status status,
         status = accel__device_gone(device, what);
     if (collect && status == ACCEL_OK && device->drops != NULL)
         accel__drop_collect(device, false);
-    pthread_mutex_unlock(&device->lock);
+    accel__device_unlock(device);
     return status;
 }
 
@@ -478,6 +478,50 @@ accel_status accel__streams_rebuild(accel_device *device)
 
 /* ---- pinned host memory ---- */
 
+/* Room for one more pinned block in the device's list; lock held. */
+static accel_status host_block_room(accel_device *device)
+{
+    if (device->host_block_count < device->host_block_capacity)
+        return ACCEL_OK;
+    size_t capacity = device->host_block_capacity ? device->host_block_capacity * 2 : 8;
+    struct accel__host_block *blocks =
+        realloc(device->host_blocks, capacity * sizeof *blocks);
+    if (blocks == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pinned block list");
+    device->host_blocks = blocks;
+    device->host_block_capacity = capacity;
+    return ACCEL_OK;
+}
+
+/*
+ * The plugin's host_alloc without the lock: pinning (cuMemHostRegister)
+ * takes as long as the pages it locks. The device is borrowed, so a reset
+ * waits; a reset that ran at the borrow's end (put off by this thread) has
+ * not registered the block again, which is handed back. Lock held on entry
+ * and on return.
+ */
+static accel_status host_alloc_unlocked(accel_device *device, size_t bytes,
+                                        void **out_ptr)
+{
+    *out_ptr = NULL;
+    uint32_t generation = atomic_load(&device->generation);
+    void *ptr = NULL;
+    accel__borrow_begin(device);
+    pthread_mutex_unlock(&device->lock);
+    accel_status status = accel__from_plugin(
+        device->drv->host_alloc(device->drv_device, bytes, &ptr), "host_alloc");
+    pthread_mutex_lock(&device->lock);
+    accel__borrow_end(device);
+    status = accel__device_check_loss(device, status);
+    if (status == ACCEL_OK && atomic_load(&device->generation) != generation) {
+        device->drv->host_free(device->drv_device, ptr);
+        return accel__device_gone(device, "accel_host_alloc");
+    }
+    if (status == ACCEL_OK)
+        *out_ptr = ptr;
+    return status;
+}
+
 accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr)
 {
     if (out_ptr != NULL)
@@ -488,23 +532,15 @@ accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr
     if (accel__process_check(device->pid, "accel_host_alloc") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
-    accel_status status = accel__device_usable(device);
-    if (status == ACCEL_OK && device->host_block_count == device->host_block_capacity) {
-        size_t capacity = device->host_block_capacity ? device->host_block_capacity * 2 : 8;
-        struct accel__host_block *blocks =
-            realloc(device->host_blocks, capacity * sizeof *blocks);
-        if (blocks == NULL) {
-            status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pinned block list");
-        } else {
-            device->host_blocks = blocks;
-            device->host_block_capacity = capacity;
-        }
-    }
     void *ptr = NULL;
+    accel_status status = accel__device_usable(device);
+    if (status == ACCEL_OK)
+        status = host_alloc_unlocked(device, bytes, &ptr);
     if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->host_alloc(device->drv_device, bytes, &ptr), "host_alloc");
-        status = accel__device_check_loss(device, status);
+        /* After the plugin call: other threads may have added blocks. */
+        status = host_block_room(device);
+        if (status != ACCEL_OK)
+            device->drv->host_free(device->drv_device, ptr);
     }
     if (status == ACCEL_OK) {
         device->host_blocks[device->host_block_count++] =

@@ -209,7 +209,16 @@ ACCEL_API accel_status accel_device_status(accel_device *device);
  * minted before it; none returns ACCEL_ERR_DEVICE_LOST because of it. Two
  * resets at once run one after the other. A reset that succeeds also
  * clears the unrecoverable mark and the loss history of automatic
- * recovery. When it fails the device stays lost, and it may be tried again.
+ * recovery. When it fails the device stays lost: later calls on it return
+ * ACCEL_ERR_DEVICE_LOST (ACCEL_ERR_UNRECOVERABLE while automatic recovery's
+ * mark stays) until a reset succeeds. A reset that failed with any other
+ * code may be tried again. ACCEL_ERR_UNRECOVERABLE from the reset itself
+ * means the driver refused to recover the device (its reason is in the
+ * detail; CUDA says a sticky error can need a new process): every later
+ * reset of the device, through any host of the process, returns
+ * ACCEL_ERR_UNRECOVERABLE at once without asking the driver again, until
+ * every open of the device in the process has been closed; a host that
+ * then opens it (accel_device_open) asks the driver afresh.
  */
 ACCEL_API accel_status accel_device_reset(accel_device *device);
 

@@ -78,7 +78,7 @@ extern "C" {
     X(ACCEL_ERR_DEVICE_MISMATCH, -8, "the ref or object belongs to another device") \
     X(ACCEL_ERR_TYPE_MISMATCH, -9, "the ref's element type differs from the host data's") \
     X(ACCEL_ERR_DEVICE_LOST, -10, "the device was lost; reset it to use it again") \
-    X(ACCEL_ERR_UNRECOVERABLE, -11, "the device was lost more often than its recovery budget allows") \
+    X(ACCEL_ERR_UNRECOVERABLE, -11, "the device was lost more often than its recovery budget allows, or its driver refused to reset it") \
     X(ACCEL_ERR_LAUNCH, -12, "a kernel launch failed")                        \
     X(ACCEL_ERR_COPY, -13, "a copy failed")                                    \
     X(ACCEL_ERR_MODULE, -14, "a module image is invalid or failed to load")  \
@@ -352,6 +352,15 @@ struct accel_driver_v1 {
      * in a reset (CUDA's primary context reset, hipDeviceReset) page-locks
      * it again after; where the driver refuses, the memory stays valid as
      * pageable memory, and copies from it still work.
+     *
+     * Where the driver refuses to recover the device (the reset call
+     * itself fails), the plugin returns ACCEL_ERR_UNRECOVERABLE with the
+     * driver's reason, and answers every later device_reset and
+     * device_status of the device the same without asking the driver
+     * again, so that no open resets in a loop, until every open of the
+     * device has closed. The host then keeps the device lost, and
+     * accel_device_reset returns that code. Any other failure may be
+     * tried again.
      */
     accel_status (*device_reset)(accel_drv_device *device);
 
@@ -503,6 +512,24 @@ struct accel_driver_v1 {
      * memory. NULL means there is none.
      */
     accel_status (*wait_outside_streams)(accel_drv_device *device);
+    /*
+     * Optional. Since: 1.1. Enqueue a copy between two open devices of this
+     * plugin (a peer copy: cuMemcpyPeerAsync, hipMemcpyPeerAsync), dst an
+     * address of dst_device and src one of src_device, on `stream`, a
+     * stream of `device`, which is one of the two. The layout is as
+     * copy_on_device's and the ranges never overlap. The host holds neither
+     * allocation's memory for other use until the stream has passed the
+     * copy, and calls this only with two different devices. When NULL, or
+     * when it returns ACCEL_ERR_NOT_SUPPORTED having enqueued nothing (a
+     * driver without the peer calls), the host copies between two devices
+     * of the plugin with copy_on_device, the other device's address as if
+     * it were the stream's own, and waits for the copy with both devices'
+     * state held.
+     */
+    accel_status (*copy_peer)(accel_drv_device *device, accel_drv_stream *stream,
+                              accel_drv_device *dst_device, uint64_t dst,
+                              accel_drv_device *src_device, uint64_t src,
+                              const struct accel_copy_layout *layout);
 };
 
 /* The alignment every mem_alloc address has at least, in bytes. */
@@ -546,7 +573,8 @@ struct accel_driver_v1 {
     X(kernel_get, KERNELS, 0, 26)                                              \
     X(launch, KERNELS, 0, 27)                                                  \
     X(host_func, OPTIONAL, 0, 28)                                              \
-    X(wait_outside_streams, OPTIONAL, 0, 29)
+    X(wait_outside_streams, OPTIONAL, 0, 29)                                   \
+    X(copy_peer, OPTIONAL, 1, 30)
 
 /* The need of an entry in ACCEL_DRIVER_V1_ENTRIES, as ACCEL_ENTRY_##need. */
 enum {
@@ -562,9 +590,9 @@ enum {
 
 /* The smallest struct_size a plugin may give: the table up to launch. */
 #define ACCEL_DRIVER_V1_MIN_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(28)
-/* The whole table of each minor. 1.1 added no entry. */
+/* The whole table of each minor. 1.1 added copy_peer. */
 #define ACCEL_DRIVER_V1_0_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(30)
-#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_0_SIZE
+#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(31)
 
 /* Whether `table` (a pointer) has `entry`, by its struct_size. */
 #define ACCEL_DRIVER_HAS_ENTRY(table, entry)                                   \

@@ -248,6 +248,37 @@ typedef struct acu_CUDA_MEMCPY3D_st {
     size_t Depth;
 } acu_CUDA_MEMCPY3D;
 
+/* CUDA_MEMCPY3D with each side's context where CUDA_MEMCPY3D has reserved fields. */
+typedef struct acu_CUDA_MEMCPY3D_PEER_st {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    acu_CUmemorytype srcMemoryType;
+    const void *srcHost;
+    acu_CUdeviceptr srcDevice;
+    acu_CUarray srcArray;
+    acu_CUcontext srcContext;
+    size_t srcPitch;
+    size_t srcHeight;
+
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    acu_CUmemorytype dstMemoryType;
+    void *dstHost;
+    acu_CUdeviceptr dstDevice;
+    acu_CUarray dstArray;
+    acu_CUcontext dstContext;
+    size_t dstPitch;
+    size_t dstHeight;
+
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} acu_CUDA_MEMCPY3D_PEER;
+
 /* ---- cuGetProcAddress ---- */
 
 typedef enum acu_CUdriverProcAddressQueryResult_enum {

@@ -253,6 +253,7 @@ const struct accel_driver_v1 accel_driver_v1 = {
     .copy_to_device = accel__cuda_copy_to_device,
     .copy_to_host = accel__cuda_copy_to_host,
     .copy_on_device = accel__cuda_copy_on_device,
+    .copy_peer = accel__cuda_copy_peer,
 
     .module_load = accel__cuda_module_load,
     .module_unload = accel__cuda_module_unload,

@@ -228,6 +228,10 @@ accel_status accel__cuda_copy_to_device(accel_drv_device *device,
 accel_status accel__cuda_copy_to_host(accel_drv_device *device, accel_drv_stream *stream,
                                       void *dst, uint64_t src,
                                       const struct accel_copy_layout *layout);
+accel_status accel__cuda_copy_peer(accel_drv_device *device, accel_drv_stream *stream,
+                                   accel_drv_device *dst_device, uint64_t dst,
+                                   accel_drv_device *src_device, uint64_t src,
+                                   const struct accel_copy_layout *layout);
 accel_status accel__cuda_copy_on_device(accel_drv_device *device,
                                         accel_drv_stream *stream, uint64_t dst,
                                         uint64_t src,

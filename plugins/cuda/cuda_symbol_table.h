@@ -108,6 +108,12 @@ ACU_OPTIONAL(cuGetErrorString, "cuGetErrorString", ACU_API_VERSION,
 /* A kernel's parameter sizes, for the host's launch checks; CUDA 12.4 on. */
 ACU_OPTIONAL(cuFuncGetParamInfo, "cuFuncGetParamInfo", 12040,
              (acu_CUfunction function, size_t index, size_t *offset, size_t *size))
+/* Copies between two devices' contexts (copy_peer); without them, copy_peer is NULL. */
+ACU_OPTIONAL(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", ACU_API_VERSION,
+             (acu_CUdeviceptr dst, acu_CUcontext dst_context, acu_CUdeviceptr src,
+              acu_CUcontext src_context, size_t bytes, acu_CUstream stream))
+ACU_OPTIONAL(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", ACU_API_VERSION,
+             (const acu_CUDA_MEMCPY3D_PEER *copy, acu_CUstream stream))
 
 #undef ACU_REQUIRED
 #undef ACU_OPTIONAL

@@ -314,6 +314,7 @@ const struct accel_driver_v1 accel_driver_v1 = {
     .copy_to_device = accel__hip_copy_to_device,
     .copy_to_host = accel__hip_copy_to_host,
     .copy_on_device = accel__hip_copy_on_device,
+    .copy_peer = accel__hip_copy_peer,
 
     .module_load = accel__hip_module_load,
     .module_unload = accel__hip_module_unload,

@@ -93,6 +93,10 @@ AHIP_OPTIONAL(ahip_hipError_t, hipGetDevicePropertiesR0600,
 /* A kernel's own limits; where a runtime lacks it, the device's are all the plugin knows. */
 AHIP_OPTIONAL(ahip_hipError_t, hipFuncGetAttribute,
               (int *value, ahip_hipFunction_attribute attribute, ahip_hipFunction_t function))
+/* Copies between two devices (copy_peer); without it, copy_peer declines. */
+AHIP_OPTIONAL(ahip_hipError_t, hipMemcpyPeerAsync,
+              (void *dst, int dst_device, const void *src, int src_device, size_t bytes,
+               ahip_hipStream_t stream))
 /* The runtime's sentence for a code (ROCm 5's is the code's name again). */
 AHIP_OPTIONAL(const char *, hipGetErrorString, (ahip_hipError_t error))
 

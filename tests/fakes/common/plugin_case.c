@@ -405,6 +405,55 @@ void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_kn
     accel_device_close(second.device);
 }
 
+void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_knob,
+                                   const char *peer_1d, const char *peer_nd)
+{
+    uint32_t in[500], back[500] = {0}, out[500] = {0};
+    struct plugin_case second = {.kind = c->kind};
+    /* Rows of 100 words at a pitch of 125: 4 rows, the gaps left alone. */
+    struct accel_copy_layout rows = {.row_bytes = 400, .rows = 4, .src_pitch = 500,
+                                     .dst_pitch = 500, .depth = 1};
+    uint64_t calls_1d, calls_nd;
+    accel_ref a, b;
+
+    setenv(devices_knob, "2", 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_device_open(c->host, c->kind->plugin, 1, &second.device), ACCEL_OK);
+    assert_status(accel_stream_create(second.device, &second.stream), ACCEL_OK);
+    for (int i = 0; i < 500; i++)
+        in[i] = (uint32_t)i * 7u + 1u;
+    assert_status(accel_alloc(c->device, ACCEL_U32, 500, &a), ACCEL_OK);
+    assert_status(accel_alloc(second.device, ACCEL_U32, 500, &b), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, a, in, 500), ACCEL_OK);
+    assert_status(accel_copy_in(second.stream, b, back, 500), ACCEL_OK);
+    assert_status(accel_stream_sync(second.stream), ACCEL_OK);
+
+    /* To the other device, on this device's stream: one run. */
+    calls_1d = plugin_case_fake_calls(c, peer_1d);
+    assert_status(accel_copy_on_device(c->stream, b, 0, a, 0, sizeof(in)), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_calls(c, peer_1d) - calls_1d, 1);
+    assert_status(accel_copy_out(second.stream, out, b, 500), ACCEL_OK);
+    assert_status(accel_stream_sync(second.stream), ACCEL_OK);
+    assert_memory_equal(in, out, sizeof(in));
+
+    /* From the other device, pitched, on the other device's stream. */
+    assert_status(accel_copy_in(c->stream, a, back, 500), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    calls_nd = plugin_case_fake_calls(c, peer_nd != NULL ? peer_nd : peer_1d);
+    assert_status(accel_copy_on_device_layout(second.stream, a, b, &rows), ACCEL_OK);
+    assert_int_equal(plugin_case_fake_calls(c, peer_nd != NULL ? peer_nd : peer_1d) - calls_nd,
+                     peer_nd != NULL ? 1 : rows.rows);
+    assert_status(accel_copy_out(c->stream, out, a, 500), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    for (int i = 0; i < 500; i++)
+        assert_int_equal(out[i], i % 125 < 100 && i < 4 * 125 ? in[i] : 0u);
+
+    assert_status(accel_free(c->device, a), ACCEL_OK);
+    assert_status(accel_free(second.device, b), ACCEL_OK);
+    accel_stream_destroy(second.stream);
+    accel_device_close(second.device);
+}
+
 /* ---- stderr ---- */
 
 void plugin_case_capture_stderr(struct plugin_case_stderr *capture, const char *name)

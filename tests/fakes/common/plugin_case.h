@@ -119,6 +119,15 @@ void plugin_case_lose_and_close(struct plugin_case *c);
 
 /* With two devices (`devices_knob`=2): a copy from device 0 to device 1 arrives. */
 void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_knob);
+/*
+ * Copies between two devices of the fake, in both directions, one of them
+ * pitched (2D), go through the fake's peer entries `peer_1d` and `peer_nd`
+ * (one call each; with `peer_nd` NULL, the pitched one is a `peer_1d` call
+ * per row), the single-context ones refusing the other device's address,
+ * and the data arrives, both ways.
+ */
+void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_knob,
+                                   const char *peer_1d, const char *peer_nd);
 
 /*
  * A second host opens the same device; the first resets it and makes new

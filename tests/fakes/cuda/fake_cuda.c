@@ -43,6 +43,14 @@
  *   FAKE_CUDA_JIT_DELAY_US=N       cuModuleLoadDataEx takes N µs more, as
  *                                  a JIT does (read at each call, spent
  *                                  before the fake's lock is taken)
+ *   FAKE_CUDA_GATE=F[,...]         each call of entry F (cuMemFree_v2,
+ *                                  cuModuleGetFunction, cuMemHostRegister_v2)
+ *                                  waits, before the fake's lock is taken,
+ *                                  until fake_cuda_gate_open() (as the
+ *                                  driver's free waits for the device, or a
+ *                                  lazy load or a pinning takes long);
+ *                                  fake_cuda_gate_waiting() counts the
+ *                                  calls waiting there
  *   FAKE_CUDA_KERNEL_LIMITS=K:T[:S][,...]
  *                                  kernel K's own limits, as a kernel
  *                                  compiled with launch bounds or static
@@ -78,6 +86,12 @@ struct fake_state fake;
 #define FAKE_STACK_MAX 16
 static _Thread_local struct CUctx_st *fake_stack[FAKE_STACK_MAX];
 static _Thread_local int fake_stack_depth;
+
+/* FAKE_CUDA_GATE: calls held until the test lets them go. */
+static pthread_mutex_t free_gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t free_gate_moved = PTHREAD_COND_INITIALIZER;
+static bool free_gate_opened;
+static unsigned free_gate_waiters;
 
 /* ---- names and knobs ---- */
 
@@ -193,6 +207,9 @@ FAKE_EXPORT acu_CUresult cuInit(unsigned int flags)
         return ACU_CUDA_ERROR_INVALID_VALUE;
     if (forced != NULL && !fake_parse_result(forced, &result))
         result = ACU_CUDA_ERROR_UNKNOWN;
+    pthread_mutex_lock(&free_gate_lock);
+    free_gate_opened = false;
+    pthread_mutex_unlock(&free_gate_lock);
     pthread_mutex_lock(&fake_core.lock);
     fake_read_knobs();
     fake.initialised = result == ACU_CUDA_SUCCESS;
@@ -462,8 +479,48 @@ static acu_CUresult fake_free_block(uintptr_t base, bool device)
     return result;
 }
 
+FAKE_EXPORT void fake_cuda_gate_open(void)
+{
+    pthread_mutex_lock(&free_gate_lock);
+    free_gate_opened = true;
+    pthread_cond_broadcast(&free_gate_moved);
+    pthread_mutex_unlock(&free_gate_lock);
+}
+
+FAKE_EXPORT unsigned fake_cuda_gate_waiting(void)
+{
+    pthread_mutex_lock(&free_gate_lock);
+    unsigned waiting = free_gate_waiters;
+    pthread_mutex_unlock(&free_gate_lock);
+    return waiting;
+}
+
+/* Wait at the gate if FAKE_CUDA_GATE names `entry`. */
+void fake_gate_pass(const char *entry)
+{
+    const char *list = getenv("FAKE_CUDA_GATE");
+    size_t length = strlen(entry);
+    const char *at = list;
+
+    while (at != NULL && (strncmp(at, entry, length) != 0 ||
+                          (at[length] != ',' && at[length] != '\0'))) {
+        at = strchr(at, ',');
+        at = at != NULL ? at + 1 : NULL;
+    }
+    if (at == NULL)
+        return;
+    pthread_mutex_lock(&free_gate_lock);
+    free_gate_waiters++;
+    pthread_cond_broadcast(&free_gate_moved);
+    while (!free_gate_opened)
+        pthread_cond_wait(&free_gate_moved, &free_gate_lock);
+    free_gate_waiters--;
+    pthread_mutex_unlock(&free_gate_lock);
+}
+
 FAKE_EXPORT acu_CUresult cuMemFree_v2(acu_CUdeviceptr address)
 {
+    fake_gate_pass("cuMemFree_v2");
     FAKE_ENTER(lose);
     FAKE_RETURN(fake_free_block((uintptr_t)address, true));
 }
@@ -500,6 +557,7 @@ FAKE_EXPORT acu_CUresult cuMemHostRegister_v2(void *pointer, size_t bytes, unsig
     struct CUctx_st *ctx;
     acu_CUresult result;
 
+    fake_gate_pass("cuMemHostRegister_v2");
     FAKE_ENTER(lose);
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)

@@ -147,6 +147,8 @@ extern struct fake_state fake;
  * launch) loses it when the work runs, any other fails now.
  */
 acu_CUresult fake_enter(const char *name, bool *out_lose);
+/* Wait, before any lock, while FAKE_CUDA_GATE names `entry` and the gate is shut. */
+void fake_gate_pass(const char *entry);
 
 /*
  * The calling thread's current context, ready for work: ILLEGAL_ADDRESS

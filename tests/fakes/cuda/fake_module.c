@@ -165,6 +165,7 @@ FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_C
     struct CUctx_st *ctx;
     acu_CUresult result;
 
+    fake_gate_pass("cuModuleGetFunction");
     FAKE_ENTER(lose);
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)
@@ -374,6 +375,8 @@ static const struct fake_entry fake_entries[] = {
     FAKE_ENTRY("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2, 3020),
     FAKE_ENTRY("cuMemcpy2DAsync", cuMemcpy2DAsync_v2, 3020),
     FAKE_ENTRY("cuMemcpy3DAsync", cuMemcpy3DAsync_v2, 3020),
+    FAKE_ENTRY("cuMemcpyPeerAsync", cuMemcpyPeerAsync, 4000),
+    FAKE_ENTRY("cuMemcpy3DPeerAsync", cuMemcpy3DPeerAsync, 4000),
     FAKE_ENTRY("cuModuleLoadDataEx", cuModuleLoadDataEx, 2010),
     FAKE_ENTRY("cuModuleUnload", cuModuleUnload, 2000),
     FAKE_ENTRY("cuModuleGetFunction", cuModuleGetFunction, 2000),

@@ -323,7 +323,23 @@ struct fake_side {
     acu_CUmemorytype type;
     uintptr_t base; /* host pointer or device address */
     size_t x, y, z, pitch, height;
+    /* The context a device address must belong to; NULL: the stream's. As
+     * the driver does without unified addressing between the two, a
+     * single-context copy refuses a peer device's address. */
+    struct CUctx_st *ctx;
 };
+
+/* Whether device memory [start, start + span) is one allocation of `ctx`. */
+static bool fake_side_owned(const struct fake_side *side, struct CUctx_st *ctx,
+                            uintptr_t start, size_t span)
+{
+    const struct fake_block *block;
+
+    if (side->type != ACU_CU_MEMORYTYPE_DEVICE)
+        return true;
+    block = fake_block_find(start, span, true);
+    return block != NULL && block->owner == &(side->ctx != NULL ? side->ctx : ctx)->owner;
+}
 
 /* Where the side's bytes start and end; false for a side CUDA would refuse. */
 static bool fake_side_range(const struct fake_side *side, size_t width, size_t height,
@@ -361,10 +377,8 @@ static acu_CUresult fake_copy_sides(struct CUstream_st *stream, const struct fak
     if (!fake_side_range(src, width, height, depth, &src_start, &src_span) ||
         !fake_side_range(dst, width, height, depth, &dst_start, &dst_span))
         return ACU_CUDA_ERROR_INVALID_VALUE;
-    if ((src->type == ACU_CU_MEMORYTYPE_DEVICE &&
-         fake_block_find(src_start, src_span, true) == NULL) ||
-        (dst->type == ACU_CU_MEMORYTYPE_DEVICE &&
-         fake_block_find(dst_start, dst_span, true) == NULL))
+    if (!fake_side_owned(src, stream->ctx, src_start, src_span) ||
+        !fake_side_owned(dst, stream->ctx, dst_start, dst_span))
         return ACU_CUDA_ERROR_INVALID_VALUE;
     copy = (struct fake_copy){(unsigned char *)dst_start, (const unsigned char *)src_start,
                               width, height, depth, src->pitch, dst->pitch,
@@ -380,8 +394,8 @@ static acu_CUresult fake_copy_linear(acu_CUstream stream, acu_CUmemorytype src_t
                                      uintptr_t src, acu_CUmemorytype dst_type, uintptr_t dst,
                                      size_t bytes)
 {
-    struct fake_side from = {src_type, src, 0, 0, 0, bytes, 1};
-    struct fake_side to = {dst_type, dst, 0, 0, 0, bytes, 1};
+    struct fake_side from = {src_type, src, 0, 0, 0, bytes, 1, NULL};
+    struct fake_side to = {dst_type, dst, 0, 0, 0, bytes, 1, NULL};
     acu_CUresult result = fake_stream_ready(stream);
 
     return result != ACU_CUDA_SUCCESS ? result
@@ -418,7 +432,7 @@ static struct fake_side fake_side_2d(acu_CUmemorytype type, const void *host,
 {
     uintptr_t base = type == ACU_CU_MEMORYTYPE_HOST ? (uintptr_t)host : (uintptr_t)device;
 
-    return (struct fake_side){type, base, x, y, 0, pitch, height};
+    return (struct fake_side){type, base, x, y, 0, pitch, height, NULL};
 }
 
 FAKE_EXPORT acu_CUresult cuMemcpy2DAsync_v2(const acu_CUDA_MEMCPY2D *copy, acu_CUstream stream)
@@ -459,6 +473,60 @@ FAKE_EXPORT acu_CUresult cuMemcpy3DAsync_v2(const acu_CUDA_MEMCPY3D *copy, acu_C
     to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes,
                       copy->dstY, copy->dstPitch, copy->dstHeight);
     to.z = copy->dstZ;
+    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes, copy->Height,
+                                  copy->Depth));
+}
+
+/* ---- peer copies: each side in its own context ---- */
+
+/* A live context handle, or NULL. Lock held. */
+static struct CUctx_st *fake_peer_context(acu_CUcontext ctx)
+{
+    return ctx != NULL && ctx->magic == FAKE_MAGIC_CONTEXT && ctx->active ? ctx : NULL;
+}
+
+FAKE_EXPORT acu_CUresult cuMemcpyPeerAsync(acu_CUdeviceptr dst, acu_CUcontext dst_context,
+                                           acu_CUdeviceptr src, acu_CUcontext src_context,
+                                           size_t bytes, acu_CUstream stream)
+{
+    struct fake_side from = {ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src, 0, 0, 0, bytes, 1, NULL};
+    struct fake_side to = {ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, 0, 0, 0, bytes, 1, NULL};
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_stream_ready(stream);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    from.ctx = fake_peer_context(src_context);
+    to.ctx = fake_peer_context(dst_context);
+    if (from.ctx == NULL || to.ctx == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_CONTEXT);
+    FAKE_RETURN(fake_copy_sides(stream, &from, &to, bytes, 1, 1));
+}
+
+FAKE_EXPORT acu_CUresult cuMemcpy3DPeerAsync(const acu_CUDA_MEMCPY3D_PEER *copy,
+                                             acu_CUstream stream)
+{
+    struct fake_side from, to;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_stream_ready(stream);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (copy == NULL || copy->srcLOD != 0 || copy->dstLOD != 0)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    from = fake_side_2d(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcXInBytes,
+                        copy->srcY, copy->srcPitch, copy->srcHeight);
+    from.z = copy->srcZ;
+    from.ctx = fake_peer_context(copy->srcContext);
+    to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes,
+                      copy->dstY, copy->dstPitch, copy->dstHeight);
+    to.z = copy->dstZ;
+    to.ctx = fake_peer_context(copy->dstContext);
+    if ((from.type == ACU_CU_MEMORYTYPE_DEVICE && from.ctx == NULL) ||
+        (to.type == ACU_CU_MEMORYTYPE_DEVICE && to.ctx == NULL))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_CONTEXT);
     FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes, copy->Height,
                                   copy->Depth));
 }

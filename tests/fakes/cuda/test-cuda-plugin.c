@@ -24,7 +24,7 @@ static const char *const fake_knobs[] = {
     "FAKE_CUDA_DEVICES",   "FAKE_CUDA_INIT_RESULT",     "FAKE_CUDA_FAIL",
     "FAKE_CUDA_LOSE_AT",   "FAKE_CUDA_MEMORY_MB",       "FAKE_CUDA_MAX_PITCH",
     "FAKE_CUDA_DELAY_US",  "FAKE_CUDA_NO_PROC_ADDRESS", "FAKE_CUDA_NO_PARAM_INFO",
-    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", NULL,
+    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", "FAKE_CUDA_GATE", NULL,
 };
 
 static const struct plugin_case_kind cuda_kind = {
@@ -371,6 +371,12 @@ static void test_two_devices_copy_between_them(void **state)
     plugin_case_check_two_devices(*state, "FAKE_CUDA_DEVICES");
 }
 
+static void test_copies_between_two_devices_take_the_peer_calls(void **state)
+{
+    plugin_case_check_peer_copies(*state, "FAKE_CUDA_DEVICES", "cuMemcpyPeerAsync",
+                                  "cuMemcpy3DPeerAsync");
+}
+
 /* ---- what only real drivers used to show ---- */
 
 static void test_stale_open_after_another_reset_is_lost_and_reaches_no_driver(void **state)
@@ -497,6 +503,189 @@ static void test_module_load_jit_does_not_hold_up_the_devices_other_calls(void *
     took = monotonic_ms() - began;
     assert_int_equal(pthread_join(loader, NULL), 0);
     assert_true(took < 1000);
+}
+
+/* ---- the device lock is not held across a driver call that waits ---- */
+
+/* The fake's gate entries (FAKE_CUDA_GATE). */
+struct gate {
+    void (*open)(void);
+    unsigned (*waiting)(void);
+};
+
+static struct gate gate_find(void)
+{
+    void *fake = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    struct gate gate;
+
+    assert_non_null(fake);
+    *(void **)&gate.open = dlsym(fake, "fake_cuda_gate_open");
+    *(void **)&gate.waiting = dlsym(fake, "fake_cuda_gate_waiting");
+    assert_non_null(gate.open);
+    assert_non_null(gate.waiting);
+    dlclose(fake);
+    return gate;
+}
+
+struct other_thread {
+    struct plugin_case *c;
+    pthread_mutex_t lock;
+    pthread_cond_t done_changed;
+    bool done;
+};
+
+static void *alloc_and_free_many(void *arg)
+{
+    struct other_thread *other = arg;
+    accel_ref ref;
+
+    for (int i = 0; i < 100; i++) {
+        assert_status(accel_alloc(other->c->device, ACCEL_U32, 256, &ref), ACCEL_OK);
+        assert_status(accel_free(other->c->device, ref), ACCEL_OK);
+    }
+    pthread_mutex_lock(&other->lock);
+    other->done = true;
+    pthread_cond_signal(&other->done_changed);
+    pthread_mutex_unlock(&other->lock);
+    return NULL;
+}
+
+/* Wait up to `seconds` for the other thread; true if it finished. */
+static bool other_thread_finishes(struct other_thread *other, int seconds)
+{
+    struct timespec until;
+    bool done;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += seconds;
+    pthread_mutex_lock(&other->lock);
+    while (!other->done &&
+           pthread_cond_timedwait(&other->done_changed, &other->lock, &until) == 0)
+        ;
+    done = other->done;
+    pthread_mutex_unlock(&other->lock);
+    return done;
+}
+
+/*
+ * `call` runs on a thread of its own until it reaches the fake's gated entry
+ * (the device is open with FAKE_CUDA_GATE naming it) and stays inside the
+ * driver there: another thread's 100 allocations and frees must finish
+ * meanwhile (bound: 20 s, for a loaded machine; with the device lock held
+ * across the call they would never finish before the gate opens).
+ */
+static void check_call_inside_driver_holds_up_nobody(struct plugin_case *c,
+                                                     void *(*call)(void *))
+{
+    struct timespec tick = {0, 10000000L};
+    struct other_thread other = {.c = c, .done = false};
+    struct gate gate = gate_find();
+    pthread_t caller, allocator;
+    bool finished;
+
+    assert_int_equal(gate.waiting(), 0);
+    assert_int_equal(pthread_create(&caller, NULL, call, c), 0);
+    for (int i = 0; i < 2000 && gate.waiting() == 0; i++)
+        nanosleep(&tick, NULL);
+    assert_int_equal(gate.waiting(), 1);
+    pthread_mutex_init(&other.lock, NULL);
+    pthread_cond_init(&other.done_changed, NULL);
+    assert_int_equal(pthread_create(&allocator, NULL, alloc_and_free_many, &other), 0);
+    finished = other_thread_finishes(&other, 20);
+    gate.open();
+    assert_int_equal(pthread_join(caller, NULL), 0);
+    assert_int_equal(pthread_join(allocator, NULL), 0);
+    pthread_cond_destroy(&other.done_changed);
+    pthread_mutex_destroy(&other.lock);
+    assert_true(finished);
+}
+
+static void *compact_device(void *arg)
+{
+    struct plugin_case *c = arg;
+    uint32_t pages = 0;
+
+    /* Gives the spare large page back: a cuMemFree, held at the fake's gate. */
+    assert_status(accel_device_compact(c->device, &pages), ACCEL_OK);
+    return NULL;
+}
+
+static void test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_ref large;
+
+    setenv("FAKE_CUDA_GATE", "cuMemFree_v2", 1);
+    plugin_case_open_fake_device(c);
+    /* A page of its own, kept as a spare when freed. */
+    assert_status(accel_alloc(c->device, ACCEL_U8, 64u << 20, &large), ACCEL_OK);
+    assert_status(accel_free(c->device, large), ACCEL_OK);
+    check_call_inside_driver_holds_up_nobody(c, compact_device);
+}
+
+static accel_module *gated_module;
+
+static void *get_saxpy(void *arg)
+{
+    accel_kernel *saxpy = NULL;
+
+    (void)arg;
+    assert_status(accel_kernel_get(gated_module, "saxpy", &saxpy), ACCEL_OK);
+    assert_non_null(saxpy);
+    return NULL;
+}
+
+static void test_lazy_kernel_load_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+
+    setenv("FAKE_CUDA_GATE", "cuModuleGetFunction", 1);
+    plugin_case_open_fake_device(c);
+    gated_module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
+    check_call_inside_driver_holds_up_nobody(c, get_saxpy);
+    accel_module_unload(gated_module);
+}
+
+static void *pin_host_memory(void *arg)
+{
+    struct plugin_case *c = arg;
+    void *block = NULL;
+
+    assert_status(accel_host_alloc(c->device, 1u << 20, &block), ACCEL_OK);
+    accel_host_free(c->device, block);
+    return NULL;
+}
+
+static void test_host_memory_registration_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+
+    setenv("FAKE_CUDA_GATE", "cuMemHostRegister_v2", 1);
+    plugin_case_open_fake_device(c);
+    check_call_inside_driver_holds_up_nobody(c, pin_host_memory);
+}
+
+static void *copy_through_staging(void *arg)
+{
+    struct plugin_case *c = arg;
+    uint32_t words[256] = {0};
+    accel_ref ref;
+
+    /* Pageable memory: the copy goes through staging buffers, made now. */
+    assert_status(accel_alloc(c->device, ACCEL_U32, 256, &ref), ACCEL_OK);
+    assert_status(accel_copy_in(c->stream, ref, words, 256), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+    return NULL;
+}
+
+static void test_staging_buffer_registration_does_not_hold_up_other_threads(void **state)
+{
+    struct plugin_case *c = *state;
+
+    setenv("FAKE_CUDA_GATE", "cuMemHostRegister_v2", 1);
+    plugin_case_open_fake_device(c);
+    check_call_inside_driver_holds_up_nobody(c, copy_through_staging);
 }
 
 /* saxpy over 256 elements in blocks of `threads`, with `shared` bytes of dynamic shared memory. */
@@ -632,6 +821,7 @@ int main(void)
         T(test_kernel_signature_unknown_without_param_info),
         T(test_callers_current_context_is_left_alone),
         T(test_two_devices_copy_between_them),
+        T(test_copies_between_two_devices_take_the_peer_calls),
         T(test_stale_open_after_another_reset_is_lost_and_reaches_no_driver),
         T(test_failure_of_a_stale_open_leaves_the_reset_context_live),
         T(test_reset_keeps_the_opens_retain_without_taking_another),
@@ -640,6 +830,10 @@ int main(void)
         T(test_failed_context_pop_leaves_no_context_on_the_callers_thread),
         T(test_callback_behind_a_faulting_kernel_is_told_lost),
         T(test_module_load_jit_does_not_hold_up_the_devices_other_calls),
+        T(test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads),
+        T(test_lazy_kernel_load_does_not_hold_up_other_threads),
+        T(test_host_memory_registration_does_not_hold_up_other_threads),
+        T(test_staging_buffer_registration_does_not_hold_up_other_threads),
         T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
         T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
         T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),

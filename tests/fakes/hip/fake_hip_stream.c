@@ -384,6 +384,10 @@ struct fake_hip_side {
     size_t pitch;
     size_t slice; /* bytes from slice to slice */
     bool device;
+    /* The device whose allocation a device side must be, from 0; -1: the
+     * stream's. A copy with one device's kind refuses a peer device's
+     * memory, so that only the peer call reaches it. */
+    int owner;
 };
 
 /* Which sides a kind says are device memory; false for a kind the plugin must not use. */
@@ -414,15 +418,18 @@ static bool fake_hip_kind_sides(ahip_hipMemcpyKind kind, bool *out_src_device,
  * A side's bytes are what its kind says: device memory inside one live
  * allocation, or host memory that is not device memory.
  */
-static bool fake_hip_side_valid(const struct fake_hip_side *side, size_t width, size_t height,
-                                size_t depth)
+static bool fake_hip_side_valid(const struct fake_hip_side *side, int stream_device,
+                                size_t width, size_t height, size_t depth)
 {
     size_t span = (depth - 1) * side->slice + (height - 1) * side->pitch + width;
+    const struct fake_block *block;
 
     if (side->start == 0)
         return false;
-    if (side->device)
-        return fake_block_find(side->start, span, true) != NULL;
+    if (side->device) {
+        block = fake_block_find(side->start, span, true);
+        return block != NULL && block->device == (side->owner >= 0 ? side->owner : stream_device);
+    }
     return fake_block_find(side->start, 1, true) == NULL;
 }
 
@@ -441,8 +448,8 @@ static ahip_hipError_t fake_hip_copy(struct ihipStream_t *stream, const struct f
         return AHIP_hipErrorInvalidPitchValue;
     if (depth > 1 && (src->slice < height * src->pitch || dst->slice < height * dst->pitch))
         return AHIP_hipErrorInvalidValue;
-    if (!fake_hip_side_valid(src, width, height, depth) ||
-        !fake_hip_side_valid(dst, width, height, depth))
+    if (!fake_hip_side_valid(src, stream->ctx->owner.device, width, height, depth) ||
+        !fake_hip_side_valid(dst, stream->ctx->owner.device, width, height, depth))
         return AHIP_hipErrorInvalidValue;
     copy = (struct fake_copy){(unsigned char *)dst->start, (const unsigned char *)src->start,
                               width, height, depth, src->pitch, dst->pitch, src->slice,
@@ -468,8 +475,8 @@ static ahip_hipError_t fake_hip_copy_ready(struct ihipStream_t *stream, ahip_hip
 FAKE_EXPORT ahip_hipError_t hipMemcpyAsync(void *dst, const void *src, size_t bytes,
                                            ahip_hipMemcpyKind kind, ahip_hipStream_t stream)
 {
-    struct fake_hip_side from = {(uintptr_t)src, bytes, bytes, false};
-    struct fake_hip_side to = {(uintptr_t)dst, bytes, bytes, false};
+    struct fake_hip_side from = {(uintptr_t)src, bytes, bytes, false, -1};
+    struct fake_hip_side to = {(uintptr_t)dst, bytes, bytes, false, -1};
     ahip_hipError_t result;
 
     FAKE_HIP_ENTER(lose);
@@ -483,8 +490,8 @@ FAKE_EXPORT ahip_hipError_t hipMemcpy2DAsync(void *dst, size_t dst_pitch, const 
                                              size_t src_pitch, size_t width, size_t height,
                                              ahip_hipMemcpyKind kind, ahip_hipStream_t stream)
 {
-    struct fake_hip_side from = {(uintptr_t)src, src_pitch, src_pitch * height, false};
-    struct fake_hip_side to = {(uintptr_t)dst, dst_pitch, dst_pitch * height, false};
+    struct fake_hip_side from = {(uintptr_t)src, src_pitch, src_pitch * height, false, -1};
+    struct fake_hip_side to = {(uintptr_t)dst, dst_pitch, dst_pitch * height, false, -1};
     ahip_hipError_t result;
 
     FAKE_HIP_ENTER(lose);
@@ -502,7 +509,7 @@ static struct fake_hip_side fake_hip_side_3d(const ahip_hipPitchedPtr *pointer,
 
     return (struct fake_hip_side){(uintptr_t)pointer->ptr + position->z * slice +
                                       position->y * pointer->pitch + position->x,
-                                  pointer->pitch, slice, false};
+                                  pointer->pitch, slice, false, -1};
 }
 
 FAKE_EXPORT ahip_hipError_t hipMemcpy3DAsync(const ahip_hipMemcpy3DParms *copy,
@@ -520,5 +527,23 @@ FAKE_EXPORT ahip_hipError_t hipMemcpy3DAsync(const ahip_hipMemcpy3DParms *copy,
     if (result == AHIP_hipSuccess)
         result = fake_hip_copy(stream, &from, &to, copy->extent.width, copy->extent.height,
                                copy->extent.depth);
+    FAKE_HIP_RETURN(result);
+}
+
+/* As HIP's: device memory of `dst_device` and of `src_device`, by their ordinals. */
+FAKE_EXPORT ahip_hipError_t hipMemcpyPeerAsync(void *dst, int dst_device, const void *src,
+                                               int src_device, size_t bytes,
+                                               ahip_hipStream_t stream)
+{
+    struct fake_hip_side from = {(uintptr_t)src, bytes, bytes, true, src_device};
+    struct fake_hip_side to = {(uintptr_t)dst, bytes, bytes, true, dst_device};
+    ahip_hipError_t result;
+
+    FAKE_HIP_ENTER(lose);
+    result = fake_hip_stream_ready(stream);
+    if (result == AHIP_hipSuccess && (dst_device < 0 || src_device < 0))
+        result = AHIP_hipErrorInvalidValue;
+    if (result == AHIP_hipSuccess)
+        result = fake_hip_copy(stream, &from, &to, bytes, 1, 1);
     FAKE_HIP_RETURN(result);
 }

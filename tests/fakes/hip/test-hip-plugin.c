@@ -561,6 +561,12 @@ static void test_two_devices_copy_between_them(void **state)
     plugin_case_check_two_devices(*state, "FAKE_HIP_DEVICES");
 }
 
+/* HIP 5.2 has no pitched peer copy: a pitched one is a peer call per row (4 rows). */
+static void test_copies_between_two_devices_take_the_peer_calls(void **state)
+{
+    plugin_case_check_peer_copies(*state, "FAKE_HIP_DEVICES", "hipMemcpyPeerAsync", NULL);
+}
+
 /* ---- silence ---- */
 
 static void test_plugin_never_writes_to_stderr(void **state)
@@ -622,6 +628,7 @@ int main(void)
         T(test_image_that_is_no_code_object_never_reaches_the_runtime),
         T(test_launch_arguments_are_checked_against_the_code_object),
         T(test_two_devices_copy_between_them),
+        T(test_copies_between_two_devices_take_the_peer_calls),
         T(test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime),
         T(test_blocking_waits_use_no_core),
         T(test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned),
