@@ -115,6 +115,20 @@ static void test_heavy_kernel_launched_again_still_uses_the_pool(void **state)
     assert_true(launch_and_count_threads(c, 4096, 64, 5000) > 1);
 }
 
+/*
+ * Whether a tiny grid of light threads ran on one thread in any of a few
+ * launches: the choice is by measured time, and one launch preempted on a
+ * busy machine can look heavy. An implementation that pools such grids
+ * fails every try.
+ */
+static bool tiny_grid_runs_on_one_thread(struct scheduling_case *c)
+{
+    for (int attempt = 0; attempt < 5; attempt++)
+        if (launch_and_count_threads(c, 64, 32, 0) == 1)
+            return true;
+    return false;
+}
+
 static void test_tiny_grid_of_light_threads_runs_on_one_thread(void **state)
 {
     struct scheduling_case *c = *state;
@@ -123,10 +137,10 @@ static void test_tiny_grid_of_light_threads_runs_on_one_thread(void **state)
      * the pool's wake-up under valgrind, which runs them 20-50x slower. */
     if (getenv("ACCEL_TEST_UNDER_VALGRIND") != NULL)
         skip();
-    assert_int_equal(launch_and_count_threads(c, 64, 32, 0), 1);
+    assert_true(tiny_grid_runs_on_one_thread(c));
     /* Also after a heavy kernel's launch has woken the pool. */
     assert_true(launch_and_count_threads(c, 4096, 64, 5000) > 1);
-    assert_int_equal(launch_and_count_threads(c, 64, 32, 0), 1);
+    assert_true(tiny_grid_runs_on_one_thread(c));
 }
 
 int main(void)
