@@ -459,7 +459,7 @@ if run_step build 180 step_build; then
     run_step testing-kernels 30 step_testing_kernels || true
     run_step launch-bounds 20 step_launch_bounds || true
     run_step bench 120 step_bench || true
-    run_step unit-tests 90 step_unit_tests || true
+    run_step unit-tests 180 step_unit_tests || true
 fi
 
 {
