@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "accel/accel.h"
+#include "accel/driver.h"
 #include "pool.h"
 
 /* ---- errors and logging (status.c, log.c) ---- */

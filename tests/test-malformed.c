@@ -16,6 +16,8 @@
  */
 #include "support.h"
 
+#include <accel/driver.h>
+
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

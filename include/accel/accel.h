@@ -24,8 +24,9 @@
  * accel_device_memory_stats and accel_device_set_pool_policy, which only
  * touch host-side values, still answer. A host the child creates works.
  *
- * Status codes and the copy layout are shared with the plugin ABI and are
- * defined in <accel/driver.h>.
+ * Status codes, the copy layout and device properties are shared with the
+ * plugin ABI and are defined in <accel/types.h>; this header does not
+ * include the plugin ABI (<accel/driver.h>).
  */
 #ifndef ACCEL_ACCEL_H
 #define ACCEL_ACCEL_H
@@ -34,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver.h"
+#include "types.h"
 
 #ifdef __cplusplus
 extern "C" {
