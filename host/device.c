@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sized.h"
 
 /* Device ids are unique in the process, so that a ref from one host's
  * device is never taken for another's. 0 is never an id. */
@@ -243,20 +244,26 @@ void accel_device_close(accel_device *device)
     free(device);
 }
 
-accel_status accel_device_info_get(const accel_device *device,
-                                   accel_device_info *out_info)
+#define INFO_MIN ACCEL__STRUCT_MIN(accel_device_info, plugin)
+
+accel_status accel_device_info_get_sized(const accel_device *device,
+                                         accel_device_info *out_info,
+                                         size_t info_size)
 {
-    if (out_info != NULL)
-        memset(out_info, 0, sizeof *out_info);
+    if (out_info != NULL && info_size >= INFO_MIN)
+        memset(out_info, 0, info_size);
     if (device == NULL || out_info == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_info_get: NULL argument");
-    out_info->plugin = device->plugin->name;
-    out_info->index = device->index;
-    out_info->id = device->id;
-    out_info->generation = atomic_load(&device->generation);
-    out_info->props = device->props;
-    return ACCEL_OK;
+    accel_device_info info = {
+        .plugin = device->plugin->name,
+        .index = device->index,
+        .id = device->id,
+        .generation = atomic_load(&device->generation),
+        .props = device->props,
+    };
+    return accel__struct_out(out_info, info_size, &info, sizeof info, INFO_MIN,
+                             "accel_device_info_get");
 }
 
 /* True when the device was live until now. */
