@@ -16,7 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "loader.h"
+#include "compact.h"
+#include "device.h"
+#include "drop.h"
+#include "layout.h"
+#include "pool.h"
+#include "refs.h"
+#include "status.h"
 
 /* Mark the pages to empty: outdated ones whose slices fit elsewhere. */
 static uint32_t choose_victims(struct accel__pool *pool)
@@ -43,17 +50,17 @@ static uint32_t choose_victims(struct accel__pool *pool)
 
 accel_status accel__internal_stream(accel_device *device)
 {
-    if (device->internal != NULL)
+    if (device->own.stream != NULL)
         return ACCEL_OK;
     return accel__from_plugin(
-        device->drv->stream_create(device->drv_device, &device->internal),
+        device->drv->stream_create(device->drv_device, &device->own.stream),
         "stream_create");
 }
 
 /* The internal stream waits for the work enqueued on every user stream. */
 static accel_status wait_for_users(accel_device *device)
 {
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+    for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->drv == NULL)
             continue;
         struct accel__fence fence;
@@ -61,7 +68,7 @@ static accel_status wait_for_users(accel_device *device)
         if (status != ACCEL_OK)
             return status;
         status = accel__from_plugin(
-            device->drv->stream_wait_event(device->drv_device, device->internal,
+            device->drv->stream_wait_event(device->drv_device, device->own.stream,
                                            fence.events[0]),
             "stream_wait_event");
         /* A wait takes the event as recorded now; it can be reused. */
@@ -76,19 +83,19 @@ static accel_status wait_for_users(accel_device *device)
 static accel_status users_wait(accel_device *device)
 {
     accel_status status = ACCEL_OK;
-    if (device->relocated == NULL)
-        status = accel__event_take(device, &device->relocated);
+    if (device->own.relocated == NULL)
+        status = accel__event_take(device, &device->own.relocated);
     if (status == ACCEL_OK)
         status = accel__from_plugin(
-            device->drv->event_record(device->drv_device, device->relocated,
-                                      device->internal),
+            device->drv->event_record(device->drv_device, device->own.relocated,
+                                      device->own.stream),
             "event_record");
-    for (accel_stream *s = device->streams; status == ACCEL_OK && s != NULL;
+    for (accel_stream *s = device->queues.list; status == ACCEL_OK && s != NULL;
          s = s->next) {
         if (s->drv != NULL)
             status = accel__from_plugin(
                 device->drv->stream_wait_event(device->drv_device, s->drv,
-                                               device->relocated),
+                                               device->own.relocated),
                 "stream_wait_event");
     }
     return status;
@@ -106,7 +113,7 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
         return status;
     struct accel_copy_layout layout = accel__layout_linear(0, 0, slot->bytes);
     status = accel__from_plugin(
-        device->drv->copy_on_device(device->drv_device, device->internal,
+        device->drv->copy_on_device(device->drv_device, device->own.stream,
                                     target.address, slot->slice.address, &layout),
         "copy_on_device");
     if (status != ACCEL_OK) {
@@ -148,7 +155,7 @@ static void settle_victims(accel_device *device, bool moved)
                 continue;
             struct accel__fence fence;
             if (!moved || p->live > 0 ||
-                accel__fence_stream(device, device->internal, &fence) != ACCEL_OK) {
+                accel__fence_stream(device, device->own.stream, &fence) != ACCEL_OK) {
                 p->retiring = false;
                 continue;
             }
@@ -187,7 +194,7 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
          * made to wait for the copies, the copies must be done before any
          * later work is enqueued. */
         if (waited != ACCEL_OK)
-            device->drv->stream_sync(device->drv_device, device->internal);
+            device->drv->stream_sync(device->drv_device, device->own.stream);
         if (status == ACCEL_OK)
             status = waited;
     }

@@ -20,7 +20,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "device.h"
+#include "drop.h"
+#include "host.h"
+#include "os.h"
+#include "recovery.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
 
 struct accel__callback {
     accel_callback fn;
@@ -181,7 +189,7 @@ accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
     accel__fence_release(device, &fence);
     accel__borrow_end(device);
     status = wait_status(device, status);
-    if (status == ACCEL_OK && device->drops != NULL)
+    if (status == ACCEL_OK && device->drop.list != NULL)
         accel__drop_collect(device, false);
     accel__device_unlock(device);
     return callbacks_wait(device, &callbacks, status, deadline);

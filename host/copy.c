@@ -13,35 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
+#include "host.h"
+#include "layout.h"
+#include "recovery.h"
+#include "refs.h"
+#include "staging.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
 
 /* How far a host pointer may reach before the address space wraps. */
 static uint64_t host_limit(const void *ptr)
 {
     return (uint64_t)(UINTPTR_MAX - (uintptr_t)ptr);
-}
-
-accel_status accel__submit_begin(accel_stream *stream, const char *what)
-{
-    if (stream == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL stream", what);
-    if (accel__process_check(stream->device->pid, what) != ACCEL_OK)
-        return ACCEL_ERR_NOT_SUPPORTED;
-    pthread_mutex_lock(&stream->device->lock);
-    accel_status status = accel__device_usable(stream->device);
-    if (status == ACCEL_OK && stream->drv == NULL)
-        status = accel__device_gone(stream->device, what);
-    if (status != ACCEL_OK)
-        pthread_mutex_unlock(&stream->device->lock);
-    return status;
-}
-
-accel_status accel__submit_end(accel_stream *stream, accel_status status)
-{
-    accel_device *device = stream->device;
-    status = accel__device_check_loss(device, status);
-    pthread_mutex_unlock(&device->lock);
-    return status;
 }
 
 /* The host side of a copy by bytes: no element type to check. */
@@ -91,9 +76,9 @@ static bool host_direct(const accel_device *device, const void *host,
     uint64_t first = 0, end = 0;
     accel__layout_span(layout, source, &first, &end);
     uintptr_t lo = (uintptr_t)host + first, hi = (uintptr_t)host + end;
-    for (size_t i = 0; i < device->host_block_count; i++) {
-        uintptr_t base = (uintptr_t)device->host_blocks[i].ptr;
-        if (lo >= base && hi <= base + device->host_blocks[i].bytes)
+    for (size_t i = 0; i < device->host_memory.count; i++) {
+        uintptr_t base = (uintptr_t)device->host_memory.list[i].ptr;
+        if (lo >= base && hi <= base + device->host_memory.list[i].bytes)
             return true;
     }
     return false;
@@ -212,9 +197,9 @@ static accel_status peer_copy(accel_stream *stream, accel_device *there,
 {
     accel_device *here = stream->device;
     *out_there_failed = false;
-    if (there->internal != NULL) {
+    if (there->own.stream != NULL) {
         accel_status status = accel__from_plugin(
-            there->drv->stream_sync(there->drv_device, there->internal),
+            there->drv->stream_sync(there->drv_device, there->own.stream),
             "stream_sync");
         if (status != ACCEL_OK) {
             *out_there_failed = true;
@@ -252,9 +237,9 @@ static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
     *out_there_failed = false;
     accel_status status = ACCEL_OK;
     /* Idle unless the other device has just moved memory. */
-    if (there->internal != NULL)
+    if (there->own.stream != NULL)
         status = accel__from_plugin(
-            there->drv->stream_sync(there->drv_device, there->internal), "stream_sync");
+            there->drv->stream_sync(there->drv_device, there->own.stream), "stream_sync");
     *out_there_failed = status != ACCEL_OK;
     if (status == ACCEL_OK) {
         accel_drv_device *dst_device = dst_here ? here->drv_device : there->drv_device;

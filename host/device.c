@@ -11,8 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "device.h"
+#include "drop.h"
+#include "host.h"
+#include "loader.h"
+#include "module.h"
+#include "pool.h"
+#include "recovery.h"
+#include "refs.h"
 #include "sized.h"
+#include "staging.h"
+#include "status.h"
+#include "stream.h"
 
 /* Device ids are unique in the process, so that a ref from one host's
  * device is never taken for another's. 0 is never an id. */
@@ -178,12 +189,12 @@ fail_info:
 
 static void host_blocks_release(accel_device *device)
 {
-    for (size_t i = 0; i < device->host_block_count; i++)
-        device->drv->host_free(device->drv_device, device->host_blocks[i].ptr);
-    free(device->host_blocks);
-    device->host_blocks = NULL;
-    device->host_block_count = 0;
-    device->host_block_capacity = 0;
+    for (size_t i = 0; i < device->host_memory.count; i++)
+        device->drv->host_free(device->drv_device, device->host_memory.list[i].ptr);
+    free(device->host_memory.list);
+    device->host_memory.list = NULL;
+    device->host_memory.count = 0;
+    device->host_memory.capacity = 0;
 }
 
 /*
@@ -195,14 +206,14 @@ static void host_blocks_release(accel_device *device)
 static void device_empty(accel_device *device)
 {
     accel__streams_wait_all(device);
-    if (device->internal != NULL) {
-        device->drv->stream_sync(device->drv_device, device->internal);
-        device->drv->stream_destroy(device->drv_device, device->internal);
-        device->internal = NULL;
+    if (device->own.stream != NULL) {
+        device->drv->stream_sync(device->drv_device, device->own.stream);
+        device->drv->stream_destroy(device->drv_device, device->own.stream);
+        device->own.stream = NULL;
     }
-    if (device->relocated != NULL) {
-        device->drv->event_destroy(device->drv_device, device->relocated);
-        device->relocated = NULL;
+    if (device->own.relocated != NULL) {
+        device->drv->event_destroy(device->drv_device, device->own.relocated);
+        device->own.relocated = NULL;
     }
     accel__staging_release(device);
     accel__modules_release(device);
@@ -222,15 +233,15 @@ void accel_device_close(accel_device *device)
     accel__completion_quiesce(&device->completion);
     pthread_mutex_lock(&device->lock);
     device_empty(device);
-    while (device->streams != NULL) {
-        accel_stream *next = device->streams->next;
-        free(device->streams);
-        device->streams = next;
+    while (device->queues.list != NULL) {
+        accel_stream *next = device->queues.list->next;
+        free(device->queues.list);
+        device->queues.list = next;
     }
-    while (device->events != NULL) {
-        accel_event *next = device->events->next;
-        free(device->events);
-        device->events = next;
+    while (device->queues.events != NULL) {
+        accel_event *next = device->queues.events->next;
+        free(device->queues.events);
+        device->queues.events = next;
     }
     host_blocks_release(device);
     accel__modules_free(device);
@@ -385,8 +396,8 @@ accel_status accel_device_sync(accel_device *device)
         status = accel__streams_cb_points(device, &callbacks, &callback_count);
     if (status == ACCEL_OK)
         status = accel__fence_lanes(device, ~0ull, &fence);
-    if (status == ACCEL_OK && device->internal != NULL)
-        status = accel__fence_add(device, &fence, device->internal);
+    if (status == ACCEL_OK && device->own.stream != NULL)
+        status = accel__fence_add(device, &fence, device->own.stream);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
     for (uint32_t i = 0; status == ACCEL_OK && i < fence.count; i++)

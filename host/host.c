@@ -6,8 +6,12 @@
 #include <unistd.h>
 #include <sys/auxv.h>
 
-#include "internal.h"
+#include "host.h"
+#include "loader.h"
+#include "os.h"
+#include "select.h"
 #include "sized.h"
+#include "status.h"
 
 /* ---- the process, for use after fork() ---- */
 

@@ -3,8 +3,11 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "compact.h"
+#include "device.h"
+#include "pool.h"
 #include "sized.h"
+#include "status.h"
 
 #define STATS_MIN ACCEL__STRUCT_MIN(accel_memory_stats, reserved_bytes)
 #define POLICY_MIN ACCEL__STRUCT_MIN(accel_pool_policy, automatic)
@@ -29,8 +32,8 @@ accel_status accel_device_memory_stats_sized(accel_device *device,
         .relocations = pool->relocations,
         .pool_hits = pool->pool_hits,
         .pool_misses = pool->pool_misses,
-        .pending_frees = device->drop_count,
-        .pending_free_bytes = device->drop_bytes,
+        .pending_frees = device->drop.count,
+        .pending_free_bytes = device->drop.bytes,
         .staging_buffers = device->staging.total,
         .staging_chunk_bytes = device->staging.chunk,
     };

@@ -14,7 +14,14 @@
 #include <string.h>
 
 #include "bundle.h"
-#include "internal.h"
+#include "device.h"
+#include "host.h"
+#include "module.h"
+#include "recovery.h"
+#include "refs.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
 
 #define MODULE_FILE_MAX (1ull << 30)
 #define LAUNCH_ARG_BYTES_MAX (32u * 1024u)

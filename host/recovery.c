@@ -18,8 +18,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "device.h"
+#include "host.h"
+#include "os.h"
+#include "recovery.h"
 #include "sized.h"
+#include "status.h"
 
 #define HISTORY (ACCEL_RECOVERY_MAX_LOSSES + 1u)
 

@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "host.h"
+#include "loader.h"
+#include "select.h"
+#include "status.h"
 
 static const char *skip_space(const char *p, const char *end)
 {

@@ -4,6 +4,8 @@
  */
 #include <string.h>
 
+#include "accel/accel.h"
+#include "status.h"
 #include "sized.h"
 
 accel_status accel__struct_in(void *out, size_t out_size, const void *in,

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "internal.h"
+#include "accel/types.h"
 
 /* The bytes up to the end of a struct's first field after struct_size. */
 #define ACCEL__STRUCT_MIN(type, first_field)                                   \

@@ -15,7 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "compact.h"
+#include "device.h"
+#include "drop.h"
+#include "layout.h"
+#include "os.h"
+#include "recovery.h"
+#include "refs.h"
+#include "staging.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
 
 #define STAGING_DEFAULT_CHUNK (1u << 20)
 #define STAGING_MIN_CHUNK 4096u
@@ -384,14 +394,14 @@ static accel_status transfer_there(accel_device *device, accel_ref ref,
     if (status == ACCEL_OK)
         status = accel__from_plugin(
             host_is_source
-                ? device->drv->copy_to_device(device->drv_device, device->internal,
+                ? device->drv->copy_to_device(device->drv_device, device->own.stream,
                                               slot->slice.address, host, &l)
-                : device->drv->copy_to_host(device->drv_device, device->internal,
+                : device->drv->copy_to_host(device->drv_device, device->own.stream,
                                             host, slot->slice.address, &l),
             host_is_source ? "copy_to_device" : "copy_to_host");
     if (status == ACCEL_OK)
         status = accel__from_plugin(
-            device->drv->stream_sync(device->drv_device, device->internal),
+            device->drv->stream_sync(device->drv_device, device->own.stream),
             "stream_sync");
     status = accel__device_check_loss(device, status);
     pthread_mutex_unlock(&device->lock);
