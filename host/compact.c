@@ -24,6 +24,7 @@
 #include "pool.h"
 #include "refs.h"
 #include "status.h"
+#include "submit.h"
 
 /* Mark the pages to empty: outdated ones whose slices fit elsewhere. */
 static uint32_t choose_victims(struct accel__pool *pool)
@@ -52,9 +53,7 @@ accel_status accel__internal_stream(accel_device *device)
 {
     if (device->own.stream != NULL)
         return ACCEL_OK;
-    return accel__from_plugin(
-        device->drv->stream_create(device->drv_device, &device->own.stream),
-        "stream_create");
+    return ACCEL__DRV_CALL(device, stream_create, &device->own.stream);
 }
 
 /* The internal stream waits for the work enqueued on every user stream. */
@@ -67,10 +66,8 @@ static accel_status wait_for_users(accel_device *device)
         accel_status status = accel__fence_stream(device, s->drv, &fence);
         if (status != ACCEL_OK)
             return status;
-        status = accel__from_plugin(
-            device->drv->stream_wait_event(device->drv_device, device->own.stream,
-                                           fence.events[0]),
-            "stream_wait_event");
+        status = ACCEL__DRV_CALL(device, stream_wait_event, device->own.stream,
+                                 fence.events[0]);
         /* A wait takes the event as recorded now; it can be reused. */
         accel__fence_release(device, &fence);
         if (status != ACCEL_OK)
@@ -86,17 +83,13 @@ static accel_status users_wait(accel_device *device)
     if (device->own.relocated == NULL)
         status = accel__event_take(device, &device->own.relocated);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            device->drv->event_record(device->drv_device, device->own.relocated,
-                                      device->own.stream),
-            "event_record");
+        status = ACCEL__DRV_CALL(device, event_record, device->own.relocated,
+                                 device->own.stream);
     for (accel_stream *s = device->queues.list; status == ACCEL_OK && s != NULL;
          s = s->next) {
         if (s->drv != NULL)
-            status = accel__from_plugin(
-                device->drv->stream_wait_event(device->drv_device, s->drv,
-                                               device->own.relocated),
-                "stream_wait_event");
+            status = ACCEL__DRV_CALL(device, stream_wait_event, s->drv,
+                                     device->own.relocated);
     }
     return status;
 }
@@ -112,10 +105,8 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
     if (status != ACCEL_OK)
         return status;
     struct accel_copy_layout layout = accel__layout_linear(0, 0, slot->bytes);
-    status = accel__from_plugin(
-        device->drv->copy_on_device(device->drv_device, device->own.stream,
-                                    target.address, slot->slice.address, &layout),
-        "copy_on_device");
+    status = ACCEL__DRV_CALL(device, copy_on_device, device->own.stream,
+                             target.address, slot->slice.address, &layout);
     if (status != ACCEL_OK) {
         accel__pool_give(&device->pool, device->drv, device->drv_device, target,
                          slot->bytes);
@@ -177,9 +168,7 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
     if (status == ACCEL_OK)
         status = wait_for_users(device);
     if (status == ACCEL_OK && device->drv->wait_outside_streams != NULL)
-        status = accel__from_plugin(
-            device->drv->wait_outside_streams(device->drv_device),
-            "wait_outside_streams");
+        status = ACCEL__DRV_CALL0(device, wait_outside_streams);
     for (uint32_t c = 0; status == ACCEL_OK && c < ACCEL__POOL_CLASSES; c++) {
         for (struct accel__page *p = device->pool.classes[c].pages;
              status == ACCEL_OK && p != NULL; p = p->next) {

@@ -59,8 +59,7 @@ static accel_status poll_event(accel_device *device, accel_drv_event *event,
     uint64_t start = accel__now_ns();
     uint64_t nap = 1000; /* block mode's sleep, doubling to 1 ms */
     for (uint32_t round = 0;; round++) {
-        accel_status status = accel__from_plugin(
-            device->drv->event_query(device->drv_device, event), "event_query");
+        accel_status status = ACCEL__DRV_CALL(device, event_query, event);
         if (status != ACCEL_NOT_READY)
             return status;
         /* The clock is read every few polls: it costs more than a poll. */
@@ -89,8 +88,7 @@ static accel_status wait_event(accel_device *device, accel_drv_event *event,
                                accel_wait_mode mode, uint64_t timeout_ns)
 {
     if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
-        return accel__from_plugin(
-            device->drv->event_sync(device->drv_device, event), "event_sync");
+        return ACCEL__DRV_CALL(device, event_sync, event);
     return poll_event(device, event, mode, timeout_ns);
 }
 
@@ -450,9 +448,7 @@ accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
     pthread_mutex_unlock(&c->lock);
     if (status != ACCEL_OK)
         goto done;
-    status = accel__from_plugin(
-        device->drv->host_func(device->drv_device, stream->drv, reached, cb),
-        "host_func");
+    status = ACCEL__DRV_CALL(device, host_func, stream->drv, reached, cb);
     if (status != ACCEL_OK) {
         pthread_mutex_lock(&c->lock);
         outstanding_remove(c, cb);

@@ -160,11 +160,9 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
         pthread_mutex_unlock(&device->lock);
         return status;
     }
-    status = accel__from_plugin(
-        device->drv->copy_on_device(device->drv_device, stream->drv,
-                                    dst_slot->slice.address, src_slot->slice.address,
-                                    &checked),
-        "copy_on_device");
+    status = ACCEL__DRV_CALL(device, copy_on_device, stream->drv,
+                             dst_slot->slice.address, src_slot->slice.address,
+                             &checked);
     dst_slot->lanes |= accel__lane_bit(stream);
     src_slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
@@ -198,21 +196,18 @@ static accel_status peer_copy(accel_stream *stream, accel_device *there,
     accel_device *here = stream->device;
     *out_there_failed = false;
     if (there->own.stream != NULL) {
-        accel_status status = accel__from_plugin(
-            there->drv->stream_sync(there->drv_device, there->own.stream),
-            "stream_sync");
+        accel_status status = ACCEL__DRV_CALL(there, stream_sync,
+                                              there->own.stream);
         if (status != ACCEL_OK) {
             *out_there_failed = true;
             return status;
         }
     }
-    accel_status status = accel__from_plugin(
-        here->drv->copy_on_device(here->drv_device, stream->drv, dst->slice.address,
-                                  src->slice.address, layout),
-        "copy_on_device");
+    accel_status status = ACCEL__DRV_CALL(here, copy_on_device, stream->drv,
+                                          dst->slice.address,
+                                          src->slice.address, layout);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            here->drv->stream_sync(here->drv_device, stream->drv), "stream_sync");
+        status = ACCEL__DRV_CALL(here, stream_sync, stream->drv);
     return status;
 }
 
@@ -238,17 +233,14 @@ static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
     accel_status status = ACCEL_OK;
     /* Idle unless the other device has just moved memory. */
     if (there->own.stream != NULL)
-        status = accel__from_plugin(
-            there->drv->stream_sync(there->drv_device, there->own.stream), "stream_sync");
+        status = ACCEL__DRV_CALL(there, stream_sync, there->own.stream);
     *out_there_failed = status != ACCEL_OK;
     if (status == ACCEL_OK) {
         accel_drv_device *dst_device = dst_here ? here->drv_device : there->drv_device;
         accel_drv_device *src_device = dst_here ? there->drv_device : here->drv_device;
-        status = accel__from_plugin(
-            here->drv->copy_peer(here->drv_device, stream->drv, dst_device,
-                                 dst->slice.address, src_device, src->slice.address,
-                                 layout),
-            "copy_peer");
+        status = ACCEL__DRV_CALL(here, copy_peer, stream->drv, dst_device,
+                                 dst->slice.address, src_device,
+                                 src->slice.address, layout);
         if (status == ACCEL_ERR_NOT_SUPPORTED) {
             *out_fallback = true;
             return status;
@@ -259,8 +251,7 @@ static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
     accel__borrow_begin(here);
     pthread_mutex_unlock(&here->lock);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            here->drv->stream_sync(here->drv_device, stream->drv), "stream_sync");
+        status = ACCEL__DRV_CALL(here, stream_sync, stream->drv);
     pthread_mutex_unlock(&there->lock);
     pthread_mutex_lock(&here->lock);
     accel__borrow_end(here);

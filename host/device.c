@@ -24,6 +24,7 @@
 #include "staging.h"
 #include "status.h"
 #include "stream.h"
+#include "submit.h"
 
 /* Device ids are unique in the process, so that a ref from one host's
  * device is never taken for another's. 0 is never an id. */
@@ -401,9 +402,7 @@ accel_status accel_device_sync(accel_device *device)
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
     for (uint32_t i = 0; status == ACCEL_OK && i < fence.count; i++)
-        status = accel__from_plugin(
-            device->drv->event_sync(device->drv_device, fence.events[i]),
-            "event_sync");
+        status = ACCEL__DRV_CALL(device, event_sync, fence.events[i]);
     pthread_mutex_lock(&device->lock);
     accel__fence_release(device, &fence);
     accel__borrow_end(device);
@@ -429,8 +428,7 @@ accel_status accel__device_rebuild(accel_device *device)
     /* Finish what can finish, then drop everything the plugin holds for the
      * device: the plugin's reset contract is an empty device. */
     device_empty(device);
-    accel_status status = accel__from_plugin(
-        device->drv->device_reset(device->drv_device), "device_reset");
+    accel_status status = ACCEL__DRV_CALL0(device, device_reset);
     if (status == ACCEL_OK)
         status = accel__streams_rebuild(device);
     if (status == ACCEL_OK)

@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "status.h"
 #include "stream.h"
+#include "submit.h"
 
 #define DROP_MAX_ENTRIES 256
 #define DROP_MAX_BYTES (256ull << 20)
@@ -33,8 +34,7 @@ accel_status accel__event_take(accel_device *device, accel_drv_event **out_event
         return ACCEL_OK;
     }
     *out_event = NULL;
-    return accel__from_plugin(
-        device->drv->event_create(device->drv_device, out_event), "event_create");
+    return ACCEL__DRV_CALL(device, event_create, out_event);
 }
 
 void accel__event_give(accel_device *device, accel_drv_event *event)
@@ -85,9 +85,7 @@ accel_status accel__fence_add(accel_device *device, struct accel__fence *fence,
     accel_status status = accel__event_take(device, &event);
     if (status != ACCEL_OK)
         return status;
-    status = accel__from_plugin(
-        device->drv->event_record(device->drv_device, event, stream),
-        "event_record");
+    status = ACCEL__DRV_CALL(device, event_record, event, stream);
     if (status != ACCEL_OK) {
         accel__event_give(device, event);
         return status;

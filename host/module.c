@@ -93,9 +93,8 @@ static accel_status module_load_unlocked(accel_device *device, accel_module *mod
     uint32_t generation = atomic_load(&device->generation);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    status = accel__from_plugin(device->drv->module_load(device->drv_device, module->image,
-                                                         module->size, &module->drv),
-                                "module_load");
+    status = ACCEL__DRV_CALL(device, module_load, module->image, module->size,
+                             &module->drv);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
@@ -274,10 +273,9 @@ static accel_status kernel_get_unlocked(accel_device *device, accel_module *modu
     uint32_t generation = atomic_load(&device->generation);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    accel_status status = accel__from_plugin(
-        device->drv->kernel_get(device->drv_device, module->drv, kernel->name,
-                                &kernel->drv, &kernel->signature),
-        "kernel_get");
+    accel_status status = ACCEL__DRV_CALL(device, kernel_get, module->drv,
+                                          kernel->name, &kernel->drv,
+                                          &kernel->signature);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
@@ -480,10 +478,8 @@ accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
     if (status == ACCEL_OK)
         status = resolve_args(stream, args, nargs, addresses, pointers, sizes);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            device->drv->launch(device->drv_device, stream->drv, kernel->drv,
-                                &config, pointers, sizes, nargs),
-            "launch");
+        status = ACCEL__DRV_CALL(device, launch, stream->drv, kernel->drv,
+                                 &config, pointers, sizes, nargs);
     return accel__submit_end(stream, status);
 }
 
@@ -506,10 +502,9 @@ static accel_status kernel_rebuild(accel_device *device, struct accel_kernel *ke
     /* The signature goes to a copy: launches read the kernel's own without
      * the lock, and it must not change under them. */
     struct accel_kernel_signature signature;
-    accel_status status = accel__from_plugin(
-        device->drv->kernel_get(device->drv_device, kernel->module->drv, kernel->name,
-                                &kernel->drv, &signature),
-        "kernel_get");
+    accel_status status = ACCEL__DRV_CALL(device, kernel_get,
+                                          kernel->module->drv, kernel->name,
+                                          &kernel->drv, &signature);
     if (status == ACCEL_OK &&
         memcmp(&signature, &kernel->signature, sizeof signature) != 0)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
@@ -522,9 +517,8 @@ static accel_status kernel_rebuild(accel_device *device, struct accel_kernel *ke
 accel_status accel__modules_rebuild(accel_device *device)
 {
     for (accel_module *m = device->modules; m != NULL; m = m->next) {
-        accel_status status = accel__from_plugin(
-            device->drv->module_load(device->drv_device, m->image, m->size, &m->drv),
-            "module_load");
+        accel_status status = ACCEL__DRV_CALL(device, module_load, m->image,
+                                              m->size, &m->drv);
         for (struct accel_kernel *k = m->kernels; status == ACCEL_OK && k != NULL;
              k = k->next)
             status = kernel_rebuild(device, k);

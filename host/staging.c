@@ -64,10 +64,8 @@ static accel_status buffer_new(accel_device *device,
     memset(out_buffer, 0, sizeof *out_buffer);
     device->staging.total++;
     pthread_mutex_unlock(&device->lock);
-    accel_status status = accel__from_plugin(
-        device->drv->host_alloc(device->drv_device,
-                                (size_t)device->staging.chunk, &out_buffer->ptr),
-        "host_alloc");
+    accel_status status = ACCEL__DRV_CALL(
+        device, host_alloc, (size_t)device->staging.chunk, &out_buffer->ptr);
     pthread_mutex_lock(&device->lock);
     if (status != ACCEL_OK) {
         device->staging.total--;
@@ -260,9 +258,7 @@ static accel_status buffer_wait(accel_device *device,
                                 struct accel__staging_buffer *buffer)
 {
     return accel__device_check_loss_unlocked(
-        device, accel__from_plugin(
-                    device->drv->event_sync(device->drv_device, buffer->event),
-                    "event_sync"));
+        device, ACCEL__DRV_CALL(device, event_sync, buffer->event));
 }
 
 /*
@@ -292,10 +288,8 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
         slot->lanes |= accel__lane_bit(stream);
     }
     if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->event_record(device->drv_device, buffer->event,
-                                      stream->drv),
-            "event_record");
+        status = ACCEL__DRV_CALL(device, event_record, buffer->event,
+                                 stream->drv);
         /* The buffer's event does not cover the piece just enqueued: wait
          * for the stream, or the buffer would be reused, or freed, under
          * the copy. */
@@ -400,9 +394,7 @@ static accel_status transfer_there(accel_device *device, accel_ref ref,
                                             host, slot->slice.address, &l),
             host_is_source ? "copy_to_device" : "copy_to_host");
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            device->drv->stream_sync(device->drv_device, device->own.stream),
-            "stream_sync");
+        status = ACCEL__DRV_CALL(device, stream_sync, device->own.stream);
     status = accel__device_check_loss(device, status);
     pthread_mutex_unlock(&device->lock);
     return status;

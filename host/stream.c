@@ -54,16 +54,12 @@ accel_status accel_stream_create(accel_device *device, accel_stream **out_stream
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->stream_create(device->drv_device, &stream->drv),
-            "stream_create");
+        status = ACCEL__DRV_CALL(device, stream_create, &stream->drv);
         /* A relocation may still be writing the places refs now resolve to;
          * the older streams wait for it, and so must this one. */
         if (status == ACCEL_OK && device->own.relocated != NULL)
-            status = accel__from_plugin(
-                device->drv->stream_wait_event(device->drv_device, stream->drv,
-                                               device->own.relocated),
-                "stream_wait_event");
+            status = ACCEL__DRV_CALL(device, stream_wait_event, stream->drv,
+                                     device->own.relocated);
         if (status != ACCEL_OK && stream->drv != NULL)
             device->drv->stream_destroy(device->drv_device, stream->drv);
         status = accel__device_check_loss(device, status);
@@ -222,9 +218,7 @@ accel_status accel_event_create(accel_device *device, accel_event **out_event)
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->event_create(device->drv_device, &event->drv),
-            "event_create");
+        status = ACCEL__DRV_CALL(device, event_create, &event->drv);
         status = accel__device_check_loss(device, status);
     }
     if (status == ACCEL_OK) {
@@ -296,9 +290,7 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
     if (status != ACCEL_OK)
         return status;
     accel_device *device = stream->device;
-    status = accel__from_plugin(
-        device->drv->event_record(device->drv_device, event->drv, stream->drv),
-        "event_record");
+    status = ACCEL__DRV_CALL(device, event_record, event->drv, stream->drv);
     /* The event completes once the callbacks before it have run, too. */
     if (status == ACCEL_OK) {
         accel__cb_point_release(&device->completion, &event->callbacks);
@@ -318,9 +310,7 @@ static accel_status event_query_locked(accel_event *event, const char *what)
     if (status == ACCEL_OK && event->drv == NULL) {
         status = accel__device_gone(device, what);
     } else if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->event_query(device->drv_device, event->drv),
-            "event_query");
+        status = ACCEL__DRV_CALL(device, event_query, event->drv);
         status = accel__device_check_loss(device, status);
     }
     /* Complete also means the callbacks before the record have run. */
@@ -394,9 +384,7 @@ accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
     if (status != ACCEL_OK)
         return status;
     accel_device *device = stream->device;
-    status = accel__from_plugin(
-        device->drv->stream_wait_event(device->drv_device, stream->drv, event->drv),
-        "stream_wait_event");
+    status = ACCEL__DRV_CALL(device, stream_wait_event, stream->drv, event->drv);
     return accel__submit_end(stream, status);
 }
 
@@ -463,18 +451,14 @@ void accel__streams_release(accel_device *device)
 accel_status accel__streams_rebuild(accel_device *device)
 {
     for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
-        accel_status status = accel__from_plugin(
-            device->drv->stream_create(device->drv_device, &s->drv),
-            "stream_create");
+        accel_status status = ACCEL__DRV_CALL(device, stream_create, &s->drv);
         if (status != ACCEL_OK) {
             s->drv = NULL;
             return status;
         }
     }
     for (accel_event *e = device->queues.events; e != NULL; e = e->next) {
-        accel_status status = accel__from_plugin(
-            device->drv->event_create(device->drv_device, &e->drv),
-            "event_create");
+        accel_status status = ACCEL__DRV_CALL(device, event_create, &e->drv);
         if (status != ACCEL_OK) {
             e->drv = NULL;
             return status;
@@ -515,8 +499,7 @@ static accel_status host_alloc_unlocked(accel_device *device, size_t bytes,
     void *ptr = NULL;
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    accel_status status = accel__from_plugin(
-        device->drv->host_alloc(device->drv_device, bytes, &ptr), "host_alloc");
+    accel_status status = ACCEL__DRV_CALL(device, host_alloc, bytes, &ptr);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);

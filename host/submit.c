@@ -4,6 +4,7 @@
  * the loss check.
  */
 #include <pthread.h>
+#include <stdio.h>
 
 #include "device.h"
 #include "host.h"
@@ -31,4 +32,14 @@ accel_status accel__submit_end(accel_stream *stream, accel_status status)
     status = accel__device_check_loss(device, status);
     pthread_mutex_unlock(&device->lock);
     return status;
+}
+
+accel__submit_hook_fn accel__submit_hook;
+
+accel_status accel__submit_failed(accel_status status, const char *site,
+                                  const char *entry)
+{
+    char what[128];
+    snprintf(what, sizeof what, "%s: %s", site, entry);
+    return accel__plugin_failed(status, what);
 }
