@@ -370,10 +370,11 @@ accel_status accel__staged_copy(accel_stream *stream, accel_ref ref, void *host,
 /* ---- between devices of two plugins ---- */
 
 /* One synchronous transfer between host memory and a ref of `device`, on
- * its internal stream. */
-static accel_status transfer_there(accel_device *device, accel_ref ref,
-                                   uint64_t offset, void *host, uint64_t bytes,
-                                   bool host_is_source)
+ * its internal stream: for either side of a copy between plugins, without
+ * a way back through the public copies and their checks. */
+static accel_status transfer_through_own(accel_device *device, accel_ref ref,
+                                         uint64_t offset, void *host,
+                                         uint64_t bytes, bool host_is_source)
 {
     struct accel_copy_layout l = host_is_source
                                      ? accel__layout_linear(0, offset, bytes)
@@ -415,24 +416,16 @@ accel_status accel__copy_through_host(accel_stream *stream, accel_device *there,
     void *buffer = status == ACCEL_OK ? malloc((size_t)chunk) : NULL;
     if (status == ACCEL_OK && buffer == NULL)
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "copy buffer");
+    accel_device *here = stream->device;
+    accel_device *from = dst_here ? there : here, *to = dst_here ? here : there;
     for (uint64_t done = 0; status == ACCEL_OK && done < layout->row_bytes;) {
         uint64_t n = layout->row_bytes - done < chunk ? layout->row_bytes - done
                                                       : chunk;
-        if (dst_here) {
-            status = transfer_there(there, src, layout->src_offset + done, buffer,
-                                    n, false);
-            if (status == ACCEL_OK)
-                status = accel_copy_to_device(stream, dst,
-                                              layout->dst_offset + done, buffer, n);
-        } else {
-            status = accel_copy_to_host(stream, buffer, src,
-                                        layout->src_offset + done, n);
-        }
+        status = transfer_through_own(from, src, layout->src_offset + done,
+                                      buffer, n, false);
         if (status == ACCEL_OK)
-            status = accel_stream_sync(stream);
-        if (status == ACCEL_OK && !dst_here)
-            status = transfer_there(there, dst, layout->dst_offset + done, buffer,
-                                    n, true);
+            status = transfer_through_own(to, dst, layout->dst_offset + done,
+                                          buffer, n, true);
         done += n;
     }
     free(buffer);
