@@ -47,6 +47,9 @@ struct null_blocks {
     void *const *args;
     struct accel_launch_config config;
     size_t stack_bytes; /* of each fiber */
+    /* The checked mode: every thread on its own run_thread call, and the
+     * dynamic shared memory a heap block of its exact size (null_check.h). */
+    bool check;
     /* Set once, by the first thread that fails the launch. */
     _Atomic bool failed;
     /* Written by that thread before it lets go of the grid. */

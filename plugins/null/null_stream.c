@@ -7,6 +7,7 @@
 
 #include "null_fault.h"
 #include "null_os.h"
+#include "null_check.h"
 #include "null_plugin.h"
 #include "null_queue.h"
 
@@ -326,5 +327,6 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
         arg_sizes, nargs, &launch);
     if (status != ACCEL_OK)
         return status;
+    launch.check = plugin->check != NULL_CHECK_OFF;
     return accel__null_queue_launch(stream->queue, &launch);
 }
