@@ -412,3 +412,17 @@ static void null_report_callback(const char *report)
                                                                   : sizeof(line) - 1) < 0)
         length = 0; /* the report above stands alone */
 }
+
+/*
+ * At the plugin's unload: ASan must not call back into code about to go,
+ * and the tables go with it.
+ */
+__attribute__((destructor)) static void null_check_unload(void)
+{
+    if (null_asan_found)
+        null_asan.set_error_report_callback(NULL);
+    for (size_t i = 0; i < null_params_count; i++)
+        free(null_params[i].text);
+    free(null_params);
+    free(null_allocs);
+}
