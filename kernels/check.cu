@@ -58,3 +58,29 @@ ACCEL_KERNEL(check_read_raw, (uint32_t, n), (uint64_t, address), (float *, y))
     if (i < n)
         y[i] = x[i];
 }
+
+/* ---- races (accel-check --check race) ---- */
+
+/* Each thread reads its neighbour's shared element with no barrier after
+ * the writes: thread 0 reads s[1] before thread 1 writes it. */
+ACCEL_KERNEL(check_missing_barrier, (const float *, x), (float *, y))
+{
+    ACCEL_SHARED_DYNAMIC(float, s);
+    uint32_t t = threadIdx.x;
+
+    s[t] = x[t];
+    y[t] = s[(t + 1) % blockDim.x];
+}
+
+/* Thread 0 of every block writes out[0]: blocks are not ordered. */
+ACCEL_KERNEL(check_blocks_write_one, (uint32_t *, out))
+{
+    if (threadIdx.x == 0)
+        out[0] = blockIdx.x;
+}
+
+/* The same made right: every thread adds to out[0] atomically. */
+ACCEL_KERNEL(check_blocks_atomic, (uint32_t *, out))
+{
+    accel_atomic_add_u32(&out[0], 1);
+}

@@ -91,8 +91,11 @@ static void run_bug(struct corpus *c, const char *name)
 
     if (strcmp(name, "check_off_by_one_write") == 0)
         launch(c, name, 3, 32, 0, args, 3); /* 96 threads: i == 64 is block 2 */
-    else if (strcmp(name, "check_shared_overflow") == 0)
+    else if (strcmp(name, "check_shared_overflow") == 0 ||
+             strcmp(name, "check_missing_barrier") == 0)
         launch(c, name, 1, 32, 32 * sizeof(float), args + 1, 2);
+    else if (strcmp(name, "check_blocks_write_one") == 0)
+        launch(c, name, 2, 32, 0, args + 2, 1);
     else
         launch(c, name, 2, 32, 0, args, 3);
 }
@@ -109,6 +112,24 @@ static void run_use_after_free(struct corpus *c)
     ok(accel_device_sync(c->device), "accel_device_sync");
     accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(address), ACCEL_ARG_REF(y)};
     launch(c, "check_read_raw", 2, 32, 0, args, 3);
+}
+
+/* The race fixed by an atomic: 64 threads of 2 blocks add 1 each. */
+static void run_atomic(struct corpus *c)
+{
+    uint32_t zero = 0, sum = 0;
+    accel_ref out;
+
+    ok(accel_alloc(c->device, ACCEL_U32, 1, &out), "accel_alloc");
+    ok(accel_copy_to_device(c->stream, out, 0, &zero, sizeof(zero)), "copy");
+    accel_arg args[] = {ACCEL_ARG_REF(out)};
+    launch(c, "check_blocks_atomic", 2, 32, 0, args, 1);
+    ok(accel_copy_to_host(c->stream, &sum, out, 0, sizeof(sum)), "copy");
+    ok(accel_stream_sync(c->stream), "accel_stream_sync");
+    if (sum != 64) {
+        fprintf(stderr, "check-corpus: the atomic sum is %u, not 64\n", sum);
+        exit(1);
+    }
 }
 
 /* Correct kernels of kernels/blocks.cu: they must run clean and right. */
@@ -150,8 +171,11 @@ int main(int argc, char **argv)
         return 1;
     }
     corpus_open(&c, argv[1]);
-    if (strcmp(argv[2], "correct") == 0) {
-        run_correct(&c);
+    if (strcmp(argv[2], "correct") == 0 || strcmp(argv[2], "atomic") == 0) {
+        if (strcmp(argv[2], "correct") == 0)
+            run_correct(&c);
+        else
+            run_atomic(&c);
         corpus_close(&c);
         return 0;
     }

@@ -41,6 +41,7 @@ struct null_thread {
     uint64_t mask;
     uint64_t value;
     uint64_t result;
+    uint32_t epoch; /* the race check: barriers passed in this block */
 };
 
 /*
@@ -75,6 +76,16 @@ static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op, uint6
 static const struct accel_cpu_runtime null_runtime = {
     .sync_threads = null_rt_sync_threads,
     .warp_op = null_rt_warp_op,
+};
+
+static void null_race_sync_threads(void *state, uint32_t thread);
+static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
+                                  uint64_t value, uint32_t arg);
+
+/* The race check's: the same, telling libaccel-race who runs on return. */
+static const struct accel_cpu_runtime null_race_runtime = {
+    .sync_threads = null_race_sync_threads,
+    .warp_op = null_race_warp_op,
 };
 
 /* ---- failing a launch ---- */
@@ -360,6 +371,16 @@ static void null_block_next(struct accel_cpu_block *block)
     block->block_idx[2]++;
 }
 
+/* The race check: thread `rank` of the worker's block runs from here on. */
+static void null_race_now(const struct null_worker *w, uint32_t rank)
+{
+    const struct accel_cpu_block *b = &w->block;
+    uint64_t block = ((uint64_t)b->block_idx[2] * b->grid_dim[1] + b->block_idx[1]) *
+                         b->grid_dim[0] + b->block_idx[0];
+
+    accel__null_race_enter(w->blocks->launch_id, block, rank, w->thread[rank].epoch);
+}
+
 /*
  * Checked mode: the rest of a block whose thread 0 returned alone, one
  * run_thread call each, so that a report can say which thread it was.
@@ -368,6 +389,8 @@ static void null_run_rest_checked(struct null_worker *w)
 {
     for (uint32_t i = 1; i < w->threads; i++) {
         w->check_thread = i;
+        if (w->blocks->check == NULL_CHECK_RACE)
+            null_race_now(w, i);
         w->blocks->kernel->run_thread(&w->block, w->blocks->args, i);
     }
 }
@@ -381,6 +404,11 @@ static void null_run_blocks(struct null_worker *w)
     for (uint64_t n = 0; n < w->count; n++, null_block_next(&w->block)) {
         w->fibers_on = false;
         w->straight = false;
+        if (w->blocks->check == NULL_CHECK_RACE) {
+            for (uint32_t i = 0; i < w->threads; i++)
+                w->thread[i].epoch = 0;
+            null_race_now(w, 0);
+        }
         kernel->run_thread(&w->block, args, 0);
         if (w->fibers_on) {
             /* The other threads run on; this fiber resumes once all return. */
@@ -415,6 +443,8 @@ static void null_thread_main(struct null_fiber *fiber)
     uint32_t i = (uint32_t)(fiber - w->fiber);
 
     for (;;) {
+        if (w->blocks->check == NULL_CHECK_RACE)
+            null_race_now(w, i);
         w->blocks->kernel->run_thread(&w->block, w->blocks->args, i);
         w->thread[i].state = NULL_THREAD_DONE;
         w->event = NULL_EVENT_WAIT;
@@ -484,6 +514,25 @@ static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op, uint6
     t->state = NULL_THREAD_AT_WARP;
     null_rt_wait(w, thread, "a warp operation");
     return t->result;
+}
+
+/* The race check: a barrier orders the block's accesses before it and after. */
+static void null_race_sync_threads(void *state, uint32_t thread)
+{
+    struct null_worker *w = state;
+
+    null_rt_sync_threads(state, thread);
+    w->thread[thread].epoch++;
+    null_race_now(w, thread);
+}
+
+static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
+                                  uint64_t value, uint32_t arg)
+{
+    uint64_t result = null_rt_warp_op(state, thread, op, mask, value, arg);
+
+    null_race_now(state, thread);
+    return result;
 }
 
 /* ---- the scheduler, on the host thread's own stack ---- */
@@ -705,6 +754,8 @@ void accel__null_blocks_init(struct null_blocks *blocks, const struct accel_cpu_
     blocks->args = args;
     blocks->config = *config;
     blocks->stack_bytes = stack_bytes;
+    blocks->check = NULL_CHECK_OFF;
+    blocks->launch_id = 0;
     atomic_init(&blocks->failed, false);
     blocks->status = ACCEL_OK;
     blocks->detail[0] = '\0';
@@ -837,6 +888,8 @@ static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first, u
     w->threads = blocks->config.block[0] * blocks->config.block[1] * blocks->config.block[2];
     null_block_begin(&w->block, blocks, first, shared);
     w->block.runtime_state = w;
+    if (blocks->check == NULL_CHECK_RACE)
+        w->block.runtime = &null_race_runtime;
     w->running = true;
     for (;;) {
         accel__null_switch(&w->native, &w->fiber[0].ctx);
@@ -848,6 +901,8 @@ static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first, u
             break;
     }
     w->running = false;
+    if (blocks->check == NULL_CHECK_RACE)
+        accel__null_race_leave();
     if (!done)
         null_block_abandon(w);
     return done;
@@ -909,6 +964,8 @@ bool accel__null_block_where(struct null_where *out_where)
         return false;
     *out_where = (struct null_where){
         .kernel = w->blocks->kernel,
+        .grid_dim = {w->block.grid_dim[0], w->block.grid_dim[1], w->block.grid_dim[2]},
+        .block_dim = {w->block.block_dim[0], w->block.block_dim[1], w->block.block_dim[2]},
         .kernel_name = null_kernel_name(w->blocks->kernel),
         .block = {w->block.block_idx[0], w->block.block_idx[1], w->block.block_idx[2]},
         .args = w->blocks->args,
@@ -931,4 +988,19 @@ bool accel__null_block_where(struct null_where *out_where)
     out_where->thread[1] = rank / bx % by;
     out_where->thread[2] = rank / bx / by;
     return true;
+}
+
+bool accel__null_block_on_stack(uintptr_t address)
+{
+    struct null_worker *w;
+
+    if (!null_worker_key_made || (w = pthread_getspecific(null_worker_key)) == NULL)
+        return false;
+    for (uint32_t i = 0; i < NULL_BLOCK_THREADS_MAX; i++) {
+        uintptr_t lo = (uintptr_t)w->fiber[i].map;
+
+        if (lo != 0 && address >= lo && address < lo + w->fiber[i].map_bytes)
+            return true;
+    }
+    return false;
 }

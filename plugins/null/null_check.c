@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "null_plugin.h"
+#include "race/accel_race.h"
 
 /* ---- AddressSanitizer's public interface (sanitizer/asan_interface.h) ---- */
 
@@ -59,26 +60,93 @@ static void null_asan_resolve(void)
     null_asan.set_error_report_callback(null_report_callback);
 }
 
+/* ---- the race check's runtime (libaccel-race) ---- */
+
+static pthread_once_t null_race_once = PTHREAD_ONCE_INIT;
+static accel_race_where_fn null_race_where_of;
+static _Atomic uint64_t null_race_launches;
+
+static bool null_race_may_race(uintptr_t address, bool other_block);
+static void null_race_report(uintptr_t address, uint32_t size,
+                             const struct accel_race_access *now,
+                             const struct accel_race_access *then);
+
+static const struct accel_race_hooks null_race_hooks = {
+    .may_race = null_race_may_race,
+    .report = null_race_report,
+};
+
+static void null_race_resolve(void)
+{
+    union { void *object; accel_race_where_fn function; } where;
+    union { void *object; accel_race_set_hooks_fn function; } set_hooks;
+
+    where.object = dlsym(RTLD_DEFAULT, "accel_race_where");
+    set_hooks.object = dlsym(RTLD_DEFAULT, "accel_race_set_hooks");
+    if (where.object == NULL || set_hooks.object == NULL)
+        return;
+    set_hooks.function(&null_race_hooks);
+    null_race_where_of = where.function;
+}
+
+void accel__null_race_enter(uint64_t launch, uint64_t block, uint32_t thread, uint32_t epoch)
+{
+    struct accel_race_where *where = null_race_where_of();
+
+    *where = (struct accel_race_where){launch, block, thread, epoch};
+}
+
+void accel__null_race_leave(void)
+{
+    null_race_where_of()->launch = 0;
+}
+
+uint64_t accel__null_race_next_launch(void)
+{
+    return atomic_fetch_add(&null_race_launches, 1) + 1;
+}
+
+/* "memory" or "race": whether the runtime it needs is in the process. */
+static bool null_check_runtime(struct accel_drv_plugin *plugin, uint32_t mode)
+{
+    if (mode == NULL_CHECK_RACE) {
+        pthread_once(&null_race_once, null_race_resolve);
+        if (null_race_where_of != NULL)
+            return true;
+        snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
+                 "ACCEL_NULL_CHECK=race needs libaccel-race in the process: run the "
+                 "program under accel-check --check race");
+        return false;
+    }
+    pthread_once(&null_asan_once, null_asan_resolve);
+    if (null_asan_found)
+        return true;
+    snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
+             "ACCEL_NULL_CHECK=memory needs AddressSanitizer's runtime in the "
+             "process: run the program under accel-check");
+    return false;
+}
+
 bool accel__null_check_read(struct accel_drv_plugin *plugin, uint32_t *out_mode)
 {
     const char *text = plugin->services->getenv("ACCEL_NULL_CHECK");
+    uint32_t mode;
 
     *out_mode = NULL_CHECK_OFF;
     if (text == NULL || strcmp(text, "off") == 0)
         return true;
-    if (strcmp(text, "memory") != 0) {
+    if (strcmp(text, "memory") == 0) {
+        mode = NULL_CHECK_MEMORY;
+    } else if (strcmp(text, "race") == 0) {
+        mode = NULL_CHECK_RACE;
+    } else {
         accel__null_reason_bad_value(plugin, "ACCEL_NULL_CHECK", text,
-                                     "is not a check: memory or off");
+                                     "is not a check: memory, race or off");
         return false;
     }
-    pthread_once(&null_asan_once, null_asan_resolve);
-    if (!null_asan_found) {
-        snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-                 "ACCEL_NULL_CHECK=memory needs AddressSanitizer's runtime in the "
-                 "process: run the program under accel-check");
+    if (!null_check_runtime(plugin, mode))
         return false;
-    }
-    *out_mode = NULL_CHECK_MEMORY;
+    *out_mode = mode;
     return true;
 }
 
@@ -411,6 +479,62 @@ static void null_report_callback(const char *report)
     if (length > 0 && write(2, line, (size_t)length < sizeof(line) ? (size_t)length
                                                                   : sizeof(line) - 1) < 0)
         length = 0; /* the report above stands alone */
+}
+
+/* ---- the race check's reports ---- */
+
+static bool null_race_may_race(uintptr_t address, bool other_block)
+{
+    struct null_alloc alloc;
+
+    if (!other_block)
+        return !accel__null_block_on_stack(address);
+    return null_alloc_find(address, &alloc) && !alloc.freed && address >= alloc.base &&
+           address - alloc.base < alloc.bytes;
+}
+
+/* "block (x,y,z) thread (x,y,z)" of a linear block and thread of the launch. */
+static void null_race_name(const struct null_where *where, uint64_t block, uint32_t thread,
+                           char *buf, size_t size)
+{
+    uint64_t gx = where->grid_dim[0], gy = where->grid_dim[1];
+    uint32_t bx = where->block_dim[0], by = where->block_dim[1];
+
+    snprintf(buf, size, "block (%" PRIu64 ",%" PRIu64 ",%" PRIu64 ") thread (%u,%u,%u)",
+             block % gx, block / gx % gy, block / gx / gy, thread % bx, thread / bx % by,
+             thread / bx / by);
+}
+
+/*
+ * A race: one line naming both accesses, then the process ends, as an ASan
+ * report does (what the kernel computed cannot be trusted).
+ */
+static void null_race_report(uintptr_t address, uint32_t size,
+                             const struct accel_race_access *now,
+                             const struct accel_race_access *then)
+{
+    char target[400], who[96], other[96], line[1024];
+    struct null_where where;
+    int length;
+
+    if (!accel__null_block_where(&where))
+        return;
+    null_race_name(&where, now->block, now->thread, who, sizeof(who));
+    null_race_name(&where, then->block, then->thread, other, sizeof(other));
+    null_describe_target(&where, address, target, sizeof(target));
+    length = snprintf(line, sizeof(line),
+                      "accel-check: data race: kernel '%s' %s: %s of %u bytes at 0x%" PRIxPTR
+                      " %s: races with a %s by %s, %s\n",
+                      where.kernel_name, who, now->write ? "WRITE" : "READ", size, address,
+                      target, then->write ? "WRITE" : "READ", other,
+                      then->block == now->block
+                          ? "a thread of the same block, with no barrier between them"
+                          : "another block of the same launch (blocks are not ordered: "
+                            "use an atomic)");
+    if (length > 0 && write(2, line, (size_t)length < sizeof(line) ? (size_t)length
+                                                                  : sizeof(line) - 1) < 0)
+        length = 0;
+    abort();
 }
 
 /*

@@ -37,7 +37,8 @@ struct accel_drv_plugin;
 
 enum null_check_mode {
     NULL_CHECK_OFF = 0,
-    NULL_CHECK_MEMORY = 1
+    NULL_CHECK_MEMORY = 1,
+    NULL_CHECK_RACE = 2
 };
 
 /* The fiber stacks of a checked run are at least this big: ASan's frames
@@ -65,6 +66,8 @@ void accel__null_check_note_kernel(const struct accel_cpu_kernel *kernel, const 
  */
 struct null_where {
     const struct accel_cpu_kernel *kernel;
+    uint32_t grid_dim[3];
+    uint32_t block_dim[3];
     const char *kernel_name;
     uint32_t block[3];
     uint32_t thread[3];
@@ -75,6 +78,18 @@ struct null_where {
 };
 
 bool accel__null_block_where(struct null_where *out_where);
+/* Whether `address` is on a stack of the calling host thread's fibers. */
+bool accel__null_block_on_stack(uintptr_t address);
+
+/*
+ * The race check (ACCEL_NULL_CHECK=race, libaccel-race): the calling host
+ * thread now runs thread `thread` of block `block` (linear) of launch
+ * `launch`, past `epoch` barriers; leave: it runs no kernel.
+ */
+void accel__null_race_enter(uint64_t launch, uint64_t block, uint32_t thread, uint32_t epoch);
+void accel__null_race_leave(void);
+/* A number for a new launch, from 1. */
+uint64_t accel__null_race_next_launch(void);
 
 /* Unpoison a fiber stack's shadow, when the runtime is there (a fiber
  * abandoned mid-frame leaves red zones behind). */

@@ -26,7 +26,7 @@ struct null_launch {
     struct null_pool *pool; /* NULL: the stream worker runs every block */
     struct accel_launch_config config;
     size_t stack_bytes; /* of each fiber that runs a thread (null_block.h) */
-    bool check;         /* the plugin's checked mode is on (null_check.h) */
+    uint32_t check;     /* the plugin's checked mode (null_check.h) */
     unsigned char *heap_args; /* the arguments when they do not fit inline */
     _Alignas(16) unsigned char inline_args[NULL_LAUNCH_INLINE_BYTES];
 };

@@ -327,6 +327,6 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
         arg_sizes, nargs, &launch);
     if (status != ACCEL_OK)
         return status;
-    launch.check = plugin->check != NULL_CHECK_OFF;
+    launch.check = plugin->check;
     return accel__null_queue_launch(stream->queue, &launch);
 }
