@@ -3,7 +3,9 @@
  * buggy kernel of kernels/check.cu, run by check-corpus under accel-check,
  * must end with a report that names the kernel, the block, the thread and
  * the argument with its element type, length and the offset touched; the
- * correct kernels of kernels/blocks.cu must run clean. In process: what
+ * correct kernels of kernels/blocks.cu must run clean; under --check race,
+ * a missing barrier and two blocks writing one element are races, the
+ * same fixed by an atomic and the correct kernels are not. In process: what
  * the mode needs, and the devices it makes.
  *
  * The child processes need AddressSanitizer's runtime for the compiler
@@ -59,10 +61,11 @@ static void skip_without_children(void)
 }
 
 /*
- * Run `accel-check check-corpus BUNDLE CASE`; its stderr into `text` (of
- * `size`), its wait status returned.
+ * Run `accel-check --check MODE check-corpus BUNDLE CASE`; its stderr into
+ * `text` (of `size`), its wait status returned.
  */
-static int run_case(const char *bundle, const char *name, char *text, size_t size)
+static int run_case(const char *mode, const char *bundle, const char *name, char *text,
+                    size_t size)
 {
     int pipe_fds[2], status = 0;
     size_t got = 0;
@@ -79,8 +82,8 @@ static int run_case(const char *bundle, const char *name, char *text, size_t siz
         support_clean_environment();
         /* The report's own line needs no symbols; symbolizing takes seconds. */
         setenv("ASAN_OPTIONS", "symbolize=0", 1);
-        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, CHECK_CORPUS_PATH, bundle, name,
-              (char *)NULL);
+        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, "--check", mode, CHECK_CORPUS_PATH, bundle,
+              name, (char *)NULL);
         _exit(127);
     }
     close(pipe_fds[1]);
@@ -101,22 +104,45 @@ static int run_case(const char *bundle, const char *name, char *text, size_t siz
  * The case ended by ASan (not clean, not "the bug went unseen") with a
  * report holding both `who` and `what`.
  */
-static void expect_report(const char *name, const char *who, const char *what)
+static void expect_report_of(const char *mode, const char *name, const char *who,
+                             const char *what)
 {
     static char text[1 << 16];
     int status;
 
     skip_without_children();
-    status = run_case(CHECK_CORPUS_BUNDLE, name, text, sizeof(text));
+    status = run_case(mode, CHECK_CORPUS_BUNDLE, name, text, sizeof(text));
     if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3 ||
         strstr(text, who) == NULL || strstr(text, what) == NULL)
         print_error("%s", text);
     assert_true(WIFEXITED(status) || WIFSIGNALED(status));
     assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 3);
-    assert_contains(text, "ERROR: AddressSanitizer");
+    if (strcmp(mode, "memory") == 0)
+        assert_contains(text, "ERROR: AddressSanitizer");
     assert_contains(text, who);
     assert_contains(text, what);
+}
+
+static void expect_report(const char *name, const char *who, const char *what)
+{
+    expect_report_of("memory", name, who, what);
+}
+
+/* The case runs to its end (exit 0) with no report of `mode`. */
+static void expect_clean(const char *mode, const char *bundle, const char *name)
+{
+    static char text[1 << 16];
+    int status;
+
+    skip_without_children();
+    status = run_case(mode, bundle, name, text, sizeof(text));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        print_error("%s", text);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_null(strstr(text, "accel-check:"));
+    assert_null(strstr(text, "AddressSanitizer"));
 }
 
 static void test_off_by_one_read_names_kernel_block_thread_and_ref(void **state)
@@ -171,18 +197,46 @@ static void test_use_after_free_through_native_address_is_reported(void **state)
 
 static void test_correct_block_kernels_report_nothing(void **state)
 {
-    static char text[1 << 16];
-    int status;
-
     (void)state;
-    skip_without_children();
-    status = run_case(CHECK_BLOCKS_BUNDLE, "correct", text, sizeof(text));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        print_error("%s", text);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
-    assert_null(strstr(text, "accel-check:"));
-    assert_null(strstr(text, "AddressSanitizer"));
+    expect_clean("memory", CHECK_BLOCKS_BUNDLE, "correct");
+}
+
+/* ---- races: accel-check --check race ---- */
+
+static void test_missing_barrier_is_a_race_within_the_block(void **state)
+{
+    (void)state;
+    expect_report_of("race", "check_missing_barrier",
+                     "accel-check: data race: kernel 'check_missing_barrier' block (0,0,0) "
+                     "thread (1,0,0): WRITE of 4 bytes at ",
+                     "inside the block's dynamic shared memory (128 bytes): byte offset 4: "
+                     "races with a READ by block (0,0,0) thread (0,0,0), a thread of the same "
+                     "block, with no barrier between them");
+}
+
+static void test_two_blocks_writing_one_element_is_a_race(void **state)
+{
+    (void)state;
+    expect_report_of("race", "check_blocks_write_one",
+                     "accel-check: data race: kernel 'check_blocks_write_one' block (",
+                     ") thread (0,0,0): WRITE of 4 bytes at ");
+    expect_report_of("race", "check_blocks_write_one",
+                     "inside argument 0 'uint32_t * out' (uint32_t[64], 256 bytes): byte "
+                     "offset 0, element 0 of 64: races with a WRITE by block (",
+                     "another block of the same launch (blocks are not ordered: use an "
+                     "atomic)");
+}
+
+static void test_race_fixed_by_an_atomic_reports_nothing(void **state)
+{
+    (void)state;
+    expect_clean("race", CHECK_CORPUS_BUNDLE, "atomic");
+}
+
+static void test_correct_block_kernels_report_no_race(void **state)
+{
+    (void)state;
+    expect_clean("race", CHECK_BLOCKS_BUNDLE, "correct");
 }
 
 /* ---- in process: what the mode needs ---- */
@@ -202,7 +256,20 @@ static void test_bad_check_value_leaves_no_device(void **state)
     assert_int_not_equal(support_null_open(&null, env), 0);
     snprintf(reason, sizeof(reason), "%s", accel_last_error());
     support_null_close(&null);
-    assert_contains(reason, "ACCEL_NULL_CHECK='bogus' is not a check: memory or off");
+    assert_contains(reason, "ACCEL_NULL_CHECK='bogus' is not a check: memory, race or off");
+}
+
+static void test_race_check_needs_its_runtime(void **state)
+{
+    const char *env[] = {"ACCEL_NULL_CHECK=race", NULL};
+    struct support_null null;
+    char reason[512] = "";
+
+    (void)state;
+    assert_int_not_equal(support_null_open(&null, env), 0);
+    snprintf(reason, sizeof(reason), "%s", accel_last_error());
+    support_null_close(&null);
+    assert_contains(reason, "ACCEL_NULL_CHECK=race needs libaccel-race in the process");
 }
 
 /*
@@ -256,6 +323,11 @@ int main(void)
         cmocka_unit_test(test_shared_memory_overflow_names_the_thread_past_it),
         cmocka_unit_test(test_use_after_free_through_native_address_is_reported),
         cmocka_unit_test(test_correct_block_kernels_report_nothing),
+        cmocka_unit_test(test_missing_barrier_is_a_race_within_the_block),
+        cmocka_unit_test(test_two_blocks_writing_one_element_is_a_race),
+        cmocka_unit_test(test_race_fixed_by_an_atomic_reports_nothing),
+        cmocka_unit_test(test_correct_block_kernels_report_no_race),
+        cmocka_unit_test(test_race_check_needs_its_runtime),
         cmocka_unit_test(test_bad_check_value_leaves_no_device),
         cmocka_unit_test(test_memory_check_needs_the_runtime_and_owns_allocations),
     };
