@@ -21,6 +21,14 @@
  *    names the kernel, the block, the thread and the argument (declared
  *    type and name, element count, offset touched) or the shared memory.
  *
+ * The race check (ACCEL_NULL_CHECK=race) shares all of that but ASan: its
+ * runtime is libaccel-race (race/accel_race.h), which the "-race" images'
+ * -fsanitize=thread calls reach; the devices' arch gains "-race", the
+ * blocks run with a runtime that tells libaccel-race, after every barrier
+ * and warp operation and at every thread's start, which launch, block and
+ * thread runs and how many barriers it has passed, and a race found is
+ * reported the same way, naming both accesses, and ends the process.
+ *
  * Nothing of this runs when the mode is off: the entries test one flag
  * before a device allocation and before a grid runs, never per thread.
  */

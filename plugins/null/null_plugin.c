@@ -25,14 +25,14 @@
  *                            rounded up to whole pages; 64 when unset.
  *                            A thread that overflows it faults on a guard
  *                            page (see null_block.h).
- *   ACCEL_NULL_CHECK         memory, or off (as unset): the checked mode
- *                            (null_check.h), in which AddressSanitizer
- *                            finds kernels' out-of-bounds accesses and
- *                            uses of freed memory, reported by kernel,
- *                            block, thread and argument. It needs ASan's
- *                            runtime in the process (accel-check) and
- *                            kernels built by accel-cc --check; without
- *                            the runtime there is no device.
+ *   ACCEL_NULL_CHECK         memory, race, or off (as unset): the checked
+ *                            modes (null_check.h): AddressSanitizer finds
+ *                            kernels' out-of-bounds accesses and uses of
+ *                            freed memory, or libaccel-race their data
+ *                            races, reported by kernel, block, thread and
+ *                            argument. Each needs its runtime in the
+ *                            process (accel-check) and kernels built by
+ *                            accel-cc --check; without it, no device.
  *
  * Test knobs, for the host's tests:
  *
