@@ -84,3 +84,14 @@ ACCEL_KERNEL(check_blocks_atomic, (uint32_t *, out))
 {
     accel_atomic_add_u32(&out[0], 1);
 }
+
+/* ---- reads of memory never written (accel-check --check init) ---- */
+
+/* A plain copy; the test writes only the first half of x. */
+ACCEL_KERNEL(check_copy, (uint32_t, n), (const float *, x), (float *, y))
+{
+    uint64_t i = accel_global_idx_x();
+
+    if (i < n)
+        y[i] = x[i];
+}

@@ -114,6 +114,19 @@ static void run_use_after_free(struct corpus *c)
     launch(c, "check_read_raw", 2, 32, 0, args, 3);
 }
 
+/* Half of x written by a copy, all of it read by a kernel. */
+static void run_uninit(struct corpus *c)
+{
+    uint32_t n = 64;
+    float half[32] = {0};
+    accel_ref x, y = array(c, ACCEL_F32, n);
+
+    ok(accel_alloc(c->device, ACCEL_F32, n, &x), "accel_alloc");
+    ok(accel_copy_to_device(c->stream, x, 0, half, sizeof(half)), "copy");
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(x), ACCEL_ARG_REF(y)};
+    launch(c, "check_copy", 2, 32, 0, args, 3);
+}
+
 /* The race fixed by an atomic: 64 threads of 2 blocks add 1 each. */
 static void run_atomic(struct corpus *c)
 {
@@ -181,6 +194,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[2], "use_after_free") == 0)
         run_use_after_free(&c);
+    else if (strcmp(argv[2], "uninit") == 0)
+        run_uninit(&c);
     else
         run_bug(&c, argv[2]);
     fprintf(stderr, "check-corpus: %s ran to the end: the bug went unseen\n", argv[2]);

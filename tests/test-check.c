@@ -5,7 +5,9 @@
  * the argument with its element type, length and the offset touched; the
  * correct kernels of kernels/blocks.cu must run clean; under --check race,
  * a missing barrier and two blocks writing one element are races, the
- * same fixed by an atomic and the correct kernels are not. In process: what
+ * same fixed by an atomic and the correct kernels are not; under --check
+ * init, a read of device memory no copy wrote is reported, and the
+ * correct kernels read nothing unwritten. In process: what
  * the mode needs, and the devices it makes.
  *
  * The child processes need AddressSanitizer's runtime for the compiler
@@ -233,6 +235,24 @@ static void test_race_fixed_by_an_atomic_reports_nothing(void **state)
     expect_clean("race", CHECK_CORPUS_BUNDLE, "atomic");
 }
 
+/* ---- reads of memory never written: accel-check --check init ---- */
+
+static void test_read_of_never_written_memory_is_reported(void **state)
+{
+    (void)state;
+    expect_report_of("init", "uninit",
+                     "accel-check: uninitialised read: kernel 'check_copy' block (1,0,0) "
+                     "thread (0,0,0): READ of 4 bytes at ",
+                     "inside argument 1 'const float * x' (float[64], 256 bytes): byte offset "
+                     "128, element 32 of 64: never written by a copy or a kernel");
+}
+
+static void test_correct_block_kernels_read_nothing_unwritten(void **state)
+{
+    (void)state;
+    expect_clean("init", CHECK_BLOCKS_BUNDLE, "correct");
+}
+
 static void test_correct_block_kernels_report_no_race(void **state)
 {
     (void)state;
@@ -256,20 +276,27 @@ static void test_bad_check_value_leaves_no_device(void **state)
     assert_int_not_equal(support_null_open(&null, env), 0);
     snprintf(reason, sizeof(reason), "%s", accel_last_error());
     support_null_close(&null);
-    assert_contains(reason, "ACCEL_NULL_CHECK='bogus' is not a check: memory, race or off");
+    assert_contains(reason, "ACCEL_NULL_CHECK='bogus' is not a check: memory, race, init or off");
 }
 
-static void test_race_check_needs_its_runtime(void **state)
+static void test_race_and_init_checks_need_their_runtime(void **state)
 {
-    const char *env[] = {"ACCEL_NULL_CHECK=race", NULL};
-    struct support_null null;
-    char reason[512] = "";
+    static const char *const modes[] = {"race", "init"};
 
     (void)state;
-    assert_int_not_equal(support_null_open(&null, env), 0);
-    snprintf(reason, sizeof(reason), "%s", accel_last_error());
-    support_null_close(&null);
-    assert_contains(reason, "ACCEL_NULL_CHECK=race needs libaccel-race in the process");
+    for (size_t i = 0; i < 2; i++) {
+        char variable[64], want[96], reason[512] = "";
+        const char *env[] = {variable, NULL};
+        struct support_null null;
+
+        snprintf(variable, sizeof(variable), "ACCEL_NULL_CHECK=%s", modes[i]);
+        snprintf(want, sizeof(want), "ACCEL_NULL_CHECK=%s needs libaccel-race in the process",
+                 modes[i]);
+        assert_int_not_equal(support_null_open(&null, env), 0);
+        snprintf(reason, sizeof(reason), "%s", accel_last_error());
+        support_null_close(&null);
+        assert_contains(reason, want);
+    }
 }
 
 /*
@@ -327,7 +354,9 @@ int main(void)
         cmocka_unit_test(test_two_blocks_writing_one_element_is_a_race),
         cmocka_unit_test(test_race_fixed_by_an_atomic_reports_nothing),
         cmocka_unit_test(test_correct_block_kernels_report_no_race),
-        cmocka_unit_test(test_race_check_needs_its_runtime),
+        cmocka_unit_test(test_read_of_never_written_memory_is_reported),
+        cmocka_unit_test(test_correct_block_kernels_read_nothing_unwritten),
+        cmocka_unit_test(test_race_and_init_checks_need_their_runtime),
         cmocka_unit_test(test_bad_check_value_leaves_no_device),
         cmocka_unit_test(test_memory_check_needs_the_runtime_and_owns_allocations),
     };

@@ -389,7 +389,7 @@ static void null_run_rest_checked(struct null_worker *w)
 {
     for (uint32_t i = 1; i < w->threads; i++) {
         w->check_thread = i;
-        if (w->blocks->check == NULL_CHECK_RACE)
+        if (w->blocks->check >= NULL_CHECK_RACE)
             null_race_now(w, i);
         w->blocks->kernel->run_thread(&w->block, w->blocks->args, i);
     }
@@ -404,7 +404,7 @@ static void null_run_blocks(struct null_worker *w)
     for (uint64_t n = 0; n < w->count; n++, null_block_next(&w->block)) {
         w->fibers_on = false;
         w->straight = false;
-        if (w->blocks->check == NULL_CHECK_RACE) {
+        if (w->blocks->check >= NULL_CHECK_RACE) {
             for (uint32_t i = 0; i < w->threads; i++)
                 w->thread[i].epoch = 0;
             null_race_now(w, 0);
@@ -443,7 +443,7 @@ static void null_thread_main(struct null_fiber *fiber)
     uint32_t i = (uint32_t)(fiber - w->fiber);
 
     for (;;) {
-        if (w->blocks->check == NULL_CHECK_RACE)
+        if (w->blocks->check >= NULL_CHECK_RACE)
             null_race_now(w, i);
         w->blocks->kernel->run_thread(&w->block, w->blocks->args, i);
         w->thread[i].state = NULL_THREAD_DONE;
@@ -888,7 +888,7 @@ static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first, u
     w->threads = blocks->config.block[0] * blocks->config.block[1] * blocks->config.block[2];
     null_block_begin(&w->block, blocks, first, shared);
     w->block.runtime_state = w;
-    if (blocks->check == NULL_CHECK_RACE)
+    if (blocks->check >= NULL_CHECK_RACE)
         w->block.runtime = &null_race_runtime;
     w->running = true;
     for (;;) {
@@ -901,7 +901,7 @@ static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first, u
             break;
     }
     w->running = false;
-    if (blocks->check == NULL_CHECK_RACE)
+    if (blocks->check >= NULL_CHECK_RACE)
         accel__null_race_leave();
     if (!done)
         null_block_abandon(w);

@@ -71,10 +71,21 @@ static void null_race_report(uintptr_t address, uint32_t size,
                              const struct accel_race_access *now,
                              const struct accel_race_access *then);
 
+static void null_init_access(uintptr_t address, uint32_t size, bool write);
+
 static const struct accel_race_hooks null_race_hooks = {
     .may_race = null_race_may_race,
     .report = null_race_report,
 };
+
+/* The initcheck: the same runtime, every access to null_init_access. */
+static const struct accel_race_hooks null_init_hooks = {
+    .may_race = null_race_may_race,
+    .report = null_race_report,
+    .access = null_init_access,
+};
+
+static accel_race_set_hooks_fn null_race_set_hooks;
 
 static void null_race_resolve(void)
 {
@@ -85,7 +96,7 @@ static void null_race_resolve(void)
     set_hooks.object = dlsym(RTLD_DEFAULT, "accel_race_set_hooks");
     if (where.object == NULL || set_hooks.object == NULL)
         return;
-    set_hooks.function(&null_race_hooks);
+    null_race_set_hooks = set_hooks.function;
     null_race_where_of = where.function;
 }
 
@@ -109,13 +120,17 @@ uint64_t accel__null_race_next_launch(void)
 /* "memory" or "race": whether the runtime it needs is in the process. */
 static bool null_check_runtime(struct accel_drv_plugin *plugin, uint32_t mode)
 {
-    if (mode == NULL_CHECK_RACE) {
+    if (mode == NULL_CHECK_RACE || mode == NULL_CHECK_INIT) {
         pthread_once(&null_race_once, null_race_resolve);
-        if (null_race_where_of != NULL)
+        if (null_race_where_of != NULL) {
+            null_race_set_hooks(mode == NULL_CHECK_INIT ? &null_init_hooks : &null_race_hooks);
             return true;
+        }
         snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-                 "ACCEL_NULL_CHECK=race needs libaccel-race in the process: run the "
-                 "program under accel-check --check race");
+                 "ACCEL_NULL_CHECK=%s needs libaccel-race in the process: run the "
+                 "program under accel-check --check %s",
+                 mode == NULL_CHECK_INIT ? "init" : "race",
+                 mode == NULL_CHECK_INIT ? "init" : "race");
         return false;
     }
     pthread_once(&null_asan_once, null_asan_resolve);
@@ -139,9 +154,11 @@ bool accel__null_check_read(struct accel_drv_plugin *plugin, uint32_t *out_mode)
         mode = NULL_CHECK_MEMORY;
     } else if (strcmp(text, "race") == 0) {
         mode = NULL_CHECK_RACE;
+    } else if (strcmp(text, "init") == 0) {
+        mode = NULL_CHECK_INIT;
     } else {
         accel__null_reason_bad_value(plugin, "ACCEL_NULL_CHECK", text,
-                                     "is not a check: memory, race or off");
+                                     "is not a check: memory, race, init or off");
         return false;
     }
     if (!null_check_runtime(plugin, mode))
@@ -167,6 +184,7 @@ struct null_alloc {
     uintptr_t base;
     uint64_t bytes;
     bool freed;
+    uint8_t *written; /* the initcheck's bit per byte, or NULL */
 };
 
 static pthread_mutex_t null_allocs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -178,6 +196,7 @@ static void null_allocs_drop_oldest_freed(void)
 {
     for (size_t i = 0; i < null_alloc_count; i++) {
         if (null_allocs[i].freed) {
+            free(null_allocs[i].written);
             memmove(&null_allocs[i], &null_allocs[i + 1],
                     (null_alloc_count - i - 1) * sizeof(null_allocs[0]));
             null_alloc_count--;
@@ -187,8 +206,12 @@ static void null_allocs_drop_oldest_freed(void)
     }
 }
 
-void accel__null_check_track(const void *data, uint64_t bytes)
+void accel__null_check_track(const void *data, uint64_t bytes, bool shadow)
 {
+    uint8_t *written = NULL;
+
+    if (shadow && (written = calloc(1, (size_t)(bytes / 8 + 1))) == NULL)
+        return; /* untracked: never reported, never a false report */
     pthread_mutex_lock(&null_allocs_lock);
     if (null_alloc_count == null_alloc_capacity) {
         size_t capacity = null_alloc_capacity != 0 ? 2 * null_alloc_capacity : 64;
@@ -197,13 +220,14 @@ void accel__null_check_track(const void *data, uint64_t bytes)
         if (grown == NULL) {
             /* Only a report's naming is lost; the check itself is ASan's. */
             pthread_mutex_unlock(&null_allocs_lock);
+            free(written);
             return;
         }
         null_allocs = grown;
         null_alloc_capacity = capacity;
     }
     null_allocs[null_alloc_count++] =
-        (struct null_alloc){.base = (uintptr_t)data, .bytes = bytes};
+        (struct null_alloc){.base = (uintptr_t)data, .bytes = bytes, .written = written};
     pthread_mutex_unlock(&null_allocs_lock);
 }
 
@@ -215,6 +239,8 @@ void accel__null_check_forget(const void *data)
     for (size_t i = null_alloc_count; i-- > 0;) {
         if (null_allocs[i].base == (uintptr_t)data && !null_allocs[i].freed) {
             null_allocs[i].freed = true;
+            free(null_allocs[i].written);
+            null_allocs[i].written = NULL;
             if (++null_freed_count > NULL_CHECK_FREED_MAX)
                 null_allocs_drop_oldest_freed();
             break;
@@ -481,6 +507,90 @@ static void null_report_callback(const char *report)
         length = 0; /* the report above stands alone */
 }
 
+/* ---- the initcheck ---- */
+
+/* The live allocation holding `address`; under the lock. */
+static struct null_alloc *null_alloc_live_locked(uintptr_t address)
+{
+    for (size_t i = null_alloc_count; i-- > 0;) {
+        struct null_alloc *a = &null_allocs[i];
+
+        if (!a->freed && address >= a->base && address - a->base < a->bytes)
+            return a;
+    }
+    return NULL;
+}
+
+/* Set the written bits of [address, address + bytes) within `a`. */
+static void null_alloc_mark(struct null_alloc *a, uintptr_t address, uint64_t bytes)
+{
+    uint64_t first = address - a->base;
+    uint64_t end = bytes > a->bytes - first ? a->bytes : first + bytes;
+
+    for (uint64_t b = first; b < end; b++)
+        a->written[b / 8] |= (uint8_t)(1u << (b % 8));
+}
+
+void accel__null_check_mark_written(uintptr_t address, uint64_t bytes)
+{
+    struct null_alloc *a;
+
+    pthread_mutex_lock(&null_allocs_lock);
+    a = null_alloc_live_locked(address);
+    if (a != NULL && a->written != NULL)
+        null_alloc_mark(a, address, bytes);
+    pthread_mutex_unlock(&null_allocs_lock);
+}
+
+/* A kernel's read of device memory never written: one line, then the end. */
+static void null_init_report(uintptr_t address, uint32_t size, uintptr_t unwritten)
+{
+    char target[400], line[768];
+    struct null_where where;
+    int length;
+
+    if (!accel__null_block_where(&where))
+        return;
+    null_describe_target(&where, unwritten, target, sizeof(target));
+    length = snprintf(line, sizeof(line),
+                      "accel-check: uninitialised read: kernel '%s' block (%u,%u,%u) thread "
+                      "(%u,%u,%u): READ of %u bytes at 0x%" PRIxPTR " %s: never written by a "
+                      "copy or a kernel\n",
+                      where.kernel_name, where.block[0], where.block[1], where.block[2],
+                      where.thread[0], where.thread[1], where.thread[2], size, address,
+                      target);
+    if (length > 0 && write(2, line, (size_t)length < sizeof(line) ? (size_t)length
+                                                                  : sizeof(line) - 1) < 0)
+        length = 0;
+    abort();
+}
+
+/* Every access of a kernel, in the initcheck: writes mark, reads check. */
+static void null_init_access(uintptr_t address, uint32_t size, bool write)
+{
+    uintptr_t unwritten = 0;
+    struct null_alloc *a;
+
+    pthread_mutex_lock(&null_allocs_lock);
+    a = null_alloc_live_locked(address);
+    if (a != NULL && a->written != NULL) {
+        if (write) {
+            null_alloc_mark(a, address, size);
+        } else {
+            for (uint64_t b = address - a->base; b < a->bytes && b < address - a->base + size;
+                 b++) {
+                if ((a->written[b / 8] & (1u << (b % 8))) == 0) {
+                    unwritten = a->base + b;
+                    break;
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&null_allocs_lock);
+    if (unwritten != 0)
+        null_init_report(address, size, unwritten);
+}
+
 /* ---- the race check's reports ---- */
 
 static bool null_race_may_race(uintptr_t address, bool other_block)
@@ -548,5 +658,7 @@ __attribute__((destructor)) static void null_check_unload(void)
     for (size_t i = 0; i < null_params_count; i++)
         free(null_params[i].text);
     free(null_params);
+    for (size_t i = 0; i < null_alloc_count; i++)
+        free(null_allocs[i].written);
     free(null_allocs);
 }

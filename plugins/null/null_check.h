@@ -46,7 +46,8 @@ struct accel_drv_plugin;
 enum null_check_mode {
     NULL_CHECK_OFF = 0,
     NULL_CHECK_MEMORY = 1,
-    NULL_CHECK_RACE = 2
+    NULL_CHECK_RACE = 2,
+    NULL_CHECK_INIT = 3
 };
 
 /* The fiber stacks of a checked run are at least this big: ASan's frames
@@ -60,8 +61,13 @@ enum null_check_mode {
  */
 bool accel__null_check_read(struct accel_drv_plugin *plugin, uint32_t *out_mode);
 
-/* Keep a checked device allocation in the table reports name it from. */
-void accel__null_check_track(const void *data, uint64_t bytes);
+/*
+ * Keep a checked device allocation in the table reports name it from;
+ * with `shadow` (the initcheck), with a bit per byte, set once written.
+ */
+void accel__null_check_track(const void *data, uint64_t bytes, bool shadow);
+/* The initcheck: bytes a copy writes into device memory. */
+void accel__null_check_mark_written(uintptr_t address, uint64_t bytes);
 /* It was freed: reports now say so of addresses in it. */
 void accel__null_check_forget(const void *data);
 

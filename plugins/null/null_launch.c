@@ -164,7 +164,7 @@ accel_status accel__null_launch_run(struct null_launch *launch, char *detail,
     accel__null_blocks_init(&blocks, launch->kernel, args, &launch->config,
                             launch->stack_bytes);
     blocks.check = launch->check;
-    if (launch->check == NULL_CHECK_RACE)
+    if (launch->check >= NULL_CHECK_RACE)
         blocks.launch_id = accel__null_race_next_launch();
     accel__null_grid_run(launch->pool, &blocks);
     accel__null_launch_discard(launch);

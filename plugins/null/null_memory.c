@@ -117,7 +117,7 @@ static accel_status null_block_alloc_checked(accel_drv_device *device, uint64_t 
     }
     block->bytes = bytes;
     block->checked = data;
-    accel__null_check_track(data, bytes);
+    accel__null_check_track(data, bytes, device->plugin->check == NULL_CHECK_INIT);
     accel__null_device_track(device, &device->mems, &block->link);
     *out_block = block;
     return ACCEL_OK;

@@ -242,7 +242,7 @@ static void null_check_props(accel_drv_plugin *plugin)
 
     plugin->props.caps |= ACCEL_DEVICE_CAP_OWN_ALLOCATIONS;
     snprintf(arch, sizeof(arch), "%.*s-%s", (int)sizeof(arch) - 6, plugin->props.arch,
-             plugin->check == NULL_CHECK_RACE ? "race" : "asan");
+             plugin->check >= NULL_CHECK_RACE ? "race" : "asan");
     memcpy(plugin->props.arch, arch, sizeof(arch));
     if (plugin->stack_bytes < NULL_CHECK_STACK_BYTES)
         plugin->stack_bytes = NULL_CHECK_STACK_BYTES;

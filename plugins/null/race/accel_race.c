@@ -136,6 +136,10 @@ static void race_access(const void *pointer, uint32_t size, bool write)
 
     if (race_where.launch == 0 || race_hooks == NULL || race_table == NULL)
         return;
+    if (race_hooks->access != NULL) {
+        race_hooks->access(address, size, write);
+        return;
+    }
     if (size < 4 || (address & 3u) != 0) {
         for (uint32_t i = 0; i < size; i++)
             race_place(address + i, address, size, write);

@@ -37,6 +37,9 @@ struct accel_race_hooks {
     /* A race between `then`, recorded, and `now`, on the calling thread. */
     void (*report)(uintptr_t address, uint32_t size, const struct accel_race_access *now,
                    const struct accel_race_access *then);
+    /* When set (the initcheck), every access in a kernel goes here instead
+     * of to the race check. */
+    void (*access)(uintptr_t address, uint32_t size, bool write);
 };
 
 typedef struct accel_race_where *(*accel_race_where_fn)(void);
