@@ -42,7 +42,7 @@ static const char *why_no_children(void)
     if (getenv("ACCEL_TEST_UNDER_VALGRIND") != NULL)
         return "AddressSanitizer does not run under valgrind";
 #ifdef CHECK_TSAN_BUILD
-    return "a ThreadSanitizer program cannot take AddressSanitizer's runtime";
+    return "a ThreadSanitizer program can take neither ASan's runtime nor libaccel-race";
 #endif
 #if defined(CHECK_CLANG_ASAN_BUILD) && defined(__clang__)
     return "this program has clang's ASan runtime; the kernels were built by gcc";
