@@ -138,6 +138,8 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     if (status != ACCEL_OK)
         goto fail_info;
     accel__pool_set_device_memory(&device->pool, device->props.total_memory);
+    accel__pool_set_own_allocations(
+        &device->pool, (device->props.caps & ACCEL_DEVICE_CAP_OWN_ALLOCATIONS) != 0);
     if (pthread_mutex_init(&device->lock, NULL) != 0) {
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
         goto fail_info;

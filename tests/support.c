@@ -20,6 +20,7 @@ void support_clean_environment(void)
     unsetenv("ACCEL_NULL_FAIL");
     unsetenv("ACCEL_NULL_LOSE_AT");
     unsetenv("ACCEL_NULL_REPORT");
+    unsetenv("ACCEL_NULL_CHECK");
     unsetenv("ACCEL_STAGING_CHUNK");
     unsetenv("ACCEL_LOG");
 }

@@ -141,7 +141,13 @@ enum {
     /* The device copies 3D layouts (depth > 1) natively. Informational:
      * the host does not read it, and hands layouts with depth > 1 to every
      * plugin's copy_* entries, which must accept them either way. */
-    ACCEL_DEVICE_CAP_COPY_3D = 1u << 2
+    ACCEL_DEVICE_CAP_COPY_3D = 1u << 2,
+    /* Every allocation wants its own mem_alloc, of exactly the bytes asked
+     * for (not rounded, not a slice of a larger page), and its own
+     * mem_free once it is freed (no page kept for reuse): a plugin that
+     * checks kernels' memory accesses (the null plugin's ACCEL_NULL_CHECK)
+     * then sees each allocation's bounds. Since: 1.1. */
+    ACCEL_DEVICE_CAP_OWN_ALLOCATIONS = 1u << 3
 };
 
 /* What a plugin tells about one device. Filled by device_info. */

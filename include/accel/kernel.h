@@ -129,6 +129,15 @@
 #define ACCEL_CPU_KERNEL_ABI_MIN 1
 /* A kernel NAME is exported as the data symbol accel_cpu_kernel_NAME. */
 #define ACCEL_CPU_KERNEL_PREFIX "accel_cpu_kernel_"
+/*
+ * An image may also export the data symbol accel_cpu_params_NAME: the
+ * kernel's parameters as declared, each "type name;" ("uint32_t n;float *
+ * y;"). ACCEL_KERNEL exports it. The null plugin reads it only in its
+ * checked mode (ACCEL_NULL_CHECK), to name in a report the argument an
+ * access went through and its element type; an image without it loads
+ * and runs the same.
+ */
+#define ACCEL_CPU_PARAMS_PREFIX "accel_cpu_params_"
 /* Equal to ACCEL_KERNEL_MAX_PARAMS in <accel/driver.h>. */
 #define ACCEL_CPU_KERNEL_MAX_PARAMS 64
 
@@ -673,6 +682,8 @@ static inline double accel_atomic_add_f64(double *p, double v)
             accel__run_##name,                                                 \
             accel__thread_##name,                                              \
     };                                                                         \
+    ACCEL__EXPORT const char accel_cpu_params_##name[] =                       \
+        ACCEL__SEQ(n, ACCEL__PARAM_TEXT, __VA_ARGS__) "";                      \
     static inline void accel__body_##name(                                     \
         const struct accel_cpu_thread *accel__thread ACCEL__UNUSED             \
             ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__))
@@ -680,6 +691,9 @@ static inline double accel_atomic_add_f64(double *p, double v)
 #define ACCEL__COMMA_DECL(i, pair) , ACCEL__DECL pair ACCEL__UNUSED
 #define ACCEL__COMMA_NAME(i, pair) , ACCEL__NAME pair
 #define ACCEL__SIZE(i, pair) sizeof(ACCEL__TYPE pair),
+#define ACCEL__PARAM_TEXT(i, pair) ACCEL__STR(ACCEL__DECL pair) ";"
+#define ACCEL__STR(x) ACCEL__STR_(x)
+#define ACCEL__STR_(x) #x
 #define ACCEL__UNPACK(i, pair)                                                 \
     ACCEL__TYPE pair ACCEL__NAME pair = *(ACCEL__TYPE pair *)accel__args[i];
 

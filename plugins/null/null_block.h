@@ -47,6 +47,10 @@ struct null_blocks {
     void *const *args;
     struct accel_launch_config config;
     size_t stack_bytes; /* of each fiber */
+    /* The checked mode: every thread on its own run_thread call, and the
+     * dynamic shared memory a heap block of its exact size (null_check.h). */
+    uint32_t check;     /* enum null_check_mode */
+    uint64_t launch_id; /* the race check's number for the launch */
     /* Set once, by the first thread that fails the launch. */
     _Atomic bool failed;
     /* Written by that thread before it lets go of the grid. */

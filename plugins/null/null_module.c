@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "elf_check.h"
+#include "null_check.h"
 #include "null_launch.h"
 #include "null_os.h"
 #include "null_perfmap.h"
@@ -245,6 +246,19 @@ static accel_status null_kernel_check(const struct accel_host_services *services
     return ACCEL_OK;
 }
 
+/* Checked mode: keep the parameters' declarations, for reports to name. */
+static void null_kernel_note_params(accel_drv_module *module, const char *name,
+                                    const struct accel_cpu_kernel *kernel)
+{
+    char symbol[sizeof(ACCEL_CPU_PARAMS_PREFIX) + NULL_KERNEL_NAME_MAX];
+    const char *text;
+
+    snprintf(symbol, sizeof(symbol), ACCEL_CPU_PARAMS_PREFIX "%s", name);
+    text = dlsym(module->handle, symbol);
+    if (text != NULL && strnlen(text, 4096) < 4096)
+        accel__null_check_note_kernel(kernel, text);
+}
+
 accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *module,
                                     const char *name, accel_drv_kernel **out_kernel,
                                     struct accel_kernel_signature *out_signature)
@@ -277,6 +291,8 @@ accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *
     status = null_kernel_check(services, name, kernel);
     if (status != ACCEL_OK)
         return status;
+    if (device->plugin->check != NULL_CHECK_OFF)
+        null_kernel_note_params(module, name, kernel);
     out_signature->param_count = kernel->param_count;
     memcpy(out_signature->param_sizes, kernel->param_sizes,
            kernel->param_count * sizeof(kernel->param_sizes[0]));

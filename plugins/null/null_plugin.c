@@ -25,6 +25,14 @@
  *                            rounded up to whole pages; 64 when unset.
  *                            A thread that overflows it faults on a guard
  *                            page (see null_block.h).
+ *   ACCEL_NULL_CHECK         memory, race, or off (as unset): the checked
+ *                            modes (null_check.h): AddressSanitizer finds
+ *                            kernels' out-of-bounds accesses and uses of
+ *                            freed memory, or libaccel-race their data
+ *                            races, reported by kernel, block, thread and
+ *                            argument. Each needs its runtime in the
+ *                            process (accel-check) and kernels built by
+ *                            accel-cc --check; without it, no device.
  *
  * Test knobs, for the host's tests:
  *
@@ -100,6 +108,7 @@
 #include <unistd.h>
 
 #include "null_block.h"
+#include "null_check.h"
 #include "null_fault.h"
 #include "null_os.h"
 #include "null_plugin.h"
@@ -222,6 +231,23 @@ static size_t null_round_to_pages(size_t bytes)
     return (bytes + unit - 1) / unit * unit;
 }
 
+/*
+ * A checked device: allocations of their own for the host (red zones about
+ * each), the "-asan" images of a bundle, and fiber stacks with room for
+ * ASan's frames and reports.
+ */
+static void null_check_props(accel_drv_plugin *plugin)
+{
+    char arch[sizeof(plugin->props.arch)];
+
+    plugin->props.caps |= ACCEL_DEVICE_CAP_OWN_ALLOCATIONS;
+    snprintf(arch, sizeof(arch), "%.*s-%s", (int)sizeof(arch) - 6, plugin->props.arch,
+             plugin->check >= NULL_CHECK_RACE ? "race" : "asan");
+    memcpy(plugin->props.arch, arch, sizeof(arch));
+    if (plugin->stack_bytes < NULL_CHECK_STACK_BYTES)
+        plugin->stack_bytes = NULL_CHECK_STACK_BYTES;
+}
+
 /* Read every variable; the first bad one leaves the plugin without devices. */
 static void null_read_environment(accel_drv_plugin *plugin)
 {
@@ -234,7 +260,7 @@ static void null_read_environment(accel_drv_plugin *plugin)
         !null_read_knob(plugin, "ACCEL_NULL_HOST_VISIBLE", 0, 1, 1, &host_visible) ||
         !null_read_knob(plugin, "ACCEL_NULL_STACK_KB", NULL_STACK_KB_MIN, NULL_STACK_KB_MAX,
                         NULL_STACK_KB_DEFAULT, &stack_kb) ||
-        !accel__null_faults_read(plugin))
+        !accel__null_faults_read(plugin) || !accel__null_check_read(plugin, &plugin->check))
         return;
     if (devices == 0)
         snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
@@ -245,6 +271,8 @@ static void null_read_environment(accel_drv_plugin *plugin)
     plugin->props.compute_units = threads;
     plugin->delay_ns = (uint64_t)delay_us * 1000u;
     plugin->stack_bytes = null_round_to_pages((size_t)stack_kb * 1024u);
+    if (plugin->check != NULL_CHECK_OFF)
+        null_check_props(plugin);
     plugin->device_count = devices;
 }
 

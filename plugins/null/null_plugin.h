@@ -109,6 +109,8 @@ struct accel_drv_plugin {
     _Atomic(struct null_pool *) pool;
     /* The fault-injection knobs and the calls counted (null_fault.h). */
     struct null_faults faults;
+    /* ACCEL_NULL_CHECK: enum null_check_mode (null_check.h). */
+    uint32_t check;
 };
 
 struct accel_drv_device {

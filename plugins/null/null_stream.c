@@ -7,6 +7,7 @@
 
 #include "null_fault.h"
 #include "null_os.h"
+#include "null_check.h"
 #include "null_plugin.h"
 #include "null_queue.h"
 
@@ -244,6 +245,27 @@ accel_status accel__null_stream_wait_event(accel_drv_device *device,
 
 /* ---- copies and host functions ---- */
 
+/*
+ * The initcheck: the device bytes a copy writes count as written from its
+ * enqueueing (a kernel enqueued before it on the stream is then not
+ * caught reading them: a miss, never a false report). A pitched layout's
+ * whole span is marked, gaps between rows included, for the same reason.
+ */
+static void null_mark_written(accel_drv_device *device, uint64_t dst,
+                              const struct accel_copy_layout *layout)
+{
+    uint64_t end = layout->dst_offset + layout->row_bytes;
+
+    if (device->plugin->check != NULL_CHECK_INIT)
+        return;
+    if (layout->rows > 1)
+        end += (layout->rows - 1) * layout->dst_pitch;
+    if (layout->depth > 1)
+        end += (layout->depth - 1) * layout->dst_slice_pitch;
+    accel__null_check_mark_written((uintptr_t)dst + layout->dst_offset,
+                                   end - layout->dst_offset);
+}
+
 accel_status accel__null_copy_to_device(accel_drv_device *device,
                                         accel_drv_stream *stream, uint64_t dst,
                                         const void *src,
@@ -255,6 +277,7 @@ accel_status accel__null_copy_to_device(accel_drv_device *device,
 
     if (status != ACCEL_OK)
         return status;
+    null_mark_written(device, dst, layout);
     return accel__null_queue_copy(stream->queue, &copy);
 }
 
@@ -285,6 +308,7 @@ accel_status accel__null_copy_on_device(accel_drv_device *device,
 
     if (status != ACCEL_OK)
         return status;
+    null_mark_written(device, dst, layout);
     return accel__null_queue_copy(stream->queue, &copy);
 }
 
@@ -326,5 +350,6 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
         arg_sizes, nargs, &launch);
     if (status != ACCEL_OK)
         return status;
+    launch.check = plugin->check;
     return accel__null_queue_launch(stream->queue, &launch);
 }
