@@ -181,14 +181,18 @@ bool conf_plugin_has_entry(const struct conf_plugin *plugin, unsigned slot)
 
 /*
  * The table as the plugin built it. The host has loaded and checked it, so
- * RTLD_NOLOAD finds the same object (nothing runs again); a plugin the host
- * refused is not opened here.
+ * RTLD_NOLOAD finds the same object (nothing runs again). A plugin without
+ * a device the host has already closed: it is opened again to read its
+ * table, which the host checked, and nothing in it is called. A plugin the
+ * host refused is never opened here.
  */
 static void read_table(struct conf_plugin *plugin)
 {
     void *library = dlopen(plugin->path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     const struct accel_driver_v1 *table;
 
+    if (library == NULL && plugin->state == ACCEL_PLUGIN_NO_DEVICE)
+        library = dlopen(plugin->path, RTLD_NOW | RTLD_LOCAL);
     if (library == NULL)
         return;
     table = dlsym(library, ACCEL_DRIVER_SYMBOL);
