@@ -35,7 +35,7 @@ run tap 0 --tap --junit "$work/null.xml" "$null"
 [ "$(head -n 1 "$work/tap.out")" = "TAP version 13" ] || fail "tap: no 'TAP version 13' first"
 plan=$(sed -n '2s/^1\.\.\([0-9][0-9]*\)$/\1/p' "$work/tap.out")
 lines=$(grep -c '^ok [0-9]' "$work/tap.out")
-[ -n "$plan" ] && [ "$plan" = "$lines" ] || fail "tap: plan '$plan', $lines ok lines"
+{ [ -n "$plan" ] && [ "$plan" = "$lines" ]; } || fail "tap: plan '$plan', $lines ok lines"
 lacks tap.out '^not ok'
 has tap.out '# SKIP no module image'
 has null.xml '<testsuites name="accel-conformance">'
