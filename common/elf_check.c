@@ -373,3 +373,53 @@ const char *accel__elf_refusal(accel__elf_read_fn read, void *context,
     free(view.dyn);
     return refusal;
 }
+
+/* More symbols than any plugin exports by mistake: past it, counting stops. */
+#define DYNSYM_MAX (1u << 20)
+
+/* Whether a .dynsym entry is one the object defines and exports. */
+static bool symbol_exported(const ElfW(Sym) *sym)
+{
+    unsigned bind = ELF64_ST_BIND(sym->st_info), type = ELF64_ST_TYPE(sym->st_info);
+    unsigned visibility = ELF64_ST_VISIBILITY(sym->st_other);
+    /* SHN_ABS: a version script's version names, not code or data. */
+    if (sym->st_shndx == SHN_UNDEF || sym->st_shndx == SHN_ABS)
+        return false;
+    if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)
+        return false;
+    if (type == STT_SECTION || type == STT_FILE)
+        return false;
+    return visibility == STV_DEFAULT || visibility == STV_PROTECTED;
+}
+
+bool accel__elf_exported_symbols(accel__elf_read_fn read, void *context,
+                                 uint64_t file_size, uint64_t *out_count)
+{
+    ElfW(Ehdr) header;
+    *out_count = 0;
+    if (file_size < sizeof header || !read(context, 0, &header, sizeof header) ||
+        header.e_shentsize != sizeof(ElfW(Shdr)) || header.e_shnum == 0 ||
+        !range_fits(header.e_shoff, header.e_shnum, sizeof(ElfW(Shdr)), file_size))
+        return false;
+    for (unsigned i = 0; i < header.e_shnum; i++) {
+        ElfW(Shdr) section;
+        if (!read(context, header.e_shoff + (uint64_t)i * sizeof section, &section,
+                  sizeof section))
+            return false;
+        if (section.sh_type != SHT_DYNSYM)
+            continue;
+        if (section.sh_entsize != sizeof(ElfW(Sym)) ||
+            section.sh_size / sizeof(ElfW(Sym)) > DYNSYM_MAX ||
+            !range_fits(section.sh_offset, section.sh_size / sizeof(ElfW(Sym)),
+                        sizeof(ElfW(Sym)), file_size))
+            return false;
+        for (uint64_t s = 0; s < section.sh_size / sizeof(ElfW(Sym)); s++) {
+            ElfW(Sym) sym;
+            if (!read(context, section.sh_offset + s * sizeof sym, &sym, sizeof sym))
+                return false;
+            *out_count += symbol_exported(&sym);
+        }
+        return true;
+    }
+    return false;
+}
