@@ -39,7 +39,9 @@ const char *accel__elf_refusal(accel__elf_read_fn read, void *context,
 
 /*
  * How many symbols the object defines and exports (global or weak, of
- * default or protected visibility, in its dynamic symbol table). false
+ * default or protected visibility, in its dynamic symbol table), leaving
+ * out names reserved for the implementation ("__..." and "_X...": what
+ * compilers and sanitizers add, as ASan's __odr_asan.NAME). false
  * when the section headers do not say (stripped of them, or damaged).
  */
 bool accel__elf_exported_symbols(accel__elf_read_fn read, void *context,
