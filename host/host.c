@@ -54,11 +54,13 @@ static accel_status take_selection(accel_host *host, const char *text)
  */
 static void services_for(const accel_host_options *options,
                          const struct accel__ids *ids,
-                         struct accel_host_services *out_services)
+                         struct accel__host_services *out_all)
 {
+    struct accel_host_services *out_services = &out_all->v1;
+    memset(out_all, 0, sizeof *out_all);
     *out_services = accel__services;
-    out_services->struct_size = sizeof *out_services;
-    out_services->host_minor = ACCEL_DRIVER_ABI_MINOR;
+    out_services->struct_size = sizeof *out_all;
+    out_services->host_minor = ACCEL__HOST_MINOR;
     out_services->privilege = 0;
     if (accel__ids_elevated(ids) || getauxval(AT_SECURE) != 0) {
         out_services->privilege |= ACCEL_HOST_PRIVILEGE_ELEVATED;
@@ -105,7 +107,7 @@ accel_status accel__host_create_as(const accel_host_options *options,
     }
     bool open_all = host->parse_status == ACCEL_OK;
     services_for(options, ids, &host->services);
-    status = accel__catalog_load(&host->catalog, &host->services, ids,
+    status = accel__catalog_load(&host->catalog, &host->services.v1, ids,
                                  plugin_path, host->items, host->item_count,
                                  open_all);
     if (status != ACCEL_OK)

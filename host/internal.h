@@ -49,6 +49,25 @@ void accel__log(accel_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 bool accel__log_enabled(accel_log_level level);
 
+/*
+ * The minor this host speaks and the services it hands plugins. A test
+ * build (ACCEL_HOST_NEXT_MINOR_FIXTURE, tests/test-next-minor-host.c)
+ * raises both by one, as the next minor's host would be, to show that an
+ * older plugin still loads on it; the library itself never does.
+ */
+#ifdef ACCEL_HOST_NEXT_MINOR_FIXTURE
+#define ACCEL__HOST_MINOR (ACCEL_DRIVER_ABI_MINOR + 1)
+struct accel__host_services {
+    struct accel_host_services v1;
+    uint32_t next_minor_service;
+};
+#else
+#define ACCEL__HOST_MINOR ACCEL_DRIVER_ABI_MINOR
+struct accel__host_services {
+    struct accel_host_services v1;
+};
+#endif
+
 /* The services table every plugin receives. */
 extern const struct accel_host_services accel__services;
 
@@ -195,7 +214,7 @@ struct accel_host {
     struct accel_device *devices;       /* open devices, a list */
     /* What this host's plugins receive: the shared services, with this
      * host's minor and its privilege and opt-in. */
-    struct accel_host_services services;
+    struct accel__host_services services;
 };
 
 /* ---- devices, refs, streams (device.c, refs.c, stream.c) ---- */

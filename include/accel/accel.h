@@ -113,7 +113,14 @@ typedef struct accel_plugin_info {
     const char *name;       /* NAME from accel-plugin-NAME.so */
     const char *version;    /* the plugin's version; NULL unless opened */
     accel_plugin_state state;
-    const char *reason;     /* why rejected or without device; NULL if loaded */
+    /* Why rejected or without device ("not a candidate: did you mean
+     * accel-plugin-NAME.so?" for a file named libaccel-plugin-NAME.so or
+     * accel-plugin-NAME.so.1, which is never opened). A plugin that loaded
+     * but exports more than accel_driver_v1 has a warning here ("warning:
+     * exports 5 symbols; only accel_driver_v1 should be exported"), after
+     * its no-device reason if it has one. NULL for a loaded plugin without
+     * a warning. */
+    const char *reason;
     int32_t priority;
     uint32_t device_count;
 } accel_plugin_info;

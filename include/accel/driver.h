@@ -34,7 +34,11 @@
  *    table has (the rest of a newer table is never read) and offers only
  *    its own services (a plugin reads a service only when the services'
  *    struct_size covers it; host_minor says which minor the host speaks).
- *    Only abi_major is a hard line.
+ *    Only abi_major is a hard line. A plugin built for a newer minor adapts
+ *    in plugin_open: the host's minor is services->host_minor when
+ *    ACCEL_HOST_SERVICES_HAS(services, host_minor), else 0; entries of the
+ *    table past that minor's ACCEL_DRIVER_V1_<major>_<minor>_SIZE are never
+ *    called, so behaviour they would carry falls back to the host's minor.
  *  - "No device" is success with a count of zero and a reason, never an
  *    error, a crash or a hang.
  */
