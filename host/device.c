@@ -37,14 +37,24 @@ static void host_unlink(accel_host *host, accel_device *device)
     pthread_mutex_unlock(&host->lock);
 }
 
-/* The plugin's description of device `index`, its strings terminated. */
+/*
+ * The plugin's description of device `index`, its strings terminated. The
+ * fields of a minor newer than the plugin's are left zero: a 1.0 plugin
+ * knows nothing of them, whatever it wrote there.
+ */
 static accel_status device_props(struct accel__plugin *plugin, uint32_t index,
                                  struct accel_device_props *out_props)
 {
+    memset(out_props, 0, sizeof *out_props);
     accel_status status = accel__from_plugin(
         plugin->drv.device_info(plugin->state, index, out_props), "device_info");
+    if (plugin->drv.abi_minor < 1)
+        memset((char *)out_props + ACCEL_DEVICE_PROPS_V1_0_SIZE, 0,
+               sizeof *out_props - ACCEL_DEVICE_PROPS_V1_0_SIZE);
     out_props->name[sizeof out_props->name - 1] = '\0';
     out_props->arch[sizeof out_props->arch - 1] = '\0';
+    out_props->uuid[sizeof out_props->uuid - 1] = '\0';
+    out_props->pci_bus_id[sizeof out_props->pci_bus_id - 1] = '\0';
     return status;
 }
 

@@ -205,12 +205,13 @@ accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
 {
     struct accel__native_plugin *native = accel__native_plugin_of(plugin);
 
-    memset(out_props, 0, sizeof(*out_props));
     if (index >= native->device_count)
         return native->services->set_error(ACCEL_ERR_NO_DEVICE,
                                            "device_info: no %s device %u; there are %u",
                                            native->vendor->title, index,
                                            native->device_count);
-    *out_props = native->devices[index].props;
+    /* No more than the host's struct holds (driver.h). */
+    memcpy(out_props, &native->devices[index].props,
+           accel_device_props_size(native->services));
     return ACCEL_OK;
 }
