@@ -264,11 +264,7 @@ static bool is_wanted(const struct scan *scan, const char *name)
 {
     if (scan->wanted_count == 0)
         return scan->open_all;
-    for (size_t i = 0; i < scan->wanted_count; i++) {
-        if (strcmp(scan->wanted[i].name, name) == 0)
-            return true;
-    }
-    return false;
+    return accel__backend_wants(scan->wanted, scan->wanted_count, name);
 }
 
 /* The same file (an inode) reached by another path: considered once. */

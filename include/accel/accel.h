@@ -173,6 +173,15 @@ ACCEL_API accel_status accel_device_open_selected(accel_host *host,
 ACCEL_API accel_status accel_host_selection(accel_host *host,
                                             const char **out_plugin,
                                             uint32_t *out_index);
+/*
+ * The same choice as accel_host_selection, written out: one line per item
+ * tried and per plugin and device it considered (each device's uuid, bus
+ * id and name), the pick, or "error: CODE: detail" last. Opens nothing.
+ * The text is cut to fit `size` bytes, always terminated. Returns the
+ * status accel_host_selection would.
+ */
+ACCEL_API accel_status accel_host_selection_explain(accel_host *host,
+                                                    char *buffer, size_t size);
 /* Open device `index` of the plugin named `plugin`. */
 ACCEL_API accel_status accel_device_open(accel_host *host, const char *plugin,
                                          uint32_t index,
