@@ -217,6 +217,9 @@ static const char *const cuda_file_variables[] = {
     NULL,
 };
 
+/* What the NVIDIA kernel driver makes when it is loaded, GPU or not in use. */
+static const char *const cuda_device_nodes[] = { "/dev/nvidiactl", "/proc/driver/nvidia", NULL };
+
 static const struct accel__native_vendor cuda_vendor = {
     .name = "cuda",
     .title = "CUDA",
@@ -228,6 +231,9 @@ static const struct accel__native_vendor cuda_vendor = {
     .describe_device = cuda_describe_ordinal,
     .no_device = cuda_no_device,
     .file_variables = cuda_file_variables,
+    .library_variable = ACCEL_CUDA_LIBRARY_ENV,
+    .device_nodes = cuda_device_nodes,
+    .device_nodes_variable = "ACCEL_CUDA_DEVICE_NODES",
 };
 
 static accel_status cuda_plugin_open(const struct accel_host_services *services,

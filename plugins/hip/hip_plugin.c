@@ -277,6 +277,9 @@ static const char *const hip_file_variables[] = {
     NULL,
 };
 
+/* What the amdgpu kernel driver makes for ROCm's compute interface. */
+static const char *const hip_device_nodes[] = { "/dev/kfd", NULL };
+
 static const struct accel__native_vendor hip_vendor = {
     .name = "hip",
     .title = "HIP",
@@ -288,6 +291,9 @@ static const struct accel__native_vendor hip_vendor = {
     .describe_device = hip_describe_ordinal,
     .no_device = hip_no_device,
     .file_variables = hip_file_variables,
+    .library_variable = ACCEL_HIP_LIBRARY_ENV,
+    .device_nodes = hip_device_nodes,
+    .device_nodes_variable = "ACCEL_HIP_DEVICE_NODES",
 };
 
 static accel_status hip_plugin_open(const struct accel_host_services *services,
