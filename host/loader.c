@@ -186,7 +186,10 @@ static accel_status plugin_resolve(struct accel__plugin *plugin,
          * entry in the catalog is still listed. */
         plugin->version = strdup(plugin->drv.version ? plugin->drv.version : "");
         plugin->priority = plugin->drv.priority;
-        if (plugin->version == NULL)
+        plugin->abi_major = plugin->drv.abi_major;
+        plugin->abi_minor = plugin->drv.abi_minor;
+        plugin->optional_entries = accel__driver_optional_entries(&plugin->drv);
+        if (plugin->version == NULL || plugin->optional_entries == NULL)
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin version");
         return ACCEL_OK;
     }
@@ -532,6 +535,9 @@ static accel_status infos_build(struct accel__catalog *catalog)
         info->state = plugin->state_kind;
         info->version = plugin->version;
         info->priority = plugin->priority;
+        info->abi_major = plugin->abi_major;
+        info->abi_minor = plugin->abi_minor;
+        info->optional_entries = plugin->optional_entries;
     }
     return ACCEL_OK;
 }
@@ -573,6 +579,7 @@ void accel__catalog_unload(struct accel__catalog *catalog)
         free(plugin->name);
         free(plugin->reason);
         free(plugin->version);
+        free(plugin->optional_entries);
     }
     for (size_t i = 0; i < catalog->search_count; i++)
         free(catalog->search[i]);

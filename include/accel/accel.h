@@ -116,6 +116,13 @@ typedef struct accel_plugin_info {
     const char *reason;     /* why rejected or without device; NULL if loaded */
     int32_t priority;
     uint32_t device_count;
+    /* The ABI the plugin's table was built for (driver.h); 0.0 unless opened. */
+    uint16_t abi_major;
+    uint16_t abi_minor;
+    /* The optional driver entries the plugin has, in table order, ", "
+     * between ("host_func, wait_outside_streams, copy_peer"); "" for none;
+     * NULL unless opened. */
+    const char *optional_entries;
 } accel_plugin_info;
 
 /*
