@@ -71,7 +71,9 @@ typedef struct accel_host accel_host;
 typedef struct accel_host_options {
     /* Colon-separated directories or plugin files; replaces the default. */
     const char *plugin_path;
-    /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null". */
+    /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null",
+     * "cuda:GPU-5b1c", "cuda:pci=0000:41:00.0", "hip:name=*MI300*", "!hip"
+     * (the README's "Selecting a device" has the grammar). */
     const char *backend;
     /*
      * Under elevated privileges (setuid or setgid, file capabilities, or
@@ -104,7 +106,8 @@ typedef enum accel_plugin_state {
     ACCEL_PLUGIN_LOADED = 0,    /* opened, and has at least one device */
     ACCEL_PLUGIN_NO_DEVICE = 1, /* opened, but reports zero devices */
     ACCEL_PLUGIN_REJECTED = 2,  /* failed a check; not used */
-    ACCEL_PLUGIN_SKIPPED = 3    /* not opened: ACCEL_BACKEND does not name it */
+    ACCEL_PLUGIN_SKIPPED = 3    /* not opened: ACCEL_BACKEND does not name it,
+                                   or excludes it whole ("!hip") */
 } accel_plugin_state;
 
 /* One candidate plugin file, as discovery saw it. */
@@ -164,12 +167,18 @@ typedef struct accel_device_info {
 
 /*
  * Open the device that ACCEL_BACKEND (or the host's options) selects:
- * entries in order, the first whose plugin has the device wins. Unset: the
- * live device of the highest-priority plugin.
- * Errors: ACCEL_ERR_NOT_FOUND (a named plugin was not found; the detail
- * lists those found), ACCEL_ERR_INVALID_ARGUMENT (a malformed selection),
- * ACCEL_ERR_NO_DEVICE (no named plugin has the device; the detail says why
- * for each), or the plugin's error.
+ * items in order, the first that picks a device wins; an item picks the
+ * first device of the plugins it names ("*": all, highest priority first)
+ * that its term (an index, a uuid prefix, pci=BUS, name=GLOB) matches and
+ * no exclusion ("!hip", "!cuda:1") takes. Unset: the live device of the
+ * highest-priority plugin.
+ * Errors: ACCEL_ERR_NOT_FOUND (a named plugin was not found: the detail
+ * lists those found; or a uuid, pci= or name= term matches no device of
+ * plugins that have devices, or an exclusion's term takes none: the detail
+ * lists the devices there are), ACCEL_ERR_INVALID_ARGUMENT (a malformed
+ * selection, or a uuid prefix that fits two devices), ACCEL_ERR_NO_DEVICE
+ * (no item picks a device; the detail says why for each), or the plugin's
+ * error.
  */
 ACCEL_API accel_status accel_device_open_selected(accel_host *host,
                                                   accel_device **out_device);
