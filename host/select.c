@@ -141,7 +141,7 @@ static const struct accel__backend_item *exclusion_of(const accel_host *host,
     return NULL;
 }
 
-/* "cuda:0 GPU-5b1c... pci=0000:41:00.0 'Fake CUDA Device 0'; ..." for the loaded plugins `item` names. */
+/* "cuda:0 GPU-5b1c... pci=0000:41:00.0 'NAME'; ..." for the loaded plugins `item` names. */
 static void devices_there_are(accel_host *host, const struct accel__backend_item *item,
                               char *buffer, size_t size)
 {

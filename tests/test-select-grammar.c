@@ -103,6 +103,26 @@ static void test_device_props_carry_uuid_and_bus_id(void **state)
     assert_string_equal(props.pci_bus_id, "0000:11:00.0");
 }
 
+static void test_a_1_0_plugins_uuid_is_not_read_and_abi_is_listed(void **state)
+{
+    struct grammar_case *c = *state;
+    support_install_fixture(c->dir, "minor0", "minor0");
+    create_host(c, "minor0,good");
+    struct accel_device_props props;
+    assert_status(accel_host_device_props(c->host, "minor0", 0, &props), ACCEL_OK);
+    assert_string_equal(props.name, "fixture device");
+    assert_string_equal(props.uuid, "");
+    assert_string_equal(props.pci_bus_id, "");
+    const accel_plugin_info *old = support_find_plugin(c->host, "minor0", 0);
+    assert_int_equal(old->abi_major, 1);
+    assert_int_equal(old->abi_minor, 0);
+    const accel_plugin_info *good = support_find_plugin(c->host, "good", 0);
+    assert_int_equal(good->abi_minor, ACCEL_DRIVER_ABI_MINOR);
+    assert_string_equal(good->optional_entries, "host_func");
+    const char *words[] = { "matches no device", "minor0:0 (no uuid)", NULL };
+    expect_error(c, "minor0:FIX-0000", ACCEL_ERR_NOT_FOUND, words);
+}
+
 static void test_uuid_prefix_picks_the_device(void **state)
 {
     struct grammar_case *c = *state;
@@ -283,6 +303,7 @@ int main(void)
     support_clean_environment();
     const struct CMUnitTest tests[] = {
         GRAMMAR_TEST(test_device_props_carry_uuid_and_bus_id),
+        GRAMMAR_TEST(test_a_1_0_plugins_uuid_is_not_read_and_abi_is_listed),
         GRAMMAR_TEST(test_uuid_prefix_picks_the_device),
         GRAMMAR_TEST(test_ambiguous_uuid_prefix_is_an_error),
         GRAMMAR_TEST(test_pci_bus_id_picks_the_device_in_any_spelling),

@@ -316,7 +316,8 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
 
     *out_plugin = NULL;
     /* Without the 1.0 services there is no way even to say why. Any larger
-     * struct will do: the plugin reads host_minor (device_info) only where struct_size has it. */
+     * struct will do: the plugin reads host_minor (device_info) only where
+     * struct_size has it. */
     if (services == NULL || services->struct_size < ACCEL_HOST_SERVICES_V1_0_SIZE)
         return ACCEL_ERR_INVALID_ARGUMENT;
     plugin = calloc(1, sizeof(*plugin));

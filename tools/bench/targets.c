@@ -158,7 +158,8 @@ static void check_dispatch(const struct bench_report *report, FILE *out)
  * the CPU plugin alone: GPU plugins without a GPU must cost <= 2 ms more. */
 static void check_discovery_beside_null(const struct bench_report *report, FILE *out)
 {
-    const struct bench_result *all = bench_report_find(report, "discovery", "net", 0, "accel", NULL);
+    const struct bench_result *all = bench_report_find(report, "discovery", "net", 0, "accel",
+                                                       NULL);
     const struct bench_result *null = bench_report_find(report, "discovery", "net-null", 0,
                                                         "accel", NULL);
     char over[32];
