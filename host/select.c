@@ -76,12 +76,22 @@ static void names_found(const struct accel__catalog *catalog, char *buffer, size
         snprintf(buffer, size, "none");
 }
 
+/* Whether some candidate file, rejected or not, is named `name`. */
+static bool name_in_catalog(const struct accel__catalog *catalog, const char *name)
+{
+    for (size_t i = 0; i < catalog->count; i++) {
+        if (catalog->plugins[i].name != NULL && strcmp(catalog->plugins[i].name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
 static accel_status check_names(struct pick *pick)
 {
     accel_host *host = pick->host;
     for (size_t i = 0; i < host->item_count; i++) {
         const struct accel__backend_item *item = &host->items[i];
-        if (item->any || accel__catalog_find(&host->catalog, item->name) != NULL)
+        if (item->any || name_in_catalog(&host->catalog, item->name))
             continue;
         char found[512];
         names_found(&host->catalog, found, sizeof found);
@@ -202,8 +212,10 @@ static size_t item_plugins(const accel_host *host, const struct accel__backend_i
     size_t count = 0;
     for (size_t p = 0; p < host->catalog.count; p++) {
         const struct accel__plugin *plugin = &host->catalog.plugins[p];
+        /* A named plugin's refusal is a reason to show; "*" tries what was opened. */
         if (plugin->name == NULL || !item_names(item, plugin) ||
-            plugin->state_kind == ACCEL_PLUGIN_REJECTED)
+            (item->any && (plugin->state_kind == ACCEL_PLUGIN_REJECTED ||
+                           plugin->state_kind == ACCEL_PLUGIN_SKIPPED)))
             continue;
         /* Highest priority first; equal priorities keep the search order. */
         size_t at = count++;

@@ -222,6 +222,16 @@ static void test_unknown_plugin_anywhere_is_not_found(void **state)
     expect_error(c, "good,nosuch:GPU-5b1c", ACCEL_ERR_NOT_FOUND, words);
 }
 
+static void test_rejected_plugin_named_is_no_device_with_its_reason(void **state)
+{
+    /* badmajor's file is found but refused: its reason, not "not found". */
+    struct grammar_case *c = *state;
+    support_install_fixture(c->dir, "badmajor", "badmajor");
+    const char *words[] = { "badmajor: ", "major", NULL };
+    expect_error(c, "badmajor:GPU-5b1c", ACCEL_ERR_NO_DEVICE, words);
+    expect_pick(c, "badmajor,good:1", "good", 1);
+}
+
 static void test_deviceless_plugin_falls_through_to_next_item(void **state)
 {
     /* zero has no device: its identity term cannot match, and the next item tries. */
@@ -315,6 +325,7 @@ int main(void)
         GRAMMAR_TEST(test_term_matching_no_device_is_an_error_naming_the_devices),
         GRAMMAR_TEST(test_exclusion_taking_nothing_is_an_error),
         GRAMMAR_TEST(test_unknown_plugin_anywhere_is_not_found),
+        GRAMMAR_TEST(test_rejected_plugin_named_is_no_device_with_its_reason),
         GRAMMAR_TEST(test_deviceless_plugin_falls_through_to_next_item),
         GRAMMAR_TEST(test_malformed_terms_are_invalid_argument),
         GRAMMAR_TEST(test_explain_says_what_each_item_found),
