@@ -184,7 +184,9 @@ ACCEL_API accel_status accel_device_open_selected(accel_host *host,
                                                   accel_device **out_device);
 /*
  * Say which device accel_device_open_selected would open, without opening
- * it: the plugin's name (owned by the host) and the device index.
+ * it: the plugin's name (owned by the host) and the device index. A uuid,
+ * pci= or name= term reads the descriptions of the devices of the plugins
+ * it names (as accel_host_device_props does); an index reads nothing.
  */
 ACCEL_API accel_status accel_host_selection(accel_host *host,
                                             const char **out_plugin,
