@@ -37,14 +37,24 @@ static void host_unlink(accel_host *host, accel_device *device)
     pthread_mutex_unlock(&host->lock);
 }
 
-/* The plugin's description of device `index`, its strings terminated. */
-static accel_status device_props(struct accel__plugin *plugin, uint32_t index,
-                                 struct accel_device_props *out_props)
+/*
+ * The plugin's description of device `index`, its strings terminated. The
+ * fields of a minor newer than the plugin's are left zero: a 1.0 plugin
+ * knows nothing of them, whatever it wrote there.
+ */
+accel_status accel__plugin_device_props(struct accel__plugin *plugin, uint32_t index,
+                                        struct accel_device_props *out_props)
 {
+    memset(out_props, 0, sizeof *out_props);
     accel_status status = accel__from_plugin(
         plugin->drv.device_info(plugin->state, index, out_props), "device_info");
+    if (plugin->drv.abi_minor < 1)
+        memset((char *)out_props + ACCEL_DEVICE_PROPS_V1_0_SIZE, 0,
+               sizeof *out_props - ACCEL_DEVICE_PROPS_V1_0_SIZE);
     out_props->name[sizeof out_props->name - 1] = '\0';
     out_props->arch[sizeof out_props->arch - 1] = '\0';
+    out_props->uuid[sizeof out_props->uuid - 1] = '\0';
+    out_props->pci_bus_id[sizeof out_props->pci_bus_id - 1] = '\0';
     return status;
 }
 
@@ -95,7 +105,7 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
     if (status == ACCEL_OK)
         status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status == ACCEL_OK)
-        status = device_props(plugin, index, out_props);
+        status = accel__plugin_device_props(plugin, index, out_props);
     return status;
 }
 
@@ -134,7 +144,7 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     accel__pool_init(&device->pool);
     device->staging.chunk = accel__staging_chunk_from_env();
 
-    status = device_props(plugin, index, &device->props);
+    status = accel__plugin_device_props(plugin, index, &device->props);
     if (status != ACCEL_OK)
         goto fail_info;
     accel__pool_set_device_memory(&device->pool, device->props.total_memory);

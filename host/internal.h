@@ -111,6 +111,8 @@ struct accel__plugin {
     char *reason;
     accel_plugin_state state_kind;
     char *version;                      /* a copy; NULL unless opened */
+    uint16_t abi_major, abi_minor;      /* the table's; 0 unless opened */
+    char *optional_entries;             /* "host_func, ..."; NULL unless opened */
     int32_t priority;
     uint64_t dev, ino;                  /* the file, to open it only once */
     void *dl;                           /* dlopen handle, NULL unless opened */
@@ -130,11 +132,27 @@ struct accel__catalog {
     size_t count;
 };
 
-/* One item of a backend selection: name[:index]. */
+/* What an item's term names a device by (select_parse.c has the grammar). */
+enum accel__term_kind {
+    ACCEL__TERM_NONE = 0, /* "cuda": the plugin's first device not excluded */
+    ACCEL__TERM_INDEX,    /* "cuda:1" */
+    ACCEL__TERM_UUID,     /* "cuda:GPU-5b1c": a prefix of the uuid */
+    ACCEL__TERM_PCI,      /* "cuda:pci=0000:41:00.0", normalized */
+    ACCEL__TERM_NAME      /* "hip:name=*MI300*", an fnmatch glob */
+};
+
+/* Room for a term's text (a uuid prefix, a bus id or a glob), with the NUL. */
+#define ACCEL__TERM_TEXT_MAX 128
+
+/* One item of a backend selection: [!]name[:term], name "*" for any plugin. */
 struct accel__backend_item {
     char name[ACCEL_PLUGIN_NAME_MAX + 1];
-    bool has_index;
-    uint32_t index;
+    bool exclude;                       /* "!": the item's devices are never picked */
+    bool any;                           /* the name is "*" */
+    enum accel__term_kind kind;
+    uint32_t index;                     /* ACCEL__TERM_INDEX */
+    char text[ACCEL__TERM_TEXT_MAX];    /* UUID, PCI, NAME */
+    char source[ACCEL__TERM_TEXT_MAX + ACCEL_PLUGIN_NAME_MAX + 4]; /* as written */
 };
 
 /*
@@ -159,7 +177,7 @@ struct accel__plugin *accel__catalog_find(struct accel__catalog *catalog,
 /* True for 1..31 characters of [a-z0-9_]. */
 bool accel__plugin_name_valid(const char *name, size_t length);
 
-/* ---- selection (select.c) ---- */
+/* ---- selection (select_parse.c, select.c) ---- */
 
 #define ACCEL__BACKEND_ITEMS_MAX 64
 
@@ -171,6 +189,16 @@ bool accel__plugin_name_valid(const char *name, size_t length);
 accel_status accel__backend_parse(const char *text,
                                   struct accel__backend_item *out_items,
                                   size_t *out_count);
+/*
+ * Whether discovery opens plugin `name` for these items: a plugin an item
+ * names, or every plugin not wholly excluded ("!hip") when an item is "*"
+ * or every item is an exclusion. Zero items: every plugin.
+ */
+bool accel__backend_wants(const struct accel__backend_item *items, size_t count,
+                          const char *name);
+/* The plugin's description of device `index`: zeroed first, strings ended (device.c). */
+accel_status accel__plugin_device_props(struct accel__plugin *plugin, uint32_t index,
+                                        struct accel_device_props *out_props);
 
 /* ---- the host ---- */
 

@@ -209,7 +209,10 @@ static accel_status plugin_resolve(struct accel__plugin *plugin,
          * entry in the catalog is still listed. */
         plugin->version = strdup(plugin->drv.version ? plugin->drv.version : "");
         plugin->priority = plugin->drv.priority;
-        if (plugin->version == NULL)
+        plugin->abi_major = plugin->drv.abi_major;
+        plugin->abi_minor = plugin->drv.abi_minor;
+        plugin->optional_entries = accel__driver_optional_entries(&plugin->drv);
+        if (plugin->version == NULL || plugin->optional_entries == NULL)
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin version");
         return ACCEL_OK;
     }
@@ -287,11 +290,7 @@ static bool is_wanted(const struct scan *scan, const char *name)
 {
     if (scan->wanted_count == 0)
         return scan->open_all;
-    for (size_t i = 0; i < scan->wanted_count; i++) {
-        if (strcmp(scan->wanted[i].name, name) == 0)
-            return true;
-    }
-    return false;
+    return accel__backend_wants(scan->wanted, scan->wanted_count, name);
 }
 
 /* The same file (an inode) reached by another path: considered once. */
@@ -631,6 +630,9 @@ static accel_status infos_build(struct accel__catalog *catalog)
         info->state = plugin->state_kind;
         info->version = plugin->version;
         info->priority = plugin->priority;
+        info->abi_major = plugin->abi_major;
+        info->abi_minor = plugin->abi_minor;
+        info->optional_entries = plugin->optional_entries;
     }
     return ACCEL_OK;
 }
@@ -672,6 +674,7 @@ void accel__catalog_unload(struct accel__catalog *catalog)
         free(plugin->name);
         free(plugin->reason);
         free(plugin->version);
+        free(plugin->optional_entries);
     }
     for (size_t i = 0; i < catalog->search_count; i++)
         free(catalog->search[i]);

@@ -23,6 +23,8 @@ void support_clean_environment(void)
     unsetenv("ACCEL_NULL_CHECK");
     unsetenv("ACCEL_STAGING_CHUNK");
     unsetenv("ACCEL_LOG");
+    unsetenv("ACCEL_CUDA_DEVICE_NODES");
+    unsetenv("ACCEL_HIP_DEVICE_NODES");
 }
 
 char *support_make_temp_dir(void)

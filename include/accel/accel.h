@@ -71,7 +71,9 @@ typedef struct accel_host accel_host;
 typedef struct accel_host_options {
     /* Colon-separated directories or plugin files; replaces the default. */
     const char *plugin_path;
-    /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null". */
+    /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null",
+     * "cuda:GPU-5b1c", "cuda:pci=0000:41:00.0", "hip:name=*MI300*", "!hip"
+     * (the README's "Selecting a device" has the grammar). */
     const char *backend;
     /*
      * Under elevated privileges (setuid or setgid, file capabilities, or
@@ -104,7 +106,8 @@ typedef enum accel_plugin_state {
     ACCEL_PLUGIN_LOADED = 0,    /* opened, and has at least one device */
     ACCEL_PLUGIN_NO_DEVICE = 1, /* opened, but reports zero devices */
     ACCEL_PLUGIN_REJECTED = 2,  /* failed a check; not used */
-    ACCEL_PLUGIN_SKIPPED = 3    /* not opened: ACCEL_BACKEND does not name it */
+    ACCEL_PLUGIN_SKIPPED = 3    /* not opened: ACCEL_BACKEND does not name it,
+                                   or excludes it whole ("!hip") */
 } accel_plugin_state;
 
 /* One candidate plugin file, as discovery saw it. */
@@ -123,6 +126,13 @@ typedef struct accel_plugin_info {
     const char *reason;
     int32_t priority;
     uint32_t device_count;
+    /* The ABI the plugin's table was built for (driver.h); 0.0 unless opened. */
+    uint16_t abi_major;
+    uint16_t abi_minor;
+    /* The optional driver entries the plugin has, in table order, ", "
+     * between ("host_func, wait_outside_streams, copy_peer"); "" for none;
+     * NULL unless opened. */
+    const char *optional_entries;
 } accel_plugin_info;
 
 /*
@@ -164,22 +174,39 @@ typedef struct accel_device_info {
 
 /*
  * Open the device that ACCEL_BACKEND (or the host's options) selects:
- * entries in order, the first whose plugin has the device wins. Unset: the
- * live device of the highest-priority plugin.
- * Errors: ACCEL_ERR_NOT_FOUND (a named plugin was not found; the detail
- * lists those found), ACCEL_ERR_INVALID_ARGUMENT (a malformed selection),
- * ACCEL_ERR_NO_DEVICE (no named plugin has the device; the detail says why
- * for each), or the plugin's error.
+ * items in order, the first that picks a device wins; an item picks the
+ * first device of the plugins it names ("*": all, highest priority first)
+ * that its term (an index, a uuid prefix, pci=BUS, name=GLOB) matches and
+ * no exclusion ("!hip", "!cuda:1") takes. Unset: the live device of the
+ * highest-priority plugin.
+ * Errors: ACCEL_ERR_NOT_FOUND (a named plugin was not found: the detail
+ * lists those found; or a uuid, pci= or name= term matches no device of
+ * plugins that have devices, or an exclusion's term takes none: the detail
+ * lists the devices there are), ACCEL_ERR_INVALID_ARGUMENT (a malformed
+ * selection, or a uuid prefix that fits two devices), ACCEL_ERR_NO_DEVICE
+ * (no item picks a device; the detail says why for each), or the plugin's
+ * error.
  */
 ACCEL_API accel_status accel_device_open_selected(accel_host *host,
                                                   accel_device **out_device);
 /*
  * Say which device accel_device_open_selected would open, without opening
- * it: the plugin's name (owned by the host) and the device index.
+ * it: the plugin's name (owned by the host) and the device index. A uuid,
+ * pci= or name= term reads the descriptions of the devices of the plugins
+ * it names (as accel_host_device_props does); an index reads nothing.
  */
 ACCEL_API accel_status accel_host_selection(accel_host *host,
                                             const char **out_plugin,
                                             uint32_t *out_index);
+/*
+ * The same choice as accel_host_selection, written out: one line per item
+ * tried and per plugin and device it considered (each device's uuid, bus
+ * id and name), the pick, or "error: CODE: detail" last. Opens nothing.
+ * The text is cut to fit `size` bytes, always terminated. Returns the
+ * status accel_host_selection would.
+ */
+ACCEL_API accel_status accel_host_selection_explain(accel_host *host,
+                                                    char *buffer, size_t size);
 /* Open device `index` of the plugin named `plugin`. */
 ACCEL_API accel_status accel_device_open(accel_host *host, const char *plugin,
                                          uint32_t index,

@@ -53,7 +53,8 @@ extern "C" {
 #endif
 
 #define ACCEL_DRIVER_ABI_MAJOR 1
-/* 1.1 added host_minor and privilege to struct accel_host_services. */
+/* 1.1 added host_minor and privilege to struct accel_host_services, and
+ * uuid and pci_bus_id to struct accel_device_props. */
 #define ACCEL_DRIVER_ABI_MINOR 1
 
 /* The name of the one symbol a plugin exports. */
@@ -132,6 +133,10 @@ struct accel_copy_layout {
     uint64_t dst_slice_pitch;
 };
 
+/* Room for accel_device_props.uuid and .pci_bus_id, with the NUL. */
+#define ACCEL_DEVICE_UUID_MAX 48
+#define ACCEL_DEVICE_PCI_BUS_ID_MAX 32
+
 /* Device capability bits (accel_device_props.caps). */
 enum {
     /* Device addresses are host pointers: the host may copy with memcpy. */
@@ -154,7 +159,16 @@ enum {
     ACCEL_DEVICE_CAP_OWN_ALLOCATIONS = 1u << 3
 };
 
-/* What a plugin tells about one device. Filled by device_info. */
+/*
+ * What a plugin tells about one device. Filled by device_info.
+ *
+ * The struct grows only at its end; each minor's size is named below. The
+ * host zeroes the whole struct before device_info, and reads the fields a
+ * minor added only from a plugin of that minor or later. A plugin writes
+ * at most accel_device_props_size(services) bytes (the size of the host's
+ * minor), so that a plugin built against a newer header never writes past
+ * an older host's struct: fill a local struct, then copy that many bytes.
+ */
 struct accel_device_props {
     char name[128];          /* human name, NUL-terminated */
     char arch[32];           /* target: "sm_90", "gfx90a", "x86_64", ... */
@@ -165,7 +179,30 @@ struct accel_device_props {
     uint32_t max_block_dim[3];
     uint32_t max_grid_dim[3];
     uint32_t max_shared_bytes; /* per block */
+
+    /* ---- Since: 1.1 ---- */
+
+    /*
+     * A stable identifier of the device, as the vendor's tools print it,
+     * NUL-terminated: "GPU-5b1c2f3a-...." (nvidia-smi -L), "GPU-..." for
+     * HIP, "CPU-...." for the CPU plugin. Selection matches a prefix of it
+     * (accel.h, "cuda:GPU-5b1c"). "" when the device has none.
+     */
+    char uuid[ACCEL_DEVICE_UUID_MAX];
+    /*
+     * The PCI address as domain:bus:device.function in lower-case hex,
+     * "0000:41:00.0", NUL-terminated; "" for a device not on PCI.
+     */
+    char pci_bus_id[ACCEL_DEVICE_PCI_BUS_ID_MAX];
 };
+
+/* The props of a 1.0 plugin end at max_shared_bytes. */
+#define ACCEL_DEVICE_PROPS_V1_0_SIZE                                           \
+    (offsetof(struct accel_device_props, max_shared_bytes) + sizeof(uint32_t))
+/* 1.1 added uuid and pci_bus_id. */
+#define ACCEL_DEVICE_PROPS_V1_1_SIZE                                           \
+    (offsetof(struct accel_device_props, pci_bus_id) +                         \
+     ACCEL_DEVICE_PCI_BUS_ID_MAX)
 
 /* A kernel launch's geometry. */
 struct accel_launch_config {
@@ -287,6 +324,20 @@ struct accel_host_services {
     (offsetof(struct accel_host_services, privilege) + sizeof(uint32_t))
 
 /*
+ * How many bytes of struct accel_device_props a plugin may write for the
+ * host that gave it `services`: the props of the host's minor, never more
+ * than this header's struct.
+ */
+static inline size_t
+accel_device_props_size(const struct accel_host_services *services)
+{
+    if (!ACCEL_HOST_SERVICES_HAS(services, host_minor) ||
+        services->host_minor < 1)
+        return ACCEL_DEVICE_PROPS_V1_0_SIZE;
+    return ACCEL_DEVICE_PROPS_V1_1_SIZE;
+}
+
+/*
  * The plugin's table. Every entry is required (non-NULL) unless marked
  * "Optional" (or, for the kernel entries, see ACCEL_DEVICE_CAP_KERNELS).
  * The host checks the whole table before calling anything.
@@ -339,7 +390,12 @@ struct accel_driver_v1 {
      */
     accel_status (*device_count)(accel_drv_plugin *plugin, uint32_t *out_count,
                                  const char **out_reason);
-    /* Describe device `index` (< count) without opening it. */
+    /*
+     * Describe device `index` (< count) without opening it. Writes at most
+     * accel_device_props_size(services) bytes of *out_props (the host
+     * zeroed all of it); a 1.1 plugin fills uuid, and pci_bus_id where the
+     * device is on PCI.
+     */
     accel_status (*device_info)(accel_drv_plugin *plugin, uint32_t index,
                                 struct accel_device_props *out_props);
     /* Open device `index` for use. A device may be opened more than once. */
@@ -641,6 +697,12 @@ ACCEL_DRIVER_V1_ENTRIES(ACCEL_DRIVER_ASSERT_ENTRY_)
 ACCEL_DRIVER_STATIC_ASSERT_(sizeof(struct accel_driver_v1) ==
                                 ACCEL_DRIVER_V1_1_SIZE,
                             "accel_driver_v1 grew without a new minor size");
+ACCEL_DRIVER_STATIC_ASSERT_(ACCEL_DEVICE_PROPS_V1_0_SIZE == 208 &&
+                                offsetof(struct accel_device_props, uuid) ==
+                                    ACCEL_DEVICE_PROPS_V1_0_SIZE &&
+                                sizeof(struct accel_device_props) ==
+                                    ACCEL_DEVICE_PROPS_V1_1_SIZE,
+                            "accel_device_props layout");
 ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_host_services, log) == 8 &&
                                 offsetof(struct accel_host_services, getenv) ==
                                     8 + 2 * sizeof(void (*)(void)) &&

@@ -161,6 +161,63 @@ static bool null_describe_machine(accel_drv_plugin *plugin)
     return true;
 }
 
+/* ---- a stable uuid for each device ---- */
+
+/* FNV-1a over `length` bytes, continuing from `hash`. */
+static uint64_t null_fnv1a(uint64_t hash, const void *bytes, size_t length)
+{
+    const unsigned char *p = bytes;
+
+    for (size_t i = 0; i < length; i++) {
+        hash ^= p[i];
+        hash *= 0x100000001b3ull;
+    }
+    return hash;
+}
+
+/*
+ * Hash what names this machine: systemd's machine-id (the same across
+ * boots, different on each installation), else D-Bus's copy of it, else
+ * the host name. The uuid is an identity, not a secret: a hash will do.
+ */
+static uint64_t null_machine_hash(void)
+{
+    static const char *const files[] = { "/etc/machine-id", "/var/lib/dbus/machine-id" };
+    uint64_t hash = 0xcbf29ce484222325ull;
+    char text[256];
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        FILE *file = fopen(files[i], "re");
+        size_t length = 0;
+
+        if (file == NULL)
+            continue;
+        length = fread(text, 1, sizeof(text), file);
+        fclose(file);
+        while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == ' '))
+            length--;
+        if (length > 0)
+            return null_fnv1a(hash, text, length);
+    }
+    if (gethostname(text, sizeof(text)) == 0) {
+        text[sizeof(text) - 1] = '\0';
+        return null_fnv1a(hash, text, strlen(text));
+    }
+    return hash;
+}
+
+/* "CPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" for device `index` of this machine. */
+static void null_device_uuid(const accel_drv_plugin *plugin, uint32_t index, char *out,
+                             size_t size)
+{
+    uint64_t high = null_fnv1a(plugin->machine_hash, &index, sizeof(index));
+    uint64_t low = null_fnv1a(high ^ 0x9e3779b97f4a7c15ull, &index, sizeof(index));
+
+    snprintf(out, size, "CPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(high >> 32),
+             (unsigned)(high >> 16) & 0xffffu, (unsigned)high & 0xffffu,
+             (unsigned)(low >> 48), (unsigned long long)(low & 0xffffffffffffull));
+}
+
 /* ---- reading the environment ---- */
 
 bool accel__null_parse_whole(const char *text, size_t length, uint64_t max,
@@ -287,7 +344,8 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
 
     *out_plugin = NULL;
     /* Without the 1.0 services there is no way even to say why. Any larger
-     * struct will do: the plugin reads no service added after 1.0. */
+     * struct will do: the plugin reads host_minor (device_info) only where
+     * struct_size has it. */
     if (services == NULL || services->struct_size < ACCEL_HOST_SERVICES_V1_0_SIZE)
         return ACCEL_ERR_INVALID_ARGUMENT;
     plugin = calloc(1, sizeof(*plugin));
@@ -303,6 +361,7 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
                                    null_errno_name(rc));
     }
     atomic_init(&plugin->pool, NULL);
+    plugin->machine_hash = null_machine_hash();
     if (null_describe_machine(plugin))
         null_read_environment(plugin);
     status = accel__null_enter(plugin, NULL, NULL_ENTRY_plugin_open);
@@ -380,16 +439,18 @@ static accel_status null_check_index(accel_drv_plugin *plugin, const char *entry
 static accel_status null_device_info(accel_drv_plugin *plugin, uint32_t index,
                                      struct accel_device_props *out_props)
 {
+    struct accel_device_props props = plugin->props;
     accel_status status;
 
-    memset(out_props, 0, sizeof(*out_props));
     status = accel__null_enter(plugin, NULL, NULL_ENTRY_device_info);
     if (status == ACCEL_OK)
         status = null_check_index(plugin, "device_info", index);
     if (status != ACCEL_OK)
         return status;
-    *out_props = plugin->props;
-    snprintf(out_props->name, sizeof(out_props->name), "accel CPU device %u", index);
+    snprintf(props.name, sizeof(props.name), "accel CPU device %u", index);
+    /* The CPU is not a PCI device: pci_bus_id stays "". */
+    null_device_uuid(plugin, index, props.uuid, sizeof(props.uuid));
+    memcpy(out_props, &props, accel_device_props_size(plugin->services));
     return ACCEL_OK;
 }
 

@@ -91,8 +91,11 @@ struct accel_drv_plugin {
     uint32_t device_count;
     /* Why there are no devices; empty while there are some. */
     char no_device_reason[160];
-    /* What every device reports, except its name. */
+    /* What every device reports, except its name and uuid. */
     struct accel_device_props props;
+    /* The machine's identity (machine-id, else the host name), hashed: each
+     * device's uuid is derived from it and the device's index. */
+    uint64_t machine_hash;
     /* Host threads that run one grid's blocks, the stream's own included. */
     uint32_t threads;
     /* The stack of each fiber that runs a kernel's thread (ACCEL_NULL_STACK_KB). */

@@ -122,8 +122,11 @@ static bool accel_discover(const char *arg)
     accel_device *device;
     accel_stream *stream;
 
-    (void)arg;
-    return accel_host_create(NULL, &host) == ACCEL_OK &&
+    /* "null": the CPU plugin alone, the figure the selection as run is held to. */
+    accel_host_options options = { .backend = arg != NULL && strcmp(arg, "null") == 0
+                                                  ? "null" : NULL };
+
+    return accel_host_create(&options, &host) == ACCEL_OK &&
            accel_device_open_selected(host, &device) == ACCEL_OK &&
            accel_stream_create(device, &stream) == ACCEL_OK;
 }
@@ -131,9 +134,13 @@ static bool accel_discover(const char *arg)
 static bool measure_discovery(void *state, struct bench_run *run)
 {
     (void)state;
+    /* The selection as run (ACCEL_BACKEND, or every plugin when unset), then
+     * the CPU plugin alone: what the other plugins add is the difference. */
     return bench_discovery_measure(run, "accel", NULL,
                                    "accel_host_create, accel_device_open_selected, "
-                                   "accel_stream_create");
+                                   "accel_stream_create") &&
+           bench_discovery_measure_as(run, "accel", "null", "null",
+                                      "the same with ACCEL_BACKEND=null");
 }
 
 /* ---- discovery_many ---- */

@@ -178,6 +178,9 @@ bool bench_impl_names_valid(const char *list, const char **out_bad, size_t *out_
  */
 bool bench_discovery_measure(struct bench_run *run, const char *child, const char *arg,
                              const char *detail);
+/* The same, reported as "gross-LABEL" and "net-LABEL" (LABEL NULL: as above). */
+bool bench_discovery_measure_as(struct bench_run *run, const char *child, const char *arg,
+                                const char *label, const char *detail);
 /* The child side: run `impl`'s discover, write the time it was ready to fd. */
 int bench_discovery_child(const char *impl, const char *arg, int report_fd);
 

@@ -154,10 +154,29 @@ static void check_dispatch(const struct bench_report *report, FILE *out)
             a->summary.median - p->summary.median, a->summary.median, p->summary.median);
 }
 
+/* discovery with the selection as run (every plugin, when ACCEL_BACKEND is unset) against
+ * the CPU plugin alone: GPU plugins without a GPU must cost <= 2 ms more. */
+static void check_discovery_beside_null(const struct bench_report *report, FILE *out)
+{
+    const struct bench_result *all = bench_report_find(report, "discovery", "net", 0, "accel",
+                                                       NULL);
+    const struct bench_result *null = bench_report_find(report, "discovery", "net-null", 0,
+                                                        "accel", NULL);
+    char over[32];
+
+    if (all == NULL || null == NULL)
+        return;
+    bench_format_value(all->summary.median - null->summary.median, BENCH_UNIT_NS, over,
+                       sizeof(over));
+    fprintf(out, "  %s  discovery <= ACCEL_BACKEND=null's + 2 ms: %s more\n",
+            verdict(all->summary.median - null->summary.median <= 2e6), over);
+}
+
 /* Every target whose case ran, into `out`. */
 static void write_checks(const struct bench_report *report, FILE *out)
 {
     check_bound(report, out, "discovery", "net", 2e6, "discovery <= 2 ms");
+    check_discovery_beside_null(report, out);
     check_share(report, out, "discovery", "net", "opencl", 0.1,
                 "discovery <= 0.1 x OpenCL's");
     check_bound(report, out, "launch_empty", "", 2e3, "launch_empty <= 2 µs");

@@ -347,6 +347,8 @@ static const struct fake_entry fake_entries[] = {
     FAKE_ENTRY("cuDeviceGetName", cuDeviceGetName, 2000),
     FAKE_ENTRY("cuDeviceTotalMem", cuDeviceTotalMem_v2, 3020),
     FAKE_ENTRY("cuDeviceGetAttribute", cuDeviceGetAttribute, 2000),
+    FAKE_ENTRY("cuDeviceGetUuid", cuDeviceGetUuid_v2, 11040),
+    FAKE_ENTRY("cuDeviceGetPCIBusId", cuDeviceGetPCIBusId, 4010),
     FAKE_ENTRY("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain, 7000),
     FAKE_ENTRY("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 11000),
     FAKE_ENTRY("cuDevicePrimaryCtxReset", cuDevicePrimaryCtxReset_v2, 11000),
