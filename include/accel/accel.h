@@ -482,9 +482,11 @@ typedef struct accel_arg {
                  .size = (bytes), .align = (alignment)})
 
 /*
- * A value argument from any expression, converted to the scalar type the
- * name says as an assignment would (an expression that does not convert,
- * such as a pointer or a struct, does not compile):
+ * A value argument from any arithmetic expression, converted to the scalar
+ * type the name says as an assignment would. A pointer or a struct does not
+ * compile (the macros apply unary +, which takes numbers only), nor does
+ * anything but an accel_f16 for ACCEL_ARG_F16 and an accel_bf16 for
+ * ACCEL_ARG_BF16:
  *
  *     accel_arg args[] = {ACCEL_ARG_U32(n + 1), ACCEL_ARG_F32(2.0f * a),
  *                         ACCEL_ARG_REF(x), ACCEL_ARG_REF(y)};
@@ -495,18 +497,18 @@ typedef struct accel_arg {
  * comes before the call. ACCEL_ARG_F16 and ACCEL_ARG_BF16 take an accel_f16
  * or accel_bf16.
  */
-#define ACCEL_ARG_F16(v) ACCEL__ARG_AS(accel_f16, v)
-#define ACCEL_ARG_BF16(v) ACCEL__ARG_AS(accel_bf16, v)
-#define ACCEL_ARG_F32(v) ACCEL__ARG_AS(float, v)
-#define ACCEL_ARG_F64(v) ACCEL__ARG_AS(double, v)
-#define ACCEL_ARG_I8(v) ACCEL__ARG_AS(int8_t, v)
-#define ACCEL_ARG_I16(v) ACCEL__ARG_AS(int16_t, v)
-#define ACCEL_ARG_I32(v) ACCEL__ARG_AS(int32_t, v)
-#define ACCEL_ARG_I64(v) ACCEL__ARG_AS(int64_t, v)
-#define ACCEL_ARG_U8(v) ACCEL__ARG_AS(uint8_t, v)
-#define ACCEL_ARG_U16(v) ACCEL__ARG_AS(uint16_t, v)
-#define ACCEL_ARG_U32(v) ACCEL__ARG_AS(uint32_t, v)
-#define ACCEL_ARG_U64(v) ACCEL__ARG_AS(uint64_t, v)
+#define ACCEL_ARG_F16(v) ACCEL__ARG_AS(accel_f16, _Generic((v), accel_f16: (v)))
+#define ACCEL_ARG_BF16(v) ACCEL__ARG_AS(accel_bf16, _Generic((v), accel_bf16: (v)))
+#define ACCEL_ARG_F32(v) ACCEL__ARG_AS(float, +(v))
+#define ACCEL_ARG_F64(v) ACCEL__ARG_AS(double, +(v))
+#define ACCEL_ARG_I8(v) ACCEL__ARG_AS(int8_t, +(v))
+#define ACCEL_ARG_I16(v) ACCEL__ARG_AS(int16_t, +(v))
+#define ACCEL_ARG_I32(v) ACCEL__ARG_AS(int32_t, +(v))
+#define ACCEL_ARG_I64(v) ACCEL__ARG_AS(int64_t, +(v))
+#define ACCEL_ARG_U8(v) ACCEL__ARG_AS(uint8_t, +(v))
+#define ACCEL_ARG_U16(v) ACCEL__ARG_AS(uint16_t, +(v))
+#define ACCEL_ARG_U32(v) ACCEL__ARG_AS(uint32_t, +(v))
+#define ACCEL_ARG_U64(v) ACCEL__ARG_AS(uint64_t, +(v))
 /* An array of one T, so that a struct (accel_f16) is initialised from a
  * value of its own type as a scalar is. */
 #define ACCEL__ARG_AS(T, v)                                                    \
