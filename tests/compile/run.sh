@@ -1,13 +1,16 @@
 #!/bin/sh
-# Compile-time checks of the typed copy macros (include/accel/accel.h):
+# Compile-time checks of the typed copy and value-argument macros
+# (include/accel/accel.h):
 #
 #   run.sh SOURCE_DIR INCLUDE_DIR COMPILER [COMPILER_ARGS...]
 #
 # typed-pass.c must compile. typed-fail.c must compile without a case, and
 # fail with each of its cases (-DCASE_name) with the macros' own error, the
 # _Generic selection that matches no association, naming the case's host
-# type. Every case is run and reported; the exit status is 1 when any
-# check failed.
+# type. args-fail.c does the same for the ACCEL_ARG_<TYPE> value macros,
+# each case with the extended regular expression its refusal must match.
+# Every case is run and reported; the exit status is 1 when any check
+# failed.
 set -u
 
 source_dir=$1
