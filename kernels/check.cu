@@ -73,10 +73,10 @@ ACCEL_KERNEL(check_missing_barrier, (const float *, x), (float *, y))
 }
 
 /* Thread 0 of every block writes out[0]: blocks are not ordered. */
-ACCEL_KERNEL(check_blocks_write_one, (uint32_t *, out))
+ACCEL_KERNEL(check_blocks_write_one, (float *, out))
 {
     if (threadIdx.x == 0)
-        out[0] = blockIdx.x;
+        out[0] = (float)blockIdx.x;
 }
 
 /* The same made right: every thread adds to out[0] atomically. */

@@ -223,7 +223,7 @@ static void test_two_blocks_writing_one_element_is_a_race(void **state)
                      "accel-check: data race: kernel 'check_blocks_write_one' block (",
                      ") thread (0,0,0): WRITE of 4 bytes at ");
     expect_report_of("race", "check_blocks_write_one",
-                     "inside argument 0 'uint32_t * out' (uint32_t[64], 256 bytes): byte "
+                     "inside argument 0 'float * out' (float[64], 256 bytes): byte "
                      "offset 0, element 0 of 64: races with a WRITE by block (",
                      "another block of the same launch (blocks are not ordered: use an "
                      "atomic)");

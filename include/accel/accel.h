@@ -516,12 +516,56 @@ typedef struct accel_arg {
                  .size = (bytes), .align = (alignment)})
 
 /*
+ * A value argument from any arithmetic expression, converted to the scalar
+ * type the name says as an assignment would. A pointer or a struct does not
+ * compile (the macros apply unary +, which takes numbers only), nor does
+ * anything but an accel_f16 for ACCEL_ARG_F16 and an accel_bf16 for
+ * ACCEL_ARG_BF16:
+ *
+ *     accel_arg args[] = {ACCEL_ARG_U32(n + 1), ACCEL_ARG_F32(2.0f * a),
+ *                         ACCEL_ARG_REF(x), ACCEL_ARG_REF(y)};
+ *
+ * The value is held in a compound literal, which lives until the end of
+ * the enclosing block: build the arguments in the block that calls
+ * accel_launch (which copies them), never in an inner block whose end
+ * comes before the call. ACCEL_ARG_F16 and ACCEL_ARG_BF16 take an accel_f16
+ * or accel_bf16.
+ */
+#define ACCEL_ARG_F16(v) ACCEL__ARG_AS(accel_f16, _Generic((v), accel_f16: (v)))
+#define ACCEL_ARG_BF16(v) ACCEL__ARG_AS(accel_bf16, _Generic((v), accel_bf16: (v)))
+#define ACCEL_ARG_F32(v) ACCEL__ARG_AS(float, +(v))
+#define ACCEL_ARG_F64(v) ACCEL__ARG_AS(double, +(v))
+#define ACCEL_ARG_I8(v) ACCEL__ARG_AS(int8_t, +(v))
+#define ACCEL_ARG_I16(v) ACCEL__ARG_AS(int16_t, +(v))
+#define ACCEL_ARG_I32(v) ACCEL__ARG_AS(int32_t, +(v))
+#define ACCEL_ARG_I64(v) ACCEL__ARG_AS(int64_t, +(v))
+#define ACCEL_ARG_U8(v) ACCEL__ARG_AS(uint8_t, +(v))
+#define ACCEL_ARG_U16(v) ACCEL__ARG_AS(uint16_t, +(v))
+#define ACCEL_ARG_U32(v) ACCEL__ARG_AS(uint32_t, +(v))
+#define ACCEL_ARG_U64(v) ACCEL__ARG_AS(uint64_t, +(v))
+/* An array of one T, so that a struct (accel_f16) is initialised from a
+ * value of its own type as a scalar is. */
+#define ACCEL__ARG_AS(T, v)                                                    \
+    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE, .value = (const T[1]){(v)},     \
+                 .size = sizeof(T), .align = (uint32_t)_Alignof(T)})
+
+/*
  * Enqueue a launch of `grid` blocks of `block` threads with `shared_bytes`
  * of dynamic shared memory per block. Everything is checked before
  * anything is enqueued: refs (stale, freed, another device's), the number
  * and sizes of arguments against the kernel, the geometry against the
- * device's limits (no zero dimension).
- * Errors: ACCEL_ERR_INVALID_ARGUMENT, the ref errors, ACCEL_ERR_LAUNCH.
+ * device's limits (no zero dimension), and the arguments against the
+ * kernel's typed signature where it has one (CPU images built with
+ * <accel/kernel.h>, and any image of a bundle that accel-cc wrote): a value
+ * for a pointer parameter, a ref for a value parameter, and a ref whose
+ * element type is not the parameter's pointee's are each
+ * ACCEL_ERR_TYPE_MISMATCH, the detail naming the argument, the parameter
+ * and both types. Bytes are untyped, as a void * is: a parameter of bytes
+ * (`void *`, `char *`, a struct's pointer) takes any ref, and an ACCEL_BYTE
+ * ref fits any pointer parameter. A ref is checked for being live before
+ * its type. Other images are checked by size alone.
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT, the ref errors, ACCEL_ERR_TYPE_MISMATCH,
+ * ACCEL_ERR_LAUNCH.
  */
 ACCEL_API accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
                                     accel_dim3 grid, accel_dim3 block,

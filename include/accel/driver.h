@@ -54,7 +54,8 @@ extern "C" {
 
 #define ACCEL_DRIVER_ABI_MAJOR 1
 /* 1.1 added host_minor and privilege to struct accel_host_services, and
- * uuid and pci_bus_id to struct accel_device_props. */
+ * uuid and pci_bus_id to struct accel_device_props, and the typed fields
+ * of struct accel_kernel_signature. */
 #define ACCEL_DRIVER_ABI_MINOR 1
 
 /* The name of the one symbol a plugin exports. */
@@ -215,12 +216,41 @@ struct accel_launch_config {
 #define ACCEL_KERNEL_MAX_PARAMS 64
 #define ACCEL_PARAM_COUNT_UNKNOWN UINT32_MAX
 
+/* A parameter's kind, in param_kinds (Since: 1.1). */
+#define ACCEL_PARAM_KIND_UNKNOWN 0
+#define ACCEL_PARAM_KIND_POINTER 1 /* a device address: the host passes a ref */
+#define ACCEL_PARAM_KIND_VALUE 2   /* bytes passed by value */
+/* param_types hold 0 to ACCEL_PARAM_TYPE_COUNT - 1 (Since: 1.1). */
+#define ACCEL_PARAM_TYPE_COUNT 13
+/* The longest parameter name kept, in characters (Since: 1.1). */
+#define ACCEL_PARAM_NAME_MAX 31
+
+/*
+ * The fields from param_kinds on are Since: 1.1. A plugin writes them only
+ * when the host's services say host_minor >= 1 (an older host's struct ends
+ * at param_sizes: ACCEL_KERNEL_SIGNATURE_V1_0_SIZE); the host zeroes the
+ * whole struct before kernel_get, so a plugin that knows nothing of them
+ * leaves every parameter's kind unknown, and launches are checked by size.
+ */
 struct accel_kernel_signature {
     /* Number of parameters, or ACCEL_PARAM_COUNT_UNKNOWN. */
     uint32_t param_count;
     /* Size in bytes of each parameter; 0 where unknown. */
     uint32_t param_sizes[ACCEL_KERNEL_MAX_PARAMS];
+    /* Since: 1.1. Each parameter's ACCEL_PARAM_KIND_*. */
+    uint8_t param_kinds[ACCEL_KERNEL_MAX_PARAMS];
+    /*
+     * Since: 1.1. The accel_elem_type (the numbering of <accel/accel.h>,
+     * which never changes) of a pointer's pointee or of a value; 0
+     * (ACCEL_BYTE) where unknown, which any ref fits.
+     */
+    uint8_t param_types[ACCEL_KERNEL_MAX_PARAMS];
+    /* Since: 1.1. Each parameter's name, NUL-terminated; "" where unknown. */
+    char param_names[ACCEL_KERNEL_MAX_PARAMS][ACCEL_PARAM_NAME_MAX + 1];
 };
+/* How much of the struct a host of minor 0 passes. */
+#define ACCEL_KERNEL_SIGNATURE_V1_0_SIZE                                       \
+    offsetof(struct accel_kernel_signature, param_kinds)
 
 /* Opaque plugin objects. Each plugin defines these structs for itself. */
 typedef struct accel_drv_plugin accel_drv_plugin;
@@ -541,6 +571,8 @@ struct accel_driver_v1 {
      * lives as long as its module. *out_signature says what the plugin
      * knows of its parameters (the host checks launches against it); a
      * plugin that cannot tell sets param_count to ACCEL_PARAM_COUNT_UNKNOWN.
+     * The typed fields (Since: 1.1) are written only for a host of minor 1
+     * or later (see struct accel_kernel_signature).
      */
     accel_status (*kernel_get)(accel_drv_device *device, accel_drv_module *module,
                                const char *name, accel_drv_kernel **out_kernel,
@@ -703,6 +735,13 @@ ACCEL_DRIVER_STATIC_ASSERT_(ACCEL_DEVICE_PROPS_V1_0_SIZE == 208 &&
                                 sizeof(struct accel_device_props) ==
                                     ACCEL_DEVICE_PROPS_V1_1_SIZE,
                             "accel_device_props layout");
+ACCEL_DRIVER_STATIC_ASSERT_(ACCEL_KERNEL_SIGNATURE_V1_0_SIZE ==
+                                4 + 4 * ACCEL_KERNEL_MAX_PARAMS &&
+                                offsetof(struct accel_kernel_signature,
+                                         param_names) ==
+                                    ACCEL_KERNEL_SIGNATURE_V1_0_SIZE +
+                                        2 * ACCEL_KERNEL_MAX_PARAMS,
+                            "accel_kernel_signature layout");
 ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_host_services, log) == 8 &&
                                 offsetof(struct accel_host_services, getenv) ==
                                     8 + 2 * sizeof(void (*)(void)) &&

@@ -108,6 +108,15 @@
  *    to it (use a typedef for arrays and function pointers). Pointers are
  *    device addresses: 64-bit; the CPU form needs a 64-bit target. Names
  *    beginning with accel__ are reserved.
+ *  - Each parameter's kind (pointer or value), element type and name are
+ *    recorded from the declaration (the descriptor's typed signature
+ *    below; accel-cc writes the same into a bundle's metadata for the GPU
+ *    images), and accel_launch refuses a ref whose element type is not the
+ *    pointee's, a value for a pointer and a ref for a value. The element
+ *    type of `float *` or `float` is f32, of `uint32_t *` u32, and so on
+ *    for every accel_elem_type; `void *`, `char *`, structs and pointers
+ *    to pointers are bytes, which any ref fits (and an ACCEL_BYTE ref fits
+ *    any pointer).
  *  - Plain C11 in the body (plus the math library): no C++ in a
  *    single-source kernel, since the CPU form is compiled as C.
  */
@@ -122,10 +131,12 @@
  * Version of the structs below. The null plugin refuses a descriptor whose
  * abi it does not know. A change to either struct's layout bumps it.
  * ABI 2 added the block runtime (barriers, warp operations) and run_thread;
- * the null plugin still runs ABI 1 images (ACCEL_CPU_KERNEL_ABI_MIN), whose
- * kernels have no barriers.
+ * ABI 3 the typed signature (each parameter's kind, element type and
+ * name). The null plugin still runs ABI 1 images (ACCEL_CPU_KERNEL_ABI_MIN),
+ * whose kernels have no barriers, and checks launches of ABI 1 and 2
+ * kernels by argument sizes only.
  */
-#define ACCEL_CPU_KERNEL_ABI 2
+#define ACCEL_CPU_KERNEL_ABI 3
 #define ACCEL_CPU_KERNEL_ABI_MIN 1
 /* A kernel NAME is exported as the data symbol accel_cpu_kernel_NAME. */
 #define ACCEL_CPU_KERNEL_PREFIX "accel_cpu_kernel_"
@@ -140,6 +151,13 @@
 #define ACCEL_CPU_PARAMS_PREFIX "accel_cpu_params_"
 /* Equal to ACCEL_KERNEL_MAX_PARAMS in <accel/driver.h>. */
 #define ACCEL_CPU_KERNEL_MAX_PARAMS 64
+
+/*
+ * What a parameter is, in accel_cpu_kernel.param_kinds: a pointer (a device
+ * address, which a launch passes as a ref) or a value.
+ */
+#define ACCEL_CPU_PARAM_POINTER 1
+#define ACCEL_CPU_PARAM_VALUE 2
 
 /* The warp operations accel_cpu_runtime.warp_op performs. */
 enum accel_cpu_warp_op {
@@ -194,6 +212,14 @@ struct accel_cpu_block {
  * size rounded up to a power of two. A device pointer argument is a
  * uint64_t holding the address, which on the CPU plugin is a host pointer.
  * Both are called from several threads at once, for different blocks.
+ *
+ * The typed signature (ABI 3) is what accel_launch checks arguments
+ * against: param_kinds[i] is ACCEL_CPU_PARAM_POINTER or
+ * ACCEL_CPU_PARAM_VALUE; param_types[i] is the accel_elem_type (the
+ * numbering of <accel/accel.h>) of a pointer's pointee or of a scalar
+ * value, 0 (ACCEL_BYTE) where the type has none (void *, a struct, a
+ * pointer to a pointer); param_names holds each parameter's name after a
+ * space (" n a x y"). ACCEL_KERNEL fills all three from the declaration.
  */
 struct accel_cpu_kernel {
     uint32_t abi; /* ACCEL_CPU_KERNEL_ABI */
@@ -203,6 +229,10 @@ struct accel_cpu_kernel {
     /* Since ABI 2. */
     void (*run_thread)(const struct accel_cpu_block *block, void *const *args,
                        uint32_t thread);
+    /* Since ABI 3. */
+    const char *param_names;
+    uint8_t param_kinds[ACCEL_CPU_KERNEL_MAX_PARAMS];
+    uint8_t param_types[ACCEL_CPU_KERNEL_MAX_PARAMS];
 };
 
 /* ==== Single-source kernels ==== */
@@ -681,6 +711,9 @@ static inline double accel_atomic_add_f64(double *p, double v)
             {ACCEL__SEQ(n, ACCEL__SIZE, __VA_ARGS__) 0},                       \
             accel__run_##name,                                                 \
             accel__thread_##name,                                              \
+            "" ACCEL__SEQ(n, ACCEL__NAME_TEXT, __VA_ARGS__),                   \
+            {ACCEL__SEQ(n, ACCEL__KIND, __VA_ARGS__) 0},                       \
+            {ACCEL__SEQ(n, ACCEL__ELEM, __VA_ARGS__) 0},                       \
     };                                                                         \
     ACCEL__EXPORT const char accel_cpu_params_##name[] =                       \
         ACCEL__SEQ(n, ACCEL__PARAM_TEXT, __VA_ARGS__) "";                      \
@@ -692,8 +725,54 @@ static inline double accel_atomic_add_f64(double *p, double v)
 #define ACCEL__COMMA_NAME(i, pair) , ACCEL__NAME pair
 #define ACCEL__SIZE(i, pair) sizeof(ACCEL__TYPE pair),
 #define ACCEL__PARAM_TEXT(i, pair) ACCEL__STR(ACCEL__DECL pair) ";"
+#define ACCEL__NAME_TEXT(i, pair) " " ACCEL__STR(ACCEL__NAME pair)
 #define ACCEL__STR(x) ACCEL__STR_(x)
 #define ACCEL__STR_(x) #x
+
+/*
+ * A parameter's kind and element type, from its type T at compile time.
+ * `*(T *)0` is never evaluated: it names a value of type T, whose
+ * qualifiers _Generic drops (so `float *ACCEL_RESTRICT` is `float *`).
+ * __builtin_classify_type, which gcc and clang share, tells any pointer
+ * (5, pointer_type_class) from a value.
+ */
+#define ACCEL__KIND(i, pair)                                                   \
+    (__builtin_classify_type(*(ACCEL__TYPE pair *)0) == 5                      \
+         ? ACCEL_CPU_PARAM_POINTER : ACCEL_CPU_PARAM_VALUE),
+#define ACCEL__ELEM(i, pair)                                                   \
+    _Generic(*(ACCEL__TYPE pair *)0, ACCEL__CPU_ELEMS(), ACCEL__CPU_ELEMS(*),  \
+             ACCEL__CPU_ELEMS(const *), default: 0),
+
+/*
+ * The accel_elem_type numbers (<accel/accel.h>: ACCEL_BYTE 0, F16 1, BF16 2,
+ * F32 3, F64 4, I8 5, I16 6, I32 7, I64 8, U8 9, U16 10, U32 11, U64 12) of
+ * a scalar type, or of the pointee of a pointer P-type (`*`, `const *`).
+ * Integers go by size and signedness, as ACCEL_ELEM_TYPE_OF does; plain
+ * char is bytes.
+ */
+#define ACCEL__CPU_ELEMS(P)                                                    \
+    float P: 3, double P: 4, char P: 0, signed char P: 5, unsigned char P: 9,  \
+    short P: ACCEL__CPU_INT(short, 5), unsigned short P: ACCEL__CPU_INT(short, 9), \
+    int P: ACCEL__CPU_INT(int, 5), unsigned int P: ACCEL__CPU_INT(int, 9),     \
+    long P: ACCEL__CPU_INT(long, 5), unsigned long P: ACCEL__CPU_INT(long, 9), \
+    long long P: ACCEL__CPU_INT(long long, 5),                                 \
+    unsigned long long P: ACCEL__CPU_INT(long long, 9)                         \
+    ACCEL__CPU_FLOAT16(P) ACCEL__CPU_BFLOAT16(P)
+/* I8 (5) or U8 (9) and the next three widths, by the size of T. */
+#define ACCEL__CPU_INT(T, base)                                                \
+    ((base) + (sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3))
+#if defined(__FLT16_MAX__)
+__extension__ typedef _Float16 accel__cpu_float16;
+#define ACCEL__CPU_FLOAT16(P) , accel__cpu_float16 P: 1
+#else
+#define ACCEL__CPU_FLOAT16(P)
+#endif
+#if defined(__BFLT16_MAX__)
+__extension__ typedef __bf16 accel__cpu_bfloat16;
+#define ACCEL__CPU_BFLOAT16(P) , accel__cpu_bfloat16 P: 2
+#else
+#define ACCEL__CPU_BFLOAT16(P)
+#endif
 #define ACCEL__UNPACK(i, pair)                                                 \
     ACCEL__TYPE pair ACCEL__NAME pair = *(ACCEL__TYPE pair *)accel__args[i];
 

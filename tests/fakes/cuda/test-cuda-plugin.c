@@ -808,6 +808,15 @@ static void test_plugin_never_writes_to_stderr(void **state)
     assert_int_equal(plugin_case_stderr_bytes(&capture), 0);
 }
 
+/* The bundle's typed signatures check every launch of its image (plugin_typed.c). */
+static void test_launches_are_checked_against_bundle_signatures(void **state)
+{
+    struct plugin_case *c = *state;
+
+    plugin_case_open_fake_device(c);
+    plugin_case_check_typed_signatures(c, TYPED_BUNDLE, UNTYPED_BUNDLE);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, plugin_case_teardown)
@@ -853,6 +862,7 @@ int main(void)
         T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
         T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),
         T(test_plugin_never_writes_to_stderr),
+        T(test_launches_are_checked_against_bundle_signatures),
     };
 #undef T
     return cmocka_run_group_tests_name("cuda-plugin", tests, NULL, NULL);
