@@ -121,7 +121,7 @@ static void accel_test_run_nothing(const struct accel_cpu_block *block, void *co
 }
 
 __attribute__((visibility("default"))) const struct accel_cpu_kernel
-    accel_cpu_kernel_future_abi = {ACCEL_CPU_KERNEL_ABI + 1, 0, {0}, accel_test_run_nothing, 0};
+    accel_cpu_kernel_future_abi = {ACCEL_CPU_KERNEL_ABI + 1, 0, {0}, accel_test_run_nothing, 0, 0, 0};
 __attribute__((visibility("default"))) const struct accel_cpu_kernel
-    accel_cpu_kernel_no_runner = {ACCEL_CPU_KERNEL_ABI, 0, {0}, 0, 0};
+    accel_cpu_kernel_no_runner = {ACCEL_CPU_KERNEL_ABI, 0, {0}, 0, 0, 0, 0};
 #endif

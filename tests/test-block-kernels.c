@@ -8,10 +8,19 @@
  * block and thread instead of hanging; a fiber stack overflow is reported;
  * ACCEL_NULL_STACK_KB sets the stack; and images built before barriers
  * (CPU kernel ABI 1) still run.
+ *
+ * Built twice: block-kernels loads meson's image (gcc or cc, every barrier
+ * kernel on fibers), block-kernels-cbs the image accel-cc --cbs builds
+ * through the barrier pass (BLOCKS_CBS), whose barrier kernels run as
+ * loops over a block's threads; the same checks hold for both. Where the
+ * pass is not built, block-kernels-cbs skips (BLOCKS_CBS_MISSING).
  */
 #include "support.h"
 
+#include <accel/kernel.h>
+#include <dlfcn.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,6 +763,55 @@ static void test_divergence_fails_with_one_host_thread_too(void **state)
     check_divergence(*state, "block_diverge_return", "thread (5,0,0)", "returned");
 }
 
+/* ---- which kernels the barrier pass splits ---- */
+
+#ifndef BLOCKS_CBS
+#define BLOCKS_CBS 0
+#endif
+
+static void check_run_regions(void *image, const char *name, bool split)
+{
+    char symbol[128];
+    const struct accel_cpu_kernel *kernel;
+
+    snprintf(symbol, sizeof symbol, ACCEL_CPU_KERNEL_PREFIX "%s", name);
+    kernel = dlsym(image, symbol);
+    assert_non_null(kernel);
+    assert_int_equal(kernel->abi, ACCEL_CPU_KERNEL_ABI);
+    if (split != (kernel->run_regions != NULL))
+        fail_msg("%s: run_regions is %s", name, split ? "NULL" : "set");
+}
+
+/*
+ * Through the pass, every kernel with barriers and no warp operation runs
+ * as loops between its barriers; those with warp operations, with a call
+ * stack (block_stack_overflow) or without barriers keep the fiber path.
+ * Without it, none has run_regions.
+ */
+static void test_only_the_pass_splits_barrier_kernels(void **state)
+{
+    static const char *const split[] = {
+        "block_sgemm", "block_reduce_shared", "block_scan_hillis_steele",
+        "block_scan_blelloch", "block_histogram", "block_transpose", "block_stencil",
+        "block_bitonic_sort", "block_atomics", "block_shape", "block_reverse_dynamic",
+        "block_diverge_return", "block_diverge_branch", "block_diverge_count",
+        "block_barriers",
+    };
+    static const char *const fibers[] = {
+        "block_reduce_warp", "block_ballot_compact", "block_warp_ops", "block_diverge_warp",
+        "block_stack_overflow", "block_shuffles", "block_cas_update", "block_no_barriers",
+    };
+    void *image = dlopen(BLOCKS_CPU_IMAGE, RTLD_NOW | RTLD_LOCAL);
+
+    (void)state;
+    assert_non_null(image);
+    for (size_t i = 0; i < sizeof split / sizeof split[0]; i++)
+        check_run_regions(image, split[i], BLOCKS_CBS);
+    for (size_t i = 0; i < sizeof fibers / sizeof fibers[0]; i++)
+        check_run_regions(image, fibers[i], false);
+    dlclose(image);
+}
+
 /* ---- images from before barriers ---- */
 
 static void test_abi1_images_still_run(void **state)
@@ -855,6 +913,10 @@ static void test_stack_overflow_is_reported_and_stops_the_process(void **state)
 
 int main(void)
 {
+#ifdef BLOCKS_CBS_MISSING
+    printf("SKIP: accel-cc's barrier pass is not built: %s\n", BLOCKS_CBS_MISSING);
+    return 77;
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tiled_sgemm_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_tree_reduction_matches_reference, setup,
@@ -893,6 +955,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_divergence_fails_with_one_host_thread_too,
                                         setup_one_thread, teardown),
+        cmocka_unit_test(test_only_the_pass_splits_barrier_kernels),
         cmocka_unit_test_setup_teardown(test_abi1_images_still_run, setup_abi1, teardown),
         cmocka_unit_test_setup_teardown(test_stack_size_knob_lets_deep_kernels_run,
                                         setup_big_stack, teardown),
