@@ -26,8 +26,9 @@
  * scratch (structure of arrays: slot s of thread t at scratch + threads *
  * offset_s + t * size_s, so that the threads' loop reads consecutive
  * elements and vectorises); so is every alloca. What only reads the block
- * descriptor, or is arithmetic on the arguments, moves to the new entry and
- * is recomputed rather than stored. Then region is cloned once per resume
+ * descriptor, or is arithmetic on the arguments (an address in a shared
+ * array, say), moves to the new entry and is recomputed rather than
+ * stored. Then region is cloned once per resume
  * point with `resume` a constant, and run calls the clone its `resume`
  * names: after the inliner, each clone is the loop over the block's threads
  * of one region of the kernel, with the dead regions folded away.
@@ -164,7 +165,7 @@ bool availableIn(const Value *value, const BasicBlock *entry)
 }
 
 /*
- * Whether `inst`, in the original entry block, may move to the new entry:
+ * Whether `inst` may move to the new entry:
  * arithmetic on what is there already, or a plain read of the block
  * descriptor, which does not change while the block runs.
  */
@@ -299,10 +300,24 @@ uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
     for (size_t k = 0; k < resumes.size(); k++)
         dispatch->addCase(b.getInt32((uint32_t)k + 1), resumes[k]);
 
-    /* Recompute rather than store what only the block and arguments give. */
-    for (Instruction &inst : make_early_inc_range(*old_entry)) {
-        if (hoistable(inst, entry, step.getArg(STEP_BLOCK)))
-            inst.moveBefore(dispatch);
+    /*
+     * Recompute rather than store what only the block and arguments give,
+     * wherever clang put it (its LICM hoists such addresses above a loop
+     * that holds barriers, where they would cross them): to a fixed point,
+     * since each move can make another instruction's operands available.
+     */
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (BasicBlock &bb : step) {
+            if (&bb == entry)
+                continue;
+            for (Instruction &inst : make_early_inc_range(bb)) {
+                if (hoistable(inst, entry, step.getArg(STEP_BLOCK))) {
+                    inst.moveBefore(dispatch);
+                    moved = true;
+                }
+            }
+        }
     }
 
     /* What crosses a barrier: uses its definition no longer dominates. */
