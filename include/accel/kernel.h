@@ -80,6 +80,22 @@
  *    accel-block-bench in tools/bench); a block of n threads keeps n
  *    stacks, reused by the next block. A block of one thread needs no
  *    fiber: its barriers return at once.
+ *  - Built with `accel-cc --cbs` (clang 14 through accel-cc's barrier pass,
+ *    tools/cbs), a kernel with barriers and no warp operation runs
+ *    differently: the pass splits it at its barriers into regions, and a
+ *    block runs as one loop over its threads per region between two
+ *    barriers (PoCL's work-item loops), which the compiler vectorises
+ *    across the threads; a value a thread carries across a barrier lives in
+ *    a per-thread array the plugin provides (the descriptor's run_regions,
+ *    CPU kernel ABI 3). No fiber, no switch: the block runs on the host
+ *    thread's own stack. Kernels with warp operations, with calls to
+ *    functions the image defines, or with variable-length arrays keep the
+ *    fibers, as does every image built without the pass (gcc's).
+ *    At each barrier every thread must have reached the same one (the same
+ *    accel_sync_threads() call in the source), or all returned: a thread
+ *    at another barrier, or one that returned, fails the launch as below.
+ *    Two different barrier calls that divergent threads each reach (one in
+ *    each side of an if) are an error there, which the fibers accept.
  *  - A barrier or warp operation that not every thread reaches (a thread
  *    returned early, a barrier in divergent code, a mismatched count, or a
  *    barrier that thread 0 skipped) fails the launch with ACCEL_ERR_LAUNCH,

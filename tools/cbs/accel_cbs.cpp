@@ -313,6 +313,9 @@ uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
                 continue;
             for (Instruction &inst : make_early_inc_range(bb)) {
                 if (hoistable(inst, entry, step.getArg(STEP_BLOCK))) {
+                    /* No-wrap facts held where it ran, perhaps not on every path (as LICM). */
+                    if (&bb != old_entry)
+                        inst.dropPoisonGeneratingFlags();
                     inst.moveBefore(dispatch);
                     moved = true;
                 }
