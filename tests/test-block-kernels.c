@@ -27,6 +27,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* 1 when BLOCKS_CPU_IMAGE was built through accel-cc's barrier pass. */
+#ifndef BLOCKS_CBS
+#define BLOCKS_CBS 0
+#endif
+
 struct blocks_case {
     accel_host *host;
     accel_device *device;
@@ -758,16 +763,39 @@ static void test_warp_operation_missing_lanes_fails_the_launch(void **state)
                      "block_diverge_warp");
 }
 
+/*
+ * Threads at two different barrier calls: on fibers they meet (each waits
+ * at a barrier); split by the pass, the launch fails, naming both.
+ */
+static void test_barriers_at_two_call_sites_meet_only_on_fibers(void **state)
+{
+    struct blocks_case *c = *state;
+
+    if (!BLOCKS_CBS) {
+        accel_ref dout = upload(c, ACCEL_U32, 64, NULL);
+        accel_arg args[] = { ACCEL_ARG_REF(dout) };
+        uint32_t out[64];
+
+        assert_status(run(c, "block_diverge_sites", (accel_dim3){ 1, 1, 1 },
+                          (accel_dim3){ 64, 1, 1 }, 0, args, 1),
+                      ACCEL_OK);
+        download(c, out, dout);
+        for (uint32_t t = 0; t < 64; t++)
+            assert_int_equal(out[t], t % 2 == 1 ? 11 : 22);
+        accel_free(c->device, dout);
+        return;
+    }
+    check_divergence(c, "block_diverge_sites", "thread (0,0,0): waits at "
+                     "accel_sync_threads() that thread (1,0,0) never reaches (it waits at "
+                     "barrier", "block_diverge_sites");
+}
+
 static void test_divergence_fails_with_one_host_thread_too(void **state)
 {
     check_divergence(*state, "block_diverge_return", "thread (5,0,0)", "returned");
 }
 
 /* ---- which kernels the barrier pass splits ---- */
-
-#ifndef BLOCKS_CBS
-#define BLOCKS_CBS 0
-#endif
 
 static void check_run_regions(void *image, const char *name, bool split)
 {
@@ -795,7 +823,7 @@ static void test_only_the_pass_splits_barrier_kernels(void **state)
         "block_scan_blelloch", "block_histogram", "block_transpose", "block_stencil",
         "block_bitonic_sort", "block_atomics", "block_shape", "block_reverse_dynamic",
         "block_diverge_return", "block_diverge_branch", "block_diverge_count",
-        "block_barriers",
+        "block_diverge_sites", "block_barriers",
     };
     static const char *const fibers[] = {
         "block_reduce_warp", "block_ballot_compact", "block_warp_ops", "block_diverge_warp",
@@ -952,6 +980,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_extra_barrier_in_one_thread_fails_the_launch,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_warp_operation_missing_lanes_fails_the_launch,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_barriers_at_two_call_sites_meet_only_on_fibers,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_divergence_fails_with_one_host_thread_too,
                                         setup_one_thread, teardown),

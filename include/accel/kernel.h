@@ -95,7 +95,8 @@
  *    accel_sync_threads() call in the source), or all returned: a thread
  *    at another barrier, or one that returned, fails the launch as below.
  *    Two different barrier calls that divergent threads each reach (one in
- *    each side of an if) are an error there, which the fibers accept.
+ *    each side of an if) are an error there, which the fibers accept
+ *    (unless clang merged the two calls into one before the pass).
  *  - A barrier or warp operation that not every thread reaches (a thread
  *    returned early, a barrier in divergent code, a mismatched count, or a
  *    barrier that thread 0 skipped) fails the launch with ACCEL_ERR_LAUNCH,

@@ -91,13 +91,13 @@ static const char *null_regions_thread(const struct accel_cpu_block *block, uint
     return buf;
 }
 
-/* "returned" or "waits at accel_sync_threads() (barrier k)", into buf. */
+/* "returned" or "waits at barrier k" (the pass numbers them from 1), into buf. */
 static const char *null_regions_did(uint32_t did, char *buf, size_t size)
 {
     if (did == ACCEL_CPU_REGIONS_RETURNED)
         snprintf(buf, size, "returned");
     else
-        snprintf(buf, size, "waits at accel_sync_threads() (barrier %u of the kernel)", did);
+        snprintf(buf, size, "waits at barrier %u", did);
     return buf;
 }
 
