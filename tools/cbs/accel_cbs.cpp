@@ -264,17 +264,17 @@ void clearMemoryAttributes(Function &fn, unsigned scratch_arg)
 }
 
 /*
- * Split step at its barriers (see the top of the file). Returns the bytes
- * of scratch each thread needs beyond its result.
+ * Make step resumable: a new entry block that switches on `resume` to the
+ * start or to the point after barrier k, which returns k. Returns the
+ * switch, in the new entry.
  */
-uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
+SwitchInst *addResumePoints(Function &step, const std::vector<CallInst *> &barriers)
 {
     LLVMContext &ctx = step.getContext();
-    const DataLayout &layout = step.getParent()->getDataLayout();
     BasicBlock *old_entry = &step.getEntryBlock();
     BasicBlock *entry = BasicBlock::Create(ctx, "cbs.entry", &step, old_entry);
+    IntegerType *i32 = Type::getInt32Ty(ctx);
     std::vector<BasicBlock *> resumes;
-    IRBuilder<> b(entry);
 
     /*
      * A thread that returns says 0: the header hides that 0 behind an empty
@@ -282,9 +282,8 @@ uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
      */
     for (BasicBlock &bb : step) {
         if (auto *ret = dyn_cast_or_null<ReturnInst>(bb.getTerminator()))
-            ret->setOperand(0, ConstantInt::get(Type::getInt32Ty(ctx), 0));
+            ret->setOperand(0, ConstantInt::get(i32, 0));
     }
-    /* Barrier k returns k; resume k starts after it. */
     for (size_t k = 0; k < barriers.size(); k++) {
         CallInst *call = barriers[k];
         BasicBlock *before = call->getParent();
@@ -292,43 +291,59 @@ uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
 
         before->getTerminator()->eraseFromParent();
         call->eraseFromParent();
-        ReturnInst::Create(ctx, ConstantInt::get(Type::getInt32Ty(ctx), k + 1), before);
+        ReturnInst::Create(ctx, ConstantInt::get(i32, k + 1), before);
         resumes.push_back(after);
     }
-    SwitchInst *dispatch = b.CreateSwitch(step.getArg(STEP_RESUME), old_entry,
-                                          (unsigned)resumes.size());
+    SwitchInst *dispatch = SwitchInst::Create(step.getArg(STEP_RESUME), old_entry,
+                                              (unsigned)resumes.size(), entry);
     for (size_t k = 0; k < resumes.size(); k++)
-        dispatch->addCase(b.getInt32((uint32_t)k + 1), resumes[k]);
+        dispatch->addCase(ConstantInt::get(i32, k + 1), resumes[k]);
+    return dispatch;
+}
 
-    /*
-     * Recompute rather than store what only the block and arguments give,
-     * wherever clang put it (its LICM hoists such addresses above a loop
-     * that holds barriers, where they would cross them): to a fixed point,
-     * since each move can make another instruction's operands available.
-     */
+/*
+ * Recompute rather than store what only the block and arguments give,
+ * wherever clang put it (its LICM hoists such addresses above a loop that
+ * holds barriers, where they would cross them): moved before `dispatch`,
+ * to a fixed point, since each move can make another's operands available.
+ */
+void hoistInvariants(Function &step, SwitchInst *dispatch)
+{
+    BasicBlock *entry = dispatch->getParent();
+    BasicBlock *old_entry = dispatch->getDefaultDest();
+
     for (bool moved = true; moved;) {
         moved = false;
         for (BasicBlock &bb : step) {
             if (&bb == entry)
                 continue;
             for (Instruction &inst : make_early_inc_range(bb)) {
-                if (hoistable(inst, entry, step.getArg(STEP_BLOCK))) {
-                    /* No-wrap facts held where it ran, perhaps not on every path (as LICM). */
-                    if (&bb != old_entry)
-                        inst.dropPoisonGeneratingFlags();
-                    inst.moveBefore(dispatch);
-                    moved = true;
-                }
+                if (!hoistable(inst, entry, step.getArg(STEP_BLOCK)))
+                    continue;
+                /* No-wrap facts held where it ran, perhaps not on every path (as LICM). */
+                if (&bb != old_entry)
+                    inst.dropPoisonGeneratingFlags();
+                inst.moveBefore(dispatch);
+                moved = true;
             }
         }
     }
+}
 
-    /* What crosses a barrier: uses its definition no longer dominates. */
+/*
+ * Keep in per-thread slots of scratch what crosses a barrier (a value used
+ * where its definition no longer dominates the use) and every alloca.
+ * Returns the bytes of scratch each thread needs for them.
+ */
+uint64_t moveToSlots(Function &step, SwitchInst *dispatch)
+{
+    const DataLayout &layout = step.getParent()->getDataLayout();
     DominatorTree tree(step);
     std::vector<std::pair<Instruction *, std::vector<Use *>>> crossing;
     std::vector<AllocaInst *> allocas;
+
     for (BasicBlock &bb : step) {
-        if (&bb == entry)
+        if (&bb == dispatch->getParent())
             continue;
         for (Instruction &inst : bb) {
             if (auto *alloca = dyn_cast<AllocaInst>(&inst)) {
@@ -345,7 +360,7 @@ uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
         }
     }
 
-    b.SetInsertPoint(dispatch);
+    IRBuilder<> b(dispatch);
     Value *threads = b.CreateZExt(step.getArg(STEP_THREADS), b.getInt64Ty());
     Value *rank = b.CreateZExt(step.getArg(STEP_RANK), b.getInt64Ty());
     Value *scratch = b.CreatePointerCast(step.getArg(STEP_SCRATCH), b.getInt8PtrTy());
@@ -368,7 +383,20 @@ uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
         alloca->replaceAllUsesWith(b.CreatePointerCast(address, alloca->getType()));
         alloca->eraseFromParent();
     }
+    return bytes;
+}
 
+/*
+ * Split step at its barriers (see the top of the file). Returns the bytes
+ * of scratch each thread needs beyond its result.
+ */
+uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
+{
+    SwitchInst *dispatch = addResumePoints(step, barriers);
+    uint64_t bytes;
+
+    hoistInvariants(step, dispatch);
+    bytes = moveToSlots(step, dispatch);
     clearMemoryAttributes(step, STEP_SCRATCH);
     step.removeFnAttr(Attribute::NoInline);
     step.addFnAttr(Attribute::AlwaysInline);
