@@ -91,7 +91,7 @@ static const struct accel_cpu_runtime null_race_runtime = {
 /* ---- failing a launch ---- */
 
 /* The kernel's name, from its descriptor's symbol. */
-static const char *null_kernel_name(const struct accel_cpu_kernel *kernel)
+const char *accel__null_kernel_name(const struct accel_cpu_kernel *kernel)
 {
     Dl_info info;
     size_t prefix = sizeof(ACCEL_CPU_KERNEL_PREFIX) - 1;
@@ -112,7 +112,7 @@ static void null_blocks_fail_v(struct null_blocks *blocks, accel_status status,
     vsnprintf(blocks->detail, sizeof(blocks->detail), format, ap);
 }
 
-static void null_blocks_fail(struct null_blocks *blocks, accel_status status,
+void accel__null_blocks_fail(struct null_blocks *blocks, accel_status status,
                              const char *format, ...)
 {
     va_list ap;
@@ -141,9 +141,9 @@ static void null_block_fail(struct null_worker *w, uint32_t rank, const char *fo
     va_start(ap, format);
     vsnprintf(why, sizeof(why), format, ap);
     va_end(ap);
-    null_blocks_fail(w->blocks, ACCEL_ERR_LAUNCH,
+    accel__null_blocks_fail(w->blocks, ACCEL_ERR_LAUNCH,
                      "launch: kernel '%s' block (%u,%u,%u) %s: %s",
-                     null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
+                     accel__null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
                      w->block.block_idx[1], w->block.block_idx[2],
                      null_thread_name(w, rank, who, sizeof(who)), why);
 }
@@ -185,7 +185,7 @@ static void null_worker_overflowed(struct null_worker *w, uint32_t fiber)
                       "accel null plugin: kernel '%s' block (%u,%u,%u) %s overflowed its "
                       "%zu-byte fiber stack (the guard page below it was hit); set "
                       "ACCEL_NULL_STACK_KB to give each kernel thread more. Aborting.\n",
-                      null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
+                      accel__null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
                       w->block.block_idx[1], w->block.block_idx[2], who, w->stack_bytes);
     if (length > 0 && write(2, message, (size_t)length < sizeof(message)
                                             ? (size_t)length : sizeof(message) - 1) < 0)
@@ -360,7 +360,7 @@ static void null_pass_on(struct null_worker *w, uint32_t i)
 }
 
 /* Advance (x, y, z) to the next block, x fastest. */
-static void null_block_next(struct accel_cpu_block *block)
+void accel__null_block_next(struct accel_cpu_block *block)
 {
     if (++block->block_idx[0] < block->grid_dim[0])
         return;
@@ -401,7 +401,7 @@ static void null_run_blocks(struct null_worker *w)
     const struct accel_cpu_kernel *kernel = w->blocks->kernel;
     void *const *args = w->blocks->args;
 
-    for (uint64_t n = 0; n < w->count; n++, null_block_next(&w->block)) {
+    for (uint64_t n = 0; n < w->count; n++, accel__null_block_next(&w->block)) {
         w->fibers_on = false;
         w->straight = false;
         if (w->blocks->check >= NULL_CHECK_RACE) {
@@ -693,10 +693,10 @@ static bool null_block_fibers_ready(struct null_worker *w)
         if (w->fiber[i].map == NULL &&
             !accel__null_fiber_create(&w->fiber[i], w->stack_bytes, &w->native,
                                       null_thread_main)) {
-            null_blocks_fail(w->blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            accel__null_blocks_fail(w->blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
                              "launch: kernel '%s': mmap of a %zu-byte fiber stack for "
                              "thread %u of a block failed: %s",
-                             null_kernel_name(w->blocks->kernel), w->stack_bytes, i,
+                             accel__null_kernel_name(w->blocks->kernel), w->stack_bytes, i,
                              null_errno_name(errno));
             return false;
         }
@@ -788,7 +788,7 @@ static void null_blocks_run_straight(const struct null_blocks *blocks, uint64_t 
 
     null_block_begin(&block, blocks, first, shared);
     block.first_thread = 0;
-    for (uint64_t n = 0; n < count; n++, null_block_next(&block))
+    for (uint64_t n = 0; n < count; n++, accel__null_block_next(&block))
         blocks->kernel->run_block(&block, blocks->args);
 }
 
@@ -816,10 +816,10 @@ static uint64_t null_solo_warp_op(void *state, uint32_t thread, uint32_t op, uin
     (void)thread;
     (void)arg;
     if ((mask & 1u) == 0 || op > ACCEL_CPU_WARP_ALL)
-        null_blocks_fail(solo->blocks, ACCEL_ERR_LAUNCH,
+        accel__null_blocks_fail(solo->blocks, ACCEL_ERR_LAUNCH,
                          "launch: kernel '%s' block (%u,%u,%u) thread (0,0,0): called a "
                          "warp operation (%u) whose mask 0x%llx leaves out its own lane 0",
-                         null_kernel_name(solo->blocks->kernel), solo->block.block_idx[0],
+                         accel__null_kernel_name(solo->blocks->kernel), solo->block.block_idx[0],
                          solo->block.block_idx[1], solo->block.block_idx[2], op,
                          (unsigned long long)mask);
     switch (op) {
@@ -844,7 +844,7 @@ static void null_blocks_run_solo(struct null_blocks *blocks, uint64_t first, uin
     solo.block.first_thread = 0;
     solo.block.runtime = &null_solo_runtime;
     solo.block.runtime_state = &solo;
-    for (uint64_t n = 0; n < count; n++, null_block_next(&solo.block))
+    for (uint64_t n = 0; n < count; n++, accel__null_block_next(&solo.block))
         blocks->kernel->run_block(&solo.block, blocks->args);
 }
 
@@ -854,7 +854,7 @@ static struct null_worker *null_worker_ready(struct null_blocks *blocks)
     struct null_worker *w = null_worker_get();
 
     if (w == NULL) {
-        null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
                          "launch: allocating a host thread's block state failed");
         return NULL;
     }
@@ -865,7 +865,7 @@ static struct null_worker *null_worker_ready(struct null_blocks *blocks)
     if (w->fiber[0].map == NULL &&
         !accel__null_fiber_create(&w->fiber[0], w->stack_bytes, &w->native,
                                   null_fiber0_main)) {
-        null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
                          "launch: mmap of a %zu-byte fiber stack failed: %s",
                          w->stack_bytes, null_errno_name(errno));
         return NULL;
@@ -921,7 +921,7 @@ static bool null_blocks_run_checked(struct null_blocks *blocks, uint64_t first,
 
     if (blocks->config.shared_bytes != 0 &&
         posix_memalign(&shared, 64, blocks->config.shared_bytes) != 0) {
-        null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
                          "launch: allocating %u bytes of shared memory failed",
                          blocks->config.shared_bytes);
         return false;
@@ -947,6 +947,13 @@ bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t
         null_blocks_run_solo(blocks, first, count, shared);
         return !atomic_load_explicit(&blocks->failed, memory_order_relaxed);
     }
+    if (blocks->kernel->abi >= 3 && blocks->kernel->run_regions != NULL) {
+        struct accel_cpu_block block;
+
+        null_block_begin(&block, blocks, first, shared);
+        block.first_thread = 0;
+        return accel__null_blocks_run_regions(blocks, &block, count);
+    }
     return null_blocks_run_worker(blocks, first, count, shared);
 }
 
@@ -966,7 +973,7 @@ bool accel__null_block_where(struct null_where *out_where)
         .kernel = w->blocks->kernel,
         .grid_dim = {w->block.grid_dim[0], w->block.grid_dim[1], w->block.grid_dim[2]},
         .block_dim = {w->block.block_dim[0], w->block.block_dim[1], w->block.block_dim[2]},
-        .kernel_name = null_kernel_name(w->blocks->kernel),
+        .kernel_name = accel__null_kernel_name(w->blocks->kernel),
         .block = {w->block.block_idx[0], w->block.block_idx[1], w->block.block_idx[2]},
         .args = w->blocks->args,
         .shared = w->block.shared,
