@@ -709,6 +709,54 @@ static void test_saxpy_matches_the_c_reference(void **state)
     accel_module_unload(module);
 }
 
+/* saxpy in the kernel.h dialect, for the plugins that compile source. */
+static const char saxpy_source[] =
+    "#include <accel/kernel.h>\n"
+    "ACCEL_KERNEL(saxpy, (uint32_t, n), (float, a), (const float *, x), (float *, y))\n"
+    "{\n"
+    "    uint64_t i = accel_global_idx_x();\n"
+    "    if (i < n)\n"
+    "        y[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+/*
+ * module_compile (optional, Since 1.1): a plugin that has it compiles the
+ * dialect into a module whose kernels run, and refuses a broken source with
+ * ACCEL_ERR_MODULE and a log; one without it, or a device without kernels,
+ * answers ACCEL_ERR_NOT_SUPPORTED with a reason. The cache is off, so
+ * that each run compiles.
+ */
+static void test_module_compile_runs_the_source_or_is_not_supported(void **state)
+{
+    struct conformance *c = *state;
+    accel_module *module = NULL;
+
+    setenv("ACCEL_CACHE", "0", 1);
+    accel_status status = accel_module_compile(c->device, saxpy_source, NULL, &module);
+    if (!has_kernels(c) || status == ACCEL_ERR_NOT_SUPPORTED) {
+        assert_status(status, ACCEL_ERR_NOT_SUPPORTED);
+        assert_null(module);
+        assert_true(strlen(accel_last_error()) > 0);
+        print_message("accel_module_compile: %s: test skipped\n", accel_last_error());
+        skip();
+    }
+    assert_status(status, ACCEL_OK);
+    accel_kernel *saxpy = NULL;
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    run_saxpy(c, saxpy, 1001);
+    accel_module_unload(module);
+    module = NULL;
+    assert_status(accel_module_compile(c->device,
+                                       "#include <accel/kernel.h>\n"
+                                       "ACCEL_KERNEL(broken) { this is not a kernel }\n",
+                                       NULL, &module),
+                  ACCEL_ERR_MODULE);
+    assert_null(module);
+    assert_true(strlen(accel_last_build_log()) > 0);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    unsetenv("ACCEL_CACHE");
+}
+
 static void test_vadd_matches_the_c_reference(void **state)
 {
     struct conformance *c = *state;
@@ -932,6 +980,7 @@ int main(void)
         T(test_device_without_kernels_refuses_modules),
         T(test_corrupt_module_is_refused_with_a_reason),
         T(test_saxpy_matches_the_c_reference),
+        T(test_module_compile_runs_the_source_or_is_not_supported),
         T(test_vadd_matches_the_c_reference),
         T(test_launches_stay_in_order_on_a_stream),
         T(test_launch_arguments_are_checked),
