@@ -137,6 +137,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 {
     acu_CUresult result;
 
+    accel__cuda_nvrtc_init(plugin);
     if (!accel__cuda_symbols_load(&plugin->symbols, plugin->base.services,
                                   plugin->base.no_device_reason,
                                   sizeof(plugin->base.no_device_reason)))
@@ -156,6 +157,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 
 static void cuda_stop(accel_drv_plugin *plugin)
 {
+    accel__cuda_nvrtc_fini(plugin);
     accel__cuda_symbols_unload(&plugin->symbols, plugin->initialised);
 }
 
@@ -262,4 +264,6 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__cuda_host_func,
     .wait_outside_streams = NULL,
+    .module_compile = accel__cuda_module_compile,
+    .compiler_identity = accel__cuda_compiler_identity,
 };
