@@ -137,7 +137,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 {
     acu_CUresult result;
 
-    accel__cuda_nvrtc_init(plugin);
+    accel__rtc_init(&plugin->nvrtc);
     if (!accel__cuda_symbols_load(&plugin->symbols, plugin->base.services,
                                   plugin->base.no_device_reason,
                                   sizeof(plugin->base.no_device_reason)))
@@ -157,7 +157,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 
 static void cuda_stop(accel_drv_plugin *plugin)
 {
-    accel__cuda_nvrtc_fini(plugin);
+    accel__rtc_fini(&plugin->nvrtc);
     accel__cuda_symbols_unload(&plugin->symbols, plugin->initialised);
 }
 

@@ -23,10 +23,10 @@
 #include "context_state.h"
 #include "cuda_api.h"
 #include "cuda_dynamic_symbols.h"
-#include "cuda_nvrtc.h"
 #include "native_library.h"
 #include "native_plugin.h"
 #include "pinned_host.h"
+#include "runtime_compiler.h"
 
 /*
  * The plugin: the common part (plugins/common/native_plugin.h: services,
@@ -42,7 +42,7 @@ struct accel_drv_plugin {
     /* cuInit succeeded: the driver stays mapped at close (see native_library.h). */
     bool initialised;
     /* NVRTC, loaded at the first compile (cuda_nvrtc.c). */
-    struct cuda_nvrtc nvrtc;
+    struct accel__rtc nvrtc;
 };
 
 struct accel_drv_device {
@@ -243,8 +243,6 @@ accel_status accel__cuda_copy_on_device(accel_drv_device *device,
 /* ---- table entries, cuda_module.c ---- */
 
 /* Kernel source through NVRTC (cuda_nvrtc.c); see driver.h. */
-void accel__cuda_nvrtc_init(accel_drv_plugin *plugin);
-void accel__cuda_nvrtc_fini(accel_drv_plugin *plugin);
 accel_status accel__cuda_module_compile(accel_drv_device *device,
                                         const struct accel_compile_request *request);
 accel_status accel__cuda_compiler_identity(accel_drv_device *device, char *out_identity,
