@@ -7,6 +7,7 @@
  */
 #include "compile_case.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -59,6 +60,54 @@ static void flip_byte(const char *path, off_t from_end)
     byte ^= 0x5a;
     assert_int_equal(pwrite(fd, &byte, 1, at), 1);
     close(fd);
+}
+
+/* The path of the one entry that appeared since `before` (a path). */
+static void new_entry(struct compile_case *c, const char *before, char *out, size_t size)
+{
+    DIR *dir = opendir(c->cache);
+    assert_non_null(dir);
+    out[0] = '\0';
+    for (struct dirent *d = readdir(dir); d != NULL; d = readdir(dir)) {
+        if (strstr(d->d_name, ".kc") == NULL)
+            continue;
+        int length = snprintf(out, size, "%s/%s", c->cache, d->d_name);
+        assert_true(length > 0 && (size_t)length < size);
+        if (strcmp(out, before) != 0)
+            break;
+        out[0] = '\0';
+    }
+    closedir(dir);
+    assert_true(out[0] != '\0');
+}
+
+/*
+ * An entry whose image is replaced by another whole, valid image of the
+ * same size (another entry's), its header kept: only the SHA-256 tells.
+ */
+static void test_entry_with_another_image_is_detected_by_its_hash(void **state)
+{
+    struct compile_case *c = *state;
+    char first[4096], second[4096];
+    accel_module_unload(compile_case_saxpy(c, "-DSAXPY_BIAS=1"));
+    assert_int_equal(compile_case_entries(c, first, sizeof first), 1);
+    accel_module_unload(compile_case_saxpy(c, "-DSAXPY_BIAS=2"));
+    new_entry(c, first, second, sizeof second);
+    size_t first_size = 0, second_size = 0;
+    unsigned char *a = support_read_file(first, &first_size);
+    unsigned char *b = support_read_file(second, &second_size);
+    assert_int_equal(first_size, second_size);
+    memcpy(a + 80, b + 80, first_size - 80);
+    FILE *file = fopen(first, "wb");
+    assert_non_null(file);
+    assert_int_equal(fwrite(a, 1, first_size, file), first_size);
+    fclose(file);
+    free(a);
+    free(b);
+    accel_module *module = compile_case_saxpy(c, "-DSAXPY_BIAS=1");
+    assert_int_equal(compile_case_runs(c), 3);
+    compile_case_check_saxpy(c, module, 1.0f);
+    accel_module_unload(module);
 }
 
 static void test_tampered_entry_is_detected_and_compiled_again(void **state)
@@ -174,6 +223,7 @@ int main(int argc, char **argv)
         CASE(test_second_compile_loads_from_the_cache_without_the_compiler),
         CASE(test_cache_turned_off_compiles_every_time),
         CASE(test_tampered_entry_is_detected_and_compiled_again),
+        CASE(test_entry_with_another_image_is_detected_by_its_hash),
         CASE(test_cache_directory_writable_by_others_is_bypassed),
         CASE(test_size_cap_evicts_the_entry_used_least_recently),
         CASE(test_two_processes_compiling_one_kernel_both_succeed_with_one_entry),
