@@ -31,8 +31,14 @@ void accel__rtc_init(struct accel__rtc *rtc)
 
 void accel__rtc_fini(struct accel__rtc *rtc)
 {
+    /*
+     * The compiler stays mapped, as an initialised driver does: NVRTC and
+     * hiprtc keep state of their own (hiprtc lives in the HIP runtime on
+     * ROCm 5, with its threads), and unmapping it under that would fail
+     * later, far from here.
+     */
     if (rtc->loaded)
-        accel__native_library_close(&rtc->library, false);
+        accel__native_library_close(&rtc->library, true);
     pthread_mutex_destroy(&rtc->lock);
 }
 
