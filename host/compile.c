@@ -374,7 +374,9 @@ accel_status accel_module_compile(accel_device *device, const char *source,
     unsigned char key[ACCEL__SHA256_BYTES];
     cache_key(device, identity, words, count, source, key);
     struct accel__kcache cache;
-    bool cached = accel__kcache_open(&cache);
+    bool elevated =
+        (device->host->services.privilege & ACCEL_HOST_PRIVILEGE_ELEVATED) != 0;
+    bool cached = accel__kcache_open(elevated, &cache);
     if (cached && load_cached(device, &cache, key, out_module)) {
         accel__kcache_close(&cache);
         free(copy);

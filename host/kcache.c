@@ -106,10 +106,10 @@ static uint64_t max_bytes_from_env(void)
     return value;
 }
 
-bool accel__kcache_open(struct accel__kcache *out_cache)
+bool accel__kcache_open(bool elevated, struct accel__kcache *out_cache)
 {
     out_cache->dir_fd = -1;
-    if (process_elevated()) {
+    if (elevated || process_elevated()) {
         accel__log(ACCEL_LOG_DEBUG, "kernel cache: off under elevated privileges");
         return false;
     }

@@ -26,11 +26,13 @@ struct accel__kcache {
 };
 
 /*
- * Open the cache directory (made, 0700, when missing) and check it. False
+ * Open the cache directory (made, 0700, when missing) and check it; never
+ * when `elevated` (the host's view of the process) or the process itself
+ * runs with elevated privileges. False
  * when the cache is off or bypassed; the reason is logged (a warning for
  * a directory that fails a check, debug for a cache turned off).
  */
-bool accel__kcache_open(struct accel__kcache *out_cache);
+bool accel__kcache_open(bool elevated, struct accel__kcache *out_cache);
 void accel__kcache_close(struct accel__kcache *cache);
 
 /*
