@@ -99,8 +99,8 @@ static void log_note_cut(struct compile_output *out)
 static const char *skip_blank(const char *at)
 {
     for (;;) {
-        if (*at == ' ' || *at == '\t' || (at[0] == '\\' && at[1] == '\n'))
-            at += *at == '\\' ? 2 : 1;
+        if (*at == ' ' || *at == '\t')
+            at++;
         else if (at[0] == '/' && at[1] == '*') {
             const char *end = strstr(at + 2, "*/");
             at = end != NULL ? end + 2 : at + strlen(at);
@@ -132,36 +132,91 @@ static bool include_allowed(const char *at)
 }
 
 /*
- * The dialect is <accel/kernel.h> and nothing else: the same source must
- * compile for every plugin, and only that header is supplied to each
- * compiler. A directive that includes or embeds anything else is refused
- * with its line. (A macro operand is refused too: it could name any file.)
+ * The source as the preprocessor reads its directives: line splices
+ * (backslash, newline) removed, as translation phase 2 does, so that
+ * "#inc\<newline>lude" is seen whole. NULL when out of memory.
  */
-static accel_status source_refusal(const char *source)
+static char *splice_lines(const char *source)
+{
+    char *out = malloc(strlen(source) + 1);
+    if (out == NULL)
+        return NULL;
+    size_t j = 0;
+    for (size_t i = 0; source[i] != '\0'; i++) {
+        if (source[i] == '\\' && source[i + 1] == '\n')
+            i++;
+        else
+            out[j++] = source[i];
+    }
+    out[j] = '\0';
+    return out;
+}
+
+/* The source's line of offset `at` of its spliced copy. */
+static unsigned source_line(const char *source, size_t at)
+{
+    unsigned line = 1;
+    for (size_t i = 0, j = 0; source[i] != '\0' && j < at; i++) {
+        if (source[i] == '\n')
+            line++;
+        if (source[i] == '\\' && source[i + 1] == '\n') {
+            line++;
+            i++;
+        } else {
+            j++;
+        }
+    }
+    return line;
+}
+
+/*
+ * Where a directive in `text` (spliced) includes or embeds a file other
+ * than <accel/kernel.h>: its offset, or -1. "%:" is "#" (a digraph). A
+ * macro operand counts: it could name any file.
+ */
+static long foreign_include(const char *text, const char **out_directive)
 {
     static const char *reading[] = {"include", "include_next", "import", "embed"};
-    unsigned line = 1;
-    for (const char *at = source; *at != '\0';) {
+    for (const char *at = text; *at != '\0';) {
         const char *start = skip_blank(at);
-        if (*start == '#') {
-            const char *word = skip_blank(start + 1);
+        bool hash = *start == '#' || (start[0] == '%' && start[1] == ':');
+        if (hash) {
+            const char *word = skip_blank(start + (*start == '#' ? 1 : 2));
             for (size_t i = 0; i < sizeof reading / sizeof reading[0]; i++)
                 if (directive_is(word, reading[i]) &&
-                    (i != 0 || !include_allowed(word + strlen(reading[i]))))
-                    return accel__error(ACCEL_ERR_MODULE,
-                                        "accel_module_compile: line %u: #%s of a file "
-                                        "outside the dialect (only <accel/kernel.h>)",
-                                        line, reading[i]);
+                    (i != 0 || !include_allowed(word + strlen(reading[i])))) {
+                    *out_directive = reading[i];
+                    return (long)(start - text);
+                }
         }
-        for (; at < start; at++)
-            line += *at == '\n';
-        const char *end = strchr(at, '\n');
+        const char *end = strchr(start, '\n');
         if (end == NULL)
             break;
         at = end + 1;
-        line++;
     }
-    return ACCEL_OK;
+    return -1;
+}
+
+/*
+ * The dialect is <accel/kernel.h> and nothing else: the same source must
+ * compile for every plugin, and only that header is supplied to each
+ * compiler. A directive that includes or embeds anything else is refused
+ * with its line.
+ */
+static accel_status source_refusal(const char *source)
+{
+    char *text = splice_lines(source);
+    if (text == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_module_compile");
+    const char *directive = NULL;
+    long at = foreign_include(text, &directive);
+    free(text);
+    if (at < 0)
+        return ACCEL_OK;
+    return accel__error(ACCEL_ERR_MODULE,
+                        "accel_module_compile: line %u: #%s of a file outside the "
+                        "dialect (only <accel/kernel.h>)",
+                        source_line(source, (size_t)at), directive);
 }
 
 static bool identifier_at(const char *text, size_t length)

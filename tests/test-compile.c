@@ -104,14 +104,19 @@ static void test_includes_outside_the_dialect_are_refused_before_compiling(void 
         "#include <accel/kernel.h>\n/**/#/**/include_next <accel/kernel.h>\n",
         "#include <accel/kernel.h>\n#embed \"/etc/passwd\"\n",
         "#include <accel/kernel.h> extra\n",
+        "#include <accel/kernel.h>\n%:include <stdio.h>\n",
+        "#include <accel/kernel.h>\n#inc\\\nlude <stdio.h>\n",
+        "#include <accel/kernel.h>\n/* a\n comment */\n\n#include <stdio.h>\n",
     };
+    static const char *lines[] = {"line 2", "line 2", "line 2", "line 2", "line 2",
+                                  "line 1", "line 2", "line 2", "line 5"};
     for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
         accel_module *module = NULL;
         assert_status(accel_module_compile(c->null.device, sources[i], NULL, &module),
                       ACCEL_ERR_MODULE);
         assert_null(module);
         assert_contains(accel_last_error(), "outside the dialect");
-        assert_contains(accel_last_error(), i == 5 ? "line 1" : "line 2");
+        assert_contains(accel_last_error(), lines[i]);
     }
     assert_int_equal(compile_case_runs(c), 0);
 }
