@@ -14,6 +14,10 @@ void support_clean_environment(void)
     unsetenv("ACCEL_PLUGIN_PATH");
     unsetenv("ACCEL_ALLOW_INSECURE_PLUGINS");
     unsetenv("ACCEL_NULL_DEVICES");
+    unsetenv("ACCEL_CC");
+    unsetenv("ACCEL_CACHE");
+    unsetenv("ACCEL_CACHE_DIR");
+    unsetenv("ACCEL_CACHE_MAX_BYTES");
     unsetenv("ACCEL_NULL_THREADS");
     unsetenv("ACCEL_NULL_DELAY_US");
     unsetenv("ACCEL_NULL_HOST_VISIBLE");

@@ -455,8 +455,10 @@ static const char quick_run_check[] =
     "want = {'discovery', 'discovery_many', 'dispatch', 'launch_empty', 'launch_stream', 'vadd',\n"
     "        'copy_h2d', 'copy_d2h', 'copy_d2d', 'alloc_free',\n"
     "        'matvec', 'stencil_2d', 'conv3d', 'histogram',\n"
-    "        'gemm_tiled', 'reduce_shared', 'scan_block'}\n"
+    "        'gemm_tiled', 'reduce_shared', 'scan_block', 'compile'}\n"
     "assert cases == want, (cases, doc['notes'])\n"
+    "assert {r['variant'] for r in doc['results'] if r['case'] == 'compile'} == \\\n"
+    "    {'cold', 'warm'}\n"
     "assert {r['variant'] for r in doc['results'] if r['case'] == 'copy_h2d'} == \\\n"
     "    {'pageable', 'pinned'}\n"
     "assert any(r['impl'] == 'plugin' for r in doc['results'])\n";

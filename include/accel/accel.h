@@ -477,6 +477,32 @@ ACCEL_API accel_status accel_module_load(accel_device *device, const void *image
 ACCEL_API accel_status accel_module_load_file(accel_device *device,
                                               const char *path,
                                               accel_module **out_module);
+/*
+ * Compile kernel source for the device and load it. `source` is a
+ * NUL-terminated kernel written with <accel/kernel.h> (the library supplies
+ * that header to the compiler; the source may include it and nothing
+ * else). `options` is NULL or a blank-separated list of -DNAME,
+ * -DNAME=VALUE and -UNAME. The CPU plugin compiles with the system C
+ * compiler, the CUDA plugin with NVRTC, the HIP plugin with hiprtc (see
+ * the README's "Kernels from source"). Images are kept in an on-disk cache,
+ * so a second compile of the same source, options, compiler and device
+ * target loads without compiling. Errors: ACCEL_ERR_MODULE (the source
+ * does not compile: accel_last_build_log has the compiler's whole log; or
+ * it includes a file other than <accel/kernel.h>), ACCEL_ERR_NOT_SUPPORTED
+ * (the device's plugin compiles no source, or no compiler is found),
+ * ACCEL_ERR_INVALID_ARGUMENT (NULL, an empty source, a refused option),
+ * and those of accel_module_load.
+ */
+ACCEL_API accel_status accel_module_compile(accel_device *device,
+                                            const char *source,
+                                            const char *options,
+                                            accel_module **out_module);
+/*
+ * The whole compiler log of the calling thread's last accel_module_compile
+ * ("" when it had none, or the image came from the cache). Valid until the
+ * thread's next accel_module_compile or its exit.
+ */
+ACCEL_API const char *accel_last_build_log(void);
 /* Unload; work already enqueued completes first. NULL is allowed. */
 ACCEL_API void accel_module_unload(accel_module *module);
 /* Find a kernel; it lives as long as the module. ACCEL_ERR_NOT_FOUND. */

@@ -252,6 +252,25 @@ struct accel_kernel_signature {
 #define ACCEL_KERNEL_SIGNATURE_V1_0_SIZE                                       \
     offsetof(struct accel_kernel_signature, param_kinds)
 
+/*
+ * What the host hands module_compile. Since: 1.1. The options are the
+ * application's, checked by the host: each is "-DNAME", "-DNAME=VALUE" or
+ * "-UNAME" (NAME an identifier, VALUE printable without spaces or quotes),
+ * to be given to the compiler in order as its own argument.
+ */
+struct accel_compile_request {
+    uint32_t struct_size; /* sizeof(struct accel_compile_request) */
+    uint32_t option_count;
+    const char *source;   /* NUL-terminated */
+    size_t source_size;   /* strlen(source) */
+    const char *const *options; /* option_count strings */
+    void *host;           /* the host's, passed back to the calls below */
+    /* Hand over the image (copied). ACCEL_ERR_OUT_OF_HOST_MEMORY. */
+    accel_status (*put_image)(void *host, const void *image, size_t size);
+    /* Append `size` bytes to the compiler's log (copied). */
+    accel_status (*put_log)(void *host, const char *text, size_t size);
+};
+
 /* Opaque plugin objects. Each plugin defines these structs for itself. */
 typedef struct accel_drv_plugin accel_drv_plugin;
 typedef struct accel_drv_device accel_drv_device;
@@ -628,7 +647,46 @@ struct accel_driver_v1 {
                               accel_drv_device *dst_device, uint64_t dst,
                               accel_drv_device *src_device, uint64_t src,
                               const struct accel_copy_layout *layout);
+    /*
+     * Slots 31 and 32 belong to entries of 1.1 added on other branches
+     * (fill, event_elapsed); they stay NULL here until those are merged.
+     */
+    void (*reserved_31)(void);
+    void (*reserved_32)(void);
+    /*
+     * Optional. Since: 1.1. Compile kernel source (the <accel/kernel.h>
+     * dialect, which the plugin supplies to its compiler: the source needs
+     * no include path) into an image that module_load of this device takes.
+     * The plugin hands the image to request->put_image once, and the
+     * compiler's whole log to request->put_log (in pieces, as it comes);
+     * both copy what they are given. A source that does not compile is
+     * ACCEL_ERR_MODULE, with its log handed over first; no compiler found
+     * is ACCEL_ERR_NOT_SUPPORTED. The host has checked the options (see
+     * struct accel_compile_request) and that the source includes nothing
+     * but <accel/kernel.h>; it caches images (keyed by compiler_identity),
+     * so a plugin keeps no cache of its own. Runs without the device lock
+     * and may take seconds. module_compile and compiler_identity are both
+     * set or both NULL; when NULL, accel_module_compile answers
+     * ACCEL_ERR_NOT_SUPPORTED.
+     */
+    accel_status (*module_compile)(accel_drv_device *device,
+                                   const struct accel_compile_request *request);
+    /*
+     * Optional. Since: 1.1. Write into out_identity (NUL-terminated, at
+     * most `capacity` bytes with the NUL) a line that changes whenever the
+     * same source and options may compile to another image on this
+     * device: the compiler, its version, the device's target, the kernel.h
+     * the plugin supplies. The host keys its on-disk cache with it, and
+     * calls it on every compile, cache hits included: it must be cheap and
+     * must not run the compiler. ACCEL_ERR_NOT_SUPPORTED (with the reason)
+     * when the device has no compiler.
+     */
+    accel_status (*compiler_identity)(accel_drv_device *device,
+                                      char *out_identity, size_t capacity);
 };
+
+/* The longest compiler identity the host asks for, NUL included. */
+#define ACCEL_COMPILER_IDENTITY_MAX 1024u
 
 /* The alignment every mem_alloc address has at least, in bytes. */
 #define ACCEL_DRIVER_MEM_ALIGNMENT 256u
@@ -672,7 +730,11 @@ struct accel_driver_v1 {
     X(launch, KERNELS, 0, 27)                                                  \
     X(host_func, OPTIONAL, 0, 28)                                              \
     X(wait_outside_streams, OPTIONAL, 0, 29)                                   \
-    X(copy_peer, OPTIONAL, 1, 30)
+    X(copy_peer, OPTIONAL, 1, 30)                                             \
+    X(reserved_31, OPTIONAL, 1, 31)                                           \
+    X(reserved_32, OPTIONAL, 1, 32)                                           \
+    X(module_compile, OPTIONAL, 1, 33)                                        \
+    X(compiler_identity, OPTIONAL, 1, 34)
 
 /* The need of an entry in ACCEL_DRIVER_V1_ENTRIES, as ACCEL_ENTRY_##need. */
 enum {
@@ -688,9 +750,10 @@ enum {
 
 /* The smallest struct_size a plugin may give: the table up to launch. */
 #define ACCEL_DRIVER_V1_MIN_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(28)
-/* The whole table of each minor. 1.1 added copy_peer. */
+/* The whole table of each minor. 1.1 added copy_peer, module_compile and
+ * compiler_identity (and slots 31, 32). */
 #define ACCEL_DRIVER_V1_0_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(30)
-#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(31)
+#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(35)
 
 /* Whether `table` (a pointer) has `entry`, by its struct_size. */
 #define ACCEL_DRIVER_HAS_ENTRY(table, entry)                                   \

@@ -161,6 +161,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 {
     acu_CUresult result;
 
+    accel__rtc_init(&plugin->nvrtc);
     if (!accel__cuda_symbols_load(&plugin->symbols, plugin->base.services,
                                   plugin->base.no_device_reason,
                                   sizeof(plugin->base.no_device_reason)))
@@ -180,6 +181,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 
 static void cuda_stop(accel_drv_plugin *plugin)
 {
+    accel__rtc_fini(&plugin->nvrtc);
     accel__cuda_symbols_unload(&plugin->symbols, plugin->initialised);
 }
 
@@ -292,4 +294,6 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__cuda_host_func,
     .wait_outside_streams = NULL,
+    .module_compile = accel__cuda_module_compile,
+    .compiler_identity = accel__cuda_compiler_identity,
 };

@@ -220,6 +220,7 @@ static bool hip_start(accel_drv_plugin *plugin)
 {
     ahip_hipError_t result;
 
+    accel__rtc_init(&plugin->hiprtc);
     if (!accel__hip_symbols_load(&plugin->symbols, plugin->base.services,
                                  plugin->base.no_device_reason,
                                  sizeof(plugin->base.no_device_reason)))
@@ -242,6 +243,7 @@ static bool hip_start(accel_drv_plugin *plugin)
 
 static void hip_stop(accel_drv_plugin *plugin)
 {
+    accel__rtc_fini(&plugin->hiprtc);
     accel__hip_symbols_unload(&plugin->symbols, plugin->init_called);
 }
 
@@ -352,4 +354,6 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__hip_host_func,
     .wait_outside_streams = NULL,
+    .module_compile = accel__hip_module_compile,
+    .compiler_identity = accel__hip_compiler_identity,
 };

@@ -31,6 +31,7 @@
 #include "native_library.h"
 #include "native_plugin.h"
 #include "pinned_host.h"
+#include "runtime_compiler.h"
 
 /*
  * The plugin: the common part (plugins/common/native_plugin.h: services,
@@ -51,6 +52,8 @@ struct accel_drv_plugin {
      * for what a module load that found no code for it says.
      */
     char targets[ACCEL__NATIVE_DEVICES_MAX][64];
+    /* hiprtc, loaded at the first compile (hip_rtc.c). */
+    struct accel__rtc hiprtc;
 };
 
 struct accel_drv_device {
@@ -243,6 +246,11 @@ accel_status accel__hip_copy_on_device(accel_drv_device *device, accel_drv_strea
 
 /* ---- table entries, hip_module.c ---- */
 
+/* Kernel source through hiprtc (hip_rtc.c); see driver.h. */
+accel_status accel__hip_module_compile(accel_drv_device *device,
+                                       const struct accel_compile_request *request);
+accel_status accel__hip_compiler_identity(accel_drv_device *device, char *out_identity,
+                                          size_t capacity);
 accel_status accel__hip_module_load(accel_drv_device *device, const void *image, size_t size,
                                     accel_drv_module **out_module);
 void accel__hip_module_unload(accel_drv_device *device, accel_drv_module *module);

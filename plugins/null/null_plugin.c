@@ -619,4 +619,6 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__null_host_func,
     .wait_outside_streams = NULL,
+    .module_compile = accel__null_module_compile,
+    .compiler_identity = accel__null_compiler_identity,
 };

@@ -230,6 +230,11 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
 
 /* ---- table entries, null_module.c ---- */
 
+/* Kernel source through the system C compiler (null_compile.c). */
+accel_status accel__null_module_compile(accel_drv_device *device,
+                                        const struct accel_compile_request *request);
+accel_status accel__null_compiler_identity(accel_drv_device *device,
+                                           char *out_identity, size_t capacity);
 accel_status accel__null_module_load(accel_drv_device *device, const void *image,
                                      size_t size, accel_drv_module **out_module);
 void accel__null_module_unload(accel_drv_device *device, accel_drv_module *module);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "compile_cases.h"
 #include "workloads.h"
 
 /* Calls timed together, where one is too short for the clock. */
@@ -284,6 +285,12 @@ static bool step_launch(void *context, double *out_ns)
     return true;
 }
 
+static bool measure_compile(void *state, struct bench_run *run)
+{
+    (void)state;
+    return bench_accel_measure_compile(run);
+}
+
 static bool measure_launch_empty(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run};
@@ -542,5 +549,6 @@ const struct bench_impl bench_impl_accel = {
         [BENCH_COPY_D2H] = measure_copy_d2h,
         [BENCH_COPY_D2D] = measure_copy_d2d,
         [BENCH_ALLOC_FREE] = measure_alloc_free,
+        [BENCH_COMPILE] = measure_compile,
     },
 };

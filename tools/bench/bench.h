@@ -39,6 +39,8 @@ enum bench_case_id {
     BENCH_GEMM_TILED,
     BENCH_REDUCE_SHARED,
     BENCH_SCAN_BLOCK,
+    /* Kernels from source, cold and cached (compile_cases.h). */
+    BENCH_COMPILE,
     BENCH_CASE_COUNT
 };
 

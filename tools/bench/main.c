@@ -44,6 +44,7 @@ static const char *const case_summaries[BENCH_CASE_COUNT] = {
     [BENCH_GEMM_TILED] = "C = A B, 512 x 512 floats, shared 16x16 tiles and barriers (and naive)",
     [BENCH_REDUCE_SHARED] = "the sum of each 256 of 4M floats, a tree in shared memory",
     [BENCH_SCAN_BLOCK] = "the prefix sums of each 256 of 4M floats, Hillis-Steele in shared memory",
+    [BENCH_COMPILE] = "the example kernels from source: cold (a new source) and warm (cached)",
 };
 
 static void usage(FILE *out)

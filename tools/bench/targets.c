@@ -192,6 +192,11 @@ static void write_checks(const struct bench_report *report, FILE *out)
     check_sizes(report, out, "copy_d2h", "pinned", true, 0.9, "copy_d2h pinned >= 0.9 x memcpy");
     check_sizes(report, out, "alloc_free", "", false, 100.0, "alloc_free <= 100 ns a pair");
     check_dispatch(report, out);
+    check_bound(report, out, "compile", "warm", 1e6, "compile warm (cached) <= 1 ms");
+    check_share(report, out, "compile", "warm", "opencl", 0.5,
+                "compile warm <= 0.5 x OpenCL's clBuildProgram warm");
+    check_share(report, out, "compile", "cold", "opencl", 1.5,
+                "compile cold <= 1.5 x OpenCL's clBuildProgram cold");
 }
 
 void bench_write_targets(const struct bench_report *report, FILE *out)

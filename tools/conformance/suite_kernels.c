@@ -64,6 +64,54 @@ static void test_saxpy_matches_the_c_reference(struct conformance *c)
     accel_module_unload(module);
 }
 
+/* saxpy in the kernel.h dialect, for the plugins that compile source. */
+static const char saxpy_source[] =
+    "#include <accel/kernel.h>\n"
+    "ACCEL_KERNEL(saxpy, (uint32_t, n), (float, a), (const float *, x), (float *, y))\n"
+    "{\n"
+    "    uint64_t i = accel_global_idx_x();\n"
+    "    if (i < n)\n"
+    "        y[i] = a * x[i] + y[i];\n"
+    "}\n";
+
+/*
+ * module_compile (optional, Since 1.1): a plugin that has it compiles the
+ * dialect into a module whose kernels run, and refuses a broken source with
+ * ACCEL_ERR_MODULE and a log; one without it, or a device without kernels,
+ * answers ACCEL_ERR_NOT_SUPPORTED with a reason. The cache is off, so
+ * that each run compiles.
+ */
+static void test_module_compile_runs_the_source_or_is_not_supported(struct conformance *c)
+{
+    accel_module *module = NULL;
+    accel_kernel *saxpy = NULL;
+    accel_status status;
+
+    setenv("ACCEL_CACHE", "0", 1);
+    status = accel_module_compile(c->device, saxpy_source, NULL, &module);
+    if (!has_kernels(c) || status == ACCEL_ERR_NOT_SUPPORTED) {
+        unsetenv("ACCEL_CACHE");
+        assert_status(status, ACCEL_ERR_NOT_SUPPORTED);
+        assert_null(module);
+        assert_true(strlen(accel_last_error()) > 0);
+        skip_because("accel_module_compile: %s: test skipped", accel_last_error());
+    }
+    assert_status(status, ACCEL_OK);
+    assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
+    run_saxpy(c, saxpy, 1001);
+    accel_module_unload(module);
+    module = NULL;
+    status = accel_module_compile(c->device,
+                                  "#include <accel/kernel.h>\n"
+                                  "ACCEL_KERNEL(broken) { this is not a kernel }\n",
+                                  NULL, &module);
+    unsetenv("ACCEL_CACHE");
+    assert_status(status, ACCEL_ERR_MODULE);
+    assert_null(module);
+    assert_true(strlen(accel_last_build_log()) > 0);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+}
+
 static void test_vadd_matches_the_c_reference(struct conformance *c)
 {
     accel_module *module = load_examples(c);
@@ -202,6 +250,7 @@ const struct conf_test conf_kernel_tests[] = {
     T(device_without_kernels_refuses_modules),
     T(corrupt_module_is_refused_with_a_reason),
     T(saxpy_matches_the_c_reference),
+    T(module_compile_runs_the_source_or_is_not_supported),
     T(vadd_matches_the_c_reference),
     T(launches_stay_in_order_on_a_stream),
     T(launch_arguments_are_checked),
