@@ -290,10 +290,12 @@ static void run_one(struct accel__completion *c, struct accel__callback *cb)
     pthread_mutex_unlock(&c->lock);
     struct accel__callback *outer = running_here;
     running_here = cb;
+    uint64_t traced = accel__trace_now();
     if (cb->on_loss != NULL)
         cb->on_loss(cb->device, cb->generation, cb->status, cb->user);
     else
         cb->fn(cb->user, cb->status);
+    accel__trace_callback(traced);
     running_here = outer;
     pthread_mutex_lock(&c->lock);
     if (counter != NULL) {

@@ -139,6 +139,8 @@ static accel_status host_copy(accel_stream *stream, accel_ref ref,
                                              slot->slice.address, &checked);
     status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                        : "copy_to_host");
+    accel__trace_copy(stream, host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
+                      status, accel__layout_bytes(&checked));
     slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
 }
@@ -180,6 +182,7 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
                                     dst_slot->slice.address, src_slot->slice.address,
                                     &checked),
         "copy_on_device");
+    accel__trace_copy(stream, ACCEL__TRACE_COPY_D2D, status, accel__layout_bytes(&checked));
     dst_slot->lanes |= accel__lane_bit(stream);
     src_slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);

@@ -194,6 +194,7 @@ static void host_blocks_release(accel_device *device)
 static void device_empty(accel_device *device)
 {
     accel__streams_wait_all(device);
+    accel__trace_device_empty(device);
     if (device->internal != NULL) {
         device->drv->stream_sync(device->drv_device, device->internal);
         device->drv->stream_destroy(device->drv_device, device->internal);
@@ -221,6 +222,7 @@ void accel_device_close(accel_device *device)
     accel__completion_quiesce(&device->completion);
     pthread_mutex_lock(&device->lock);
     device_empty(device);
+    accel__trace_device_close(device);
     while (device->streams != NULL) {
         accel_stream *next = device->streams->next;
         free(device->streams);
@@ -271,6 +273,7 @@ static bool mark_lost(accel_device *device)
     atomic_fetch_add(&device->generation, 1);
     accel__log(ACCEL_LOG_WARN, "device %s:%u (id %u) is lost",
                device->plugin->name, device->index, device->id);
+    accel__trace_device_mark(device, "lost", 0);
     return true;
 }
 
@@ -406,6 +409,7 @@ accel_status accel__device_rebuild(accel_device *device)
     device->resetter = pthread_self();
     atomic_fetch_add(&device->generation, 1);
     device->recovery.pending = false;
+    accel__trace_device_mark(device, "reset", 0);
     accel__lockless_drain(device);
     accel__borrowed_wait(device);
     /* Finish what can finish, then drop everything the plugin holds for the

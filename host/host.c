@@ -110,6 +110,7 @@ accel_status accel__host_create_as(const accel_host_options *options,
                                  open_all);
     if (status != ACCEL_OK)
         goto fail_catalog;
+    accel__trace_host_begin(ids);
     *out_host = host;
     return ACCEL_OK;
 
@@ -129,6 +130,7 @@ void accel_host_destroy(accel_host *host)
         return;
     while (host->devices != NULL)
         accel_device_close(host->devices);
+    accel__trace_host_end();
     accel__catalog_unload(&host->catalog);
     pthread_mutex_destroy(&host->lock);
     free(host->parse_error);

@@ -477,6 +477,7 @@ accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
             device->drv->launch(device->drv_device, stream->drv, kernel->drv,
                                 &config, pointers, sizes, nargs),
             "launch");
+    accel__trace_launch(stream, status, kernel->name, config.grid, config.block);
     return accel__submit_end(stream, status);
 }
 

@@ -294,6 +294,7 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
         "event_record");
     /* The event completes once the callbacks before it have run, too. */
     if (status == ACCEL_OK) {
+        event->recorded = true;
         accel__cb_point_release(&device->completion, &event->callbacks);
         accel__cb_point_take(&device->completion, stream->callbacks,
                              &event->callbacks);
@@ -445,6 +446,7 @@ void accel__streams_release(accel_device *device)
         if (e->drv != NULL)
             device->drv->event_destroy(device->drv_device, e->drv);
         e->drv = NULL;
+        e->recorded = false;
     }
     for (accel_stream *s = device->streams; s != NULL; s = s->next) {
         if (s->drv != NULL)

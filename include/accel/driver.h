@@ -530,6 +530,34 @@ struct accel_driver_v1 {
                               accel_drv_device *dst_device, uint64_t dst,
                               accel_drv_device *src_device, uint64_t src,
                               const struct accel_copy_layout *layout);
+    /*
+     * Optional. Since: 1.1. Enqueue a fill of `bytes` bytes at device
+     * address `dst` with the `pattern_size`-byte pattern at `pattern`
+     * repeated (cuMemsetD8/D16/D32Async, clEnqueueFillBuffer,
+     * vkCmdFillBuffer). pattern_size is 1, 2, 4 or 8; dst and bytes are
+     * multiples of it, and bytes > 0; the range lies inside one allocation.
+     * The plugin copies the pattern before it returns. When NULL, or when
+     * it returns ACCEL_ERR_NOT_SUPPORTED having enqueued nothing (a pattern
+     * size the driver has no call for), the host writes the pattern with
+     * copy_to_device from host memory of its own.
+     */
+    accel_status (*fill)(accel_drv_device *device, accel_drv_stream *stream,
+                         uint64_t dst, uint64_t bytes, const void *pattern,
+                         uint32_t pattern_size);
+    /*
+     * Optional. Since: 1.1. The time from `start` to `end`, two events of
+     * `device` recorded and completed (the host checks both with
+     * event_query first), in nanoseconds of the device's own clock where
+     * it has one (cuEventElapsedTime, hipEventElapsedTime; the CPU plugin's
+     * stream workers' clock): the moment the work before each record had
+     * completed. Negative when `end` completed first. ACCEL_NOT_READY when
+     * either has not completed after all; ACCEL_ERR_NOT_SUPPORTED when the
+     * plugin cannot time these events (the host then says so). When NULL,
+     * accel_event_elapsed returns ACCEL_ERR_NOT_SUPPORTED. The host also
+     * uses it to place commands on a trace's stream tracks (ACCEL_TRACE).
+     */
+    accel_status (*event_elapsed)(accel_drv_device *device, accel_drv_event *start,
+                                  accel_drv_event *end, int64_t *out_ns);
 };
 
 /* The alignment every mem_alloc address has at least, in bytes. */
@@ -574,7 +602,9 @@ struct accel_driver_v1 {
     X(launch, KERNELS, 0, 27)                                                  \
     X(host_func, OPTIONAL, 0, 28)                                              \
     X(wait_outside_streams, OPTIONAL, 0, 29)                                   \
-    X(copy_peer, OPTIONAL, 1, 30)
+    X(copy_peer, OPTIONAL, 1, 30)                                              \
+    X(fill, OPTIONAL, 1, 31)                                                   \
+    X(event_elapsed, OPTIONAL, 1, 32)
 
 /* The need of an entry in ACCEL_DRIVER_V1_ENTRIES, as ACCEL_ENTRY_##need. */
 enum {
@@ -590,9 +620,10 @@ enum {
 
 /* The smallest struct_size a plugin may give: the table up to launch. */
 #define ACCEL_DRIVER_V1_MIN_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(28)
-/* The whole table of each minor. 1.1 added copy_peer. */
+/* The whole table of each minor. 1.1 added copy_peer, fill and
+ * event_elapsed. */
 #define ACCEL_DRIVER_V1_0_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(30)
-#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(31)
+#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(33)
 
 /* Whether `table` (a pointer) has `entry`, by its struct_size. */
 #define ACCEL_DRIVER_HAS_ENTRY(table, entry)                                   \

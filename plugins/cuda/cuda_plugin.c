@@ -262,4 +262,6 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__cuda_host_func,
     .wait_outside_streams = NULL,
+    .fill = NULL,
+    .event_elapsed = accel__cuda_event_elapsed,
 };

@@ -114,6 +114,9 @@ ACU_OPTIONAL(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", ACU_API_VERSION,
               acu_CUcontext src_context, size_t bytes, acu_CUstream stream))
 ACU_OPTIONAL(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", ACU_API_VERSION,
              (const acu_CUDA_MEMCPY3D_PEER *copy, acu_CUstream stream))
+/* Event timestamps (event_elapsed); without it, event_elapsed says not supported. */
+ACU_OPTIONAL(cuEventElapsedTime, "cuEventElapsedTime", ACU_API_VERSION,
+             (float *milliseconds, acu_CUevent start, acu_CUevent end))
 
 #undef ACU_REQUIRED
 #undef ACU_OPTIONAL

@@ -97,6 +97,9 @@ AHIP_OPTIONAL(ahip_hipError_t, hipFuncGetAttribute,
 AHIP_OPTIONAL(ahip_hipError_t, hipMemcpyPeerAsync,
               (void *dst, int dst_device, const void *src, int src_device, size_t bytes,
                ahip_hipStream_t stream))
+/* Event timestamps (event_elapsed); without it, event_elapsed says not supported. */
+AHIP_OPTIONAL(ahip_hipError_t, hipEventElapsedTime,
+              (float *milliseconds, ahip_hipEvent_t start, ahip_hipEvent_t end))
 /* The runtime's sentence for a code (ROCm 5's is the code's name again). */
 AHIP_OPTIONAL(const char *, hipGetErrorString, (ahip_hipError_t error))
 

@@ -530,4 +530,7 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__null_host_func,
     .wait_outside_streams = NULL,
+    .copy_peer = NULL,
+    .fill = accel__null_fill,
+    .event_elapsed = accel__null_event_elapsed,
 };

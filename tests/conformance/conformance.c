@@ -909,6 +909,210 @@ static void test_pinned_memory_survives_a_reset(void **state)
     free(expected);
 }
 
+/* ---- fills ---- */
+
+/* Fill [offset, offset + bytes) of a fresh 4 KiB ref over 0xee, and check
+ * every byte: the pattern inside, the old bytes outside. */
+static void check_fill(struct conformance *c, const void *pattern, size_t size,
+                       uint64_t offset, uint64_t bytes)
+{
+    enum { BYTES = 4096 };
+    unsigned char before[BYTES], after[BYTES];
+    accel_ref ref;
+
+    memset(before, 0xee, sizeof(before));
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &ref), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, ref, 0, before, BYTES), ACCEL_OK);
+    assert_status(accel_fill(c->stream, ref, offset, bytes, pattern, size), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->stream, after, ref, 0, BYTES), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    for (uint64_t i = 0; i < BYTES; i++) {
+        bool inside = i >= offset && i < offset + bytes;
+        unsigned char want = inside ? ((const unsigned char *)pattern)[(i - offset) % size]
+                                    : 0xee;
+        if (after[i] != want)
+            fail_msg("pattern of %zu bytes at %llu+%llu: byte %llu is 0x%02x, not 0x%02x",
+                     size, (unsigned long long)offset, (unsigned long long)bytes,
+                     (unsigned long long)i, after[i], want);
+    }
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+}
+
+static void test_fill_writes_each_pattern_size(void **state)
+{
+    struct conformance *c = *state;
+    const unsigned char pattern[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+
+    check_fill(c, pattern, 1, 0, 4096);
+    check_fill(c, pattern, 1, 3, 5);
+    check_fill(c, pattern, 2, 2, 1022);
+    check_fill(c, pattern, 4, 4, 4092);
+    check_fill(c, pattern, 8, 8, 4080);
+    check_fill(c, pattern, 8, 4088, 8);
+    check_fill(c, pattern, 4, 1024, 12);
+}
+
+static void test_fill_refuses_bad_sizes_and_ranges(void **state)
+{
+    struct conformance *c = *state;
+    const unsigned char pattern[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    unsigned char back[64];
+    accel_ref ref, freed;
+
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, 64, &ref), ACCEL_OK);
+    assert_status(accel_fill(c->stream, ref, 0, 64, pattern, 1), ACCEL_OK);
+    /* A pattern of 3 (or 0, or 16) bytes. */
+    assert_status(accel_fill(c->stream, ref, 0, 3, pattern, 3), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 0, 64, pattern, 0), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 0, 64, pattern, 16), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 0, 64, NULL, 4), ACCEL_ERR_INVALID_ARGUMENT);
+    /* A length or an offset that is not a multiple of the pattern. */
+    assert_status(accel_fill(c->stream, ref, 0, 6, pattern, 4), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 2, 8, pattern, 4), ACCEL_ERR_INVALID_ARGUMENT);
+    /* The range past the ref: by one pattern, from past its end, wrapping. */
+    assert_status(accel_fill(c->stream, ref, 0, 72, pattern, 8), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 64, 4, pattern, 4), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 72, 0, pattern, 8), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 8, UINT64_MAX - 7, pattern, 8),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    /* Zero bytes: the ref is checked, nothing is written. */
+    assert_status(accel_fill(c->stream, ref, 64, 0, pattern + 1, 1), ACCEL_OK);
+    assert_status(accel_fill(c->stream, ref, 0, 0, pattern + 1, 1), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->stream, back, ref, 0, sizeof(back)), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    for (size_t i = 0; i < sizeof(back); i++)
+        assert_int_equal(back[i], 1);
+    /* A freed ref, and one never allocated. */
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, 64, &freed), ACCEL_OK);
+    assert_status(accel_free(c->device, freed), ACCEL_OK);
+    assert_status(accel_fill(c->stream, freed, 0, 8, pattern, 8), ACCEL_ERR_FREED_REF);
+    assert_status(accel_fill(c->stream, freed, 0, 0, pattern, 8), ACCEL_ERR_FREED_REF);
+    assert_status(accel_fill(c->stream, (accel_ref){0}, 0, 8, pattern, 8), ACCEL_ERR_FREED_REF);
+    assert_status(accel_fill(NULL, ref, 0, 8, pattern, 8), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+}
+
+/* ---- event timing ---- */
+
+/* Skip a timing test on a plugin without event_elapsed (it is optional):
+ * two completed events say so with ACCEL_ERR_NOT_SUPPORTED. */
+static void skip_without_timing(struct conformance *c, accel_event *start, accel_event *end)
+{
+    int64_t ns = 0;
+
+    assert_status(accel_event_record(start, c->stream), ACCEL_OK);
+    assert_status(accel_event_record(end, c->stream), ACCEL_OK);
+    assert_status(accel_event_sync(end), ACCEL_OK);
+    if (accel_event_elapsed(start, end, &ns) != ACCEL_ERR_NOT_SUPPORTED)
+        return;
+    accel_event_destroy(end);
+    accel_event_destroy(start);
+    print_message("the plugin cannot time events: test skipped\n");
+    skip();
+}
+
+static void test_event_elapsed_times_completed_work(void **state)
+{
+    struct conformance *c = *state;
+    enum { BYTES = 1 << 20 };
+    unsigned char *host;
+    accel_event *start, *end, *never;
+    int64_t ns = -1;
+    accel_ref ref;
+
+    assert_status(accel_event_create(c->device, &start), ACCEL_OK);
+    assert_status(accel_event_create(c->device, &end), ACCEL_OK);
+    skip_without_timing(c, start, end);
+    host = malloc(BYTES);
+    assert_non_null(host);
+    memset(host, 7, BYTES);
+    assert_status(accel_event_create(c->device, &never), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &ref), ACCEL_OK);
+    assert_status(accel_event_record(start, c->stream), ACCEL_OK);
+    for (int i = 0; i < 8; i++)
+        assert_status(accel_copy_to_device(c->stream, ref, 0, host, BYTES), ACCEL_OK);
+    assert_status(accel_event_record(end, c->stream), ACCEL_OK);
+    assert_status(accel_event_sync(end), ACCEL_OK);
+    assert_status(accel_event_elapsed(start, end, &ns), ACCEL_OK);
+    /* 8 MiB of copies take some time, and not a minute. */
+    assert_true(ns > 0);
+    assert_true(ns < 60 * (int64_t)1000000000);
+    int64_t back = 0;
+    assert_status(accel_event_elapsed(end, start, &back), ACCEL_OK);
+    assert_true(back == -ns);
+    assert_status(accel_event_elapsed(start, start, &back), ACCEL_OK);
+    assert_true(back == 0);
+    /* Never recorded; NULL arguments. */
+    ns = 5;
+    assert_status(accel_event_elapsed(start, never, &ns), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_true(ns == 0);
+    assert_status(accel_event_elapsed(never, end, &ns), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_elapsed(NULL, end, &ns), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_elapsed(start, end, NULL), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+    accel_event_destroy(never);
+    accel_event_destroy(end);
+    accel_event_destroy(start);
+    free(host);
+}
+
+/* A callback that holds its stream until the test lets it go. */
+struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool open;
+};
+
+static void gate_wait(void *user, accel_status status)
+{
+    struct gate *gate = user;
+
+    (void)status;
+    pthread_mutex_lock(&gate->lock);
+    while (!gate->open)
+        pthread_cond_wait(&gate->cond, &gate->lock);
+    pthread_mutex_unlock(&gate->lock);
+}
+
+static void test_event_elapsed_of_unfinished_work_is_not_ready(void **state)
+{
+    struct conformance *c = *state;
+    struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+    accel_event *start, *end;
+    accel_stream *other;
+    int64_t ns = 5;
+
+    assert_status(accel_event_create(c->device, &start), ACCEL_OK);
+    assert_status(accel_event_create(c->device, &end), ACCEL_OK);
+    skip_without_timing(c, start, end);
+    assert_status(accel_stream_create(c->device, &other), ACCEL_OK);
+    assert_status(accel_event_record(start, c->stream), ACCEL_OK);
+    assert_status(accel_event_sync(start), ACCEL_OK);
+    /* `other` waits for an event that waits for a held callback. */
+    accel_status added = accel_stream_add_callback(c->stream, gate_wait, &gate);
+    if (added == ACCEL_ERR_NOT_SUPPORTED) {
+        accel_stream_destroy(other);
+        accel_event_destroy(end);
+        accel_event_destroy(start);
+        print_message("no completion callbacks on this plugin: test skipped\n");
+        skip();
+    }
+    assert_status(added, ACCEL_OK);
+    assert_status(accel_event_record(end, c->stream), ACCEL_OK);
+    assert_status(accel_event_elapsed(start, end, &ns), ACCEL_NOT_READY);
+    assert_true(ns == 0);
+    pthread_mutex_lock(&gate.lock);
+    gate.open = true;
+    pthread_cond_broadcast(&gate.cond);
+    pthread_mutex_unlock(&gate.lock);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_event_elapsed(start, end, &ns), ACCEL_OK);
+    assert_true(ns >= 0);
+    accel_stream_destroy(other);
+    accel_event_destroy(end);
+    accel_event_destroy(start);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -937,6 +1141,10 @@ int main(void)
         T(test_launch_arguments_are_checked),
         T(test_reset_makes_refs_stale_and_new_work_succeeds),
         T(test_pinned_memory_survives_a_reset),
+        T(test_fill_writes_each_pattern_size),
+        T(test_fill_refuses_bad_sizes_and_ranges),
+        T(test_event_elapsed_times_completed_work),
+        T(test_event_elapsed_of_unfinished_work_is_not_ready),
     };
 #undef T
     return cmocka_run_group_tests_name(getenv("ACCEL_BACKEND") != NULL ? getenv("ACCEL_BACKEND")
