@@ -400,7 +400,7 @@ static accel_status empty_copy(accel_stream *stream, accel_ref ref,
     return status;
 }
 
-accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
+static accel_status copy_to_device_untraced(accel_stream *stream, accel_ref dst,
                                   uint64_t offset, const void *src, uint64_t bytes)
 {
     if (bytes == 0)
@@ -409,7 +409,15 @@ accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
     return host_copy(stream, dst, HOST_UNTYPED, (void *)src, &layout, true);
 }
 
-accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
+accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
+                                  uint64_t offset, const void *src, uint64_t bytes)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_to_device_untraced(stream, dst, offset, src, bytes);
+    return accel__trace_end("accel_copy_to_device", traced, status, traced ? bytes : 0);
+}
+
+static accel_status copy_to_host_untraced(accel_stream *stream, void *dst, accel_ref src,
                                 uint64_t offset, uint64_t bytes)
 {
     if (bytes == 0)
@@ -418,7 +426,15 @@ accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
     return host_copy(stream, src, HOST_UNTYPED, dst, &layout, false);
 }
 
-accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
+accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
+                                uint64_t offset, uint64_t bytes)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_to_host_untraced(stream, dst, src, offset, bytes);
+    return accel__trace_end("accel_copy_to_host", traced, status, traced ? bytes : 0);
+}
+
+static accel_status copy_on_device_untraced(accel_stream *stream, accel_ref dst,
                                   uint64_t dst_offset, accel_ref src,
                                   uint64_t src_offset, uint64_t bytes)
 {
@@ -429,6 +445,15 @@ accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
     }
     struct accel_copy_layout layout = accel__layout_linear(src_offset, dst_offset, bytes);
     return accel_copy_on_device_layout(stream, dst, src, &layout);
+}
+
+accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
+                                  uint64_t dst_offset, accel_ref src,
+                                  uint64_t src_offset, uint64_t bytes)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_on_device_untraced(stream, dst, dst_offset, src, src_offset, bytes);
+    return accel__trace_end("accel_copy_on_device", traced, status, traced ? bytes : 0);
 }
 
 /* Bytes in `count` elements of the host type. The ref's type is checked

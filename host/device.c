@@ -362,7 +362,7 @@ accel_status accel_device_status(accel_device *device)
     return status;
 }
 
-accel_status accel_device_sync(accel_device *device)
+static accel_status device_sync_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -400,6 +400,13 @@ accel_status accel_device_sync(accel_device *device)
     return accel__cb_points_finish(device, status, callbacks, callback_count);
 }
 
+accel_status accel_device_sync(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_sync_untraced(device);
+    return accel__trace_end("accel_device_sync", traced, status, traced ? 0 : 0);
+}
+
 accel_status accel__device_rebuild(accel_device *device)
 {
     /* New calls wait from here on, and refs minted before are stale; then
@@ -428,7 +435,7 @@ accel_status accel__device_rebuild(accel_device *device)
     return status;
 }
 
-accel_status accel_device_reset(accel_device *device)
+static accel_status device_reset_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -447,4 +454,11 @@ accel_status accel_device_reset(accel_device *device)
                device->plugin->name, device->index, accel_status_name(status),
                atomic_load(&device->generation));
     return status;
+}
+
+accel_status accel_device_reset(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_reset_untraced(device);
+    return accel__trace_end("accel_device_reset", traced, status, traced ? 0 : 0);
 }

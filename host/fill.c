@@ -102,7 +102,7 @@ static accel_status fill_by_plugin(accel_stream *stream, struct accel__slot *slo
     return accel__submit_end(stream, status);
 }
 
-accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
+static accel_status fill_untraced(accel_stream *stream, accel_ref dst, uint64_t offset,
                         uint64_t bytes, const void *pattern, size_t pattern_size)
 {
     accel_status status = fill_args(offset, bytes, pattern, pattern_size);
@@ -122,4 +122,12 @@ accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
     if (status != ACCEL_ERR_NOT_SUPPORTED)
         return status;
     return fill_from_host(stream, dst, offset, bytes, pattern, pattern_size);
+}
+
+accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
+                        uint64_t bytes, const void *pattern, size_t pattern_size)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = fill_untraced(stream, dst, offset, bytes, pattern, pattern_size);
+    return accel__trace_end("accel_fill", traced, status, traced ? bytes : 0);
 }

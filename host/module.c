@@ -441,7 +441,7 @@ static accel_status resolve_args(accel_stream *stream, const accel_arg *args,
     return ACCEL_OK;
 }
 
-accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
+static accel_status launch_untraced(accel_stream *stream, accel_kernel *kernel,
                           accel_dim3 grid, accel_dim3 block, uint32_t shared_bytes,
                           const accel_arg *args, uint32_t nargs)
 {
@@ -479,6 +479,15 @@ accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
             "launch");
     accel__trace_launch(stream, status, kernel->name, config.grid, config.block);
     return accel__submit_end(stream, status);
+}
+
+accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
+                          accel_dim3 grid, accel_dim3 block, uint32_t shared_bytes,
+                          const accel_arg *args, uint32_t nargs)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = launch_untraced(stream, kernel, grid, block, shared_bytes, args, nargs);
+    return accel__trace_end("accel_launch", traced, status, traced ? 0 : 0);
 }
 
 /* ---- reset ---- */

@@ -139,7 +139,7 @@ accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
     return ACCEL_OK;
 }
 
-accel_status accel_alloc(accel_device *device, accel_elem_type type,
+static accel_status alloc_untraced(accel_device *device, accel_elem_type type,
                          uint64_t count, accel_ref *out_ref)
 {
     if (out_ref != NULL)
@@ -203,6 +203,14 @@ done:
     return status;
 }
 
+accel_status accel_alloc(accel_device *device, accel_elem_type type,
+                         uint64_t count, accel_ref *out_ref)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = alloc_untraced(device, type, count, out_ref);
+    return accel__trace_end("accel_alloc", traced, status, traced ? (status == ACCEL_OK ? accel_ref_bytes(*out_ref) : 0) : 0);
+}
+
 /* Free a live slot: its memory waits on the drop queue for the streams that
  * used it, and the slot can be taken again at once. */
 static void slot_free(accel_device *device, uint32_t index)
@@ -221,7 +229,7 @@ static void slot_free(accel_device *device, uint32_t index)
     slot_give_back(&device->refs, index);
 }
 
-accel_status accel_free(accel_device *device, accel_ref ref)
+static accel_status free_untraced(accel_device *device, accel_ref ref)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_free: NULL device");
@@ -242,6 +250,13 @@ accel_status accel_free(accel_device *device, accel_ref ref)
     }
     accel__device_unlock(device);
     return status;
+}
+
+accel_status accel_free(accel_device *device, accel_ref ref)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = free_untraced(device, ref);
+    return accel__trace_end("accel_free", traced, status, traced ? ref.count != 0 ? accel_ref_bytes(ref) : 0 : 0);
 }
 
 void accel__refs_release_all(accel_device *device)

@@ -179,7 +179,7 @@ static accel_status callbacks_wait(accel_device *device, accel_status status,
     return status;
 }
 
-accel_status accel_stream_sync(accel_stream *stream)
+static accel_status stream_sync_untraced(accel_stream *stream)
 {
     if (stream == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -197,6 +197,13 @@ accel_status accel_stream_sync(accel_stream *stream)
     status = give_back(device, device->drv->stream_sync(device->drv_device, drv),
                        "stream_sync", true);
     return callbacks_wait(device, status, &callbacks);
+}
+
+accel_status accel_stream_sync(accel_stream *stream)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = stream_sync_untraced(stream);
+    return accel__trace_end("accel_stream_sync", traced, status, traced ? 0 : 0);
 }
 
 accel_status accel_event_create(accel_device *device, accel_event **out_event)
@@ -283,7 +290,7 @@ static accel_status submit_pair(accel_event *event, accel_stream *stream,
     return status;
 }
 
-accel_status accel_event_record(accel_event *event, accel_stream *stream)
+static accel_status event_record_untraced(accel_event *event, accel_stream *stream)
 {
     accel_status status = submit_pair(event, stream, "accel_event_record");
     if (status != ACCEL_OK)
@@ -301,6 +308,13 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
         atomic_store(&event->callbacks_pending, event->callbacks.counter != NULL);
     }
     return accel__submit_end(stream, status);
+}
+
+accel_status accel_event_record(accel_event *event, accel_stream *stream)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = event_record_untraced(event, stream);
+    return accel__trace_end("accel_event_record", traced, status, traced ? 0 : 0);
 }
 
 /* A query under the device lock, the way every other call goes. */
@@ -363,7 +377,7 @@ accel_status accel_event_query(accel_event *event)
         device, accel__from_plugin(status, "event_query"));
 }
 
-accel_status accel_event_sync(accel_event *event)
+static accel_status event_sync_untraced(accel_event *event)
 {
     const char *what = "accel_event_sync";
     accel_drv_stream *s = NULL;
@@ -380,6 +394,13 @@ accel_status accel_event_sync(accel_event *event)
     status = give_back(device, device->drv->event_sync(device->drv_device, e),
                        "event_sync", false);
     return callbacks_wait(device, status, &callbacks);
+}
+
+accel_status accel_event_sync(accel_event *event)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = event_sync_untraced(event);
+    return accel__trace_end("accel_event_sync", traced, status, traced ? 0 : 0);
 }
 
 accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
