@@ -20,6 +20,7 @@
 
 #include "escape.h"
 #include "json.h"
+#include "trace_summary.h"
 
 enum { EXIT_NO_SELECTION = 2 };
 
@@ -411,13 +412,15 @@ static void print_json(const struct report *report)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: accel-info [--json]\n"
+            "Usage: accel-info [--json] | --trace-summary FILE\n"
             "\n"
             "Show the plugin search path, every candidate plugin with its state\n"
             "and reason, the devices of each loaded plugin, and the device that\n"
             "ACCEL_BACKEND (or automatic selection) picks.\n"
             "\n"
             "  --json   print the same as one JSON document\n"
+            "  --trace-summary FILE\n"
+            "           print per-kernel and per-copy totals of an ACCEL_TRACE file\n"
             "  --help   show this help\n"
             "\n"
             "Environment: ACCEL_PLUGIN_PATH, ACCEL_BACKEND, ACCEL_LOG.\n"
@@ -429,6 +432,7 @@ int main(int argc, char **argv)
 {
     static const struct option options[] = {
         { "json", no_argument, NULL, 'j' },
+        { "trace-summary", required_argument, NULL, 't' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -444,6 +448,8 @@ int main(int argc, char **argv)
         case 'j':
             json = true;
             break;
+        case 't':
+            return accel_info_trace_summary(optarg);
         case 'h':
             usage(stdout);
             return EXIT_SUCCESS;
