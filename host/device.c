@@ -81,9 +81,9 @@ static accel_status plugin_with_device(accel_host *host, const char *plugin_name
     return ACCEL_OK;
 }
 
-accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
-                                     uint32_t index,
-                                     struct accel_device_props *out_props)
+static accel_status host_device_props_untraced(accel_host *host, const char *plugin_name,
+                                               uint32_t index,
+                                               struct accel_device_props *out_props)
 {
     if (out_props != NULL)
         memset(out_props, 0, sizeof *out_props);
@@ -99,8 +99,16 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
     return status;
 }
 
-accel_status accel_device_open(accel_host *host, const char *plugin_name,
-                               uint32_t index, accel_device **out_device)
+accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
+                                     uint32_t index, struct accel_device_props *out_props)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = host_device_props_untraced(host, plugin_name, index, out_props);
+    return accel__trace_end("accel_host_device_props", traced, status, 0);
+}
+
+static accel_status device_open_untraced(accel_host *host, const char *plugin_name,
+                                         uint32_t index, accel_device **out_device)
 {
     if (out_device == NULL || host == NULL || plugin_name == NULL) {
         if (out_device != NULL)
@@ -175,6 +183,14 @@ fail_info:
     return status;
 }
 
+accel_status accel_device_open(accel_host *host, const char *plugin_name, uint32_t index,
+                               accel_device **out_device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_open_untraced(host, plugin_name, index, out_device);
+    return accel__trace_end("accel_device_open", traced, status, 0);
+}
+
 static void host_blocks_release(accel_device *device)
 {
     for (size_t i = 0; i < device->host_block_count; i++)
@@ -213,7 +229,7 @@ static void device_empty(accel_device *device)
     accel__events_release(device);
 }
 
-void accel_device_close(accel_device *device)
+static void device_close_untraced(accel_device *device)
 {
     /* A fork's child leaves the parent's device alone (see the host's). */
     if (device == NULL || device->pid != accel__pid)
@@ -245,8 +261,15 @@ void accel_device_close(accel_device *device)
     free(device);
 }
 
-accel_status accel_device_info_get(const accel_device *device,
-                                   accel_device_info *out_info)
+void accel_device_close(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    device_close_untraced(device);
+    accel__trace_end("accel_device_close", traced, ACCEL_OK, 0);
+}
+
+static accel_status device_info_get_untraced(const accel_device *device,
+                                             accel_device_info *out_info)
 {
     if (out_info != NULL)
         memset(out_info, 0, sizeof *out_info);
@@ -259,6 +282,14 @@ accel_status accel_device_info_get(const accel_device *device,
     out_info->generation = atomic_load(&device->generation);
     out_info->props = device->props;
     return ACCEL_OK;
+}
+
+accel_status accel_device_info_get(const accel_device *device,
+                                   accel_device_info *out_info)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_info_get_untraced(device, out_info);
+    return accel__trace_end("accel_device_info_get", traced, status, 0);
 }
 
 /* True when the device was live until now. */
@@ -343,7 +374,7 @@ accel_status accel__device_usable(accel_device *device)
     return accel__device_gone(device, NULL);
 }
 
-accel_status accel_device_status(accel_device *device)
+static accel_status device_status_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -360,6 +391,13 @@ accel_status accel_device_status(accel_device *device)
     }
     pthread_mutex_unlock(&device->lock);
     return status;
+}
+
+accel_status accel_device_status(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_status_untraced(device);
+    return accel__trace_end("accel_device_status", traced, status, 0);
 }
 
 static accel_status device_sync_untraced(accel_device *device)
@@ -404,7 +442,7 @@ accel_status accel_device_sync(accel_device *device)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = device_sync_untraced(device);
-    return accel__trace_end("accel_device_sync", traced, status, traced ? 0 : 0);
+    return accel__trace_end("accel_device_sync", traced, status, 0);
 }
 
 accel_status accel__device_rebuild(accel_device *device)
@@ -460,5 +498,5 @@ accel_status accel_device_reset(accel_device *device)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = device_reset_untraced(device);
-    return accel__trace_end("accel_device_reset", traced, status, traced ? 0 : 0);
+    return accel__trace_end("accel_device_reset", traced, status, 0);
 }

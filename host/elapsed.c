@@ -41,7 +41,8 @@ static accel_status events_timable(accel_device *device, accel_event *start,
     return status;
 }
 
-accel_status accel_event_elapsed(accel_event *start, accel_event *end, int64_t *out_ns)
+static accel_status event_elapsed_untraced(accel_event *start, accel_event *end,
+                                           int64_t *out_ns)
 {
     const char *what = "accel_event_elapsed";
     if (out_ns != NULL)
@@ -71,4 +72,11 @@ accel_status accel_event_elapsed(accel_event *start, accel_event *end, int64_t *
     }
     pthread_mutex_unlock(&device->lock);
     return status;
+}
+
+accel_status accel_event_elapsed(accel_event *start, accel_event *end, int64_t *out_ns)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = event_elapsed_untraced(start, end, out_ns);
+    return accel__trace_end("accel_event_elapsed", traced, status, 0);
 }

@@ -103,7 +103,8 @@ static accel_status fill_by_plugin(accel_stream *stream, struct accel__slot *slo
 }
 
 static accel_status fill_untraced(accel_stream *stream, accel_ref dst, uint64_t offset,
-                        uint64_t bytes, const void *pattern, size_t pattern_size)
+                                  uint64_t bytes, const void *pattern,
+                                  size_t pattern_size)
 {
     accel_status status = fill_args(offset, bytes, pattern, pattern_size);
     if (status == ACCEL_OK)
@@ -129,5 +130,5 @@ accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
 {
     uint64_t traced = accel__trace_now();
     accel_status status = fill_untraced(stream, dst, offset, bytes, pattern, pattern_size);
-    return accel__trace_end("accel_fill", traced, status, traced ? bytes : 0);
+    return accel__trace_end("accel_fill", traced, status, bytes);
 }

@@ -220,8 +220,8 @@ static accel_status select_auto(accel_host *host, const char **out_plugin,
     return ACCEL_OK;
 }
 
-accel_status accel_host_selection(accel_host *host, const char **out_plugin,
-                                  uint32_t *out_index)
+static accel_status host_selection_untraced(accel_host *host, const char **out_plugin,
+                                            uint32_t *out_index)
 {
     if (out_plugin != NULL)
         *out_plugin = NULL;
@@ -237,8 +237,16 @@ accel_status accel_host_selection(accel_host *host, const char **out_plugin,
     return select_auto(host, out_plugin, out_index);
 }
 
-accel_status accel_device_open_selected(accel_host *host,
-                                        accel_device **out_device)
+accel_status accel_host_selection(accel_host *host, const char **out_plugin,
+                                  uint32_t *out_index)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = host_selection_untraced(host, out_plugin, out_index);
+    return accel__trace_end("accel_host_selection", traced, status, 0);
+}
+
+static accel_status device_open_selected_untraced(accel_host *host,
+                                                  accel_device **out_device)
 {
     if (out_device != NULL)
         *out_device = NULL;
@@ -248,4 +256,11 @@ accel_status accel_device_open_selected(accel_host *host,
     if (status != ACCEL_OK)
         return status;
     return accel_device_open(host, plugin, index, out_device);
+}
+
+accel_status accel_device_open_selected(accel_host *host, accel_device **out_device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_open_selected_untraced(host, out_device);
+    return accel__trace_end("accel_device_open_selected", traced, status, 0);
 }

@@ -29,25 +29,57 @@ _Atomic bool accel__trace_on;
 
 enum rec_type { REC_API, REC_COMMAND, REC_MARK, REC_CALLBACK };
 
+/* A launch's kernel and geometry, kept once for every launch like it. */
+struct launch_info {
+    const char *key;         /* the kernel's name pointer when first seen */
+    char kernel[TRACE_KERNEL_NAME];
+    uint32_t grid[3], block[3];
+    struct launch_info *next;
+};
+
+/*
+ * One record, kept small: a trace of a busy loop fills memory fast, and
+ * touching new pages is what a record costs most.
+ */
 struct rec {
     uint8_t type;
     uint8_t kind;            /* enum accel__trace_kind, for commands */
     bool device_timed;       /* a command placed by the device's clock */
-    int32_t status;
+    int8_t status;
     uint32_t pid, tid;
     uint64_t ts, dur;        /* ns, accel__now_ns's clock */
-    uint64_t bytes;
+    union {
+        uint64_t bytes;
+        const struct launch_info *launch; /* launches */
+    } u;
     const char *name;        /* a static string */
-    uint32_t geometry[6];
-    char kernel[TRACE_KERNEL_NAME];
 };
 
-/* One thread's records. */
+/*
+ * One thread's records: chunks that only its thread appends to, and that
+ * a flush reads behind it without a lock (one writer, one reader). The
+ * writer publishes each record with a release store of the chunk's count
+ * and moves to a new chunk when one is full; the reader frees a chunk once
+ * it has read it whole and the writer has moved on (its `next` is set).
+ */
+#define TRACE_CHUNK 1024u
+
+struct chunk {
+    _Atomic size_t count;
+    struct chunk *_Atomic next;
+    struct chunk *spare_next; /* in a spare list */
+    struct rec recs[TRACE_CHUNK];
+};
+
 struct tbuf {
-    pthread_mutex_t lock;
     uint32_t tid;
-    struct rec *recs;
-    size_t count, capacity;
+    struct chunk *tail;  /* the writer's */
+    struct chunk *ready; /* the writer's: spare chunks taken from `spare` */
+    struct chunk *head;  /* the reader's (g.lock) */
+    size_t read;         /* records of head already read */
+    /* Chunks the reader has read, for the writer to fill again: new pages
+     * would cost a fault each. The reader pushes, the writer takes all. */
+    struct chunk *_Atomic spare;
     struct tbuf *next;
 };
 
@@ -56,8 +88,9 @@ struct pending {
     accel_drv_event *event;
     uint64_t submit_ns;
     uint32_t lane;
-    struct accel__trace_command command;
-    char kernel[TRACE_KERNEL_NAME];
+    enum accel__trace_kind kind;
+    uint64_t bytes;
+    const struct launch_info *launch;
 };
 
 /* What the trace keeps of one open device. */
@@ -73,6 +106,7 @@ struct accel__trace_device {
     accel_drv_event **spare;
     size_t spare_count, spare_capacity;
     uint64_t last_end[ACCEL__LANES];
+    struct launch_info *launches[64]; /* the last seen, by a hash */
     struct accel__trace_device *next;
 };
 
@@ -92,6 +126,7 @@ static struct {
     struct tbuf *bufs;
     uint32_t next_tid;
     struct label *labels;
+    struct launch_info *launches; /* every one made, kept to the end */
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -105,10 +140,14 @@ static struct tbuf *tbuf_self(void)
     if (self != NULL)
         return self;
     struct tbuf *buf = calloc(1, sizeof *buf);
-    if (buf == NULL || pthread_mutex_init(&buf->lock, NULL) != 0) {
+    struct chunk *first = malloc(sizeof *first);
+    if (buf == NULL || first == NULL) {
         free(buf);
+        free(first);
         return NULL;
     }
+    atomic_init(&first->count, 0);
+    buf->tail = buf->head = first;
     pthread_mutex_lock(&g.lock);
     buf->tid = ++g.next_tid;
     buf->next = g.bufs;
@@ -118,41 +157,73 @@ static struct tbuf *tbuf_self(void)
     return buf;
 }
 
+/* An empty chunk for the writer: a spare one, else a new one. */
+static struct chunk *chunk_take(struct tbuf *buf)
+{
+    if (buf->ready == NULL)
+        buf->ready = atomic_exchange_explicit(&buf->spare, NULL, memory_order_acquire);
+    struct chunk *chunk = buf->ready;
+    if (chunk != NULL)
+        buf->ready = chunk->spare_next;
+    else
+        chunk = malloc(sizeof *chunk);
+    if (chunk != NULL) {
+        atomic_init(&chunk->count, 0);
+        atomic_init(&chunk->next, NULL);
+    }
+    return chunk;
+}
+
+/* Give a chunk the reader has read back to its writer; g.lock held. */
+static void chunk_give(struct tbuf *buf, struct chunk *chunk)
+{
+    struct chunk *top = atomic_load_explicit(&buf->spare, memory_order_relaxed);
+    do
+        chunk->spare_next = top;
+    while (!atomic_compare_exchange_weak_explicit(&buf->spare, &top, chunk,
+                                                  memory_order_release,
+                                                  memory_order_relaxed));
+}
+
 /* Append a record to this thread's buffer; dropped when out of memory. */
 static void rec_push(const struct rec *rec)
 {
     struct tbuf *buf = tbuf_self();
     if (buf == NULL)
         return;
-    pthread_mutex_lock(&buf->lock);
-    if (buf->count == buf->capacity) {
-        size_t capacity = buf->capacity ? buf->capacity * 2 : 1024;
-        struct rec *grown = realloc(buf->recs, capacity * sizeof *grown);
-        if (grown == NULL) {
-            pthread_mutex_unlock(&buf->lock);
+    struct chunk *chunk = buf->tail;
+    size_t at = atomic_load_explicit(&chunk->count, memory_order_relaxed);
+    if (at == TRACE_CHUNK) {
+        struct chunk *fresh = chunk_take(buf);
+        if (fresh == NULL)
             return;
-        }
-        buf->recs = grown;
-        buf->capacity = capacity;
+        atomic_store_explicit(&chunk->next, fresh, memory_order_release);
+        buf->tail = chunk = fresh;
+        at = 0;
     }
-    buf->recs[buf->count] = *rec;
+    chunk->recs[at] = *rec;
     if (rec->pid == TRACE_HOST_PID)
-        buf->recs[buf->count].tid = buf->tid;
-    buf->count++;
-    pthread_mutex_unlock(&buf->lock);
+        chunk->recs[at].tid = buf->tid;
+    atomic_store_explicit(&chunk->count, at + 1, memory_order_release);
 }
+
+/* When this thread's current traced call began: a command's submission. */
+static _Thread_local uint64_t call_begin;
 
 uint64_t accel__trace_now(void)
 {
-    return accel__tracing() ? accel__now_ns() : 0;
+    if (!accel__tracing())
+        return 0;
+    call_begin = accel__now_ns();
+    return call_begin;
 }
 
 void accel__trace_api(const char *name, uint64_t begin, accel_status status,
                       uint64_t bytes)
 {
     uint64_t end = accel__now_ns();
-    struct rec rec = {.type = REC_API, .status = status, .pid = TRACE_HOST_PID,
-                      .ts = begin, .dur = end - begin, .bytes = bytes, .name = name};
+    struct rec rec = {.type = REC_API, .status = (int8_t)status, .pid = TRACE_HOST_PID,
+                      .ts = begin, .dur = end - begin, .u.bytes = bytes, .name = name};
     rec_push(&rec);
 }
 
@@ -170,7 +241,7 @@ void accel__trace_device_mark(accel_device *device, const char *what, uint64_t b
     if (!accel__tracing())
         return;
     struct rec rec = {.type = REC_MARK, .pid = TRACE_DEVICE_PID + device->id,
-                      .ts = accel__now_ns(), .bytes = bytes, .name = what};
+                      .ts = accel__now_ns(), .u.bytes = bytes, .name = what};
     rec_push(&rec);
 }
 
@@ -237,18 +308,22 @@ static const char *const kind_names[] = {
 static void command_rec(struct accel__trace_device *node, const struct pending *p,
                         uint64_t begin, uint64_t end, bool device_timed)
 {
-    struct rec rec = {.type = REC_COMMAND, .kind = (uint8_t)p->command.kind,
+    struct rec rec = {.type = REC_COMMAND, .kind = (uint8_t)p->kind,
                       .device_timed = device_timed, .pid = node->pid, .tid = p->lane + 1,
-                      .ts = begin, .dur = end - begin, .bytes = p->command.bytes,
-                      .name = kind_names[p->command.kind]};
-    memcpy(rec.geometry, p->command.grid, sizeof p->command.grid);
-    memcpy(rec.geometry + 3, p->command.block, sizeof p->command.block);
-    memcpy(rec.kernel, p->kernel, sizeof rec.kernel);
+                      .ts = begin, .dur = end - begin, .u.bytes = p->bytes,
+                      .name = kind_names[p->kind]};
+    if (p->kind == ACCEL__TRACE_LAUNCH)
+        rec.u.launch = p->launch;
     rec_push(&rec);
 }
 
-/* When the oldest pending command ended, on the host's clock; false while
- * it has not. An event that cannot be timed gives its submission time. */
+/*
+ * When the oldest pending command ended, on the host's clock; false while
+ * it has not. event_elapsed answers ACCEL_NOT_READY for an event not yet
+ * reached, so one call both asks and times. An event that cannot be timed
+ * (the device failed, or the plugin no longer knows) is drawn at its
+ * submission.
+ */
 static bool pending_end(struct accel__trace_device *node, struct pending *p, bool wait,
                         uint64_t *out_end, bool *out_timed)
 {
@@ -256,15 +331,12 @@ static bool pending_end(struct accel__trace_device *node, struct pending *p, boo
     int64_t ns = 0;
     if (wait)
         device->drv->event_sync(device->drv_device, p->event);
-    accel_status status = device->drv->event_query(device->drv_device, p->event);
+    accel_status status =
+        device->drv->event_elapsed(device->drv_device, node->anchor, p->event, &ns);
     if (status == ACCEL_NOT_READY)
         return false;
-    *out_timed = status == ACCEL_OK && node->anchor != NULL &&
-                 device->drv->event_elapsed(device->drv_device, node->anchor, p->event,
-                                            &ns) == ACCEL_OK;
-    *out_end = p->submit_ns;
-    if (*out_timed && (ns >= 0 || (uint64_t)-ns <= node->anchor_ns))
-        *out_end = node->anchor_ns + (uint64_t)ns;
+    *out_timed = status == ACCEL_OK && (ns >= 0 || (uint64_t)-ns <= node->anchor_ns);
+    *out_end = *out_timed ? node->anchor_ns + (uint64_t)ns : p->submit_ns;
     return true;
 }
 
@@ -308,6 +380,39 @@ static bool pending_room(struct accel__trace_device *node)
     return true;
 }
 
+static bool launch_matches(const struct launch_info *info,
+                           const struct accel__trace_command *command)
+{
+    return info->key == command->kernel &&
+           memcmp(info->grid, command->grid, sizeof info->grid) == 0 &&
+           memcmp(info->block, command->block, sizeof info->block) == 0 &&
+           strncmp(info->kernel, command->kernel, sizeof info->kernel - 1) == 0;
+}
+
+/* The kept description of a launch like `command`; node lock held. */
+static const struct launch_info *launch_info_of(struct accel__trace_device *node,
+                                                const struct accel__trace_command *command)
+{
+    size_t slot = ((uintptr_t)command->kernel >> 4 ^ command->grid[0] * 31u ^
+                   command->block[0] * 17u) % 64u;
+    struct launch_info *info = node->launches[slot];
+    if (info != NULL && launch_matches(info, command))
+        return info;
+    info = calloc(1, sizeof *info);
+    if (info == NULL)
+        return NULL;
+    info->key = command->kernel;
+    snprintf(info->kernel, sizeof info->kernel, "%s", command->kernel);
+    memcpy(info->grid, command->grid, sizeof info->grid);
+    memcpy(info->block, command->block, sizeof info->block);
+    pthread_mutex_lock(&g.lock);
+    info->next = g.launches;
+    g.launches = info;
+    pthread_mutex_unlock(&g.lock);
+    node->launches[slot] = info;
+    return info;
+}
+
 /* The device's node, made at its first command; device lock held. */
 static struct accel__trace_device *node_of(accel_device *device)
 {
@@ -348,11 +453,17 @@ void accel__trace_command(accel_stream *stream, const struct accel__trace_comman
         anchor_make(node);
     if (node->count >= TRACE_PLACE_BATCH)
         place_done(node, false);
-    struct pending p = {.submit_ns = accel__now_ns(), .lane = stream->lane,
-                        .command = *command};
-    if (command->kernel != NULL)
-        snprintf(p.kernel, sizeof p.kernel, "%s", command->kernel);
-    p.command.kernel = NULL;
+    /* The call that submits it began a moment before: one clock read less. */
+    uint64_t submit_ns = call_begin != 0 ? call_begin : accel__now_ns();
+    struct pending p = {.submit_ns = submit_ns, .lane = stream->lane,
+                        .kind = command->kind, .bytes = command->bytes};
+    if (command->kind == ACCEL__TRACE_LAUNCH) {
+        p.launch = launch_info_of(node, command);
+        if (p.launch == NULL) {
+            pthread_mutex_unlock(&node->lock);
+            return;
+        }
+    }
     if (node->anchor != NULL && pending_room(node))
         p.event = spare_take(node);
     if (p.event != NULL &&
@@ -434,20 +545,20 @@ static void rec_args(FILE *file, const struct rec *rec)
 {
     if (rec->type == REC_API) {
         fprintf(file, "\"status\":\"%s\"", accel_status_name((accel_status)rec->status));
-        if (rec->bytes != 0)
-            fprintf(file, ",\"bytes\":%llu", (unsigned long long)rec->bytes);
+        if (rec->u.bytes != 0)
+            fprintf(file, ",\"bytes\":%llu", (unsigned long long)rec->u.bytes);
     } else if (rec->type == REC_COMMAND && rec->kind == ACCEL__TRACE_LAUNCH) {
-        const uint32_t *g3 = rec->geometry;
+        const struct launch_info *l = rec->u.launch;
         fputs("\"kernel\":", file);
-        json_string(file, rec->kernel);
-        fprintf(file, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", g3[0], g3[1], g3[2],
-                g3[3], g3[4], g3[5]);
+        json_string(file, l->kernel);
+        fprintf(file, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", l->grid[0], l->grid[1],
+                l->grid[2], l->block[0], l->block[1], l->block[2]);
     } else if (rec->type == REC_COMMAND) {
-        fprintf(file, "\"bytes\":%llu", (unsigned long long)rec->bytes);
+        fprintf(file, "\"bytes\":%llu", (unsigned long long)rec->u.bytes);
         if (rec->kind != ACCEL__TRACE_FILL)
             fprintf(file, ",\"direction\":\"%s\"", rec->name + 5);
-    } else if (rec->type == REC_MARK && rec->bytes != 0) {
-        fprintf(file, "\"bytes\":%llu", (unsigned long long)rec->bytes);
+    } else if (rec->type == REC_MARK && rec->u.bytes != 0) {
+        fprintf(file, "\"bytes\":%llu", (unsigned long long)rec->u.bytes);
     }
     if (rec->type == REC_COMMAND)
         fprintf(file, "%s\"timing\":\"%s\"", ",", rec->device_timed ? "device" : "host");
@@ -459,7 +570,7 @@ static void rec_write(FILE *file, const struct rec *rec)
     fputs(g.wrote_any ? ",\n{\"name\":" : "{\"name\":", file);
     g.wrote_any = true;
     json_string(file, rec->type == REC_COMMAND && rec->kind == ACCEL__TRACE_LAUNCH
-                          ? rec->kernel
+                          ? rec->u.launch->kernel
                           : rec->name);
     fprintf(file, ",\"cat\":\"%s\",\"ph\":\"%s\",\"ts\":%.3f,", cats[rec->type],
             rec->type == REC_MARK ? "i" : "X", trace_us(rec->ts));
@@ -520,31 +631,49 @@ static int rec_order(const void *a, const void *b)
     return x->dur > y->dur ? -1 : x->dur < y->dur;
 }
 
-/* Take every thread's records; g.lock held. */
+/* Append what `buf` has published since the last read; g.lock held. */
+static bool buf_read(struct tbuf *buf, struct rec **recs, size_t *count, size_t *capacity)
+{
+    for (;;) {
+        struct chunk *chunk = buf->head;
+        size_t published = atomic_load_explicit(&chunk->count, memory_order_acquire);
+        size_t n = published - buf->read;
+        if (*count + n > *capacity) {
+            size_t grown = *capacity * 2 > *count + n ? *capacity * 2 : *count + n;
+            struct rec *more = realloc(*recs, grown * sizeof *more);
+            if (more == NULL)
+                return false;
+            *recs = more;
+            *capacity = grown;
+        }
+        memcpy(*recs + *count, chunk->recs + buf->read, n * sizeof **recs);
+        *count += n;
+        buf->read = published;
+        struct chunk *next = atomic_load_explicit(&chunk->next, memory_order_acquire);
+        if (published < TRACE_CHUNK || next == NULL)
+            return true;
+        buf->head = next;
+        buf->read = 0;
+        chunk_give(buf, chunk);
+    }
+}
+
+/* Take every thread's records, sorted by time; g.lock held. */
 static accel_status records_take(struct rec **out_recs, size_t *out_count)
 {
-    size_t total = 0, at = 0;
-    for (struct tbuf *buf = g.bufs; buf != NULL; buf = buf->next) {
-        pthread_mutex_lock(&buf->lock);
-        total += buf->count;
-        pthread_mutex_unlock(&buf->lock);
-    }
-    /* Records added meanwhile wait for the next flush. */
-    struct rec *recs = malloc((total ? total : 1) * sizeof *recs);
-    if (recs == NULL)
+    size_t count = 0, capacity = 1024;
+    struct rec *recs = malloc(capacity * sizeof *recs);
+    bool ok = recs != NULL;
+    for (struct tbuf *buf = g.bufs; buf != NULL && ok; buf = buf->next)
+        ok = buf_read(buf, &recs, &count, &capacity);
+    if (!ok) {
+        free(recs);
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_trace_flush: %zu records",
-                            total);
-    for (struct tbuf *buf = g.bufs; buf != NULL; buf = buf->next) {
-        pthread_mutex_lock(&buf->lock);
-        size_t n = buf->count < total - at ? buf->count : total - at;
-        memcpy(recs + at, buf->recs + buf->count - n, n * sizeof *recs);
-        buf->count -= n;
-        at += n;
-        pthread_mutex_unlock(&buf->lock);
+                            count);
     }
-    qsort(recs, at, sizeof *recs, rec_order);
+    qsort(recs, count, sizeof *recs, rec_order);
     *out_recs = recs;
-    *out_count = at;
+    *out_count = count;
     return ACCEL_OK;
 }
 

@@ -22,6 +22,7 @@ void support_clean_environment(void)
     unsetenv("ACCEL_NULL_REPORT");
     unsetenv("ACCEL_STAGING_CHUNK");
     unsetenv("ACCEL_LOG");
+    unsetenv("ACCEL_TRACE");
 }
 
 char *support_make_temp_dir(void)

@@ -545,13 +545,13 @@ struct accel_driver_v1 {
                          uint64_t dst, uint64_t bytes, const void *pattern,
                          uint32_t pattern_size);
     /*
-     * Optional. Since: 1.1. The time from `start` to `end`, two events of
-     * `device` recorded and completed (the host checks both with
-     * event_query first), in nanoseconds of the device's own clock where
+     * Optional. Since: 1.1. The time from `start` to `end`, two recorded
+     * events of `device`, in nanoseconds of the device's own clock where
      * it has one (cuEventElapsedTime, hipEventElapsedTime; the CPU plugin's
      * stream workers' clock): the moment the work before each record had
-     * completed. Negative when `end` completed first. ACCEL_NOT_READY when
-     * either has not completed after all; ACCEL_ERR_NOT_SUPPORTED when the
+     * completed. Negative when `end` completed first. ACCEL_NOT_READY (no
+     * error detail) while either has not completed: the host's trace asks
+     * this way without an event_query first. ACCEL_ERR_NOT_SUPPORTED when the
      * plugin cannot time these events (the host then says so). When NULL,
      * accel_event_elapsed returns ACCEL_ERR_NOT_SUPPORTED. The host also
      * uses it to place commands on a trace's stream tracks (ACCEL_TRACE).
