@@ -1,10 +1,12 @@
 /*
  * A workload for trace-check.py: fills, copies, a callback, allocations,
- * event timing on two devices, and a flush in the middle, on the null
+ * event timing on two devices, and flushes while two threads copy on
+ * their own streams (records read while they are written), on the null
  * plugin with two devices. It checks the calls' results itself and, after
  * the host is gone, that the file names what only this workload does
  * (trace-check.py checks the format).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,27 @@ static void on_done(void *user, accel_status status)
 {
     (void)status;
     *(int *)user = 1;
+}
+
+/* Copies and fills on a stream of its own, while the main thread flushes. */
+static void *copier(void *arg)
+{
+    accel_device *device = arg;
+    accel_stream *stream;
+    accel_ref ref;
+    unsigned char host[256] = {0};
+    uint16_t pattern = 0xabcd;
+
+    CHECK(accel_stream_create(device, &stream), ACCEL_OK);
+    CHECK(accel_alloc(device, ACCEL_BYTE, sizeof(host), &ref), ACCEL_OK);
+    for (int i = 0; i < 2000; i++) {
+        CHECK(accel_copy_to_device(stream, ref, 0, host, sizeof(host)), ACCEL_OK);
+        CHECK(accel_fill(stream, ref, 0, sizeof(host), &pattern, 2), ACCEL_OK);
+    }
+    CHECK(accel_stream_sync(stream), ACCEL_OK);
+    CHECK(accel_free(device, ref), ACCEL_OK);
+    accel_stream_destroy(stream);
+    return NULL;
 }
 
 /* The file holds `text`. */
@@ -66,6 +89,14 @@ int main(void)
         fprintf(stderr, "the fill or the callback did not happen\n");
         return 1;
     }
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&threads[i], NULL, copier, a) != 0)
+            return 1;
+    for (int i = 0; i < 20; i++)
+        CHECK(accel_trace_flush(), ACCEL_OK);
+    for (int i = 0; i < 2; i++)
+        pthread_join(threads[i], NULL);
     CHECK(accel_trace_flush(), ACCEL_OK);
     /* Events of two devices cannot be timed against each other. */
     CHECK(accel_event_create(a, &ea), ACCEL_OK);
