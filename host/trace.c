@@ -121,6 +121,7 @@ static struct {
     pthread_mutex_t lock;
     FILE *file;
     char *path;
+    pid_t pid;               /* the process that opened the file */
     uint64_t start_ns;
     bool wrote_any;
     struct tbuf *bufs;
@@ -717,7 +718,8 @@ accel_status accel_trace_flush(void)
         return ACCEL_OK;
     devices_place();
     pthread_mutex_lock(&g.lock);
-    accel_status status = g.file != NULL ? trace_write() : ACCEL_OK;
+    /* A fork's child shares the parent's open file: it writes nothing. */
+    accel_status status = g.file != NULL && g.pid == accel__pid ? trace_write() : ACCEL_OK;
     pthread_mutex_unlock(&g.lock);
     return status;
 }
@@ -737,6 +739,7 @@ void accel__trace_host_begin(const struct accel__ids *ids)
                        path, strerror(errno));
         } else {
             fputs("[\n", g.file);
+            g.pid = accel__pid;
             g.start_ns = accel__now_ns();
             atomic_store(&accel__trace_on, true);
         }
