@@ -5,10 +5,10 @@
  * over that end).
  *
  * Locks, in the order they may be taken: a device's lock, `devices_lock`,
- * a device node's lock, `g.lock`, a thread buffer's lock. A flush places
- * the devices' finished commands first (devices_lock, each node) and only
- * then writes (g.lock), so that it never holds g.lock while it waits for a
- * node.
+ * a device node's lock, `g.lock`. A flush places the devices' finished
+ * commands first (devices_lock, each node) and only then writes (g.lock),
+ * so that it never holds g.lock while it waits for a node. A thread's
+ * records need no lock (see struct tbuf).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@
 
 _Atomic bool accel__trace_on;
 
-/* Host threads are process 1; device N is process ACCEL__TRACE_DEVICE_PID + N. */
+/* Host threads are process 1; device N is process TRACE_DEVICE_PID + N. */
 #define TRACE_HOST_PID 1u
 #define TRACE_DEVICE_PID 2u
 /* Commands waiting for their events are placed once this many are pending. */
