@@ -109,6 +109,8 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
         device->drv->copy_on_device(device->drv_device, device->internal,
                                     target.address, slot->slice.address, &layout),
         "copy_on_device");
+    if (status == ACCEL_OK)
+        accel__trace_device_mark(device, "relocate", slot->bytes);
     if (status != ACCEL_OK) {
         accel__pool_give(&device->pool, device->drv, device->drv_device, target,
                          slot->bytes);

@@ -91,9 +91,9 @@ static accel_status plugin_with_device(accel_host *host, const char *plugin_name
     return ACCEL_OK;
 }
 
-accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
-                                     uint32_t index,
-                                     struct accel_device_props *out_props)
+static accel_status host_device_props_untraced(accel_host *host, const char *plugin_name,
+                                               uint32_t index,
+                                               struct accel_device_props *out_props)
 {
     if (out_props != NULL)
         memset(out_props, 0, sizeof *out_props);
@@ -109,8 +109,16 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
     return status;
 }
 
-accel_status accel_device_open(accel_host *host, const char *plugin_name,
-                               uint32_t index, accel_device **out_device)
+accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
+                                     uint32_t index, struct accel_device_props *out_props)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = host_device_props_untraced(host, plugin_name, index, out_props);
+    return accel__trace_end("accel_host_device_props", traced, status, 0);
+}
+
+static accel_status device_open_untraced(accel_host *host, const char *plugin_name,
+                                         uint32_t index, accel_device **out_device)
 {
     if (out_device == NULL || host == NULL || plugin_name == NULL) {
         if (out_device != NULL)
@@ -187,6 +195,14 @@ fail_info:
     return status;
 }
 
+accel_status accel_device_open(accel_host *host, const char *plugin_name, uint32_t index,
+                               accel_device **out_device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_open_untraced(host, plugin_name, index, out_device);
+    return accel__trace_end("accel_device_open", traced, status, 0);
+}
+
 static void host_blocks_release(accel_device *device)
 {
     for (size_t i = 0; i < device->host_block_count; i++)
@@ -206,6 +222,7 @@ static void host_blocks_release(accel_device *device)
 static void device_empty(accel_device *device)
 {
     accel__streams_wait_all(device);
+    accel__trace_device_empty(device);
     if (device->internal != NULL) {
         device->drv->stream_sync(device->drv_device, device->internal);
         device->drv->stream_destroy(device->drv_device, device->internal);
@@ -224,7 +241,7 @@ static void device_empty(accel_device *device)
     accel__events_release(device);
 }
 
-void accel_device_close(accel_device *device)
+static void device_close_untraced(accel_device *device)
 {
     /* A fork's child leaves the parent's device alone (see the host's). */
     if (device == NULL || device->pid != accel__pid)
@@ -233,6 +250,7 @@ void accel_device_close(accel_device *device)
     accel__completion_quiesce(&device->completion);
     pthread_mutex_lock(&device->lock);
     device_empty(device);
+    accel__trace_device_close(device);
     while (device->streams != NULL) {
         accel_stream *next = device->streams->next;
         free(device->streams);
@@ -255,8 +273,15 @@ void accel_device_close(accel_device *device)
     free(device);
 }
 
-accel_status accel_device_info_get(const accel_device *device,
-                                   accel_device_info *out_info)
+void accel_device_close(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    device_close_untraced(device);
+    accel__trace_end("accel_device_close", traced, ACCEL_OK, 0);
+}
+
+static accel_status device_info_get_untraced(const accel_device *device,
+                                             accel_device_info *out_info)
 {
     if (out_info != NULL)
         memset(out_info, 0, sizeof *out_info);
@@ -271,6 +296,14 @@ accel_status accel_device_info_get(const accel_device *device,
     return ACCEL_OK;
 }
 
+accel_status accel_device_info_get(const accel_device *device,
+                                   accel_device_info *out_info)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_info_get_untraced(device, out_info);
+    return accel__trace_end("accel_device_info_get", traced, status, 0);
+}
+
 /* True when the device was live until now. */
 static bool mark_lost(accel_device *device)
 {
@@ -283,6 +316,7 @@ static bool mark_lost(accel_device *device)
     atomic_fetch_add(&device->generation, 1);
     accel__log(ACCEL_LOG_WARN, "device %s:%u (id %u) is lost",
                device->plugin->name, device->index, device->id);
+    accel__trace_device_mark(device, "lost", 0);
     return true;
 }
 
@@ -352,7 +386,7 @@ accel_status accel__device_usable(accel_device *device)
     return accel__device_gone(device, NULL);
 }
 
-accel_status accel_device_status(accel_device *device)
+static accel_status device_status_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -371,7 +405,14 @@ accel_status accel_device_status(accel_device *device)
     return status;
 }
 
-accel_status accel_device_sync(accel_device *device)
+accel_status accel_device_status(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_status_untraced(device);
+    return accel__trace_end("accel_device_status", traced, status, 0);
+}
+
+static accel_status device_sync_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -409,6 +450,13 @@ accel_status accel_device_sync(accel_device *device)
     return accel__cb_points_finish(device, status, callbacks, callback_count);
 }
 
+accel_status accel_device_sync(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_sync_untraced(device);
+    return accel__trace_end("accel_device_sync", traced, status, 0);
+}
+
 accel_status accel__device_rebuild(accel_device *device)
 {
     /* New calls wait from here on, and refs minted before are stale; then
@@ -418,6 +466,7 @@ accel_status accel__device_rebuild(accel_device *device)
     device->resetter = pthread_self();
     atomic_fetch_add(&device->generation, 1);
     device->recovery.pending = false;
+    accel__trace_device_mark(device, "reset", 0);
     accel__lockless_drain(device);
     accel__borrowed_wait(device);
     /* Finish what can finish, then drop everything the plugin holds for the
@@ -436,7 +485,7 @@ accel_status accel__device_rebuild(accel_device *device)
     return status;
 }
 
-accel_status accel_device_reset(accel_device *device)
+static accel_status device_reset_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -455,4 +504,11 @@ accel_status accel_device_reset(accel_device *device)
                device->plugin->name, device->index, accel_status_name(status),
                atomic_load(&device->generation));
     return status;
+}
+
+accel_status accel_device_reset(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_reset_untraced(device);
+    return accel__trace_end("accel_device_reset", traced, status, 0);
 }

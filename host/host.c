@@ -70,12 +70,19 @@ static void services_for(const accel_host_options *options,
     }
 }
 
-accel_status accel_host_create(const accel_host_options *options,
-                               accel_host **out_host)
+static accel_status host_create_untraced(const accel_host_options *options,
+                                         accel_host **out_host)
 {
     struct accel__ids ids;
     accel__ids_current(&ids);
     return accel__host_create_as(options, &ids, out_host);
+}
+
+accel_status accel_host_create(const accel_host_options *options, accel_host **out_host)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = host_create_untraced(options, out_host);
+    return accel__trace_end("accel_host_create", traced, status, 0);
 }
 
 accel_status accel__host_create_as(const accel_host_options *options,
@@ -112,6 +119,7 @@ accel_status accel__host_create_as(const accel_host_options *options,
                                  open_all);
     if (status != ACCEL_OK)
         goto fail_catalog;
+    accel__trace_host_begin(ids);
     *out_host = host;
     return ACCEL_OK;
 
@@ -123,7 +131,7 @@ fail_selection:
     return status;
 }
 
-void accel_host_destroy(accel_host *host)
+static void host_destroy_untraced(accel_host *host)
 {
     /* A fork's child leaves the parent's host alone: closing its devices
      * would wait for threads that exist only in the parent. */
@@ -131,14 +139,23 @@ void accel_host_destroy(accel_host *host)
         return;
     while (host->devices != NULL)
         accel_device_close(host->devices);
+    accel__trace_host_end();
     accel__catalog_unload(&host->catalog);
     pthread_mutex_destroy(&host->lock);
     free(host->parse_error);
     free(host);
 }
 
-void accel_host_plugins(const accel_host *host,
-                        const accel_plugin_info **out_plugins, size_t *out_count)
+void accel_host_destroy(accel_host *host)
+{
+    uint64_t traced = accel__trace_now();
+    host_destroy_untraced(host);
+    accel__trace_end("accel_host_destroy", traced, ACCEL_OK, 0);
+}
+
+static void host_plugins_untraced(const accel_host *host,
+                                  const accel_plugin_info **out_plugins,
+                                  size_t *out_count)
 {
     if (out_plugins != NULL)
         *out_plugins = host ? host->catalog.infos : NULL;
@@ -146,13 +163,29 @@ void accel_host_plugins(const accel_host *host,
         *out_count = host ? host->catalog.count : 0;
 }
 
-void accel_host_search_path(const accel_host *host,
-                            const char *const **out_entries, size_t *out_count)
+void accel_host_plugins(const accel_host *host, const accel_plugin_info **out_plugins,
+                        size_t *out_count)
+{
+    uint64_t traced = accel__trace_now();
+    host_plugins_untraced(host, out_plugins, out_count);
+    accel__trace_end("accel_host_plugins", traced, ACCEL_OK, 0);
+}
+
+static void host_search_path_untraced(const accel_host *host,
+                                      const char *const **out_entries, size_t *out_count)
 {
     if (out_entries != NULL)
         *out_entries = host ? (const char *const *)host->catalog.search : NULL;
     if (out_count != NULL)
         *out_count = host ? host->catalog.search_count : 0;
+}
+
+void accel_host_search_path(const accel_host *host, const char *const **out_entries,
+                            size_t *out_count)
+{
+    uint64_t traced = accel__trace_now();
+    host_search_path_untraced(host, out_entries, out_count);
+    accel__trace_end("accel_host_search_path", traced, ACCEL_OK, 0);
 }
 
 const char *accel_plugin_state_name(accel_plugin_state state)

@@ -14,6 +14,7 @@
 
 #include "accel/accel.h"
 #include "pool.h"
+#include "trace.h"
 
 /* ---- errors and logging (status.c, log.c) ---- */
 
@@ -350,6 +351,7 @@ struct accel_event {
      * without it by the lockless query. */
     struct accel__cb_point callbacks;
     _Atomic bool callbacks_pending;
+    bool recorded;           /* since its plugin event was made; device lock */
     struct accel_event *next;
 };
 
@@ -472,6 +474,7 @@ struct accel_device {
     size_t host_block_count;
     size_t host_block_capacity;
     struct accel__recovery recovery;
+    struct accel__trace_device *trace; /* ACCEL_TRACE's part; NULL when off */
 
     struct accel_device *next; /* in host->devices */
 };
@@ -644,6 +647,11 @@ accel_status accel__layout_normalize(const struct accel_copy_layout *layout,
 /* One row of `bytes`, already in normalized form. */
 struct accel_copy_layout accel__layout_linear(uint64_t src_offset,
                                               uint64_t dst_offset, uint64_t bytes);
+/* The bytes a normalized layout moves. */
+static inline uint64_t accel__layout_bytes(const struct accel_copy_layout *layout)
+{
+    return layout->row_bytes * layout->rows * layout->depth;
+}
 /* The bytes [first, end) a normalized layout touches on each side. */
 void accel__layout_span(const struct accel_copy_layout *layout, bool source,
                         uint64_t *out_first, uint64_t *out_end);

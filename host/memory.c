@@ -5,8 +5,8 @@
 
 #include "internal.h"
 
-accel_status accel_device_memory_stats(accel_device *device,
-                                       accel_memory_stats *out_stats)
+static accel_status device_memory_stats_untraced(accel_device *device,
+                                                 accel_memory_stats *out_stats)
 {
     if (out_stats != NULL)
         memset(out_stats, 0, sizeof *out_stats);
@@ -32,8 +32,16 @@ accel_status accel_device_memory_stats(accel_device *device,
     return ACCEL_OK;
 }
 
-accel_status accel_device_set_pool_policy(accel_device *device,
-                                          const accel_pool_policy *policy)
+accel_status accel_device_memory_stats(accel_device *device,
+                                       accel_memory_stats *out_stats)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_memory_stats_untraced(device, out_stats);
+    return accel__trace_end("accel_device_memory_stats", traced, status, 0);
+}
+
+static accel_status device_set_pool_policy_untraced(accel_device *device,
+                                                    const accel_pool_policy *policy)
 {
     if (device == NULL || policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -50,7 +58,15 @@ accel_status accel_device_set_pool_policy(accel_device *device,
     return ACCEL_OK;
 }
 
-accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
+accel_status accel_device_set_pool_policy(accel_device *device,
+                                          const accel_pool_policy *policy)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_set_pool_policy_untraced(device, policy);
+    return accel__trace_end("accel_device_set_pool_policy", traced, status, 0);
+}
+
+static accel_status device_compact_untraced(accel_device *device, uint32_t *out_pages)
 {
     if (out_pages != NULL)
         *out_pages = 0;
@@ -70,4 +86,11 @@ accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
     if (out_pages != NULL)
         *out_pages = pages;
     return status;
+}
+
+accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_compact_untraced(device, out_pages);
+    return accel__trace_end("accel_device_compact", traced, status, 0);
 }

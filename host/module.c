@@ -146,8 +146,8 @@ static accel_status kernels_refusal(const accel_device *device)
                             : "it lacks ACCEL_DEVICE_CAP_KERNELS");
 }
 
-accel_status accel_module_load(accel_device *device, const void *data,
-                               size_t size, accel_module **out_module)
+static accel_status module_load_untraced(accel_device *device, const void *data,
+                                         size_t size, accel_module **out_module)
 {
     if (out_module != NULL)
         *out_module = NULL;
@@ -195,6 +195,14 @@ accel_status accel_module_load(accel_device *device, const void *data,
     return status;
 }
 
+accel_status accel_module_load(accel_device *device, const void *data, size_t size,
+                               accel_module **out_module)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = module_load_untraced(device, data, size, out_module);
+    return accel__trace_end("accel_module_load", traced, status, 0);
+}
+
 /* Read a whole file of at most MODULE_FILE_MAX bytes. */
 static accel_status read_file(const char *path, void **out_data, size_t *out_size)
 {
@@ -232,8 +240,8 @@ done:
     return status;
 }
 
-accel_status accel_module_load_file(accel_device *device, const char *path,
-                                    accel_module **out_module)
+static accel_status module_load_file_untraced(accel_device *device, const char *path,
+                                              accel_module **out_module)
 {
     if (out_module != NULL)
         *out_module = NULL;
@@ -247,6 +255,14 @@ accel_status accel_module_load_file(accel_device *device, const char *path,
         status = accel_module_load(device, data, size, out_module);
     free(data);
     return status;
+}
+
+accel_status accel_module_load_file(accel_device *device, const char *path,
+                                    accel_module **out_module)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = module_load_file_untraced(device, path, out_module);
+    return accel__trace_end("accel_module_load_file", traced, status, 0);
 }
 
 /* Free a module's host handle: its kernels, its image, itself. */
@@ -264,7 +280,7 @@ static void module_free(accel_module *module)
     free(module);
 }
 
-void accel_module_unload(accel_module *module)
+static void module_unload_untraced(accel_module *module)
 {
     if (module == NULL || module->device->pid != accel__pid)
         return;
@@ -286,6 +302,13 @@ void accel_module_unload(accel_module *module)
         device->drv->module_unload(device->drv_device, module->drv);
     pthread_mutex_unlock(&device->lock);
     module_free(module);
+}
+
+void accel_module_unload(accel_module *module)
+{
+    uint64_t traced = accel__trace_now();
+    module_unload_untraced(module);
+    accel__trace_end("accel_module_unload", traced, ACCEL_OK, 0);
 }
 
 /*
@@ -335,8 +358,8 @@ static accel_status kernel_get_unlocked(accel_device *device, accel_module *modu
     return status;
 }
 
-accel_status accel_kernel_get(accel_module *module, const char *name,
-                              accel_kernel **out_kernel)
+static accel_status kernel_get_untraced(accel_module *module, const char *name,
+                                        accel_kernel **out_kernel)
 {
     if (out_kernel != NULL)
         *out_kernel = NULL;
@@ -384,6 +407,14 @@ done:
     pthread_mutex_unlock(&module->get_lock);
     *out_kernel = kernel;
     return status;
+}
+
+accel_status accel_kernel_get(accel_module *module, const char *name,
+                              accel_kernel **out_kernel)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = kernel_get_untraced(module, name, out_kernel);
+    return accel__trace_end("accel_kernel_get", traced, status, 0);
 }
 
 /* ---- launch ---- */
@@ -501,9 +532,10 @@ static accel_status resolve_args(accel_stream *stream, const struct accel_kernel
     return ACCEL_OK;
 }
 
-accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
-                          accel_dim3 grid, accel_dim3 block, uint32_t shared_bytes,
-                          const accel_arg *args, uint32_t nargs)
+static accel_status launch_untraced(accel_stream *stream, accel_kernel *kernel,
+                                    accel_dim3 grid, accel_dim3 block,
+                                    uint32_t shared_bytes, const accel_arg *args,
+                                    uint32_t nargs)
 {
     if (stream == NULL || kernel == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -537,7 +569,17 @@ accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
             device->drv->launch(device->drv_device, stream->drv, kernel->drv,
                                 &config, pointers, sizes, nargs),
             "launch");
+    accel__trace_launch(stream, status, kernel->name, config.grid, config.block);
     return accel__submit_end(stream, status);
+}
+
+accel_status accel_launch(accel_stream *stream, accel_kernel *kernel, accel_dim3 grid,
+                          accel_dim3 block, uint32_t shared_bytes, const accel_arg *args,
+                          uint32_t nargs)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = launch_untraced(stream, kernel, grid, block, shared_bytes, args, nargs);
+    return accel__trace_end("accel_launch", traced, status, 0);
 }
 
 /* ---- reset ---- */

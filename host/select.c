@@ -387,8 +387,8 @@ static accel_status select_device(struct pick *pick)
     return select_auto(pick);
 }
 
-accel_status accel_host_selection(accel_host *host, const char **out_plugin,
-                                  uint32_t *out_index)
+static accel_status host_selection_untraced(accel_host *host, const char **out_plugin,
+                                            uint32_t *out_index)
 {
     if (out_plugin != NULL)
         *out_plugin = NULL;
@@ -410,7 +410,7 @@ accel_status accel_host_selection(accel_host *host, const char **out_plugin,
     return status;
 }
 
-accel_status accel_host_selection_explain(accel_host *host, char *buffer, size_t size)
+static accel_status selection_explain_untraced(accel_host *host, char *buffer, size_t size)
 {
     if (buffer != NULL && size > 0)
         buffer[0] = '\0';
@@ -431,8 +431,23 @@ accel_status accel_host_selection_explain(accel_host *host, char *buffer, size_t
     return status;
 }
 
-accel_status accel_device_open_selected(accel_host *host,
-                                        accel_device **out_device)
+accel_status accel_host_selection(accel_host *host, const char **out_plugin,
+                                  uint32_t *out_index)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = host_selection_untraced(host, out_plugin, out_index);
+    return accel__trace_end("accel_host_selection", traced, status, 0);
+}
+
+accel_status accel_host_selection_explain(accel_host *host, char *buffer, size_t size)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = selection_explain_untraced(host, buffer, size);
+    return accel__trace_end("accel_host_selection_explain", traced, status, 0);
+}
+
+static accel_status device_open_selected_untraced(accel_host *host,
+                                                  accel_device **out_device)
 {
     if (out_device != NULL)
         *out_device = NULL;
@@ -442,4 +457,11 @@ accel_status accel_device_open_selected(accel_host *host,
     if (status != ACCEL_OK)
         return status;
     return accel_device_open(host, plugin, index, out_device);
+}
+
+accel_status accel_device_open_selected(accel_host *host, accel_device **out_device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_open_selected_untraced(host, out_device);
+    return accel__trace_end("accel_device_open_selected", traced, status, 0);
 }

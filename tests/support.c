@@ -29,6 +29,7 @@ void support_clean_environment(void)
     unsetenv("ACCEL_LOG");
     unsetenv("ACCEL_CUDA_DEVICE_NODES");
     unsetenv("ACCEL_HIP_DEVICE_NODES");
+    unsetenv("ACCEL_TRACE");
 }
 
 char *support_make_temp_dir(void)

@@ -453,7 +453,7 @@ static const char quick_run_check[] =
     "doc = json.load(open(sys.argv[1], encoding='utf-8'))\n"
     "cases = {r['case'] for r in doc['results'] if r['impl'] == 'accel'}\n"
     "want = {'discovery', 'discovery_many', 'dispatch', 'launch_empty', 'launch_stream', 'vadd',\n"
-    "        'copy_h2d', 'copy_d2h', 'copy_d2d', 'alloc_free',\n"
+    "        'copy_h2d', 'copy_d2h', 'copy_d2d', 'fill', 'alloc_free',\n"
     "        'matvec', 'stencil_2d', 'conv3d', 'histogram',\n"
     "        'gemm_tiled', 'reduce_shared', 'scan_block', 'compile'}\n"
     "assert cases == want, (cases, doc['notes'])\n"

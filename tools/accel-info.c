@@ -20,6 +20,7 @@
 
 #include "escape.h"
 #include "json.h"
+#include "trace_summary.h"
 
 enum { EXIT_NO_SELECTION = 2 };
 
@@ -460,7 +461,7 @@ static void print_json(const struct report *report)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: accel-info [--json] [--select EXPR]\n"
+            "Usage: accel-info [--json] [--select EXPR] | --trace-summary FILE\n"
             "\n"
             "Show the plugin search path, every candidate plugin with its state\n"
             "and reason, the devices of each loaded plugin, and the device that\n"
@@ -469,6 +470,8 @@ static void usage(FILE *out)
             "  --json          print the same as one JSON document\n"
             "  --select EXPR   what EXPR (the ACCEL_BACKEND grammar) picks and why;\n"
             "                  only the plugins EXPR names are opened\n"
+            "  --trace-summary FILE\n"
+            "                  print per-kernel and per-copy totals of an ACCEL_TRACE file\n"
             "  --help          show this help\n"
             "\n"
             "Environment: ACCEL_PLUGIN_PATH, ACCEL_BACKEND, ACCEL_LOG.\n"
@@ -481,6 +484,7 @@ int main(int argc, char **argv)
     static const struct option options[] = {
         { "json", no_argument, NULL, 'j' },
         { "select", required_argument, NULL, 's' },
+        { "trace-summary", required_argument, NULL, 't' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -499,6 +503,8 @@ int main(int argc, char **argv)
         case 's':
             report.select_expression = optarg;
             break;
+        case 't':
+            return accel_info_trace_summary(optarg);
         case 'h':
             usage(stdout);
             return EXIT_SUCCESS;

@@ -101,6 +101,16 @@ ACCEL_API accel_status accel_host_create(const accel_host_options *options,
                                          accel_host **out_host);
 /* Close every device still open, then every plugin. NULL is allowed. */
 ACCEL_API void accel_host_destroy(accel_host *host);
+/*
+ * With ACCEL_TRACE=FILE set when the first host was created (and the
+ * process not privileged), write what the trace has buffered to FILE, a
+ * Chrome trace-event JSON array that ui.perfetto.dev and chrome://tracing
+ * open; accel_host_destroy does the same. The file is whole after each
+ * flush. Commands still running are written by a later flush. Without a
+ * trace it does nothing and returns ACCEL_OK; ACCEL_ERR_NOT_SUPPORTED when
+ * the file cannot be written (the detail says why). See README "Tracing".
+ */
+ACCEL_API accel_status accel_trace_flush(void);
 
 typedef enum accel_plugin_state {
     ACCEL_PLUGIN_LOADED = 0,    /* opened, and has at least one device */
@@ -448,6 +458,22 @@ ACCEL_API accel_status accel_event_sync(accel_event *event);
 /* Later work on `stream` waits for `event`; both on the same device. */
 ACCEL_API accel_status accel_stream_wait_event(accel_stream *stream,
                                                accel_event *event);
+/*
+ * The time from `start` to `end` in nanoseconds: between the moments the
+ * work before each event's last record had completed, on the device's own
+ * clock where the plugin has one (CUDA and HIP event timestamps, the CPU
+ * plugin's stream workers' clock; cuEventElapsedTime). Negative when `end`
+ * completed first. Both must be events of one device (else
+ * ACCEL_ERR_DEVICE_MISMATCH), recorded since they were made or the device
+ * last reset (else ACCEL_ERR_INVALID_ARGUMENT), and completed:
+ * ACCEL_NOT_READY, with *out_ns 0, while either has not. A plugin without
+ * the optional event_elapsed entry gives ACCEL_ERR_NOT_SUPPORTED. The CPU
+ * plugin keeps the time of an event until 1,024 more commands of its
+ * stream have run, or for good once the event has been queried, synced or
+ * timed after it completed; past that it answers ACCEL_ERR_NOT_SUPPORTED.
+ */
+ACCEL_API accel_status accel_event_elapsed(accel_event *start, accel_event *end,
+                                           int64_t *out_ns);
 
 /* ---- kernels ----
  *
@@ -752,6 +778,23 @@ ACCEL_API accel_status accel_copy_to_host_layout(
 ACCEL_API accel_status accel_copy_on_device_layout(
     accel_stream *stream, accel_ref dst, accel_ref src,
     const struct accel_copy_layout *layout);
+
+/*
+ * Fill `bytes` bytes of `dst` from byte `offset` with the `pattern_size`-
+ * byte pattern at `pattern` repeated (cuMemsetD8/D16/D32Async,
+ * clEnqueueFillBuffer), enqueued on the stream like a copy. pattern_size
+ * is 1, 2, 4 or 8; offset and bytes must be multiples of it, and the range
+ * must lie inside the ref: ACCEL_ERR_INVALID_ARGUMENT otherwise (and for a
+ * NULL pattern). The pattern is copied before the call returns. Zero bytes
+ * checks the ref and does nothing. The ref's element type is not checked:
+ * a fill writes bytes. A plugin without the optional fill entry (or whose
+ * driver has no call for the pattern size) is filled by the host from host
+ * memory of its own: the call then waits for the stream to finish the fill
+ * before it returns.
+ */
+ACCEL_API accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
+                                  uint64_t bytes, const void *pattern,
+                                  size_t pattern_size);
 
 /*
  * Typed copies: `count` elements of the host type (`src_type` or

@@ -648,11 +648,33 @@ struct accel_driver_v1 {
                               accel_drv_device *src_device, uint64_t src,
                               const struct accel_copy_layout *layout);
     /*
-     * Slots 31 and 32 belong to entries of 1.1 added on other branches
-     * (fill, event_elapsed); they stay NULL here until those are merged.
+     * Optional. Since: 1.1. Enqueue a fill of `bytes` bytes at device
+     * address `dst` with the `pattern_size`-byte pattern at `pattern`
+     * repeated (cuMemsetD8/D16/D32Async, clEnqueueFillBuffer,
+     * vkCmdFillBuffer). pattern_size is 1, 2, 4 or 8; dst and bytes are
+     * multiples of it, and bytes > 0; the range lies inside one allocation.
+     * The plugin copies the pattern before it returns. When NULL, or when
+     * it returns ACCEL_ERR_NOT_SUPPORTED having enqueued nothing (a pattern
+     * size the driver has no call for), the host writes the pattern with
+     * copy_to_device from host memory of its own.
      */
-    void (*reserved_31)(void);
-    void (*reserved_32)(void);
+    accel_status (*fill)(accel_drv_device *device, accel_drv_stream *stream,
+                         uint64_t dst, uint64_t bytes, const void *pattern,
+                         uint32_t pattern_size);
+    /*
+     * Optional. Since: 1.1. The time from `start` to `end`, two recorded
+     * events of `device`, in nanoseconds of the device's own clock where
+     * it has one (cuEventElapsedTime, hipEventElapsedTime; the CPU plugin's
+     * stream workers' clock): the moment the work before each record had
+     * completed. Negative when `end` completed first. ACCEL_NOT_READY (no
+     * error detail) while either has not completed: the host's trace asks
+     * this way without an event_query first. ACCEL_ERR_NOT_SUPPORTED when the
+     * plugin cannot time these events (the host then says so). When NULL,
+     * accel_event_elapsed returns ACCEL_ERR_NOT_SUPPORTED. The host also
+     * uses it to place commands on a trace's stream tracks (ACCEL_TRACE).
+     */
+    accel_status (*event_elapsed)(accel_drv_device *device, accel_drv_event *start,
+                                  accel_drv_event *end, int64_t *out_ns);
     /*
      * Optional. Since: 1.1. Compile kernel source (the <accel/kernel.h>
      * dialect, which the plugin supplies to its compiler: the source needs
@@ -730,10 +752,10 @@ struct accel_driver_v1 {
     X(launch, KERNELS, 0, 27)                                                  \
     X(host_func, OPTIONAL, 0, 28)                                              \
     X(wait_outside_streams, OPTIONAL, 0, 29)                                   \
-    X(copy_peer, OPTIONAL, 1, 30)                                             \
-    X(reserved_31, OPTIONAL, 1, 31)                                           \
-    X(reserved_32, OPTIONAL, 1, 32)                                           \
-    X(module_compile, OPTIONAL, 1, 33)                                        \
+    X(copy_peer, OPTIONAL, 1, 30)                                              \
+    X(fill, OPTIONAL, 1, 31)                                                   \
+    X(event_elapsed, OPTIONAL, 1, 32)                                          \
+    X(module_compile, OPTIONAL, 1, 33)                                         \
     X(compiler_identity, OPTIONAL, 1, 34)
 
 /* The need of an entry in ACCEL_DRIVER_V1_ENTRIES, as ACCEL_ENTRY_##need. */
@@ -750,8 +772,8 @@ enum {
 
 /* The smallest struct_size a plugin may give: the table up to launch. */
 #define ACCEL_DRIVER_V1_MIN_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(28)
-/* The whole table of each minor. 1.1 added copy_peer, module_compile and
- * compiler_identity (and slots 31, 32). */
+/* The whole table of each minor. 1.1 added copy_peer, fill,
+ * event_elapsed, module_compile and compiler_identity. */
 #define ACCEL_DRIVER_V1_0_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(30)
 #define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(35)
 

@@ -294,6 +294,8 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__cuda_host_func,
     .wait_outside_streams = NULL,
+    .fill = NULL,
+    .event_elapsed = accel__cuda_event_elapsed,
     .module_compile = accel__cuda_module_compile,
     .compiler_identity = accel__cuda_compiler_identity,
 };

@@ -120,6 +120,9 @@ ACU_OPTIONAL(cuDeviceGetUuid_v2, "cuDeviceGetUuid", 11040,
              (acu_CUuuid *uuid, acu_CUdevice device))
 ACU_OPTIONAL(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", ACU_API_VERSION,
              (char *bus_id, int length, acu_CUdevice device))
+/* Event timestamps (event_elapsed); without it, event_elapsed says not supported. */
+ACU_OPTIONAL(cuEventElapsedTime, "cuEventElapsedTime", ACU_API_VERSION,
+             (float *milliseconds, acu_CUevent start, acu_CUevent end))
 
 #undef ACU_REQUIRED
 #undef ACU_OPTIONAL

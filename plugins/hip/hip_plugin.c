@@ -354,6 +354,8 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__hip_host_func,
     .wait_outside_streams = NULL,
+    .fill = NULL,
+    .event_elapsed = accel__hip_event_elapsed,
     .module_compile = accel__hip_module_compile,
     .compiler_identity = accel__hip_compiler_identity,
 };

@@ -223,6 +223,8 @@ accel_status accel__hip_event_record(accel_drv_device *device, accel_drv_event *
                                      accel_drv_stream *stream);
 accel_status accel__hip_event_query(accel_drv_device *device, accel_drv_event *event);
 accel_status accel__hip_event_sync(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__hip_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+                                      accel_drv_event *end, int64_t *out_ns);
 accel_status accel__hip_stream_wait_event(accel_drv_device *device, accel_drv_stream *stream,
                                           accel_drv_event *event);
 accel_status accel__hip_host_func(accel_drv_device *device, accel_drv_stream *stream,

@@ -619,6 +619,9 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__null_host_func,
     .wait_outside_streams = NULL,
+    .copy_peer = NULL,
+    .fill = accel__null_fill,
+    .event_elapsed = accel__null_event_elapsed,
     .module_compile = accel__null_module_compile,
     .compiler_identity = accel__null_compiler_identity,
 };

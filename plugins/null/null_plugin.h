@@ -220,6 +220,11 @@ accel_status accel__null_copy_on_device(accel_drv_device *device,
                                         accel_drv_stream *stream, uint64_t dst,
                                         uint64_t src,
                                         const struct accel_copy_layout *layout);
+accel_status accel__null_fill(accel_drv_device *device, accel_drv_stream *stream,
+                              uint64_t dst, uint64_t bytes, const void *pattern,
+                              uint32_t pattern_size);
+accel_status accel__null_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+                                       accel_drv_event *end, int64_t *out_ns);
 accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user);
 accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stream,

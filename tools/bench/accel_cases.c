@@ -494,6 +494,33 @@ static bool measure_copy_d2d(void *state, struct bench_run *run)
     return measure_copy(state, run, step_d2d, "accel_copy_on_device");
 }
 
+/* ---- fill ---- */
+
+static bool step_fill(void *context, double *out_ns)
+{
+    struct step *st = context;
+    /* 1.0f: bytes that differ, so no plugin can take it for a memset. */
+    const uint32_t pattern = 0x3f800000u;
+    uint64_t start = bench_now_ns();
+
+    TRY(st->run, accel_fill(st->s->stream, st->s->device_a, 0, st->bytes, &pattern,
+                            sizeof(pattern)));
+    TRY(st->run, accel_stream_sync(st->s->stream));
+    *out_ns = (double)(bench_now_ns() - start);
+    return true;
+}
+
+static bool measure_fill(void *state, struct bench_run *run)
+{
+    struct accel_state *s = state;
+    struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
+
+    if (!copy_prepare(s, run))
+        return false;
+    return bench_measure(run, step_fill, &st, "accel_fill (1.0f), accel_stream_sync",
+                         st.bytes);
+}
+
 /* ---- alloc_free ---- */
 
 static bool step_alloc_free(void *context, double *out_ns)
@@ -548,6 +575,7 @@ const struct bench_impl bench_impl_accel = {
         [BENCH_COPY_H2D] = measure_copy_h2d,
         [BENCH_COPY_D2H] = measure_copy_d2h,
         [BENCH_COPY_D2D] = measure_copy_d2d,
+        [BENCH_FILL] = measure_fill,
         [BENCH_ALLOC_FREE] = measure_alloc_free,
         [BENCH_COMPILE] = measure_compile,
     },

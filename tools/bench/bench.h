@@ -30,6 +30,7 @@ enum bench_case_id {
     BENCH_COPY_H2D,
     BENCH_COPY_D2H,
     BENCH_COPY_D2D,
+    BENCH_FILL,
     BENCH_ALLOC_FREE,
     /* The workload cases (workloads.h). */
     BENCH_MATVEC,

@@ -24,6 +24,7 @@ static const char *const case_names[BENCH_CASE_COUNT] = {
     [BENCH_COPY_H2D] = "copy_h2d",
     [BENCH_COPY_D2H] = "copy_d2h",
     [BENCH_COPY_D2D] = "copy_d2d",
+    [BENCH_FILL] = "fill",
     [BENCH_ALLOC_FREE] = "alloc_free",
     [BENCH_MATVEC] = "matvec",
     [BENCH_STENCIL_2D] = "stencil_2d",
@@ -98,6 +99,7 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
     case BENCH_COPY_H2D:
     case BENCH_COPY_D2H:
     case BENCH_COPY_D2D:
+    case BENCH_FILL:
         return quick ? (struct bench_budget){2, 5, 20000, 15 * ms}
                      : (struct bench_budget){3, 10, 50000, 150 * ms};
     case BENCH_MATVEC:
@@ -136,6 +138,7 @@ static size_t case_points(enum bench_case_id id, bool quick, struct bench_point 
         variant_count = COUNT(memories);
         /* fall through */
     case BENCH_COPY_D2D:
+    case BENCH_FILL:
         sizes = quick ? copy_sizes_quick : copy_sizes;
         size_count = quick ? COUNT(copy_sizes_quick) : COUNT(copy_sizes);
         break;

@@ -190,6 +190,7 @@ static void write_checks(const struct bench_report *report, FILE *out)
     check_sizes(report, out, "copy_d2h", "pageable", true, 0.9,
                 "copy_d2h pageable >= 0.9 x memcpy");
     check_sizes(report, out, "copy_d2h", "pinned", true, 0.9, "copy_d2h pinned >= 0.9 x memcpy");
+    check_sizes(report, out, "fill", "", true, 0.9, "fill >= 0.9 x memset");
     check_sizes(report, out, "alloc_free", "", false, 100.0, "alloc_free <= 100 ns a pair");
     check_dispatch(report, out);
     check_bound(report, out, "compile", "warm", 1e6, "compile warm (cached) <= 1 ms");

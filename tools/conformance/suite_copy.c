@@ -363,6 +363,87 @@ static void test_impossible_pinned_allocation_is_refused(struct conformance *c)
     assert_status(accel_device_status(c->device), ACCEL_OK);
 }
 
+/* ---- fills ---- */
+
+/* Fill [offset, offset + bytes) of a fresh 4 KiB ref over 0xee, and check
+ * every byte: the pattern inside, the old bytes outside. */
+static void check_fill(struct conformance *c, const void *pattern, size_t size,
+                       uint64_t offset, uint64_t bytes)
+{
+    enum { BYTES = 4096 };
+    unsigned char before[BYTES], after[BYTES];
+    accel_ref ref;
+
+    memset(before, 0xee, sizeof(before));
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &ref), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, ref, 0, before, BYTES), ACCEL_OK);
+    assert_status(accel_fill(c->stream, ref, offset, bytes, pattern, size), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->stream, after, ref, 0, BYTES), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    for (uint64_t i = 0; i < BYTES; i++) {
+        bool inside = i >= offset && i < offset + bytes;
+        unsigned char want = inside ? ((const unsigned char *)pattern)[(i - offset) % size]
+                                    : 0xee;
+        if (after[i] != want)
+            fail_msg("pattern of %zu bytes at %llu+%llu: byte %llu is 0x%02x, not 0x%02x",
+                     size, (unsigned long long)offset, (unsigned long long)bytes,
+                     (unsigned long long)i, after[i], want);
+    }
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+}
+
+static void test_fill_writes_each_pattern_size(struct conformance *c)
+{
+    const unsigned char pattern[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+
+    check_fill(c, pattern, 1, 0, 4096);
+    check_fill(c, pattern, 1, 3, 5);
+    check_fill(c, pattern, 2, 2, 1022);
+    check_fill(c, pattern, 4, 4, 4092);
+    check_fill(c, pattern, 8, 8, 4080);
+    check_fill(c, pattern, 8, 4088, 8);
+    check_fill(c, pattern, 4, 1024, 12);
+}
+
+static void test_fill_refuses_bad_sizes_and_ranges(struct conformance *c)
+{
+    const unsigned char pattern[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    unsigned char back[64];
+    accel_ref ref, freed;
+
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, 64, &ref), ACCEL_OK);
+    assert_status(accel_fill(c->stream, ref, 0, 64, pattern, 1), ACCEL_OK);
+    /* A pattern of 3 (or 0, or 16) bytes. */
+    assert_status(accel_fill(c->stream, ref, 0, 3, pattern, 3), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 0, 64, pattern, 0), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 0, 64, pattern, 16), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 0, 64, NULL, 4), ACCEL_ERR_INVALID_ARGUMENT);
+    /* A length or an offset that is not a multiple of the pattern. */
+    assert_status(accel_fill(c->stream, ref, 0, 6, pattern, 4), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 2, 8, pattern, 4), ACCEL_ERR_INVALID_ARGUMENT);
+    /* The range past the ref: by one pattern, from past its end, wrapping. */
+    assert_status(accel_fill(c->stream, ref, 0, 72, pattern, 8), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 64, 4, pattern, 4), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 72, 0, pattern, 8), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_fill(c->stream, ref, 8, UINT64_MAX - 7, pattern, 8),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    /* Zero bytes: the ref is checked, nothing is written. */
+    assert_status(accel_fill(c->stream, ref, 64, 0, pattern + 1, 1), ACCEL_OK);
+    assert_status(accel_fill(c->stream, ref, 0, 0, pattern + 1, 1), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->stream, back, ref, 0, sizeof(back)), ACCEL_OK);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    for (size_t i = 0; i < sizeof(back); i++)
+        assert_int_equal(back[i], 1);
+    /* A freed ref, and one never allocated. */
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, 64, &freed), ACCEL_OK);
+    assert_status(accel_free(c->device, freed), ACCEL_OK);
+    assert_status(accel_fill(c->stream, freed, 0, 8, pattern, 8), ACCEL_ERR_FREED_REF);
+    assert_status(accel_fill(c->stream, freed, 0, 0, pattern, 8), ACCEL_ERR_FREED_REF);
+    assert_status(accel_fill(c->stream, (accel_ref){0}, 0, 8, pattern, 8), ACCEL_ERR_FREED_REF);
+    assert_status(accel_fill(NULL, ref, 0, 8, pattern, 8), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+}
+
 const struct conf_test conf_copy_tests[] = {
 #define T(name) {#name, test_##name}
     T(device_describes_itself),
@@ -379,6 +460,8 @@ const struct conf_test conf_copy_tests[] = {
     T(copy_3d_in_every_direction_with_slice_pitches),
     T(host_visible_memory_reads_as_copied),
     T(compaction_keeps_every_survivor_intact),
+    T(fill_writes_each_pattern_size),
+    T(fill_refuses_bad_sizes_and_ranges),
 #undef T
 };
 const size_t conf_copy_test_count = sizeof(conf_copy_tests) / sizeof(conf_copy_tests[0]);

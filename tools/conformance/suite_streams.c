@@ -373,6 +373,123 @@ static void test_copies_between_two_devices_of_the_plugin(struct conformance *c)
     accel_device_close(other);
 }
 
+/* ---- event timing ---- */
+
+/* Skip a timing test on a plugin without event_elapsed (it is optional):
+ * two completed events say so with ACCEL_ERR_NOT_SUPPORTED. */
+static void skip_without_timing(struct conformance *c, accel_event *start, accel_event *end)
+{
+    int64_t ns = 0;
+
+    assert_status(accel_event_record(start, c->stream), ACCEL_OK);
+    assert_status(accel_event_record(end, c->stream), ACCEL_OK);
+    assert_status(accel_event_sync(end), ACCEL_OK);
+    if (accel_event_elapsed(start, end, &ns) != ACCEL_ERR_NOT_SUPPORTED)
+        return;
+    accel_event_destroy(end);
+    accel_event_destroy(start);
+    skip_because("the plugin cannot time events: test skipped");
+}
+
+static void test_event_elapsed_times_completed_work(struct conformance *c)
+{
+    enum { BYTES = 1 << 20 };
+    unsigned char *host;
+    accel_event *start, *end, *never;
+    int64_t ns = -1;
+    accel_ref ref;
+
+    assert_status(accel_event_create(c->device, &start), ACCEL_OK);
+    assert_status(accel_event_create(c->device, &end), ACCEL_OK);
+    skip_without_timing(c, start, end);
+    host = malloc(BYTES);
+    assert_non_null(host);
+    memset(host, 7, BYTES);
+    assert_status(accel_event_create(c->device, &never), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &ref), ACCEL_OK);
+    assert_status(accel_event_record(start, c->stream), ACCEL_OK);
+    for (int i = 0; i < 8; i++)
+        assert_status(accel_copy_to_device(c->stream, ref, 0, host, BYTES), ACCEL_OK);
+    assert_status(accel_event_record(end, c->stream), ACCEL_OK);
+    assert_status(accel_event_sync(end), ACCEL_OK);
+    assert_status(accel_event_elapsed(start, end, &ns), ACCEL_OK);
+    /* 8 MiB of copies take some time, and not a minute. */
+    assert_true(ns > 0);
+    assert_true(ns < 60 * (int64_t)1000000000);
+    int64_t back = 0;
+    assert_status(accel_event_elapsed(end, start, &back), ACCEL_OK);
+    assert_true(back == -ns);
+    assert_status(accel_event_elapsed(start, start, &back), ACCEL_OK);
+    assert_true(back == 0);
+    /* Never recorded; NULL arguments. */
+    ns = 5;
+    assert_status(accel_event_elapsed(start, never, &ns), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_true(ns == 0);
+    assert_status(accel_event_elapsed(never, end, &ns), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_elapsed(NULL, end, &ns), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_elapsed(start, end, NULL), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_free(c->device, ref), ACCEL_OK);
+    accel_event_destroy(never);
+    accel_event_destroy(end);
+    accel_event_destroy(start);
+    free(host);
+}
+
+/* A callback that holds its stream until the test lets it go. */
+struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool open;
+};
+
+static void gate_wait(void *user, accel_status status)
+{
+    struct gate *gate = user;
+
+    (void)status;
+    pthread_mutex_lock(&gate->lock);
+    while (!gate->open)
+        pthread_cond_wait(&gate->cond, &gate->lock);
+    pthread_mutex_unlock(&gate->lock);
+}
+
+static void test_event_elapsed_of_unfinished_work_is_not_ready(struct conformance *c)
+{
+    struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+    accel_event *start, *end;
+    accel_stream *other;
+    int64_t ns = 5;
+
+    assert_status(accel_event_create(c->device, &start), ACCEL_OK);
+    assert_status(accel_event_create(c->device, &end), ACCEL_OK);
+    skip_without_timing(c, start, end);
+    assert_status(accel_stream_create(c->device, &other), ACCEL_OK);
+    assert_status(accel_event_record(start, c->stream), ACCEL_OK);
+    assert_status(accel_event_sync(start), ACCEL_OK);
+    /* `other` waits for an event that waits for a held callback. */
+    accel_status added = accel_stream_add_callback(c->stream, gate_wait, &gate);
+    if (added == ACCEL_ERR_NOT_SUPPORTED) {
+        accel_stream_destroy(other);
+        accel_event_destroy(end);
+        accel_event_destroy(start);
+        skip_because("no completion callbacks on this plugin: test skipped");
+    }
+    assert_status(added, ACCEL_OK);
+    assert_status(accel_event_record(end, c->stream), ACCEL_OK);
+    assert_status(accel_event_elapsed(start, end, &ns), ACCEL_NOT_READY);
+    assert_true(ns == 0);
+    pthread_mutex_lock(&gate.lock);
+    gate.open = true;
+    pthread_cond_broadcast(&gate.cond);
+    pthread_mutex_unlock(&gate.lock);
+    assert_status(accel_stream_sync(c->stream), ACCEL_OK);
+    assert_status(accel_event_elapsed(start, end, &ns), ACCEL_OK);
+    assert_true(ns >= 0);
+    accel_stream_destroy(other);
+    accel_event_destroy(end);
+    accel_event_destroy(start);
+}
+
 const struct conf_test conf_stream_tests[] = {
 #define T(name) {#name, test_##name}
     T(event_marks_completed_work),
@@ -384,6 +501,8 @@ const struct conf_test conf_stream_tests[] = {
     T(copies_between_two_devices_of_the_plugin),
     T(reset_makes_refs_stale_and_new_work_succeeds),
     T(pinned_memory_survives_a_reset),
+    T(event_elapsed_times_completed_work),
+    T(event_elapsed_of_unfinished_work_is_not_ready),
 #undef T
 };
 const size_t conf_stream_test_count = sizeof(conf_stream_tests) / sizeof(conf_stream_tests[0]);

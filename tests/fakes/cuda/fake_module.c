@@ -371,6 +371,7 @@ static const struct fake_entry fake_entries[] = {
     FAKE_ENTRY("cuEventRecord", cuEventRecord, 2000),
     FAKE_ENTRY("cuEventQuery", cuEventQuery, 2000),
     FAKE_ENTRY("cuEventSynchronize", cuEventSynchronize, 2000),
+    FAKE_ENTRY("cuEventElapsedTime", cuEventElapsedTime, 2000),
     FAKE_ENTRY("cuLaunchHostFunc", cuLaunchHostFunc, 10000),
     FAKE_ENTRY("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2, 3020),
     FAKE_ENTRY("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2, 3020),
