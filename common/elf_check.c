@@ -373,3 +373,79 @@ const char *accel__elf_refusal(accel__elf_read_fn read, void *context,
     free(view.dyn);
     return refusal;
 }
+
+/* More symbols than any plugin exports by mistake: past it, counting stops. */
+#define DYNSYM_MAX (1u << 20)
+
+/* Whether a .dynsym entry is one the object defines and exports. */
+static bool symbol_exported(const ElfW(Sym) *sym)
+{
+    unsigned bind = ELF64_ST_BIND(sym->st_info), type = ELF64_ST_TYPE(sym->st_info);
+    unsigned visibility = ELF64_ST_VISIBILITY(sym->st_other);
+    /* SHN_ABS: a version script's version names, not code or data. */
+    if (sym->st_shndx == SHN_UNDEF || sym->st_shndx == SHN_ABS)
+        return false;
+    if (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE)
+        return false;
+    if (type == STT_SECTION || type == STT_FILE)
+        return false;
+    return visibility == STV_DEFAULT || visibility == STV_PROTECTED;
+}
+
+/*
+ * Whether the symbol's name is reserved for the implementation ("__" or
+ * "_" and a capital): what compilers and sanitizers add themselves
+ * (ASan's __odr_asan.NAME beside an exported variable), not the vendor's.
+ */
+static bool name_reserved(accel__elf_read_fn read, void *context, uint64_t file_size,
+                          const ElfW(Shdr) *strings, uint32_t name)
+{
+    unsigned char start[2] = {0, 0};
+    if (name >= strings->sh_size || strings->sh_size - name < sizeof start ||
+        !range_fits(strings->sh_offset + name, 1, sizeof start, file_size) ||
+        !read(context, strings->sh_offset + name, start, sizeof start))
+        return false;
+    return start[0] == '_' && (start[1] == '_' || (start[1] >= 'A' && start[1] <= 'Z'));
+}
+
+/* The section `index` of the object; false when it cannot be read. */
+static bool section_read(accel__elf_read_fn read, void *context, const ElfW(Ehdr) *header,
+                         uint64_t index, ElfW(Shdr) *out_section)
+{
+    return index < header->e_shnum &&
+           read(context, header->e_shoff + index * sizeof *out_section, out_section,
+                sizeof *out_section);
+}
+
+bool accel__elf_exported_symbols(accel__elf_read_fn read, void *context,
+                                 uint64_t file_size, uint64_t *out_count)
+{
+    ElfW(Ehdr) header;
+    *out_count = 0;
+    if (file_size < sizeof header || !read(context, 0, &header, sizeof header) ||
+        header.e_shentsize != sizeof(ElfW(Shdr)) || header.e_shnum == 0 ||
+        !range_fits(header.e_shoff, header.e_shnum, sizeof(ElfW(Shdr)), file_size))
+        return false;
+    for (unsigned i = 0; i < header.e_shnum; i++) {
+        ElfW(Shdr) section, strings;
+        if (!section_read(read, context, &header, i, &section))
+            return false;
+        if (section.sh_type != SHT_DYNSYM)
+            continue;
+        if (!section_read(read, context, &header, section.sh_link, &strings) ||
+            section.sh_entsize != sizeof(ElfW(Sym)) ||
+            section.sh_size / sizeof(ElfW(Sym)) > DYNSYM_MAX ||
+            !range_fits(section.sh_offset, section.sh_size / sizeof(ElfW(Sym)),
+                        sizeof(ElfW(Sym)), file_size))
+            return false;
+        for (uint64_t s = 0; s < section.sh_size / sizeof(ElfW(Sym)); s++) {
+            ElfW(Sym) sym;
+            if (!read(context, section.sh_offset + s * sizeof sym, &sym, sizeof sym))
+                return false;
+            *out_count += symbol_exported(&sym) &&
+                          !name_reserved(read, context, file_size, &strings, sym.st_name);
+        }
+        return true;
+    }
+    return false;
+}

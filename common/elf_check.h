@@ -37,6 +37,16 @@ typedef bool (*accel__elf_read_fn)(void *context, uint64_t offset, void *buf,
 const char *accel__elf_refusal(accel__elf_read_fn read, void *context,
                                uint64_t file_size, char *why, size_t why_size);
 
+/*
+ * How many symbols the object defines and exports (global or weak, of
+ * default or protected visibility, in its dynamic symbol table), leaving
+ * out names reserved for the implementation ("__..." and "_X...": what
+ * compilers and sanitizers add, as ASan's __odr_asan.NAME). false
+ * when the section headers do not say (stripped of them, or damaged).
+ */
+bool accel__elf_exported_symbols(accel__elf_read_fn read, void *context,
+                                 uint64_t file_size, uint64_t *out_count);
+
 /* A reader over bytes in memory: `context` is a struct accel__elf_memory. */
 struct accel__elf_memory {
     const void *bytes;

@@ -17,9 +17,9 @@
 
 /* Formats a plugin may be handed; anything else is a corrupt bundle. */
 static const char *const known_formats[] = {
-    "ptx", "cubin", "fatbin", "hsaco", "elf",
+    "ptx", "cubin", "fatbin", "hsaco", "elf", ACCEL__BUNDLE_SIGNATURES_FORMAT,
 };
-#define KNOWN_FORMATS_TEXT "ptx, cubin, fatbin, hsaco, elf"
+#define KNOWN_FORMATS_TEXT "ptx, cubin, fatbin, hsaco, elf, sig"
 
 /* Entry field offsets inside one 88-byte table entry. */
 enum {
@@ -422,7 +422,9 @@ static enum fit rate_entry(const struct accel__bundle_entry *entry,
                            unsigned cpu_level, unsigned *out_tiebreak)
 {
     *out_tiebreak = 0;
-    if (strcmp(entry->backend, backend) != 0)
+    /* The kernels' signatures are no image, whatever a plugin is named. */
+    if (strcmp(entry->backend, backend) != 0 ||
+        strcmp(entry->format, ACCEL__BUNDLE_SIGNATURES_FORMAT) == 0)
         return FIT_NONE;
     bool ptx = strcmp(entry->format, "ptx") == 0;
     if (strcmp(entry->target, arch) == 0) {
@@ -516,6 +518,19 @@ accel_status accel__bundle_pick_at_level(const struct accel__bundle_entry *entri
         return no_fit(entries, count, backend, arch);
     *out_index = best_index;
     return ACCEL_OK;
+}
+
+bool accel__bundle_find_signatures(const struct accel__bundle_entry *entries,
+                                   uint32_t count, uint32_t *out_index)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        if (strcmp(entries[i].backend, ACCEL__BUNDLE_SIGNATURES_BACKEND) == 0 &&
+            strcmp(entries[i].format, ACCEL__BUNDLE_SIGNATURES_FORMAT) == 0) {
+            *out_index = i;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* ---- writing ---- */

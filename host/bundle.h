@@ -19,7 +19,8 @@
  *                            plugin name may be (31 characters)
  *     32  char target[32]    "sm_90", "compute_90", "gfx90a", "x86_64", "any",
  *                            or a CPU ISA level: "x86_64-v3"
- *     64  char format[8]     "ptx", "cubin", "fatbin", "hsaco" or "elf"
+ *     64  char format[8]     "ptx", "cubin", "fatbin", "hsaco", "elf", or
+ *                            "sig" for the kernels' typed signatures (below)
  *     72  u64  offset        of the image, from the start of the file
  *     80  u64  size          of the image in bytes, at least 1
  *
@@ -30,6 +31,13 @@
  *   images: each starts at a multiple of 64 bytes, after the table, inside
  *   the file; no two images overlap. The bytes between images (the writer
  *   pads with zeros) are covered by the checksum and otherwise ignored.
+ *
+ *   signatures: an entry of backend "accel", target "any" and format "sig"
+ *   (accel-cc writes it from the kernels' ACCEL_KERNEL declarations) holds
+ *   the typed signature of every kernel of the bundle, for images that
+ *   carry none (PTX, code objects). It is never picked as an image. The
+ *   text is specified in host/signature.h; a bundle without it is checked
+ *   by argument sizes alone.
  *
  * A reader rejects anything else. Nothing here does I/O or keeps state, and
  * the parser's work is bounded by the file's size and the entry limit, so it
@@ -56,6 +64,11 @@
 #define ACCEL__BUNDLE_BACKEND_SIZE 32
 #define ACCEL__BUNDLE_TARGET_SIZE 32
 #define ACCEL__BUNDLE_FORMAT_SIZE 8
+
+/* The entry of the kernels' typed signatures. */
+#define ACCEL__BUNDLE_SIGNATURES_BACKEND "accel"
+#define ACCEL__BUNDLE_SIGNATURES_TARGET "any"
+#define ACCEL__BUNDLE_SIGNATURES_FORMAT "sig"
 
 /* One image of a parsed bundle; the names are NUL-terminated. */
 struct accel__bundle_entry {
@@ -121,6 +134,13 @@ accel_status accel__bundle_pick_at_level(const struct accel__bundle_entry *entri
                                          uint32_t count, const char *backend,
                                          const char *arch, unsigned cpu_level,
                                          uint32_t *out_index);
+
+/*
+ * The index of the signatures entry (backend "accel", format "sig") of a
+ * parsed bundle into *out_index; false when the bundle has none.
+ */
+bool accel__bundle_find_signatures(const struct accel__bundle_entry *entries,
+                                   uint32_t count, uint32_t *out_index);
 
 /*
  * The ISA level of the CPU this runs on, for a device of architecture

@@ -25,6 +25,7 @@
 #include "refs.h"
 #include "status.h"
 #include "submit.h"
+#include "trace.h"
 
 /* Mark the pages to empty: outdated ones whose slices fit elsewhere. */
 static uint32_t choose_victims(struct accel__pool *pool)
@@ -112,6 +113,7 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
                          slot->bytes);
         return status;
     }
+    accel__trace_device_mark(device, "relocate", slot->bytes);
     accel__pool_detach(&device->pool, slot->slice, slot->bytes);
     slot->slice = target;
     /* The new place is written by the internal stream; a free must wait for

@@ -29,6 +29,7 @@
 #include "status.h"
 #include "stream.h"
 #include "submit.h"
+#include "trace.h"
 
 struct accel__callback {
     accel_callback fn;
@@ -128,8 +129,8 @@ static accel_status wait_status(accel_device *device, accel_status status)
     return status;
 }
 
-accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
-                              uint64_t timeout_ns)
+static accel_status event_wait_untraced(accel_event *event, accel_wait_mode mode,
+                                        uint64_t timeout_ns)
 {
     if (event == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_event_wait: NULL");
@@ -159,8 +160,16 @@ accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
     return callbacks_wait(device, &callbacks, status, deadline);
 }
 
-accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
-                               uint64_t timeout_ns)
+accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
+                              uint64_t timeout_ns)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = event_wait_untraced(event, mode, timeout_ns);
+    return accel__trace_end("accel_event_wait", traced, status, 0);
+}
+
+static accel_status stream_wait_untraced(accel_stream *stream, accel_wait_mode mode,
+                                         uint64_t timeout_ns)
 {
     if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
         return accel_stream_sync(stream);
@@ -191,6 +200,14 @@ accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
         accel__drop_collect(device, false);
     accel__device_unlock(device);
     return callbacks_wait(device, &callbacks, status, deadline);
+}
+
+accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
+                               uint64_t timeout_ns)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = stream_wait_untraced(stream, mode, timeout_ns);
+    return accel__trace_end("accel_stream_wait", traced, status, 0);
 }
 
 /* ---- callbacks ---- */
@@ -296,10 +313,12 @@ static void run_one(struct accel__completion *c, struct accel__callback *cb)
     pthread_mutex_unlock(&c->lock);
     struct accel__callback *outer = running_here;
     running_here = cb;
+    uint64_t traced = accel__trace_now();
     if (cb->on_loss != NULL)
         cb->on_loss(cb->device, cb->generation, cb->status, cb->user);
     else
         cb->fn(cb->user, cb->status);
+    accel__trace_callback(traced);
     running_here = outer;
     pthread_mutex_lock(&c->lock);
     if (counter != NULL) {
@@ -415,8 +434,8 @@ static void outstanding_push(struct accel__completion *c, struct accel__callback
     cb->counter->added++;
 }
 
-accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
-                                       void *user)
+static accel_status stream_add_callback_untraced(accel_stream *stream, accel_callback fn,
+                                                 void *user)
 {
     if (fn == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -461,6 +480,14 @@ accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
 done:
     free(cb);
     return accel__submit_end(stream, status);
+}
+
+accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
+                                       void *user)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = stream_add_callback_untraced(stream, fn, user);
+    return accel__trace_end("accel_stream_add_callback", traced, status, 0);
 }
 
 /* ---- waiting for callbacks ---- */
@@ -633,7 +660,7 @@ void accel__completion_abandon(struct accel__completion *c)
     pthread_mutex_unlock(&c->lock);
 }
 
-accel_status accel_device_completion_fd(accel_device *device, int *out_fd)
+static accel_status device_completion_fd_untraced(accel_device *device, int *out_fd)
 {
     if (out_fd != NULL)
         *out_fd = -1;
@@ -665,7 +692,14 @@ accel_status accel_device_completion_fd(accel_device *device, int *out_fd)
     return ACCEL_OK;
 }
 
-accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
+accel_status accel_device_completion_fd(accel_device *device, int *out_fd)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_completion_fd_untraced(device, out_fd);
+    return accel__trace_end("accel_device_completion_fd", traced, status, 0);
+}
+
+static accel_status device_dispatch_untraced(accel_device *device, size_t *out_count)
 {
     if (out_count != NULL)
         *out_count = 0;
@@ -700,6 +734,13 @@ accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
     if (out_count != NULL)
         *out_count = count;
     return ACCEL_OK;
+}
+
+accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_dispatch_untraced(device, out_count);
+    return accel__trace_end("accel_device_dispatch", traced, status, 0);
 }
 
 /* Take the loss records off the queue: a closing device tells of none. */

@@ -22,6 +22,7 @@
 #include "status.h"
 #include "stream.h"
 #include "submit.h"
+#include "trace.h"
 
 /* How far a host pointer may reach before the address space wraps. */
 static uint64_t host_limit(const void *ptr)
@@ -124,6 +125,8 @@ static accel_status host_copy(accel_stream *stream, accel_ref ref,
                                              slot->slice.address, &checked);
     status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                        : "copy_to_host");
+    accel__trace_copy(stream, host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
+                      status, accel__layout_bytes(&checked));
     slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
 }
@@ -163,6 +166,7 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
     status = ACCEL__DRV_CALL(device, copy_on_device, stream->drv,
                              dst_slot->slice.address, src_slot->slice.address,
                              &checked);
+    accel__trace_copy(stream, ACCEL__TRACE_COPY_D2D, status, accel__layout_bytes(&checked));
     dst_slot->lanes |= accel__lane_bit(stream);
     src_slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
@@ -325,9 +329,9 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
     return accel__copy_through_host(stream, there, dst, src, &checked, dst_here);
 }
 
-accel_status accel_copy_on_device_layout(accel_stream *stream, accel_ref dst,
-                                         accel_ref src,
-                                         const struct accel_copy_layout *layout)
+static accel_status copy_on_device_layout_untraced(accel_stream *stream, accel_ref dst,
+                                                   accel_ref src,
+                                                   const struct accel_copy_layout *layout)
 {
     if (stream != NULL &&
         (dst.device_id != stream->device->id || src.device_id != stream->device->id))
@@ -338,18 +342,44 @@ accel_status accel_copy_on_device_layout(accel_stream *stream, accel_ref dst,
     return same_device_copy(stream, dst, src, layout);
 }
 
-accel_status accel_copy_to_device_layout(accel_stream *stream, accel_ref dst,
-                                         const void *src,
+accel_status accel_copy_on_device_layout(accel_stream *stream, accel_ref dst,
+                                         accel_ref src,
                                          const struct accel_copy_layout *layout)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_on_device_layout_untraced(stream, dst, src, layout);
+    return accel__trace_end("accel_copy_on_device_layout", traced, status, 0);
+}
+
+static accel_status copy_to_device_layout_untraced(accel_stream *stream, accel_ref dst,
+                                                   const void *src,
+                                                   const struct accel_copy_layout *layout)
 {
     return host_copy(stream, dst, HOST_UNTYPED, (void *)src, layout, true);
 }
 
-accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst,
-                                       accel_ref src,
-                                       const struct accel_copy_layout *layout)
+accel_status accel_copy_to_device_layout(accel_stream *stream, accel_ref dst,
+                                         const void *src,
+                                         const struct accel_copy_layout *layout)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_to_device_layout_untraced(stream, dst, src, layout);
+    return accel__trace_end("accel_copy_to_device_layout", traced, status, 0);
+}
+
+static accel_status copy_to_host_layout_untraced(accel_stream *stream, void *dst,
+                                                 accel_ref src,
+                                                 const struct accel_copy_layout *layout)
 {
     return host_copy(stream, src, HOST_UNTYPED, dst, layout, false);
+}
+
+accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst, accel_ref src,
+                                       const struct accel_copy_layout *layout)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_to_host_layout_untraced(stream, dst, src, layout);
+    return accel__trace_end("accel_copy_to_host_layout", traced, status, 0);
 }
 
 /* A zero-byte copy does nothing, but its ref (and the host type against
@@ -373,8 +403,9 @@ static accel_status empty_copy(accel_stream *stream, accel_ref ref,
     return status;
 }
 
-accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
-                                  uint64_t offset, const void *src, uint64_t bytes)
+static accel_status copy_to_device_untraced(accel_stream *stream, accel_ref dst,
+                                            uint64_t offset, const void *src,
+                                            uint64_t bytes)
 {
     if (bytes == 0)
         return empty_copy(stream, dst, offset, HOST_UNTYPED);
@@ -382,8 +413,16 @@ accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
     return host_copy(stream, dst, HOST_UNTYPED, (void *)src, &layout, true);
 }
 
-accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
-                                uint64_t offset, uint64_t bytes)
+accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst, uint64_t offset,
+                                  const void *src, uint64_t bytes)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_to_device_untraced(stream, dst, offset, src, bytes);
+    return accel__trace_end("accel_copy_to_device", traced, status, bytes);
+}
+
+static accel_status copy_to_host_untraced(accel_stream *stream, void *dst, accel_ref src,
+                                          uint64_t offset, uint64_t bytes)
 {
     if (bytes == 0)
         return empty_copy(stream, src, offset, HOST_UNTYPED);
@@ -391,9 +430,17 @@ accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
     return host_copy(stream, src, HOST_UNTYPED, dst, &layout, false);
 }
 
-accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
-                                  uint64_t dst_offset, accel_ref src,
-                                  uint64_t src_offset, uint64_t bytes)
+accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
+                                uint64_t offset, uint64_t bytes)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_to_host_untraced(stream, dst, src, offset, bytes);
+    return accel__trace_end("accel_copy_to_host", traced, status, bytes);
+}
+
+static accel_status copy_on_device_untraced(accel_stream *stream, accel_ref dst,
+                                            uint64_t dst_offset, accel_ref src,
+                                            uint64_t src_offset, uint64_t bytes)
 {
     if (bytes == 0) {
         accel_status status = empty_copy(stream, dst, dst_offset, HOST_UNTYPED);
@@ -402,6 +449,15 @@ accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
     }
     struct accel_copy_layout layout = accel__layout_linear(src_offset, dst_offset, bytes);
     return accel_copy_on_device_layout(stream, dst, src, &layout);
+}
+
+accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
+                                  uint64_t dst_offset, accel_ref src, uint64_t src_offset,
+                                  uint64_t bytes)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_on_device_untraced(stream, dst, dst_offset, src, src_offset, bytes);
+    return accel__trace_end("accel_copy_on_device", traced, status, bytes);
 }
 
 /* Bytes in `count` elements of the host type. The ref's type is checked
@@ -422,9 +478,9 @@ static accel_status typed_bytes(accel_elem_type host_type, uint64_t count,
     return ACCEL_OK;
 }
 
-accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
-                                        accel_elem_type src_type, const void *src,
-                                        uint64_t count)
+static accel_status copy_to_device_typed_untraced(accel_stream *stream, accel_ref dst,
+                                                  accel_elem_type src_type,
+                                                  const void *src, uint64_t count)
 {
     uint64_t bytes = 0;
     accel_status status = typed_bytes(src_type, count, &bytes);
@@ -436,9 +492,18 @@ accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
     return host_copy(stream, dst, src_type, (void *)src, &layout, true);
 }
 
-accel_status accel_copy_to_host_typed(accel_stream *stream,
-                                      accel_elem_type dst_type, void *dst,
-                                      accel_ref src, uint64_t count)
+accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
+                                        accel_elem_type src_type, const void *src,
+                                        uint64_t count)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_to_device_typed_untraced(stream, dst, src_type, src, count);
+    return accel__trace_end("accel_copy_to_device_typed", traced, status, 0);
+}
+
+static accel_status copy_to_host_typed_untraced(accel_stream *stream,
+                                                accel_elem_type dst_type, void *dst,
+                                                accel_ref src, uint64_t count)
 {
     uint64_t bytes = 0;
     accel_status status = typed_bytes(dst_type, count, &bytes);
@@ -448,4 +513,12 @@ accel_status accel_copy_to_host_typed(accel_stream *stream,
         return empty_copy(stream, src, 0, dst_type);
     struct accel_copy_layout layout = accel__layout_linear(0, 0, bytes);
     return host_copy(stream, src, dst_type, dst, &layout, false);
+}
+
+accel_status accel_copy_to_host_typed(accel_stream *stream, accel_elem_type dst_type,
+                                      void *dst, accel_ref src, uint64_t count)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = copy_to_host_typed_untraced(stream, dst_type, dst, src, count);
+    return accel__trace_end("accel_copy_to_host_typed", traced, status, 0);
 }

@@ -25,6 +25,7 @@
 #include "status.h"
 #include "stream.h"
 #include "submit.h"
+#include "trace.h"
 
 /* Device ids are unique in the process, so that a ref from one host's
  * device is never taken for another's. 0 is never an id. */
@@ -50,14 +51,24 @@ static void host_unlink(accel_host *host, accel_device *device)
     pthread_mutex_unlock(&host->lock);
 }
 
-/* The plugin's description of device `index`, its strings terminated. */
-static accel_status device_props(struct accel__plugin *plugin, uint32_t index,
-                                 struct accel_device_props *out_props)
+/*
+ * The plugin's description of device `index`, its strings terminated. The
+ * fields of a minor newer than the plugin's are left zero: a 1.0 plugin
+ * knows nothing of them, whatever it wrote there.
+ */
+accel_status accel__plugin_device_props(struct accel__plugin *plugin, uint32_t index,
+                                        struct accel_device_props *out_props)
 {
+    memset(out_props, 0, sizeof *out_props);
     accel_status status = accel__from_plugin(
         plugin->drv.device_info(plugin->state, index, out_props), "device_info");
+    if (plugin->drv.abi_minor < 1)
+        memset((char *)out_props + ACCEL_DEVICE_PROPS_V1_0_SIZE, 0,
+               sizeof *out_props - ACCEL_DEVICE_PROPS_V1_0_SIZE);
     out_props->name[sizeof out_props->name - 1] = '\0';
     out_props->arch[sizeof out_props->arch - 1] = '\0';
+    out_props->uuid[sizeof out_props->uuid - 1] = '\0';
+    out_props->pci_bus_id[sizeof out_props->pci_bus_id - 1] = '\0';
     return status;
 }
 
@@ -94,9 +105,9 @@ static accel_status plugin_with_device(accel_host *host, const char *plugin_name
     return ACCEL_OK;
 }
 
-accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
-                                     uint32_t index,
-                                     struct accel_device_props *out_props)
+static accel_status host_device_props_untraced(accel_host *host, const char *plugin_name,
+                                               uint32_t index,
+                                               struct accel_device_props *out_props)
 {
     if (out_props != NULL)
         memset(out_props, 0, sizeof *out_props);
@@ -108,12 +119,20 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
     if (status == ACCEL_OK)
         status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status == ACCEL_OK)
-        status = device_props(plugin, index, out_props);
+        status = accel__plugin_device_props(plugin, index, out_props);
     return status;
 }
 
-accel_status accel_device_open(accel_host *host, const char *plugin_name,
-                               uint32_t index, accel_device **out_device)
+accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
+                                     uint32_t index, struct accel_device_props *out_props)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = host_device_props_untraced(host, plugin_name, index, out_props);
+    return accel__trace_end("accel_host_device_props", traced, status, 0);
+}
+
+static accel_status device_open_untraced(accel_host *host, const char *plugin_name,
+                                         uint32_t index, accel_device **out_device)
 {
     if (out_device == NULL || host == NULL || plugin_name == NULL) {
         if (out_device != NULL)
@@ -147,10 +166,12 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name,
     accel__pool_init(&device->pool);
     device->staging.chunk = accel__staging_chunk_from_env();
 
-    status = device_props(plugin, index, &device->props);
+    status = accel__plugin_device_props(plugin, index, &device->props);
     if (status != ACCEL_OK)
         goto fail_info;
     accel__pool_set_device_memory(&device->pool, device->props.total_memory);
+    accel__pool_set_own_allocations(
+        &device->pool, (device->props.caps & ACCEL_DEVICE_CAP_OWN_ALLOCATIONS) != 0);
     if (pthread_mutex_init(&device->lock, NULL) != 0) {
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
         goto fail_info;
@@ -188,6 +209,14 @@ fail_info:
     return status;
 }
 
+accel_status accel_device_open(accel_host *host, const char *plugin_name, uint32_t index,
+                               accel_device **out_device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_open_untraced(host, plugin_name, index, out_device);
+    return accel__trace_end("accel_device_open", traced, status, 0);
+}
+
 static void host_blocks_release(accel_device *device)
 {
     for (size_t i = 0; i < device->host_memory.count; i++)
@@ -207,6 +236,7 @@ static void host_blocks_release(accel_device *device)
 static void device_empty(accel_device *device)
 {
     accel__streams_wait_all(device);
+    accel__trace_device_empty(device);
     if (device->own.stream != NULL) {
         device->drv->stream_sync(device->drv_device, device->own.stream);
         device->drv->stream_destroy(device->drv_device, device->own.stream);
@@ -225,7 +255,7 @@ static void device_empty(accel_device *device)
     accel__events_release(device);
 }
 
-void accel_device_close(accel_device *device)
+static void device_close_untraced(accel_device *device)
 {
     /* A fork's child leaves the parent's device alone (see the host's). */
     if (device == NULL || device->pid != accel__pid)
@@ -234,6 +264,7 @@ void accel_device_close(accel_device *device)
     accel__completion_quiesce(&device->completion);
     pthread_mutex_lock(&device->lock);
     device_empty(device);
+    accel__trace_device_close(device);
     while (device->queues.list != NULL) {
         accel_stream *next = device->queues.list->next;
         free(device->queues.list);
@@ -256,11 +287,18 @@ void accel_device_close(accel_device *device)
     free(device);
 }
 
+void accel_device_close(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    device_close_untraced(device);
+    accel__trace_end("accel_device_close", traced, ACCEL_OK, 0);
+}
+
 #define INFO_MIN ACCEL__STRUCT_MIN(accel_device_info, plugin)
 
-accel_status accel_device_info_get_sized(const accel_device *device,
-                                         accel_device_info *out_info,
-                                         size_t info_size)
+static accel_status device_info_get_untraced(const accel_device *device,
+                                             accel_device_info *out_info,
+                                             size_t info_size)
 {
     if (out_info != NULL && info_size >= INFO_MIN)
         memset(out_info, 0, info_size);
@@ -278,6 +316,15 @@ accel_status accel_device_info_get_sized(const accel_device *device,
                              "accel_device_info_get");
 }
 
+accel_status accel_device_info_get_sized(const accel_device *device,
+                                         accel_device_info *out_info,
+                                         size_t info_size)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_info_get_untraced(device, out_info, info_size);
+    return accel__trace_end("accel_device_info_get", traced, status, 0);
+}
+
 /* True when the device was live until now. */
 static bool mark_lost(accel_device *device)
 {
@@ -290,6 +337,7 @@ static bool mark_lost(accel_device *device)
     atomic_fetch_add(&device->generation, 1);
     accel__log(ACCEL_LOG_WARN, "device %s:%u (id %u) is lost",
                device->plugin->name, device->index, device->id);
+    accel__trace_device_mark(device, "lost", 0);
     return true;
 }
 
@@ -359,7 +407,7 @@ accel_status accel__device_usable(accel_device *device)
     return accel__device_gone(device, NULL);
 }
 
-accel_status accel_device_status(accel_device *device)
+static accel_status device_status_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -378,7 +426,14 @@ accel_status accel_device_status(accel_device *device)
     return status;
 }
 
-accel_status accel_device_sync(accel_device *device)
+accel_status accel_device_status(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_status_untraced(device);
+    return accel__trace_end("accel_device_status", traced, status, 0);
+}
+
+static accel_status device_sync_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -414,6 +469,13 @@ accel_status accel_device_sync(accel_device *device)
     return accel__cb_points_finish(device, status, callbacks, callback_count);
 }
 
+accel_status accel_device_sync(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_sync_untraced(device);
+    return accel__trace_end("accel_device_sync", traced, status, 0);
+}
+
 accel_status accel__device_rebuild(accel_device *device)
 {
     /* New calls wait from here on, and refs minted before are stale; then
@@ -423,6 +485,7 @@ accel_status accel__device_rebuild(accel_device *device)
     device->resetter = pthread_self();
     atomic_fetch_add(&device->generation, 1);
     device->recovery.pending = false;
+    accel__trace_device_mark(device, "reset", 0);
     accel__lockless_drain(device);
     accel__borrowed_wait(device);
     /* Finish what can finish, then drop everything the plugin holds for the
@@ -440,7 +503,7 @@ accel_status accel__device_rebuild(accel_device *device)
     return status;
 }
 
-accel_status accel_device_reset(accel_device *device)
+static accel_status device_reset_untraced(accel_device *device)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -459,4 +522,11 @@ accel_status accel_device_reset(accel_device *device)
                device->plugin->name, device->index, accel_status_name(status),
                atomic_load(&device->generation));
     return status;
+}
+
+accel_status accel_device_reset(accel_device *device)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_reset_untraced(device);
+    return accel__trace_end("accel_device_reset", traced, status, 0);
 }

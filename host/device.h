@@ -40,6 +40,7 @@ struct accel__host_blocks {
  * the module that declares it.
  */
 struct accel__plugin; /* loader.h */
+struct accel__trace_device; /* trace.h */
 
 struct accel_device {
     accel_host *host;
@@ -80,6 +81,7 @@ struct accel_device {
     struct accel__completion completion; /* completion.h */
     struct accel__host_blocks host_memory; /* above */
     struct accel__recovery recovery;    /* recovery.h */
+    struct accel__trace_device *trace;  /* trace.h; NULL when ACCEL_TRACE is off */
 
     struct accel_device *next; /* in host->devices */
 };
@@ -111,6 +113,10 @@ accel_status accel__device_gone(const accel_device *device, const char *what);
  * rebuild streams, events and modules. Lock held.
  */
 accel_status accel__device_rebuild(accel_device *device);
+
+/* The plugin's description of device `index`: zeroed first, strings ended. */
+accel_status accel__plugin_device_props(struct accel__plugin *plugin, uint32_t index,
+                                        struct accel_device_props *out_props);
 
 /* Let go of the device lock, then make the mem_free of the pages taken out
  * of the pool under it, the device borrowed meanwhile (pool.c). */

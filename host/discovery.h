@@ -55,4 +55,11 @@ const char *accel__driver_table_refusal(const struct accel_driver_v1 *table,
                                         struct accel_driver_v1 *out_drv, char *why,
                                         size_t why_size);
 
+/*
+ * The optional entries a checked table has, by name in table order and
+ * separated by ", " ("host_func, wait_outside_streams, copy_peer"); "" for
+ * none. malloc'd; NULL when out of memory.
+ */
+char *accel__driver_optional_entries(const struct accel_driver_v1 *table);
+
 #endif /* ACCEL_HOST_DISCOVERY_H */

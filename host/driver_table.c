@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "discovery.h"
@@ -234,4 +235,27 @@ const char *accel__driver_table_refusal(const struct accel_driver_v1 *table,
     if (refusal == NULL)
         refusal = entries_refusal(out_drv, why, why_size);
     return refusal;
+}
+
+char *accel__driver_optional_entries(const struct accel_driver_v1 *table)
+{
+    size_t length = 1;
+#define ENTRY_LENGTH_(entry, need, since, slot)                                \
+    if (ACCEL_ENTRY_##need == ACCEL_ENTRY_OPTIONAL && table->entry != NULL)    \
+        length += sizeof #entry + 1;
+    ACCEL_DRIVER_V1_ENTRIES(ENTRY_LENGTH_)
+#undef ENTRY_LENGTH_
+    char *names = malloc(length);
+    if (names == NULL)
+        return NULL;
+    names[0] = '\0';
+#define ENTRY_NAME_(entry, need, since, slot)                                  \
+    if (ACCEL_ENTRY_##need == ACCEL_ENTRY_OPTIONAL && table->entry != NULL) {  \
+        if (names[0] != '\0')                                                  \
+            strcat(names, ", ");                                               \
+        strcat(names, #entry);                                                 \
+    }
+    ACCEL_DRIVER_V1_ENTRIES(ENTRY_NAME_)
+#undef ENTRY_NAME_
+    return names;
 }

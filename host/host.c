@@ -12,6 +12,7 @@
 #include "select.h"
 #include "sized.h"
 #include "status.h"
+#include "trace.h"
 
 /* ---- the process, for use after fork() ---- */
 
@@ -59,11 +60,13 @@ static accel_status take_selection(accel_host *host, const char *text)
  */
 static void services_for(const accel_host_options *options,
                          const struct accel__ids *ids,
-                         struct accel_host_services *out_services)
+                         struct accel__host_services *out_all)
 {
+    struct accel_host_services *out_services = &out_all->v1;
+    memset(out_all, 0, sizeof *out_all);
     *out_services = accel__services;
-    out_services->struct_size = sizeof *out_services;
-    out_services->host_minor = ACCEL_DRIVER_ABI_MINOR;
+    out_services->struct_size = sizeof *out_all;
+    out_services->host_minor = ACCEL__HOST_MINOR;
     out_services->privilege = 0;
     if (accel__ids_elevated(ids) || getauxval(AT_SECURE) != 0) {
         out_services->privilege |= ACCEL_HOST_PRIVILEGE_ELEVATED;
@@ -73,12 +76,19 @@ static void services_for(const accel_host_options *options,
     }
 }
 
-accel_status accel_host_create(const accel_host_options *options,
-                               accel_host **out_host)
+static accel_status host_create_untraced(const accel_host_options *options,
+                                         accel_host **out_host)
 {
     struct accel__ids ids;
     accel__ids_current(&ids);
     return accel__host_create_as(options, &ids, out_host);
+}
+
+accel_status accel_host_create(const accel_host_options *options, accel_host **out_host)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = host_create_untraced(options, out_host);
+    return accel__trace_end("accel_host_create", traced, status, 0);
 }
 
 /* The caller's options in this library's layout, or NULL for none. */
@@ -131,11 +141,12 @@ accel_status accel__host_create_as(const accel_host_options *caller_options,
     }
     bool open_all = host->parse_status == ACCEL_OK;
     services_for(options, ids, &host->services);
-    status = accel__catalog_load(&host->catalog, &host->services, ids,
+    status = accel__catalog_load(&host->catalog, &host->services.v1, ids,
                                  plugin_path, host->items, host->item_count,
                                  open_all);
     if (status != ACCEL_OK)
         goto fail_catalog;
+    accel__trace_host_begin(ids);
     *out_host = host;
     return ACCEL_OK;
 
@@ -147,7 +158,7 @@ fail_selection:
     return status;
 }
 
-void accel_host_destroy(accel_host *host)
+static void host_destroy_untraced(accel_host *host)
 {
     /* A fork's child leaves the parent's host alone: closing its devices
      * would wait for threads that exist only in the parent. */
@@ -155,14 +166,23 @@ void accel_host_destroy(accel_host *host)
         return;
     while (host->devices != NULL)
         accel_device_close(host->devices);
+    accel__trace_host_end();
     accel__catalog_unload(&host->catalog);
     pthread_mutex_destroy(&host->lock);
     free(host->parse_error);
     free(host);
 }
 
-void accel_host_plugins(const accel_host *host,
-                        const accel_plugin_info **out_plugins, size_t *out_count)
+void accel_host_destroy(accel_host *host)
+{
+    uint64_t traced = accel__trace_now();
+    host_destroy_untraced(host);
+    accel__trace_end("accel_host_destroy", traced, ACCEL_OK, 0);
+}
+
+static void host_plugins_untraced(const accel_host *host,
+                                  const accel_plugin_info **out_plugins,
+                                  size_t *out_count)
 {
     if (out_plugins != NULL)
         *out_plugins = host ? host->catalog.infos : NULL;
@@ -170,13 +190,29 @@ void accel_host_plugins(const accel_host *host,
         *out_count = host ? host->catalog.count : 0;
 }
 
-void accel_host_search_path(const accel_host *host,
-                            const char *const **out_entries, size_t *out_count)
+void accel_host_plugins(const accel_host *host, const accel_plugin_info **out_plugins,
+                        size_t *out_count)
+{
+    uint64_t traced = accel__trace_now();
+    host_plugins_untraced(host, out_plugins, out_count);
+    accel__trace_end("accel_host_plugins", traced, ACCEL_OK, 0);
+}
+
+static void host_search_path_untraced(const accel_host *host,
+                                      const char *const **out_entries, size_t *out_count)
 {
     if (out_entries != NULL)
         *out_entries = host ? (const char *const *)host->catalog.search : NULL;
     if (out_count != NULL)
         *out_count = host ? host->catalog.search_count : 0;
+}
+
+void accel_host_search_path(const accel_host *host, const char *const **out_entries,
+                            size_t *out_count)
+{
+    uint64_t traced = accel__trace_now();
+    host_search_path_untraced(host, out_entries, out_count);
+    accel__trace_end("accel_host_search_path", traced, ACCEL_OK, 0);
 }
 
 const char *accel_plugin_state_name(accel_plugin_state state)

@@ -13,6 +13,7 @@
 #include "loader.h"
 #include "os.h"
 #include "select.h"
+#include "status.h"
 
 /*
  * accel_host_create as a process with `ids` would run it: the environment
@@ -54,7 +55,7 @@ struct accel_host {
     struct accel_device *devices;       /* open devices, a list */
     /* What this host's plugins receive: the shared services, with this
      * host's minor and its privilege and opt-in. */
-    struct accel_host_services services;
+    struct accel__host_services services;
 };
 
 #endif /* ACCEL_HOST_HOST_H */

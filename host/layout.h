@@ -20,6 +20,11 @@ accel_status accel__layout_normalize(const struct accel_copy_layout *layout,
 /* One row of `bytes`, already in normalized form. */
 struct accel_copy_layout accel__layout_linear(uint64_t src_offset,
                                               uint64_t dst_offset, uint64_t bytes);
+/* The bytes a normalized layout moves. */
+static inline uint64_t accel__layout_bytes(const struct accel_copy_layout *layout)
+{
+    return layout->row_bytes * layout->rows * layout->depth;
+}
 /* The bytes [first, end) a normalized layout touches on each side. */
 void accel__layout_span(const struct accel_copy_layout *layout, bool source,
                         uint64_t *out_first, uint64_t *out_end);

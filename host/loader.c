@@ -69,6 +69,29 @@ static char *name_from_file(const char *file)
     return strndup(file + strlen(PREFIX), length - fixed);
 }
 
+/*
+ * "accel-plugin-NAME.so" for a file named as build systems name shared
+ * modules by default (libaccel-plugin-NAME.so) or as a versioned library
+ * (accel-plugin-NAME.so.1), malloc'd; NULL for any other name.
+ */
+static char *name_hint(const char *file)
+{
+    const char *start = strncmp(file, "lib" PREFIX, strlen("lib" PREFIX)) == 0 ? file + 3 : file;
+    const char *suffix = strstr(start, SUFFIX);
+    if (strncmp(start, PREFIX, strlen(PREFIX)) != 0 || suffix == NULL ||
+        (start == file && suffix[strlen(SUFFIX)] != '.'))
+        return NULL;
+    /* Only ".so" and ".so.N[.N...]" are the mistakes meant here. */
+    for (const char *p = suffix + strlen(SUFFIX); *p != '\0'; p++) {
+        if (*p != '.' && (*p < '0' || *p > '9'))
+            return NULL;
+    }
+    size_t length = (size_t)(suffix - start) - strlen(PREFIX);
+    if (!accel__plugin_name_valid(start + strlen(PREFIX), length))
+        return NULL;
+    return accel__strdup_printf(PREFIX "%.*s" SUFFIX, (int)length, start + strlen(PREFIX));
+}
+
 /* ---- candidates ---- */
 
 /* What every candidate of one discovery is checked against. */
@@ -189,7 +212,10 @@ static accel_status plugin_resolve(struct accel__plugin *plugin,
          * entry in the catalog is still listed. */
         plugin->version = strdup(plugin->drv.version ? plugin->drv.version : "");
         plugin->priority = plugin->drv.priority;
-        if (plugin->version == NULL)
+        plugin->abi_major = plugin->drv.abi_major;
+        plugin->abi_minor = plugin->drv.abi_minor;
+        plugin->optional_entries = accel__driver_optional_entries(&plugin->drv);
+        if (plugin->version == NULL || plugin->optional_entries == NULL)
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin version");
         return ACCEL_OK;
     }
@@ -267,11 +293,7 @@ static bool is_wanted(const struct scan *scan, const char *name)
 {
     if (scan->wanted_count == 0)
         return scan->open_all;
-    for (size_t i = 0; i < scan->wanted_count; i++) {
-        if (strcmp(scan->wanted[i].name, name) == 0)
-            return true;
-    }
-    return false;
+    return accel__backend_wants(scan->wanted, scan->wanted_count, name);
 }
 
 /* The same file (an inode) reached by another path: considered once. */
@@ -284,6 +306,31 @@ static bool already_considered(struct scan *scan, const struct stat *file,
     accel__log(ACCEL_LOG_DEBUG, "%s: already considered as %s", path,
                scan->catalog->plugins[found].path);
     return true;
+}
+
+/*
+ * A plugin that exports more than its table still loads, but its other
+ * symbols can bind in place of another library's of the same name: say so
+ * beside its state (after the no-device reason, when it has one).
+ */
+static accel_status warn_exports(struct accel__plugin *plugin, uint64_t exports)
+{
+    if (plugin->state_kind != ACCEL_PLUGIN_LOADED &&
+        plugin->state_kind != ACCEL_PLUGIN_NO_DEVICE)
+        return ACCEL_OK;
+    char *warning = accel__strdup_printf(
+        "%s%swarning: exports %llu symbols; only " ACCEL_DRIVER_SYMBOL
+        " should be exported (-fvisibility=hidden and ACCEL_DRIVER_EXPORT, "
+        "or a version script)",
+        plugin->reason ? plugin->reason : "", plugin->reason ? "; " : "",
+        (unsigned long long)exports);
+    if (warning == NULL)
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin warning");
+    accel__log(ACCEL_LOG_WARN, "%s: exports %llu symbols; only " ACCEL_DRIVER_SYMBOL
+               " should be exported", plugin->path, (unsigned long long)exports);
+    free(plugin->reason);
+    plugin->reason = warning;
+    return ACCEL_OK;
 }
 
 /* The candidate's name, file and place are checked: open it if wanted. */
@@ -303,10 +350,15 @@ static accel_status candidate_open(struct scan *scan, struct accel__plugin *plug
                           "not opened: the backend selection does not name it");
     if (accel__plugin_file_test_hook != NULL)
         accel__plugin_file_test_hook(plugin->path, file->fd);
+    uint64_t exports = 0;
+    bool counted = accel__plugin_file_exports(file, &exports);
     accel_status status = plugin_resolve(plugin, file);
     if (status != ACCEL_OK || plugin->dl == NULL)
         return status;
-    return plugin_start(scan->catalog, plugin);
+    status = plugin_start(scan->catalog, plugin);
+    if (status == ACCEL_OK && counted && exports > 1)
+        status = warn_exports(plugin, exports);
+    return status;
 }
 
 /* List one candidate, check its name, then its file, place and table. */
@@ -323,13 +375,18 @@ static accel_status candidate_check(struct scan *scan, const char *path,
     plugin->dev = file->st.st_dev;
     plugin->ino = file->st.st_ino;
     accel_status status = ACCEL_OK;
-    if (name == NULL || !accel__plugin_name_valid(name, strlen(name)))
+    char *hint = name == NULL ? name_hint(file_name) : NULL;
+    if (hint != NULL)
+        status = set_reason(plugin, ACCEL_PLUGIN_REJECTED,
+                            "not a candidate: did you mean %s?", hint);
+    else if (name == NULL || !accel__plugin_name_valid(name, strlen(name)))
         status = set_reason(plugin, ACCEL_PLUGIN_REJECTED,
                             "the file name is not accel-plugin-NAME.so with NAME "
                             "1 to %d characters of [a-z0-9_]",
                             ACCEL_PLUGIN_NAME_MAX);
     else
         status = candidate_open(scan, plugin, file);
+    free(hint);
     size_t index = (size_t)(plugin - scan->catalog->plugins);
     if (status == ACCEL_OK)
         status = accel__seen_add(&scan->inodes, scan->catalog, ACCEL__SEEN_INODE, index);
@@ -402,9 +459,11 @@ static void name_list_add(struct name_list *list, const char *name)
  * with no name kept. A directory that cannot be read gives none.
  */
 static accel_status dir_names(const struct accel__dir *dir,
-                              struct name_list *out_list, bool *out_too_many)
+                              struct name_list *out_list, struct name_list *out_misses,
+                              bool *out_too_many)
 {
     memset(out_list, 0, sizeof *out_list);
+    memset(out_misses, 0, sizeof *out_misses);
     *out_too_many = false;
     int fd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 0);
     DIR *stream = fd >= 0 ? fdopendir(fd) : NULL;
@@ -419,13 +478,23 @@ static accel_status dir_names(const struct accel__dir *dir,
     while (!out_list->out_of_memory && !*out_too_many &&
            (entry = readdir(stream)) != NULL) {
         char *name = name_from_file(entry->d_name);
+        char *hint = name == NULL ? name_hint(entry->d_name) : NULL;
         free(name);
+        free(hint);
         if (name != NULL && out_list->count == ACCEL__DIR_CANDIDATES_MAX)
             *out_too_many = true;
         else if (name != NULL)
             name_list_add(out_list, entry->d_name);
+        else if (hint != NULL && out_misses->count < ACCEL__DIR_CANDIDATES_MAX)
+            name_list_add(out_misses, entry->d_name);
     }
     closedir(stream);
+    out_list->out_of_memory |= out_misses->out_of_memory;
+    if (out_list->out_of_memory || *out_too_many)
+        name_list_free(out_misses);
+    else if (out_misses->count > 1)
+        qsort(out_misses->names, out_misses->count, sizeof *out_misses->names,
+              name_compare);
     if (out_list->out_of_memory || *out_too_many) {
         bool out_of_memory = out_list->out_of_memory;
         name_list_free(out_list);
@@ -451,22 +520,47 @@ static accel_status dir_too_full(struct scan *scan, const struct accel__dir *dir
                       (unsigned)ACCEL__DIR_CANDIDATES_MAX);
 }
 
+/*
+ * A file named as a plugin almost is (libaccel-plugin-NAME.so,
+ * accel-plugin-NAME.so.1): listed with the name it should have, never
+ * opened.
+ */
+static accel_status near_miss(struct scan *scan, const struct accel__dir *dir,
+                              const char *file_name)
+{
+    char *path = strcmp(dir->path, "/") == 0
+                     ? accel__strdup_printf("/%s", file_name)
+                     : accel__strdup_printf("%s/%s", dir->path, file_name);
+    char *hint = name_hint(file_name);
+    struct accel__plugin *entry = path && hint ? candidate_add(scan->catalog, path, NULL)
+                                               : NULL;
+    accel_status status = entry == NULL
+        ? accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin candidate")
+        : set_reason(entry, ACCEL_PLUGIN_REJECTED, "not a candidate: did you mean %s?", hint);
+    free(path);
+    free(hint);
+    return status;
+}
+
 static accel_status scan_directory(struct scan *scan, const char *dir_path)
 {
     struct accel__dir dir;
     accel_status status = accel__dir_open(&scan->trust, dir_path, "its directory",
                                           &dir);
-    struct name_list list = { 0 };
+    struct name_list list = { 0 }, misses = { 0 };
     bool too_many = false;
     if (status == ACCEL_OK && dir.fd < 0)
         accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir_path, dir.refusal);
     else if (status == ACCEL_OK)
-        status = dir_names(&dir, &list, &too_many);
+        status = dir_names(&dir, &list, &misses, &too_many);
     if (status == ACCEL_OK && too_many)
         status = dir_too_full(scan, &dir);
     for (size_t i = 0; status == ACCEL_OK && i < list.count; i++)
         status = consider(scan, &dir, list.names[i]);
+    for (size_t i = 0; status == ACCEL_OK && i < misses.count; i++)
+        status = near_miss(scan, &dir, misses.names[i]);
     name_list_free(&list);
+    name_list_free(&misses);
     accel__dir_close(&dir);
     return status;
 }
@@ -539,6 +633,9 @@ static accel_status infos_build(struct accel__catalog *catalog)
         info->state = plugin->state_kind;
         info->version = plugin->version;
         info->priority = plugin->priority;
+        info->abi_major = plugin->abi_major;
+        info->abi_minor = plugin->abi_minor;
+        info->optional_entries = plugin->optional_entries;
     }
     return ACCEL_OK;
 }
@@ -580,6 +677,7 @@ void accel__catalog_unload(struct accel__catalog *catalog)
         free(plugin->name);
         free(plugin->reason);
         free(plugin->version);
+        free(plugin->optional_entries);
     }
     for (size_t i = 0; i < catalog->search_count; i++)
         free(catalog->search[i]);

@@ -21,6 +21,8 @@ struct accel__plugin {
     char *reason;
     accel_plugin_state state_kind;
     char *version;                      /* a copy; NULL unless opened */
+    uint16_t abi_major, abi_minor;      /* the table's; 0 unless opened */
+    char *optional_entries;             /* "host_func, ..."; NULL unless opened */
     int32_t priority;
     uint64_t dev, ino;                  /* the file, to open it only once */
     void *dl;                           /* dlopen handle, NULL unless opened */

@@ -8,13 +8,14 @@
 #include "pool.h"
 #include "sized.h"
 #include "status.h"
+#include "trace.h"
 
 #define STATS_MIN ACCEL__STRUCT_MIN(accel_memory_stats, reserved_bytes)
 #define POLICY_MIN ACCEL__STRUCT_MIN(accel_pool_policy, automatic)
 
-accel_status accel_device_memory_stats_sized(accel_device *device,
-                                             accel_memory_stats *out_stats,
-                                             size_t stats_size)
+static accel_status device_memory_stats_untraced(accel_device *device,
+                                                 accel_memory_stats *out_stats,
+                                                 size_t stats_size)
 {
     if (out_stats != NULL && stats_size >= STATS_MIN)
         memset(out_stats, 0, stats_size);
@@ -42,8 +43,17 @@ accel_status accel_device_memory_stats_sized(accel_device *device,
                              STATS_MIN, "accel_device_memory_stats");
 }
 
-accel_status accel_device_set_pool_policy(accel_device *device,
-                                          const accel_pool_policy *caller_policy)
+accel_status accel_device_memory_stats_sized(accel_device *device,
+                                             accel_memory_stats *out_stats,
+                                             size_t stats_size)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_memory_stats_untraced(device, out_stats, stats_size);
+    return accel__trace_end("accel_device_memory_stats", traced, status, 0);
+}
+
+static accel_status device_set_pool_policy_untraced(accel_device *device,
+                                                    const accel_pool_policy *caller_policy)
 {
     if (device == NULL || caller_policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -66,7 +76,15 @@ accel_status accel_device_set_pool_policy(accel_device *device,
     return ACCEL_OK;
 }
 
-accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
+accel_status accel_device_set_pool_policy(accel_device *device,
+                                          const accel_pool_policy *policy)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_set_pool_policy_untraced(device, policy);
+    return accel__trace_end("accel_device_set_pool_policy", traced, status, 0);
+}
+
+static accel_status device_compact_untraced(accel_device *device, uint32_t *out_pages)
 {
     if (out_pages != NULL)
         *out_pages = 0;
@@ -86,4 +104,11 @@ accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
     if (out_pages != NULL)
         *out_pages = pages;
     return status;
+}
+
+accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_compact_untraced(device, out_pages);
+    return accel__trace_end("accel_device_compact", traced, status, 0);
 }

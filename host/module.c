@@ -19,9 +19,11 @@
 #include "module.h"
 #include "recovery.h"
 #include "refs.h"
+#include "signature.h"
 #include "status.h"
 #include "stream.h"
 #include "submit.h"
+#include "trace.h"
 
 #define MODULE_FILE_MAX (1ull << 30)
 #define LAUNCH_ARG_BYTES_MAX (32u * 1024u)
@@ -44,6 +46,9 @@ struct accel_module {
     accel_drv_module *drv;               /* NULL while the device is lost */
     void *image;                         /* the image loaded, for reloads */
     size_t size;
+    /* The bundle's signatures entry (signature.h), or NULL. */
+    char *signatures;
+    size_t signatures_size;
     struct accel_kernel *kernels;
     /* Serialises accel_kernel_get's plugin calls on the module, which run
      * without the device lock (driver.h: one call at a time per object). */
@@ -51,13 +56,35 @@ struct accel_module {
     struct accel_module *next;
 };
 
-/* The image in `data` for this device: `data` itself, or one of a bundle. */
-static accel_status image_for_device(const accel_device *device, const void *data,
-                                     size_t size, const void **out_image,
-                                     size_t *out_size)
+/* Where a bundle's pieces lie in it: the image and the signatures. */
+struct image_pick {
+    const void *image;
+    size_t size;
+    const char *signatures; /* NULL when the bundle has none */
+    size_t signatures_size;
+};
+
+/* The signatures entry of a parsed bundle into `pick`, checked. */
+static accel_status signatures_of(const void *data,
+                                  const struct accel__bundle_entry *entries,
+                                  uint32_t count, struct image_pick *pick)
 {
-    *out_image = data;
-    *out_size = size;
+    uint32_t index = 0;
+    if (!accel__bundle_find_signatures(entries, count, &index))
+        return ACCEL_OK;
+    pick->signatures = (const char *)data + entries[index].offset;
+    pick->signatures_size = (size_t)entries[index].size;
+    return accel__signatures_check(pick->signatures, pick->signatures_size);
+}
+
+/*
+ * The image in `data` for this device: `data` itself, or one of a bundle,
+ * with the bundle's signatures.
+ */
+static accel_status image_for_device(const accel_device *device, const void *data,
+                                     size_t size, struct image_pick *out_pick)
+{
+    *out_pick = (struct image_pick){.image = data, .size = size};
     if (!accel__bundle_is(data, size))
         return ACCEL_OK;
     struct accel__bundle_entry entries[ACCEL__BUNDLE_MAX_ENTRIES];
@@ -66,10 +93,12 @@ static accel_status image_for_device(const accel_device *device, const void *dat
     if (status == ACCEL_OK)
         status = accel__bundle_pick(entries, count, device->plugin->name,
                                     device->props.arch, &index);
+    if (status == ACCEL_OK)
+        status = signatures_of(data, entries, count, out_pick);
     if (status != ACCEL_OK)
         return status;
-    *out_image = (const unsigned char *)data + entries[index].offset;
-    *out_size = (size_t)entries[index].size;
+    out_pick->image = (const unsigned char *)data + entries[index].offset;
+    out_pick->size = (size_t)entries[index].size;
     accel__log(ACCEL_LOG_DEBUG, "bundle: image %u (%s %s %s) for %s:%u", index,
                entries[index].backend, entries[index].target,
                entries[index].format, device->plugin->name, device->index);
@@ -124,8 +153,8 @@ static accel_status kernels_refusal(const accel_device *device)
                             : "it lacks ACCEL_DEVICE_CAP_KERNELS");
 }
 
-accel_status accel_module_load(accel_device *device, const void *data,
-                               size_t size, accel_module **out_module)
+static accel_status module_load_untraced(accel_device *device, const void *data,
+                                         size_t size, accel_module **out_module)
 {
     if (out_module != NULL)
         *out_module = NULL;
@@ -137,20 +166,25 @@ accel_status accel_module_load(accel_device *device, const void *data,
     accel_status refused = kernels_refusal(device);
     if (refused != ACCEL_OK)
         return refused;
-    const void *image = NULL;
-    size_t image_size = 0;
-    accel_status status = image_for_device(device, data, size, &image, &image_size);
+    struct image_pick pick;
+    accel_status status = image_for_device(device, data, size, &pick);
     if (status != ACCEL_OK)
         return status;
     accel_module *module = calloc(1, sizeof *module);
-    void *copy = malloc(image_size);
-    if (module == NULL || copy == NULL) {
+    void *copy = malloc(pick.size);
+    char *signatures = pick.signatures != NULL ? malloc(pick.signatures_size) : NULL;
+    if (module == NULL || copy == NULL || (pick.signatures != NULL && signatures == NULL)) {
         free(module);
         free(copy);
+        free(signatures);
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "module");
     }
-    memcpy(copy, image, image_size);
-    *module = (accel_module){.device = device, .image = copy, .size = image_size};
+    memcpy(copy, pick.image, pick.size);
+    if (signatures != NULL)
+        memcpy(signatures, pick.signatures, pick.signatures_size);
+    *module = (accel_module){.device = device, .image = copy, .size = pick.size,
+                             .signatures = signatures,
+                             .signatures_size = pick.signatures_size};
     pthread_mutex_init(&module->get_lock, NULL);
     status = module_load_unlocked(device, module);
     if (status == ACCEL_OK) {
@@ -161,10 +195,19 @@ accel_status accel_module_load(accel_device *device, const void *data,
     pthread_mutex_unlock(&device->lock);
     if (status != ACCEL_OK) {
         pthread_mutex_destroy(&module->get_lock);
+        free(signatures);
         free(copy);
         free(module);
     }
     return status;
+}
+
+accel_status accel_module_load(accel_device *device, const void *data, size_t size,
+                               accel_module **out_module)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = module_load_untraced(device, data, size, out_module);
+    return accel__trace_end("accel_module_load", traced, status, 0);
 }
 
 /* Read a whole file of at most MODULE_FILE_MAX bytes. */
@@ -204,8 +247,8 @@ done:
     return status;
 }
 
-accel_status accel_module_load_file(accel_device *device, const char *path,
-                                    accel_module **out_module)
+static accel_status module_load_file_untraced(accel_device *device, const char *path,
+                                              accel_module **out_module)
 {
     if (out_module != NULL)
         *out_module = NULL;
@@ -221,6 +264,14 @@ accel_status accel_module_load_file(accel_device *device, const char *path,
     return status;
 }
 
+accel_status accel_module_load_file(accel_device *device, const char *path,
+                                    accel_module **out_module)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = module_load_file_untraced(device, path, out_module);
+    return accel__trace_end("accel_module_load_file", traced, status, 0);
+}
+
 /* Free a module's host handle: its kernels, its image, itself. */
 static void module_free(accel_module *module)
 {
@@ -231,11 +282,12 @@ static void module_free(accel_module *module)
         module->kernels = next;
     }
     pthread_mutex_destroy(&module->get_lock);
+    free(module->signatures);
     free(module->image);
     free(module);
 }
 
-void accel_module_unload(accel_module *module)
+static void module_unload_untraced(accel_module *module)
 {
     if (module == NULL || module->device->pid != accel__pid)
         return;
@@ -257,6 +309,32 @@ void accel_module_unload(accel_module *module)
         device->drv->module_unload(device->drv_device, module->drv);
     pthread_mutex_unlock(&device->lock);
     module_free(module);
+}
+
+void accel_module_unload(accel_module *module)
+{
+    uint64_t traced = accel__trace_now();
+    module_unload_untraced(module);
+    accel__trace_end("accel_module_unload", traced, ACCEL_OK, 0);
+}
+
+/*
+ * A signature as the plugin gave it, checked and completed from the
+ * module's bundle signatures: the one launches are checked against.
+ */
+static accel_status signature_settle(const accel_module *module, const char *name,
+                                     struct accel_kernel_signature *signature)
+{
+    if (signature->param_count > ACCEL_KERNEL_MAX_PARAMS &&
+        signature->param_count != ACCEL_PARAM_COUNT_UNKNOWN)
+        return accel__error(ACCEL_ERR_PLUGIN_ABI,
+                            "kernel_get: '%s' has %u parameters, more than %d", name,
+                            signature->param_count, ACCEL_KERNEL_MAX_PARAMS);
+    accel_status status = accel__signature_check(name, signature);
+    if (status == ACCEL_OK)
+        status = accel__signature_complete(module->signatures, module->signatures_size,
+                                           name, signature);
+    return status;
 }
 
 /*
@@ -281,18 +359,13 @@ static accel_status kernel_get_unlocked(accel_device *device, accel_module *modu
     status = accel__device_check_loss(device, status);
     if (status == ACCEL_OK && atomic_load(&device->generation) != generation)
         status = accel__device_gone(device, "accel_kernel_get");
-    if (status == ACCEL_OK &&
-        kernel->signature.param_count > ACCEL_KERNEL_MAX_PARAMS &&
-        kernel->signature.param_count != ACCEL_PARAM_COUNT_UNKNOWN)
-        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
-                              "kernel_get: '%s' has %u parameters, more than %d",
-                              kernel->name, kernel->signature.param_count,
-                              ACCEL_KERNEL_MAX_PARAMS);
+    if (status == ACCEL_OK)
+        status = signature_settle(module, kernel->name, &kernel->signature);
     return status;
 }
 
-accel_status accel_kernel_get(accel_module *module, const char *name,
-                              accel_kernel **out_kernel)
+static accel_status kernel_get_untraced(accel_module *module, const char *name,
+                                        accel_kernel **out_kernel)
 {
     if (out_kernel != NULL)
         *out_kernel = NULL;
@@ -340,6 +413,14 @@ done:
     pthread_mutex_unlock(&module->get_lock);
     *out_kernel = kernel;
     return status;
+}
+
+accel_status accel_kernel_get(accel_module *module, const char *name,
+                              accel_kernel **out_kernel)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = kernel_get_untraced(module, name, out_kernel);
+    return accel__trace_end("accel_kernel_get", traced, status, 0);
 }
 
 /* ---- launch ---- */
@@ -404,6 +485,9 @@ static accel_status check_args(const struct accel_kernel *kernel,
             return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                                 "accel_launch: argument %u has kind %d", i,
                                 (int)a->kind);
+        accel_status typed = accel__signature_check_kind(kernel->name, sig, i, a);
+        if (typed != ACCEL_OK)
+            return typed;
         if (sig->param_count != ACCEL_PARAM_COUNT_UNKNOWN && sig->param_sizes[i] != 0 &&
             sig->param_sizes[i] != size)
             return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -420,10 +504,14 @@ static accel_status check_args(const struct accel_kernel *kernel,
     return ACCEL_OK;
 }
 
-/* Resolve the ref arguments; lock held. */
-static accel_status resolve_args(accel_stream *stream, const accel_arg *args,
-                                 uint32_t nargs, uint64_t *addresses,
-                                 void **pointers, size_t *sizes)
+/*
+ * Resolve the ref arguments, each checked against the element type of its
+ * parameter once it is known to be live (a freed ref is a freed ref, whatever
+ * its type); lock held.
+ */
+static accel_status resolve_args(accel_stream *stream, const struct accel_kernel *kernel,
+                                 const accel_arg *args, uint32_t nargs,
+                                 uint64_t *addresses, void **pointers, size_t *sizes)
 {
     for (uint32_t i = 0; i < nargs; i++) {
         if (args[i].kind == ACCEL_ARG_KIND_VALUE) {
@@ -436,6 +524,10 @@ static accel_status resolve_args(accel_stream *stream, const accel_arg *args,
         if (status != ACCEL_OK)
             return accel__error(status, "accel_launch: argument %u: %s", i,
                                 accel_last_error());
+        status = accel__signature_check_ref_type(kernel->name, &kernel->signature, i,
+                                                 slot->type);
+        if (status != ACCEL_OK)
+            return status;
         addresses[i] = slot->slice.address;
         pointers[i] = &addresses[i];
         sizes[i] = sizeof(uint64_t);
@@ -446,9 +538,10 @@ static accel_status resolve_args(accel_stream *stream, const accel_arg *args,
     return ACCEL_OK;
 }
 
-accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
-                          accel_dim3 grid, accel_dim3 block, uint32_t shared_bytes,
-                          const accel_arg *args, uint32_t nargs)
+static accel_status launch_untraced(accel_stream *stream, accel_kernel *kernel,
+                                    accel_dim3 grid, accel_dim3 block,
+                                    uint32_t shared_bytes, const accel_arg *args,
+                                    uint32_t nargs)
 {
     if (stream == NULL || kernel == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -476,11 +569,21 @@ accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
     if (kernel->drv == NULL)
         status = accel__device_gone(device, "accel_launch");
     if (status == ACCEL_OK)
-        status = resolve_args(stream, args, nargs, addresses, pointers, sizes);
+        status = resolve_args(stream, kernel, args, nargs, addresses, pointers, sizes);
     if (status == ACCEL_OK)
         status = ACCEL__DRV_CALL(device, launch, stream->drv, kernel->drv,
                                  &config, pointers, sizes, nargs);
+    accel__trace_launch(stream, status, kernel->name, config.grid, config.block);
     return accel__submit_end(stream, status);
+}
+
+accel_status accel_launch(accel_stream *stream, accel_kernel *kernel, accel_dim3 grid,
+                          accel_dim3 block, uint32_t shared_bytes, const accel_arg *args,
+                          uint32_t nargs)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = launch_untraced(stream, kernel, grid, block, shared_bytes, args, nargs);
+    return accel__trace_end("accel_launch", traced, status, 0);
 }
 
 /* ---- reset ---- */
@@ -502,9 +605,12 @@ static accel_status kernel_rebuild(accel_device *device, struct accel_kernel *ke
     /* The signature goes to a copy: launches read the kernel's own without
      * the lock, and it must not change under them. */
     struct accel_kernel_signature signature;
+    memset(&signature, 0, sizeof signature);
     accel_status status = ACCEL__DRV_CALL(device, kernel_get,
                                           kernel->module->drv, kernel->name,
                                           &kernel->drv, &signature);
+    if (status == ACCEL_OK)
+        status = signature_settle(kernel->module, kernel->name, &signature);
     if (status == ACCEL_OK &&
         memcmp(&signature, &kernel->signature, sizeof signature) != 0)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,

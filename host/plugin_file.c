@@ -414,6 +414,15 @@ static bool read_fd(void *context, uint64_t offset, void *buf, size_t size)
     return true;
 }
 
+bool accel__plugin_file_exports(const struct accel__plugin_file *file,
+                                uint64_t *out_count)
+{
+    int fd = file->fd;
+    *out_count = 0;
+    return fd >= 0 &&
+           accel__elf_exported_symbols(read_fd, &fd, (uint64_t)file->st.st_size, out_count);
+}
+
 /* The name of the loaded object behind `handle`; "" when unknown. */
 static const char *handle_name(void *handle)
 {

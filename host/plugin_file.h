@@ -61,6 +61,12 @@ accel_status accel__plugin_file_open(const struct accel__trust *trust,
                                      const char *name, const char *shown,
                                      struct accel__plugin_file *out_file);
 void accel__plugin_file_close(struct accel__plugin_file *file);
+/*
+ * How many symbols the opened file exports (read from its ELF dynamic
+ * symbol table before it is loaded); false when it does not say.
+ */
+bool accel__plugin_file_exports(const struct accel__plugin_file *file,
+                                uint64_t *out_count);
 
 /*
  * Check the ELF headers through *fd and dlopen exactly that file, as

@@ -21,6 +21,11 @@ void accel__pool_set_device_memory(struct accel__pool *pool, uint64_t bytes)
     pool->device_memory = bytes;
 }
 
+void accel__pool_set_own_allocations(struct accel__pool *pool, bool own)
+{
+    pool->own_allocations = own;
+}
+
 /*
  * The bytes of a new page of slices of `slice` bytes: four slices, at least
  * ACCEL__POOL_MIN_PAGE, but at most a quarter of the device's memory
@@ -163,7 +168,7 @@ static struct accel__page *spare_take(struct accel__pool *pool, uint64_t bytes)
 /* Keep a freed page of its own for reuse, if the spares have room. */
 static bool spare_keep(struct accel__pool *pool, struct accel__page *page)
 {
-    if (pool->spare_count == ACCEL__POOL_SPARE_MAX ||
+    if (pool->own_allocations || pool->spare_count == ACCEL__POOL_SPARE_MAX ||
         pool->spare_bytes + page->bytes > ACCEL__POOL_SPARE_BYTES)
         return false;
     list_remove(&pool->own_pages, page);
@@ -180,12 +185,16 @@ accel_status accel__pool_take(struct accel__pool *pool,
                               uint32_t owner, struct accel__slice *out_slice)
 {
     memset(out_slice, 0, sizeof *out_slice);
-    uint32_t class_index = class_of(bytes);
+    uint32_t class_index = pool->own_allocations ? ACCEL__POOL_CLASSES : class_of(bytes);
     struct accel__page *page = NULL;
     accel_status status = ACCEL_OK;
     if (class_index == ACCEL__POOL_CLASSES) {
-        uint64_t rounded = (bytes + ACCEL__POOL_MIN_SLICE - 1) &
-                           ~(uint64_t)(ACCEL__POOL_MIN_SLICE - 1);
+        /* Not rounded up for a checking plugin: one byte past the end must
+         * be past the page. */
+        uint64_t rounded = pool->own_allocations
+                               ? bytes
+                               : (bytes + ACCEL__POOL_MIN_SLICE - 1) &
+                                     ~(uint64_t)(ACCEL__POOL_MIN_SLICE - 1);
         if (rounded < bytes)
             return accel__error(ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
                                 "%llu bytes cannot be allocated",

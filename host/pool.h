@@ -76,6 +76,9 @@ struct accel__pool {
     bool automatic;
     /* The device's total_memory (0: unknown), which caps class pages. */
     uint64_t device_memory;
+    /* The device has ACCEL_DEVICE_CAP_OWN_ALLOCATIONS: every allocation is
+     * a page of its own of exactly its size, never kept as a spare. */
+    bool own_allocations;
 };
 
 /* Where one allocation lives. */
@@ -92,6 +95,13 @@ void accel__pool_init(struct accel__pool *pool);
  * device still serves small allocations. 0 means unknown: no cap.
  */
 void accel__pool_set_device_memory(struct accel__pool *pool, uint64_t bytes);
+
+/*
+ * Give every allocation a page of its own, of exactly its size, and hand
+ * each back to the plugin when it is freed (ACCEL_DEVICE_CAP_OWN_ALLOCATIONS):
+ * a checking plugin then sees each allocation's bounds and its free.
+ */
+void accel__pool_set_own_allocations(struct accel__pool *pool, bool own);
 
 /*
  * Take a slice of at least `bytes` for ref slot `owner`, from a page with

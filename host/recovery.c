@@ -25,14 +25,15 @@
 #include "recovery.h"
 #include "sized.h"
 #include "status.h"
+#include "trace.h"
 
 #define HISTORY (ACCEL_RECOVERY_MAX_LOSSES + 1u)
 
 /* Objects this thread has borrowed, from any device. */
 static _Thread_local uint32_t borrowed_here;
 
-accel_status accel_device_set_recovery(accel_device *device,
-                                       const accel_recovery_policy *caller_policy)
+static accel_status device_set_recovery_untraced(accel_device *device,
+                                                 const accel_recovery_policy *caller_policy)
 {
     if (device == NULL || caller_policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -57,6 +58,14 @@ accel_status accel_device_set_recovery(accel_device *device,
     device->recovery.count = 0;
     pthread_mutex_unlock(&device->lock);
     return ACCEL_OK;
+}
+
+accel_status accel_device_set_recovery(accel_device *device,
+                                       const accel_recovery_policy *policy)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = device_set_recovery_untraced(device, policy);
+    return accel__trace_end("accel_device_set_recovery", traced, status, 0);
 }
 
 void accel__recovery_forgive(accel_device *device)

@@ -20,6 +20,7 @@
 #include "refs.h"
 #include "status.h"
 #include "stream.h"
+#include "trace.h"
 
 void accel__refs_init(struct accel__ref_table *table)
 {
@@ -146,8 +147,8 @@ accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
     return ACCEL_OK;
 }
 
-accel_status accel_alloc(accel_device *device, accel_elem_type type,
-                         uint64_t count, accel_ref *out_ref)
+static accel_status alloc_untraced(accel_device *device, accel_elem_type type,
+                                   uint64_t count, accel_ref *out_ref)
 {
     if (out_ref != NULL)
         memset(out_ref, 0, sizeof *out_ref);
@@ -210,6 +211,16 @@ done:
     return status;
 }
 
+accel_status accel_alloc(accel_device *device, accel_elem_type type, uint64_t count,
+                         accel_ref *out_ref)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = alloc_untraced(device, type, count, out_ref);
+    /* The bytes are worked out only when the call is traced. */
+    uint64_t bytes = traced != 0 && status == ACCEL_OK ? accel_ref_bytes(*out_ref) : 0;
+    return accel__trace_end("accel_alloc", traced, status, bytes);
+}
+
 /* Free a live slot: its memory waits on the drop queue for the streams that
  * used it, and the slot can be taken again at once. */
 static void slot_free(accel_device *device, uint32_t index)
@@ -228,7 +239,7 @@ static void slot_free(accel_device *device, uint32_t index)
     slot_give_back(&device->refs, index);
 }
 
-accel_status accel_free(accel_device *device, accel_ref ref)
+static accel_status free_untraced(accel_device *device, accel_ref ref)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_free: NULL device");
@@ -251,6 +262,14 @@ accel_status accel_free(accel_device *device, accel_ref ref)
     return status;
 }
 
+accel_status accel_free(accel_device *device, accel_ref ref)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = free_untraced(device, ref);
+    uint64_t bytes = traced != 0 && status == ACCEL_OK ? accel_ref_bytes(ref) : 0;
+    return accel__trace_end("accel_free", traced, status, bytes);
+}
+
 void accel__refs_release_all(accel_device *device)
 {
     /* Everything goes back to the plugin by pages; the slots just die. */
@@ -263,7 +282,7 @@ void accel__refs_release_all(accel_device *device)
     accel__pool_release_all(&device->pool, device->drv, device->drv_device);
 }
 
-accel_status accel_ref_check(accel_device *device, accel_ref ref)
+static accel_status ref_check_untraced(accel_device *device, accel_ref ref)
 {
     if (device == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -277,6 +296,13 @@ accel_status accel_ref_check(accel_device *device, accel_ref ref)
     return status;
 }
 
+accel_status accel_ref_check(accel_device *device, accel_ref ref)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = ref_check_untraced(device, ref);
+    return accel__trace_end("accel_ref_check", traced, status, 0);
+}
+
 uint64_t accel_ref_bytes(accel_ref ref)
 {
     size_t element = accel_elem_size((accel_elem_type)ref.type);
@@ -285,8 +311,8 @@ uint64_t accel_ref_bytes(accel_ref ref)
     return ref.count * element;
 }
 
-accel_status accel_ref_native(accel_device *device, accel_ref ref,
-                              uint64_t *out_address)
+static accel_status ref_native_untraced(accel_device *device, accel_ref ref,
+                                        uint64_t *out_address)
 {
     if (out_address != NULL)
         *out_address = 0;
@@ -308,4 +334,11 @@ accel_status accel_ref_native(accel_device *device, accel_ref ref,
     }
     pthread_mutex_unlock(&device->lock);
     return status;
+}
+
+accel_status accel_ref_native(accel_device *device, accel_ref ref, uint64_t *out_address)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = ref_native_untraced(device, ref, out_address);
+    return accel__trace_end("accel_ref_native", traced, status, 0);
 }

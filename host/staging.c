@@ -26,6 +26,7 @@
 #include "status.h"
 #include "stream.h"
 #include "submit.h"
+#include "trace.h"
 
 #define STAGING_DEFAULT_CHUNK (1u << 20)
 #define STAGING_MIN_CHUNK 4096u
@@ -285,6 +286,8 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
                                                  buffer->ptr, slot->slice.address, &l);
         status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                            : "copy_to_host");
+        accel__trace_copy(stream, host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
+                          status, accel__layout_bytes(&l));
         slot->lanes |= accel__lane_bit(stream);
     }
     if (status == ACCEL_OK) {

@@ -7,6 +7,7 @@
 #define ACCEL_HOST_STATUS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "accel/accel.h"
 #include "accel/driver.h"
@@ -42,6 +43,25 @@ static inline accel_status accel__from_plugin(accel_status status,
 void accel__log(accel_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 bool accel__log_enabled(accel_log_level level);
+
+/*
+ * The minor this host speaks and the services it hands plugins. A test
+ * build (ACCEL_HOST_NEXT_MINOR_FIXTURE, tests/test-next-minor-host.c)
+ * raises both by one, as the next minor's host would be, to show that an
+ * older plugin still loads on it; the library itself never does.
+ */
+#ifdef ACCEL_HOST_NEXT_MINOR_FIXTURE
+#define ACCEL__HOST_MINOR (ACCEL_DRIVER_ABI_MINOR + 1)
+struct accel__host_services {
+    struct accel_host_services v1;
+    uint32_t next_minor_service;
+};
+#else
+#define ACCEL__HOST_MINOR ACCEL_DRIVER_ABI_MINOR
+struct accel__host_services {
+    struct accel_host_services v1;
+};
+#endif
 
 /* The services table every plugin receives. */
 extern const struct accel_host_services accel__services;

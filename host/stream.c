@@ -20,6 +20,7 @@
 #include "status.h"
 #include "stream.h"
 #include "submit.h"
+#include "trace.h"
 
 /* The lowest free lane of 0..62, or the shared lane 63. */
 static uint32_t lane_take(accel_device *device)
@@ -38,7 +39,8 @@ static void lane_give(accel_device *device, uint32_t lane)
         device->queues.lanes_taken &= ~(1ull << lane);
 }
 
-accel_status accel_stream_create(accel_device *device, accel_stream **out_stream)
+static accel_status stream_create_untraced(accel_device *device,
+                                           accel_stream **out_stream)
 {
     if (out_stream != NULL)
         *out_stream = NULL;
@@ -76,7 +78,14 @@ accel_status accel_stream_create(accel_device *device, accel_stream **out_stream
     return status;
 }
 
-void accel_stream_destroy(accel_stream *stream)
+accel_status accel_stream_create(accel_device *device, accel_stream **out_stream)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = stream_create_untraced(device, out_stream);
+    return accel__trace_end("accel_stream_create", traced, status, 0);
+}
+
+static void stream_destroy_untraced(accel_stream *stream)
 {
     /* A fork's child leaves the parent's stream alone: its worker is not
      * there to finish the work a destroy waits for. */
@@ -107,6 +116,13 @@ void accel_stream_destroy(accel_stream *stream)
     accel__drop_collect(device, false);
     accel__device_unlock(device);
     free(stream);
+}
+
+void accel_stream_destroy(accel_stream *stream)
+{
+    uint64_t traced = accel__trace_now();
+    stream_destroy_untraced(stream);
+    accel__trace_end("accel_stream_destroy", traced, ACCEL_OK, 0);
 }
 
 /*
@@ -182,7 +198,7 @@ static accel_status callbacks_wait(accel_device *device, accel_status status,
     return status;
 }
 
-accel_status accel_stream_sync(accel_stream *stream)
+static accel_status stream_sync_untraced(accel_stream *stream)
 {
     if (stream == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -202,7 +218,14 @@ accel_status accel_stream_sync(accel_stream *stream)
     return callbacks_wait(device, status, &callbacks);
 }
 
-accel_status accel_event_create(accel_device *device, accel_event **out_event)
+accel_status accel_stream_sync(accel_stream *stream)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = stream_sync_untraced(stream);
+    return accel__trace_end("accel_stream_sync", traced, status, 0);
+}
+
+static accel_status event_create_untraced(accel_device *device, accel_event **out_event)
 {
     if (out_event != NULL)
         *out_event = NULL;
@@ -232,7 +255,14 @@ accel_status accel_event_create(accel_device *device, accel_event **out_event)
     return status;
 }
 
-void accel_event_destroy(accel_event *event)
+accel_status accel_event_create(accel_device *device, accel_event **out_event)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = event_create_untraced(device, out_event);
+    return accel__trace_end("accel_event_create", traced, status, 0);
+}
+
+static void event_destroy_untraced(accel_event *event)
 {
     if (event == NULL || event->device->pid != accel__pid)
         return;
@@ -249,6 +279,13 @@ void accel_event_destroy(accel_event *event)
     accel__cb_point_release(&device->completion, &event->callbacks);
     pthread_mutex_unlock(&device->lock);
     free(event);
+}
+
+void accel_event_destroy(accel_event *event)
+{
+    uint64_t traced = accel__trace_now();
+    event_destroy_untraced(event);
+    accel__trace_end("accel_event_destroy", traced, ACCEL_OK, 0);
 }
 
 /* An event and, unless NULL is allowed, a stream of the same device. */
@@ -284,7 +321,7 @@ static accel_status submit_pair(accel_event *event, accel_stream *stream,
     return status;
 }
 
-accel_status accel_event_record(accel_event *event, accel_stream *stream)
+static accel_status event_record_untraced(accel_event *event, accel_stream *stream)
 {
     accel_status status = submit_pair(event, stream, "accel_event_record");
     if (status != ACCEL_OK)
@@ -293,12 +330,20 @@ accel_status accel_event_record(accel_event *event, accel_stream *stream)
     status = ACCEL__DRV_CALL(device, event_record, event->drv, stream->drv);
     /* The event completes once the callbacks before it have run, too. */
     if (status == ACCEL_OK) {
+        event->recorded = true;
         accel__cb_point_release(&device->completion, &event->callbacks);
         accel__cb_point_take(&device->completion, stream->callbacks,
                              &event->callbacks);
         atomic_store(&event->callbacks_pending, event->callbacks.counter != NULL);
     }
     return accel__submit_end(stream, status);
+}
+
+accel_status accel_event_record(accel_event *event, accel_stream *stream)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = event_record_untraced(event, stream);
+    return accel__trace_end("accel_event_record", traced, status, 0);
 }
 
 /* A query under the device lock, the way every other call goes. */
@@ -335,7 +380,7 @@ static accel_status event_query_locked(accel_event *event, const char *what)
  * the locked way, which waits for it), or the rebuild sees the query and
  * waits for it.
  */
-accel_status accel_event_query(accel_event *event)
+static accel_status event_query_untraced(accel_event *event)
 {
     const char *what = "accel_event_query";
     accel_status status = check_pair(event, NULL, false, what);
@@ -359,7 +404,13 @@ accel_status accel_event_query(accel_event *event)
         device, accel__from_plugin(status, "event_query"));
 }
 
-accel_status accel_event_sync(accel_event *event)
+accel_status accel_event_query(accel_event *event)
+{
+    uint64_t traced = accel__trace_now();
+    return accel__trace_end("accel_event_query", traced, event_query_untraced(event), 0);
+}
+
+static accel_status event_sync_untraced(accel_event *event)
 {
     const char *what = "accel_event_sync";
     accel_drv_stream *s = NULL;
@@ -378,7 +429,14 @@ accel_status accel_event_sync(accel_event *event)
     return callbacks_wait(device, status, &callbacks);
 }
 
-accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
+accel_status accel_event_sync(accel_event *event)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = event_sync_untraced(event);
+    return accel__trace_end("accel_event_sync", traced, status, 0);
+}
+
+static accel_status stream_wait_event_untraced(accel_stream *stream, accel_event *event)
 {
     accel_status status = submit_pair(event, stream, "accel_stream_wait_event");
     if (status != ACCEL_OK)
@@ -386,6 +444,13 @@ accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
     accel_device *device = stream->device;
     status = ACCEL__DRV_CALL(device, stream_wait_event, stream->drv, event->drv);
     return accel__submit_end(stream, status);
+}
+
+accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = stream_wait_event_untraced(stream, event);
+    return accel__trace_end("accel_stream_wait_event", traced, status, 0);
 }
 
 accel_status accel__streams_cb_points(accel_device *device,
@@ -440,6 +505,7 @@ void accel__streams_release(accel_device *device)
         if (e->drv != NULL)
             device->drv->event_destroy(device->drv_device, e->drv);
         e->drv = NULL;
+        e->recorded = false;
     }
     for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->drv != NULL)
@@ -512,7 +578,8 @@ static accel_status host_alloc_unlocked(accel_device *device, size_t bytes,
     return status;
 }
 
-accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr)
+static accel_status host_alloc_untraced(accel_device *device, size_t bytes,
+                                        void **out_ptr)
 {
     if (out_ptr != NULL)
         *out_ptr = NULL;
@@ -541,7 +608,14 @@ accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr
     return status;
 }
 
-void accel_host_free(accel_device *device, void *ptr)
+accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr)
+{
+    uint64_t traced = accel__trace_now();
+    accel_status status = host_alloc_untraced(device, bytes, out_ptr);
+    return accel__trace_end("accel_host_alloc", traced, status, bytes);
+}
+
+static void host_free_untraced(accel_device *device, void *ptr)
 {
     if (device == NULL || ptr == NULL || device->pid != accel__pid)
         return;
@@ -554,4 +628,11 @@ void accel_host_free(accel_device *device, void *ptr)
         }
     }
     pthread_mutex_unlock(&device->lock);
+}
+
+void accel_host_free(accel_device *device, void *ptr)
+{
+    uint64_t traced = accel__trace_now();
+    host_free_untraced(device, ptr);
+    accel__trace_end("accel_host_free", traced, ACCEL_OK, 0);
 }

@@ -42,6 +42,7 @@ struct accel_event {
      * without it by the lockless query. */
     struct accel__cb_point callbacks;
     _Atomic bool callbacks_pending;
+    bool recorded;           /* since its plugin event was made; device lock */
     struct accel_event *next;
 };
 

@@ -17,9 +17,12 @@ accel_status accel__submit_begin(accel_stream *stream, const char *what);
 accel_status accel__submit_end(accel_stream *stream, accel_status status);
 
 /*
- * Where tracing will record every call into a plugin's table: called with
- * the calling function, the entry and its status when set. NULL (off)
- * costs one predictable branch per call.
+ * A hook on every call into a plugin's table: called with the calling
+ * function, the entry and its status when set. NULL (off) costs one
+ * predictable branch per call. ACCEL_TRACE does not use it: a command's
+ * trace record needs its stream and shape (bytes, kernel, geometry) and an
+ * event recorded after it, so accel__trace_copy and accel__trace_launch sit
+ * beside the ACCEL__DRV_CALL of each command instead (trace.h).
  */
 typedef void (*accel__submit_hook_fn)(const char *site, const char *entry,
                                       accel_status status);

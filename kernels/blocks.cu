@@ -429,6 +429,26 @@ ACCEL_KERNEL(block_diverge_count, (uint32_t *, out))
     out[threadIdx.x] = 1;
 }
 
+/*
+ * Odd and even threads wait at two different barriers. The fibers let them
+ * meet (every thread waits at a barrier); a kernel split by accel-cc's
+ * barrier pass fails the launch, since the threads stopped at different
+ * points of the kernel (different operations after the two barriers keep
+ * clang from merging the two calls into one). On a GPU it is undefined.
+ */
+ACCEL_KERNEL(block_diverge_sites, (uint32_t *, out))
+{
+    if (threadIdx.x % 2 == 1) {
+        out[threadIdx.x] = 1;
+        accel_sync_threads();
+        out[threadIdx.x] *= 11;
+    } else {
+        out[threadIdx.x] = 2;
+        accel_sync_threads();
+        out[threadIdx.x] += 20;
+    }
+}
+
 /* Half a warp shuffles with a mask that names the whole warp. */
 ACCEL_KERNEL(block_diverge_warp, (uint32_t *, out))
 {

@@ -109,6 +109,35 @@ ACCEL_KERNEL(shared_scratch, (uint32_t, n), (uint32_t, words), (uint32_t *, out)
         out[i] = sum;
 }
 
+/*
+ * A pointer of each element type, one of bytes, and two values, for the
+ * launch's typed checks: sum[0] = n + scale, the pointers untouched.
+ */
+ACCEL_KERNEL(typed_params, (float *, f32), (double *, f64), (int8_t *, i8), (int16_t *, i16),
+             (int32_t *, i32), (int64_t *, i64), (uint8_t *, u8), (uint16_t *, u16),
+             (uint32_t *, u32), (uint64_t *, u64), (void *, raw), (float, scale),
+             (uint32_t, n), (double *, sum))
+{
+    if (accel_global_idx_x() == 0)
+        sum[0] = n + (double)scale;
+}
+
+#if ACCEL_KERNEL_CPU && defined(__FLT16_MAX__)
+/* The CPU form's 16-bit float, where the compiler has one: f16[0] = 1.5. */
+ACCEL_KERNEL(typed_f16, (_Float16 *, f16))
+{
+    if (accel_global_idx_x() == 0)
+        f16[0] = (_Float16)1.5f;
+}
+#endif
+#if ACCEL_KERNEL_CPU && defined(__BFLT16_MAX__)
+ACCEL_KERNEL(typed_bf16, (__bf16 *, bf16))
+{
+    if (accel_global_idx_x() == 0)
+        bf16[0] = (__bf16)1.5f;
+}
+#endif
+
 #if ACCEL_KERNEL_CPU
 /*
  * Descriptors the CPU plugin must refuse: one from a future ABI, one
@@ -121,7 +150,30 @@ static void accel_test_run_nothing(const struct accel_cpu_block *block, void *co
 }
 
 __attribute__((visibility("default"))) const struct accel_cpu_kernel
-    accel_cpu_kernel_future_abi = {ACCEL_CPU_KERNEL_ABI + 1, 0, {0}, accel_test_run_nothing, 0};
+    accel_cpu_kernel_future_abi = {.abi = ACCEL_CPU_KERNEL_ABI + 1,
+                                   .run_block = accel_test_run_nothing};
 __attribute__((visibility("default"))) const struct accel_cpu_kernel
-    accel_cpu_kernel_no_runner = {ACCEL_CPU_KERNEL_ABI, 0, {0}, 0, 0};
+    accel_cpu_kernel_no_runner = {.abi = ACCEL_CPU_KERNEL_ABI};
+static void accel_test_run_thread_nothing(const struct accel_cpu_block *block,
+                                          void *const *args, uint32_t thread)
+{
+    (void)block;
+    (void)args;
+    (void)thread;
+}
+/* Typed signatures the plugin must refuse: a kind it does not know, and
+ * fewer names than parameters. */
+__attribute__((visibility("default"))) const struct accel_cpu_kernel
+    accel_cpu_kernel_bad_kind = {.abi = ACCEL_CPU_KERNEL_ABI, .param_count = 1,
+                                 .param_sizes = {4}, .run_block = accel_test_run_nothing,
+                                 .run_thread = accel_test_run_thread_nothing,
+                                 .param_names = " n",
+                                 .param_kinds = {7}, .param_types = {11}};
+__attribute__((visibility("default"))) const struct accel_cpu_kernel
+    accel_cpu_kernel_unnamed = {.abi = ACCEL_CPU_KERNEL_ABI, .param_count = 2,
+                                .param_sizes = {4, 8}, .run_block = accel_test_run_nothing,
+                                .run_thread = accel_test_run_thread_nothing,
+                                .param_names = " n",
+                                .param_kinds = {ACCEL_CPU_PARAM_VALUE, ACCEL_CPU_PARAM_POINTER},
+                                .param_types = {11, 11}};
 #endif

@@ -37,6 +37,11 @@ expect 0 "$tool" --levels baseline -o "$work/one.accelpack" "$source"
 machine=$(uname -m)
 "$pack" list "$work/one.accelpack" | grep -q " null  *$machine  *elf " ||
     fail "no null:$machine:elf image in $("$pack" list "$work/one.accelpack")"
+# The kernels' typed signatures ride along, for the GPU images' launches.
+"$pack" list "$work/one.accelpack" | grep -q " accel  *any  *sig " ||
+    fail "no accel:any:sig entry in $("$pack" list "$work/one.accelpack")"
+"$pack" extract "$work/one.accelpack" --backend accel --target any - 2>/dev/null |
+    grep -q '^accel-signatures 1$' && fail "the signatures were picked as an image"
 if [ "$machine" = x86_64 ]; then
     expect 0 "$tool" --levels baseline,v2,v3 -o "$work/three.accelpack" "$source"
     for target in x86_64 x86_64-v2 x86_64-v3; do

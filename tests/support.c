@@ -14,14 +14,22 @@ void support_clean_environment(void)
     unsetenv("ACCEL_PLUGIN_PATH");
     unsetenv("ACCEL_ALLOW_INSECURE_PLUGINS");
     unsetenv("ACCEL_NULL_DEVICES");
+    unsetenv("ACCEL_CC");
+    unsetenv("ACCEL_CACHE");
+    unsetenv("ACCEL_CACHE_DIR");
+    unsetenv("ACCEL_CACHE_MAX_BYTES");
     unsetenv("ACCEL_NULL_THREADS");
     unsetenv("ACCEL_NULL_DELAY_US");
     unsetenv("ACCEL_NULL_HOST_VISIBLE");
     unsetenv("ACCEL_NULL_FAIL");
     unsetenv("ACCEL_NULL_LOSE_AT");
     unsetenv("ACCEL_NULL_REPORT");
+    unsetenv("ACCEL_NULL_CHECK");
     unsetenv("ACCEL_STAGING_CHUNK");
     unsetenv("ACCEL_LOG");
+    unsetenv("ACCEL_CUDA_DEVICE_NODES");
+    unsetenv("ACCEL_HIP_DEVICE_NODES");
+    unsetenv("ACCEL_TRACE");
 }
 
 char *support_make_temp_dir(void)

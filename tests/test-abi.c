@@ -182,6 +182,34 @@ static void test_plugin_expecting_newer_services_reads_only_what_is_there(void *
     assert_string_equal(info.props.name, expected);
 }
 
+/*
+ * Two-way negotiation, the plugin's side: a plugin built for the next minor
+ * (its table says ACCEL_DRIVER_ABI_MINOR + 1 and has one entry more) loads
+ * on this host, works, and sees this host's minor in the services.
+ */
+static void test_plugin_of_the_next_minor_loads_and_sees_the_hosts_minor(void **state)
+{
+    struct scratch *s = *state;
+    open_fixture(s, "nextminor");
+    accel_device_info info;
+    assert_status(accel_device_info_get(s->device, &info), ACCEL_OK);
+    char expected[96];
+    snprintf(expected, sizeof expected, "host minor %d privilege 0 future absent",
+             ACCEL_DRIVER_ABI_MINOR);
+    assert_string_equal(info.props.name, expected);
+    accel_ref ref;
+    uint32_t in[4] = {1, 2, 3, 4}, out[4] = {0};
+    accel_stream *stream = NULL;
+    assert_status(accel_stream_create(s->device, &stream), ACCEL_OK);
+    assert_status(accel_alloc(s->device, ACCEL_U32, 4, &ref), ACCEL_OK);
+    assert_status(accel_copy_in(stream, ref, in, 4), ACCEL_OK);
+    assert_status(accel_copy_out(stream, out, ref, 4), ACCEL_OK);
+    assert_status(accel_stream_sync(stream), ACCEL_OK);
+    assert_memory_equal(in, out, sizeof in);
+    assert_status(accel_free(s->device, ref), ACCEL_OK);
+    accel_stream_destroy(stream);
+}
+
 /* The privilege bits: elevated, and the opt-in only with it. */
 static void test_services_tell_elevation_and_the_programs_opt_in(void **state)
 {
@@ -311,6 +339,7 @@ int main(void)
         T(test_small_allocations_fit_a_device_of_one_mebibyte),
         T(test_misaligned_device_memory_is_a_plugin_abi_error),
         T(test_host_function_run_inline_by_the_plugin_delivers_the_callback),
+        T(test_plugin_of_the_next_minor_loads_and_sees_the_hosts_minor),
         T(test_plugin_expecting_newer_services_reads_only_what_is_there),
         T(test_services_tell_elevation_and_the_programs_opt_in),
         T(test_null_plugin_accepts_services_of_a_1_0_host),

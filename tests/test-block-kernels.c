@@ -8,15 +8,29 @@
  * block and thread instead of hanging; a fiber stack overflow is reported;
  * ACCEL_NULL_STACK_KB sets the stack; and images built before barriers
  * (CPU kernel ABI 1) still run.
+ *
+ * Built twice: block-kernels loads meson's image (gcc or cc, every barrier
+ * kernel on fibers), block-kernels-cbs the image accel-cc --cbs builds
+ * through the barrier pass (BLOCKS_CBS), whose barrier kernels run as
+ * loops over a block's threads; the same checks hold for both. Where the
+ * pass is not built, block-kernels-cbs skips (BLOCKS_CBS_MISSING).
  */
 #include "support.h"
 
+#include <accel/kernel.h>
+#include <dlfcn.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* 1 when BLOCKS_CPU_IMAGE was built through accel-cc's barrier pass. */
+#ifndef BLOCKS_CBS
+#define BLOCKS_CBS 0
+#endif
 
 struct blocks_case {
     accel_host *host;
@@ -749,9 +763,81 @@ static void test_warp_operation_missing_lanes_fails_the_launch(void **state)
                      "block_diverge_warp");
 }
 
+/*
+ * Threads at two different barrier calls: on fibers they meet (each waits
+ * at a barrier); split by the pass, the launch fails, naming both.
+ */
+static void test_barriers_at_two_call_sites_meet_only_on_fibers(void **state)
+{
+    struct blocks_case *c = *state;
+
+    if (!BLOCKS_CBS) {
+        accel_ref dout = upload(c, ACCEL_U32, 64, NULL);
+        accel_arg args[] = { ACCEL_ARG_REF(dout) };
+        uint32_t out[64];
+
+        assert_status(run(c, "block_diverge_sites", (accel_dim3){ 1, 1, 1 },
+                          (accel_dim3){ 64, 1, 1 }, 0, args, 1),
+                      ACCEL_OK);
+        download(c, out, dout);
+        for (uint32_t t = 0; t < 64; t++)
+            assert_int_equal(out[t], t % 2 == 1 ? 11 : 22);
+        accel_free(c->device, dout);
+        return;
+    }
+    check_divergence(c, "block_diverge_sites", "thread (0,0,0): waits at "
+                     "accel_sync_threads() that thread (1,0,0) never reaches (it waits at "
+                     "barrier", "block_diverge_sites");
+}
+
 static void test_divergence_fails_with_one_host_thread_too(void **state)
 {
     check_divergence(*state, "block_diverge_return", "thread (5,0,0)", "returned");
+}
+
+/* ---- which kernels the barrier pass splits ---- */
+
+static void check_run_regions(void *image, const char *name, bool split)
+{
+    char symbol[128];
+    const struct accel_cpu_kernel *kernel;
+
+    snprintf(symbol, sizeof symbol, ACCEL_CPU_KERNEL_PREFIX "%s", name);
+    kernel = dlsym(image, symbol);
+    assert_non_null(kernel);
+    assert_int_equal(kernel->abi, ACCEL_CPU_KERNEL_ABI);
+    if (split != (kernel->run_regions != NULL))
+        fail_msg("%s: run_regions is %s", name, split ? "NULL" : "set");
+}
+
+/*
+ * Through the pass, every kernel with barriers and no warp operation runs
+ * as loops between its barriers; those with warp operations, with a call
+ * stack (block_stack_overflow) or without barriers keep the fiber path.
+ * Without it, none has run_regions.
+ */
+static void test_only_the_pass_splits_barrier_kernels(void **state)
+{
+    static const char *const split[] = {
+        "block_sgemm", "block_reduce_shared", "block_scan_hillis_steele",
+        "block_scan_blelloch", "block_histogram", "block_transpose", "block_stencil",
+        "block_bitonic_sort", "block_atomics", "block_shape", "block_reverse_dynamic",
+        "block_diverge_return", "block_diverge_branch", "block_diverge_count",
+        "block_diverge_sites", "block_barriers",
+    };
+    static const char *const fibers[] = {
+        "block_reduce_warp", "block_ballot_compact", "block_warp_ops", "block_diverge_warp",
+        "block_stack_overflow", "block_shuffles", "block_cas_update", "block_no_barriers",
+    };
+    void *image = dlopen(BLOCKS_CPU_IMAGE, RTLD_NOW | RTLD_LOCAL);
+
+    (void)state;
+    assert_non_null(image);
+    for (size_t i = 0; i < sizeof split / sizeof split[0]; i++)
+        check_run_regions(image, split[i], BLOCKS_CBS);
+    for (size_t i = 0; i < sizeof fibers / sizeof fibers[0]; i++)
+        check_run_regions(image, fibers[i], false);
+    dlclose(image);
 }
 
 /* ---- images from before barriers ---- */
@@ -855,6 +941,10 @@ static void test_stack_overflow_is_reported_and_stops_the_process(void **state)
 
 int main(void)
 {
+#ifdef BLOCKS_CBS_MISSING
+    printf("SKIP: accel-cc's barrier pass is not built: %s\n", BLOCKS_CBS_MISSING);
+    return 77;
+#endif
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_tiled_sgemm_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_tree_reduction_matches_reference, setup,
@@ -891,8 +981,11 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_warp_operation_missing_lanes_fails_the_launch,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_barriers_at_two_call_sites_meet_only_on_fibers,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_divergence_fails_with_one_host_thread_too,
                                         setup_one_thread, teardown),
+        cmocka_unit_test(test_only_the_pass_splits_barrier_kernels),
         cmocka_unit_test_setup_teardown(test_abi1_images_still_run, setup_abi1, teardown),
         cmocka_unit_test_setup_teardown(test_stack_size_knob_lets_deep_kernels_run,
                                         setup_big_stack, teardown),

@@ -139,8 +139,10 @@ static void test_wrong_argument_count_or_size_is_rejected(void **state)
     assert_status(accel_launch(c->stream, c->add, grid, block, 0, wrong_size, 3),
                   ACCEL_ERR_INVALID_ARGUMENT);
     assert_contains(accel_last_error(), "argument 2");
+    /* The typed signature knows data is a pointer (test-signatures.c). */
     assert_status(accel_launch(c->stream, c->add, grid, block, 0, value_for_ref, 3),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+                  ACCEL_ERR_TYPE_MISMATCH);
+    assert_contains(accel_last_error(), "argument 1 (data) of 'add_u32' is a pointer to u32");
     assert_status(accel_launch(c->stream, c->add, grid, block, 0, NULL, 3),
                   ACCEL_ERR_INVALID_ARGUMENT);
     expect_sum(c, 0);

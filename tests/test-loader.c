@@ -5,6 +5,7 @@
  */
 #include "support.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,21 @@ static void expect_rejected(struct loader_case *c, const char *variant,
     support_install_fixture(c->dir, variant, name);
     create_host(c, c->dir);
     expect_rejected_beside_good(c, name, fragment);
+}
+
+/* The catalog entry whose path ends in `file`. */
+static const accel_plugin_info *entry_by_file(accel_host *host, const char *file)
+{
+    const accel_plugin_info *plugins = NULL;
+    size_t count = 0;
+    accel_host_plugins(host, &plugins, &count);
+    for (size_t i = 0; i < count; i++) {
+        size_t length = strlen(plugins[i].path);
+        if (length >= strlen(file) && strcmp(plugins[i].path + length - strlen(file), file) == 0)
+            return &plugins[i];
+    }
+    fail_msg("no catalog entry for %s", file);
+    return NULL;
 }
 
 static void test_good_plugin_loads_with_version_priority_and_devices(void **state)
@@ -297,7 +313,13 @@ static void test_files_not_named_like_plugins_are_not_candidates(void **state)
     support_copy_file(from, c->dir, "high.so");
     create_host(c, c->dir);
 
-    assert_int_equal(support_plugin_count(c->host), 1);
+    /* The two near misses are listed, with a hint, and never loaded
+     * (test_misnamed_plugin_files_are_listed_with_their_right_name). */
+    assert_int_equal(support_plugin_count(c->host), 3);
+    assert_int_equal(entry_by_file(c->host, "libaccel-plugin-high.so")->state,
+                     ACCEL_PLUGIN_REJECTED);
+    assert_int_equal(entry_by_file(c->host, "accel-plugin-high.so.1")->state,
+                     ACCEL_PLUGIN_REJECTED);
     expect_good_usable(c);
 }
 
@@ -448,6 +470,71 @@ static void test_plugin_state_names_are_distinct_words(void **state)
     assert_non_null(accel_plugin_state_name((accel_plugin_state)77));
 }
 
+/* ---- hints for common vendor mistakes ---- */
+
+static void test_plugin_exporting_more_than_its_table_loads_with_a_warning(void **state)
+{
+    struct loader_case *c = *state;
+    support_install_fixture(c->dir, "exports", "exports");
+    create_host(c, c->dir);
+
+    const accel_plugin_info *p =
+        support_expect_plugin(c->host, "exports", ACCEL_PLUGIN_LOADED);
+    assert_non_null(p->reason);
+    assert_contains(p->reason, "exports 5 symbols; only accel_driver_v1 should be exported");
+    accel_device *device = NULL;
+    assert_status(accel_device_open(c->host, "exports", 0, &device), ACCEL_OK);
+    accel_device_close(device);
+}
+
+static void test_misnamed_plugin_files_are_listed_with_their_right_name(void **state)
+{
+    struct loader_case *c = *state;
+    static const struct {
+        const char *file, *hint;
+    } cases[] = {
+        {"libaccel-plugin-good.so", "did you mean accel-plugin-good.so?"},
+        {"accel-plugin-high.so.1", "did you mean accel-plugin-high.so?"},
+        {"libaccel-plugin-zero.so.1.2", "did you mean accel-plugin-zero.so?"},
+    };
+    support_copy_file(FIXTURE_DIR "/fixture-good.so", c->dir, cases[0].file);
+    support_copy_file(FIXTURE_DIR "/fixture-high.so", c->dir, cases[1].file);
+    support_copy_file(FIXTURE_DIR "/fixture-zero.so", c->dir, cases[2].file);
+    /* Neither a plugin nor a near miss: not listed at all. */
+    support_copy_file(FIXTURE_DIR "/fixture-good.so", c->dir, "accel-plugin-good.so.bak");
+    create_host(c, c->dir);
+
+    assert_int_equal(support_plugin_count(c->host), 3);
+    for (size_t i = 0; i < 3; i++) {
+        const accel_plugin_info *p = entry_by_file(c->host, cases[i].file);
+        assert_int_equal(p->state, ACCEL_PLUGIN_REJECTED);
+        assert_non_null(p->reason);
+        assert_contains(p->reason, "not a candidate: ");
+        assert_contains(p->reason, cases[i].hint);
+        assert_null(p->version);
+        /* Never loaded: the dynamic loader has not mapped it. */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", c->dir, cases[i].file);
+        assert_null(dlopen(path, RTLD_NOW | RTLD_NOLOAD));
+    }
+    accel_device *device = NULL;
+    assert_status(accel_device_open(c->host, "good", 0, &device), ACCEL_ERR_NOT_FOUND);
+}
+
+/* Named on the path directly, the same hint. */
+static void test_misnamed_file_on_the_path_gets_the_hint(void **state)
+{
+    struct loader_case *c = *state;
+    support_copy_file(FIXTURE_DIR "/fixture-good.so", c->dir, "accel-plugin-good.so.1");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/accel-plugin-good.so.1", c->dir);
+    create_host(c, path);
+    const accel_plugin_info *p = entry_by_file(c->host, "accel-plugin-good.so.1");
+    assert_int_equal(p->state, ACCEL_PLUGIN_REJECTED);
+    assert_contains(p->reason, "not a candidate: did you mean accel-plugin-good.so?");
+    assert_null(dlopen(path, RTLD_NOW | RTLD_NOLOAD));
+}
+
 #define LOADER_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -455,6 +542,9 @@ int main(void)
     support_clean_environment();
     const struct CMUnitTest tests[] = {
         LOADER_TEST(test_good_plugin_loads_with_version_priority_and_devices),
+        LOADER_TEST(test_plugin_exporting_more_than_its_table_loads_with_a_warning),
+        LOADER_TEST(test_misnamed_plugin_files_are_listed_with_their_right_name),
+        LOADER_TEST(test_misnamed_file_on_the_path_gets_the_hint),
         LOADER_TEST(test_opened_device_reports_plugin_and_index),
         LOADER_TEST(test_device_index_past_count_is_no_device),
         LOADER_TEST(test_wrong_abi_major_is_rejected),

@@ -887,7 +887,8 @@ struct table_case {
     accel_drv_module *module;
 };
 
-static void table_open(struct table_case *t, const char *image_path)
+static void table_open_with(struct table_case *t, const char *image_path,
+                            const struct accel_host_services *services)
 {
     size_t size = 0;
     unsigned char *image = support_read_file(image_path, &size);
@@ -897,11 +898,17 @@ static void table_open(struct table_case *t, const char *image_path)
     assert_non_null(t->library);
     t->table = dlsym(t->library, ACCEL_DRIVER_SYMBOL);
     assert_non_null(t->table);
-    assert_status(t->table->plugin_open(&plugin_services, &t->plugin), ACCEL_OK);
+    assert_status(t->table->plugin_open(services, &t->plugin), ACCEL_OK);
     assert_status(t->table->device_open(t->plugin, 0, &t->device), ACCEL_OK);
     assert_status(t->table->stream_create(t->device, &t->stream), ACCEL_OK);
     assert_status(t->table->module_load(t->device, image, size, &t->module), ACCEL_OK);
     free(image);
+}
+
+/* The plugin opened with services of host minor 0. */
+static void table_open(struct table_case *t, const char *image_path)
+{
+    table_open_with(t, image_path, &plugin_services);
 }
 
 static void table_close(struct table_case *t)
@@ -934,6 +941,47 @@ static void test_kernel_signature_gives_parameter_sizes(void **state)
     long_name[sizeof long_name - 1] = '\0';
     assert_status(t.table->kernel_get(t.device, t.module, long_name, &kernel, &signature),
                   ACCEL_ERR_NOT_FOUND);
+    table_close(&t);
+}
+
+/*
+ * The typed fields (Since 1.1) are written for a host of minor 1 only: an
+ * older host's struct ends at param_sizes, and the bytes after it are not
+ * the plugin's.
+ */
+static void test_typed_fields_are_written_for_hosts_of_minor_1_only(void **state)
+{
+    (void)state;
+    struct table_case t;
+    struct accel_kernel_signature signature;
+    accel_drv_kernel *kernel = NULL;
+    unsigned char *typed = (unsigned char *)&signature + ACCEL_KERNEL_SIGNATURE_V1_0_SIZE;
+    size_t typed_size = sizeof signature - ACCEL_KERNEL_SIGNATURE_V1_0_SIZE;
+
+    table_open(&t, TESTING_CPU_IMAGE);
+    memset(&signature, 0xa5, sizeof signature);
+    assert_status(t.table->kernel_get(t.device, t.module, "add_u32", &kernel, &signature),
+                  ACCEL_OK);
+    assert_int_equal(signature.param_count, 3);
+    for (size_t i = 0; i < typed_size; i++)
+        assert_int_equal(typed[i], 0xa5);
+    table_close(&t);
+
+    struct accel_host_services minor1 = plugin_services;
+    minor1.host_minor = 1;
+    table_open_with(&t, TESTING_CPU_IMAGE, &minor1);
+    memset(&signature, 0xa5, sizeof signature);
+    assert_status(t.table->kernel_get(t.device, t.module, "add_u32", &kernel, &signature),
+                  ACCEL_OK);
+    static const uint8_t kinds[] = {ACCEL_PARAM_KIND_VALUE, ACCEL_PARAM_KIND_POINTER,
+                                    ACCEL_PARAM_KIND_VALUE, 0};
+    static const uint8_t types[] = {11, 11, 11, 0}; /* u32, u32, u32, none */
+    assert_memory_equal(signature.param_kinds, kinds, sizeof kinds);
+    assert_memory_equal(signature.param_types, types, sizeof types);
+    assert_string_equal(signature.param_names[0], "n");
+    assert_string_equal(signature.param_names[1], "data");
+    assert_string_equal(signature.param_names[2], "value");
+    assert_string_equal(signature.param_names[3], "");
     table_close(&t);
 }
 
@@ -1023,6 +1071,7 @@ int main(void)
         cmocka_unit_test(test_bad_knob_values_leave_no_device),
         cmocka_unit_test(test_delay_keeps_launches_in_flight),
         cmocka_unit_test(test_kernel_signature_gives_parameter_sizes),
+        cmocka_unit_test(test_typed_fields_are_written_for_hosts_of_minor_1_only),
         cmocka_unit_test(test_plugin_refuses_launches_that_break_the_signature),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include "host.h"
 #include "os.h"
 #include "status.h"
+#include "trace.h"
 
 #define NOBODY ((uid_t)65534)
 
@@ -398,6 +399,22 @@ static void test_elevated_process_ignores_insecure_override(void **state)
     expect_loaded_and_usable(c, "good");
 }
 
+static void test_elevated_process_ignores_trace_variable(void **state)
+{
+    struct security_case *c = *state;
+    support_install_fixture(c->dir, "good", "good");
+    char *trace = support_path_in(c->dir, "trace.json");
+    setenv("ACCEL_TRACE", trace, 1);
+    struct accel__ids ids = ids_setuid();
+    create_host_as(c, c->dir, &ids);
+    accel_host_destroy(c->host);
+    c->host = NULL;
+    /* Nothing was traced, and no file was made where the variable said. */
+    assert_false(accel__tracing());
+    assert_int_equal(access(trace, F_OK), -1);
+    free(trace);
+}
+
 static void test_elevated_ids_hide_every_variable(void **state)
 {
     (void)state;
@@ -412,7 +429,7 @@ static void test_elevated_ids_hide_every_variable(void **state)
     assert_true(accel__ids_elevated(&setgid_ids));
     const char *names[] = { "ACCEL_PLUGIN_PATH", "ACCEL_BACKEND", "ACCEL_LOG",
                             "ACCEL_ALLOW_INSECURE_PLUGINS", "ACCEL_NULL_DEVICES",
-                            "ACCEL_STAGING_CHUNK" };
+                            "ACCEL_STAGING_CHUNK", "ACCEL_TRACE" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         setenv(names[i], "1", 1);
         assert_string_equal(accel__getenv_as(&plain, names[i]), "1");
@@ -650,6 +667,7 @@ int main(int argc, char **argv)
     support_clean_environment();
     const struct CMUnitTest tests[] = {
         SECURITY_TEST(test_group_writable_plugin_is_refused),
+        SECURITY_TEST(test_elevated_process_ignores_trace_variable),
         SECURITY_TEST(test_plugin_writable_by_others_is_refused),
         SECURITY_TEST(test_read_only_plugin_of_the_user_loads),
         SECURITY_TEST(test_directory_writable_by_others_without_sticky_is_refused),

@@ -20,6 +20,7 @@
 
 #include "escape.h"
 #include "json.h"
+#include "trace_summary.h"
 
 enum { EXIT_NO_SELECTION = 2 };
 
@@ -48,6 +49,8 @@ struct report {
     const char *selected_plugin; /* owned by the host */
     uint32_t selected_index;
     char *selection_detail;
+    const char *select_expression; /* --select, NULL without */
+    char explanation[4096];        /* what the selection found, step by step */
 };
 
 static const struct {
@@ -129,6 +132,7 @@ static accel_status gather(accel_host *host, struct report *report)
         host, &report->selected_plugin, &report->selected_index);
     if (report->selection_status != ACCEL_OK)
         report->selection_detail = last_error_copy();
+    accel_host_selection_explain(host, report->explanation, sizeof(report->explanation));
     return ACCEL_OK;
 }
 
@@ -220,11 +224,16 @@ static void print_plugins_text(const struct report *report)
         printf("  %-10s %-10s ", p->name, accel_plugin_state_name(p->state));
         print_clean(p->path);
         printf("\n");
-        if (p->version != NULL)
+        if (p->version != NULL) {
             printf("             version %s, priority %" PRId32
                    ", %" PRIu32 " device%s\n",
                    p->version, p->priority, p->device_count,
                    p->device_count == 1 ? "" : "s");
+            printf("             ABI %u.%u, optional entries: %s\n", p->abi_major,
+                   p->abi_minor,
+                   p->optional_entries != NULL && p->optional_entries[0] != '\0'
+                       ? p->optional_entries : "none");
+        }
         if (p->reason != NULL) {
             printf("             ");
             print_clean(p->reason);
@@ -264,23 +273,43 @@ static void print_device_text(const struct device_entry *d)
            props->max_grid_dim[2]);
     format_bytes(bytes, sizeof(bytes), props->max_shared_bytes);
     printf("      shared/block   %s\n", bytes);
+    printf("      uuid           ");
+    print_clean(props->uuid[0] != '\0' ? props->uuid : "(none)");
+    printf("\n      pci bus id     ");
+    print_clean(props->pci_bus_id[0] != '\0' ? props->pci_bus_id : "(none)");
+    printf("\n");
 }
 
 static void print_selection_text(const struct report *report)
 {
     printf("\nSelection (");
-    if (report->backend_env != NULL)
+    if (report->select_expression != NULL)
+        printf("--select %s", report->select_expression);
+    else if (report->backend_env != NULL)
         printf("ACCEL_BACKEND=%s", report->backend_env);
     else
         printf("automatic: ACCEL_BACKEND is unset");
     printf("): ");
-    if (report->selection_status == ACCEL_OK) {
+    if (report->selection_status == ACCEL_OK)
         printf("%s:%" PRIu32 "\n", report->selected_plugin,
                report->selected_index);
+    else
+        printf("none\n  %s: %s\n", accel_status_name(report->selection_status),
+               report->selection_detail != NULL ? report->selection_detail : "");
+    if (report->select_expression == NULL)
         return;
+    /* Why: each item, each plugin and device it considered. */
+    printf("\nHow it was chosen:\n");
+    for (const char *line = report->explanation; *line != '\0';) {
+        size_t length = strcspn(line, "\n");
+        char *copy = strndup(line, length);
+
+        printf("  ");
+        print_clean(copy != NULL ? copy : "(out of memory)");
+        printf("\n");
+        free(copy);
+        line += length + (line[length] == '\n');
     }
-    printf("none\n  %s: %s\n", accel_status_name(report->selection_status),
-           report->selection_detail != NULL ? report->selection_detail : "");
 }
 
 static void print_text(const struct report *report)
@@ -333,6 +362,23 @@ static void json_plugin(struct json_writer *w, const accel_plugin_info *p)
     json_string(w, "version", p->version);
     json_int(w, "priority", p->priority);
     json_uint(w, "device_count", p->device_count);
+    if (p->version != NULL) {
+        char abi[32];
+
+        snprintf(abi, sizeof(abi), "%u.%u", p->abi_major, p->abi_minor);
+        json_string(w, "abi", abi);
+        json_begin_array(w, "optional_entries");
+        for (const char *name = p->optional_entries; name != NULL && *name != '\0';) {
+            size_t length = strcspn(name, ",");
+
+            json_string_n(w, NULL, name, length);
+            name += length;
+            name += strspn(name, ", ");
+        }
+        json_end_array(w);
+    } else {
+        json_string(w, "abi", NULL);
+    }
     json_end_object(w);
 }
 
@@ -358,12 +404,15 @@ static void json_device(struct json_writer *w, const struct device_entry *d)
     json_dims(w, "max_block_dim", props->max_block_dim);
     json_dims(w, "max_grid_dim", props->max_grid_dim);
     json_uint(w, "max_shared_bytes", props->max_shared_bytes);
+    json_string_n(w, "uuid", props->uuid, sizeof(props->uuid));
+    json_string_n(w, "pci_bus_id", props->pci_bus_id, sizeof(props->pci_bus_id));
     json_end_object(w);
 }
 
 static void json_selection(struct json_writer *w, const struct report *report)
 {
     json_begin_object(w, "selection");
+    json_string(w, "expression", report->select_expression);
     json_bool(w, "ok", report->selection_status == ACCEL_OK);
     if (report->selection_status == ACCEL_OK) {
         json_string(w, "plugin", report->selected_plugin);
@@ -371,6 +420,7 @@ static void json_selection(struct json_writer *w, const struct report *report)
     } else {
         json_error(w, report->selection_status, report->selection_detail);
     }
+    json_string(w, "explanation", report->explanation);
     json_end_object(w);
 }
 
@@ -411,14 +461,18 @@ static void print_json(const struct report *report)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: accel-info [--json]\n"
+            "Usage: accel-info [--json] [--select EXPR] | --trace-summary FILE\n"
             "\n"
             "Show the plugin search path, every candidate plugin with its state\n"
             "and reason, the devices of each loaded plugin, and the device that\n"
             "ACCEL_BACKEND (or automatic selection) picks.\n"
             "\n"
-            "  --json   print the same as one JSON document\n"
-            "  --help   show this help\n"
+            "  --json          print the same as one JSON document\n"
+            "  --select EXPR   what EXPR (the ACCEL_BACKEND grammar) picks and why;\n"
+            "                  only the plugins EXPR names are opened\n"
+            "  --trace-summary FILE\n"
+            "                  print per-kernel and per-copy totals of an ACCEL_TRACE file\n"
+            "  --help          show this help\n"
             "\n"
             "Environment: ACCEL_PLUGIN_PATH, ACCEL_BACKEND, ACCEL_LOG.\n"
             "Exit status: 0 when a device is selected, 2 when selection fails,\n"
@@ -429,6 +483,8 @@ int main(int argc, char **argv)
 {
     static const struct option options[] = {
         { "json", no_argument, NULL, 'j' },
+        { "select", required_argument, NULL, 's' },
+        { "trace-summary", required_argument, NULL, 't' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -444,6 +500,11 @@ int main(int argc, char **argv)
         case 'j':
             json = true;
             break;
+        case 's':
+            report.select_expression = optarg;
+            break;
+        case 't':
+            return accel_info_trace_summary(optarg);
         case 'h':
             usage(stdout);
             return EXIT_SUCCESS;
@@ -458,7 +519,9 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     }
 
-    status = accel_host_create(NULL, &host);
+    /* --select wins over ACCEL_BACKEND, as the option does in the API. */
+    accel_host_options host_options = { .backend = report.select_expression };
+    status = accel_host_create(&host_options, &host);
     if (status != ACCEL_OK) {
         fprintf(stderr, "accel-info: accel_host_create: %s: %s\n",
                 accel_status_name(status), accel_last_error());

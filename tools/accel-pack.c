@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "cpu_signatures.h"
 #include "json.h"
 
 enum { EXIT_USAGE = 2 };
@@ -421,6 +422,19 @@ static int cmd_extract(int argc, char **argv)
     return exit_code;
 }
 
+/* ---- signatures ---- */
+
+static int cmd_signatures(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "accel-pack signatures: needs one CPU_IMAGE\n");
+        return EXIT_USAGE;
+    }
+    if (accel__cpu_signatures_write(argv[1], stdout) != 0 || fflush(stdout) != 0)
+        return EXIT_FAILURE;
+    return EXIT_SUCCESS;
+}
+
 /* ---- main ---- */
 
 static void usage(FILE *out)
@@ -430,6 +444,7 @@ static void usage(FILE *out)
             "       accel-pack list [--json] FILE\n"
             "       accel-pack extract FILE INDEX OUT\n"
             "       accel-pack extract FILE --backend B --target T OUT\n"
+            "       accel-pack signatures CPU_IMAGE\n"
             "\n"
             "Create, list and extract kernel bundles: files holding one image\n"
             "per backend and target, from which libaccel loads the one that\n"
@@ -440,7 +455,12 @@ static void usage(FILE *out)
             "    cuda:compute_80:ptx=kernels.ptx   hip:gfx90a:hsaco=kernels.co\n"
             "  FORMAT is one of ptx, cubin, fatbin, hsaco, elf. TARGET 'any'\n"
             "  fits every device of the backend; PTX for compute_XX fits every\n"
-            "  CUDA device sm_XX or newer.\n"
+            "  CUDA device sm_XX or newer. accel:any:sig=FILE adds the kernels'\n"
+            "  typed signatures, which accel_launch checks every image against.\n"
+            "\n"
+            "  signatures prints the typed signatures of the kernels of a CPU\n"
+            "  image built for this machine with <accel/kernel.h> (it is loaded,\n"
+            "  so it must be your own build), as the text of a sig entry.\n"
             "\n"
             "  extract writes one image: by INDEX (as list shows), or the one\n"
             "  libaccel would load on a device of backend B and target T.\n"
@@ -461,6 +481,7 @@ int main(int argc, char **argv)
         { "create", cmd_create },
         { "list", cmd_list },
         { "extract", cmd_extract },
+        { "signatures", cmd_signatures },
     };
     if (argc < 2) {
         usage(stderr);

@@ -12,8 +12,9 @@
 #      GPU found (nvidia-smi --query-gpu=compute_cap), and packs both into a
 #      bundle with accel-pack;
 #   3. runs accel-info on the cuda backend;
-#   4. runs the conformance suite (tests/conformance) on the real device,
-#      once with the PTX, once with the cubin, once with the bundle;
+#   4. runs accel-conformance (the conformance suite, tools/conformance) on
+#      every CUDA device, once with the PTX, once with the cubin, once with
+#      the bundle (JUnit reports in OUT_DIR/conformance-*.xml);
 #   5. runs what only a real driver shows, each a check of
 #      tools/gpu-check-probe.c (built with the rest):
 #      fault-recovery   a kernel that faults (a bad address): the device
@@ -168,15 +169,15 @@ build_with_meson() {
 }
 
 # What the checks need, with cc alone: libaccel, the null and cuda plugins,
-# accel-info, accel-pack, accel-bench and (when cmocka is installed) the
-# conformance suite. Source lists come from the meson.build files.
+# accel-info, accel-pack, accel-bench and accel-conformance. Source lists
+# come from the meson.build files.
 build_with_cc() {
     local flags=(-std=c11 -O2 -g -D_GNU_SOURCE -pthread -I"$ROOT/include")
     local plugin_flags=(-fPIC -shared -fvisibility=hidden
         -Wl,--version-script="$ROOT/plugins/plugin.map")
     local link=(-L"$BUILD/host" -Wl,-rpath,"$BUILD/host" -laccel -ldl -lm)
-    local host common null cuda bench
-    mkdir -p "$BUILD"/{host,plugins/null,plugins/cuda,tools/bench,tests/conformance}
+    local host common null cuda bench conformance
+    mkdir -p "$BUILD"/{host,plugins/null,plugins/cuda,tools/bench}
     mapfile -t host < <(meson_sources "$ROOT/host/meson.build" "library('accel'" \
         "include_directories" | sed "s|^|$ROOT/host/|")
     mapfile -t null < <(meson_sources "$ROOT/plugins/null/meson.build" "shared_module" \
@@ -188,6 +189,9 @@ build_with_cc() {
     mapfile -t bench < <(sed -n "/accel-bench-report'/,/dependencies/p;/accel_bench_sources = \[/,/\]/p" \
         "$ROOT/tools/bench/meson.build" | grep -o "'[A-Za-z0-9_./-]*\.c'" | tr -d "'" |
         grep -v '^opencl_cases\.c$' | sort -u | sed "s|^|$ROOT/tools/bench/|")
+    mapfile -t conformance < <(sed -n "/static_library('accel-conformance'/,/dependencies/p" \
+        "$ROOT/tools/meson.build" | grep -o "'conformance/[a-z_]*\.c'" | tr -d "'" |
+        sed "s|^|$ROOT/tools/|")
     # The vadd baseline's C loops, each at the level its meson target sets.
     local loops=(-falign-loops=64 -c -std=c11 -I"$ROOT/include")
     "$CC" -O2 "${loops[@]}" "$ROOT/tools/bench/c_vadd_scalar.c" -o "$BUILD/tools/bench/scalar.o"
@@ -214,13 +218,8 @@ build_with_cc() {
     "$CC" "${flags[@]}" -I"$ROOT/tools" "${bench[@]}" "${link[@]}" -o "$BUILD/tools/bench/accel-bench"
     ln -sfn "$BUILD/tools/bench/accel-bench" "$BUILD/accel-bench"
 
-    if printf '#include <stdarg.h>\n#include <stddef.h>\n#include <setjmp.h>\n#include <cmocka.h>\n' |
-        "$CC" -E - >/dev/null 2>&1; then
-        "$CC" "${flags[@]}" "$ROOT/tests/conformance/conformance.c" "${link[@]}" \
-            -lcmocka -o "$BUILD/tests/conformance/conformance"
-    else
-        echo "cmocka is not installed: the conformance suite was not built"
-    fi
+    "$CC" "${flags[@]}" "$ROOT/tools/accel-conformance.c" "${conformance[@]}" "${link[@]}" \
+        -o "$BUILD/tools/accel-conformance"
 }
 
 # The probe of the checks in step 5, over the libaccel just built.
@@ -286,7 +285,7 @@ step_accel_info() {
     "$BUILD/tools/accel-info" --json >"$OUT/accel-info.json"
 }
 
-# One conformance run with module image $1; cmocka's lines in the log.
+# accel-conformance on every CUDA device with module image $1, named $2.
 conformance_with() {
     device_env
     local module=$1
@@ -294,15 +293,12 @@ conformance_with() {
         # The fake runs CPU images only; PTX and cubin were still compiled above.
         module=$(ls "$BUILD"/kernels/accel-kernels-examples.so)
     fi
-    if [ ! -x "$BUILD/tests/conformance/conformance" ]; then
-        echo "the conformance suite was not built (is cmocka installed?)"
-        return 1
-    fi
-    ACCEL_CONFORMANCE_MODULE=$module "$BUILD/tests/conformance/conformance"
+    "$BUILD/tools/accel-conformance" --module "$module" --junit "$OUT/conformance-$2.xml" \
+        "$BUILD/plugins/cuda/accel-plugin-cuda.so"
 }
-step_conformance_ptx() { conformance_with "$KERNELS/examples.ptx"; }
-step_conformance_cubin() { conformance_with "$KERNELS/examples-$ARCH.cubin"; }
-step_conformance_bundle() { conformance_with "$KERNELS/examples.accelpack"; }
+step_conformance_ptx() { conformance_with "$KERNELS/examples.ptx" ptx; }
+step_conformance_cubin() { conformance_with "$KERNELS/examples-$ARCH.cubin" cubin; }
+step_conformance_bundle() { conformance_with "$KERNELS/examples.accelpack" bundle; }
 
 # ---- what only a real driver shows (tools/gpu-check-probe.c) ----
 

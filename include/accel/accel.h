@@ -121,7 +121,9 @@ typedef struct accel_host_options {
     uint32_t struct_size;
     /* Colon-separated directories or plugin files; replaces the default. */
     const char *plugin_path;
-    /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null". */
+    /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null",
+     * "cuda:GPU-5b1c", "cuda:pci=0000:41:00.0", "hip:name=*MI300*", "!hip"
+     * (the README's "Selecting a device" has the grammar). */
     const char *backend;
     /*
      * Under elevated privileges (setuid or setgid, file capabilities, or
@@ -159,12 +161,23 @@ ACCEL_API accel_status accel_host_create(const accel_host_options *options,
                                          accel_host **out_host);
 /* Close every device still open, then every plugin. NULL is allowed. */
 ACCEL_API void accel_host_destroy(accel_host *host);
+/*
+ * With ACCEL_TRACE=FILE set when the first host was created (and the
+ * process not privileged), write what the trace has buffered to FILE, a
+ * Chrome trace-event JSON array that ui.perfetto.dev and chrome://tracing
+ * open; accel_host_destroy does the same. The file is whole after each
+ * flush. Commands still running are written by a later flush. Without a
+ * trace it does nothing and returns ACCEL_OK; ACCEL_ERR_NOT_SUPPORTED when
+ * the file cannot be written (the detail says why). See README "Tracing".
+ */
+ACCEL_API accel_status accel_trace_flush(void);
 
 typedef enum accel_plugin_state {
     ACCEL_PLUGIN_LOADED = 0,    /* opened, and has at least one device */
     ACCEL_PLUGIN_NO_DEVICE = 1, /* opened, but reports zero devices */
     ACCEL_PLUGIN_REJECTED = 2,  /* failed a check; not used */
-    ACCEL_PLUGIN_SKIPPED = 3    /* not opened: ACCEL_BACKEND does not name it */
+    ACCEL_PLUGIN_SKIPPED = 3    /* not opened: ACCEL_BACKEND does not name it,
+                                   or excludes it whole ("!hip") */
 } accel_plugin_state;
 
 /* One candidate plugin file, as discovery saw it. */
@@ -173,9 +186,23 @@ typedef struct accel_plugin_info {
     const char *name;       /* NAME from accel-plugin-NAME.so */
     const char *version;    /* the plugin's version; NULL unless opened */
     accel_plugin_state state;
-    const char *reason;     /* why rejected or without device; NULL if loaded */
+    /* Why rejected or without device ("not a candidate: did you mean
+     * accel-plugin-NAME.so?" for a file named libaccel-plugin-NAME.so or
+     * accel-plugin-NAME.so.1, which is never opened). A plugin that loaded
+     * but exports more than accel_driver_v1 has a warning here ("warning:
+     * exports 5 symbols; only accel_driver_v1 should be exported"), after
+     * its no-device reason if it has one. NULL for a loaded plugin without
+     * a warning. */
+    const char *reason;
     int32_t priority;
     uint32_t device_count;
+    /* The ABI the plugin's table was built for (driver.h); 0.0 unless opened. */
+    uint16_t abi_major;
+    uint16_t abi_minor;
+    /* The optional driver entries the plugin has, in table order, ", "
+     * between ("host_func, wait_outside_streams, copy_peer"); "" for none;
+     * NULL unless opened. */
+    const char *optional_entries;
 } accel_plugin_info;
 
 /*
@@ -218,22 +245,39 @@ typedef struct accel_device_info {
 
 /*
  * Open the device that ACCEL_BACKEND (or the host's options) selects:
- * entries in order, the first whose plugin has the device wins. Unset: the
- * live device of the highest-priority plugin.
- * Errors: ACCEL_ERR_NOT_FOUND (a named plugin was not found; the detail
- * lists those found), ACCEL_ERR_INVALID_ARGUMENT (a malformed selection),
- * ACCEL_ERR_NO_DEVICE (no named plugin has the device; the detail says why
- * for each), or the plugin's error.
+ * items in order, the first that picks a device wins; an item picks the
+ * first device of the plugins it names ("*": all, highest priority first)
+ * that its term (an index, a uuid prefix, pci=BUS, name=GLOB) matches and
+ * no exclusion ("!hip", "!cuda:1") takes. Unset: the live device of the
+ * highest-priority plugin.
+ * Errors: ACCEL_ERR_NOT_FOUND (a named plugin was not found: the detail
+ * lists those found; or a uuid, pci= or name= term matches no device of
+ * plugins that have devices, or an exclusion's term takes none: the detail
+ * lists the devices there are), ACCEL_ERR_INVALID_ARGUMENT (a malformed
+ * selection, or a uuid prefix that fits two devices), ACCEL_ERR_NO_DEVICE
+ * (no item picks a device; the detail says why for each), or the plugin's
+ * error.
  */
 ACCEL_API accel_status accel_device_open_selected(accel_host *host,
                                                   accel_device **out_device);
 /*
  * Say which device accel_device_open_selected would open, without opening
- * it: the plugin's name (owned by the host) and the device index.
+ * it: the plugin's name (owned by the host) and the device index. A uuid,
+ * pci= or name= term reads the descriptions of the devices of the plugins
+ * it names (as accel_host_device_props does); an index reads nothing.
  */
 ACCEL_API accel_status accel_host_selection(accel_host *host,
                                             const char **out_plugin,
                                             uint32_t *out_index);
+/*
+ * The same choice as accel_host_selection, written out: one line per item
+ * tried and per plugin and device it considered (each device's uuid, bus
+ * id and name), the pick, or "error: CODE: detail" last. Opens nothing.
+ * The text is cut to fit `size` bytes, always terminated. Returns the
+ * status accel_host_selection would.
+ */
+ACCEL_API accel_status accel_host_selection_explain(accel_host *host,
+                                                    char *buffer, size_t size);
 /* Open device `index` of the plugin named `plugin`. */
 ACCEL_API accel_status accel_device_open(accel_host *host, const char *plugin,
                                          uint32_t index,
@@ -493,6 +537,22 @@ ACCEL_API accel_status accel_event_sync(accel_event *event);
 /* Later work on `stream` waits for `event`; both on the same device. */
 ACCEL_API accel_status accel_stream_wait_event(accel_stream *stream,
                                                accel_event *event);
+/*
+ * The time from `start` to `end` in nanoseconds: between the moments the
+ * work before each event's last record had completed, on the device's own
+ * clock where the plugin has one (CUDA and HIP event timestamps, the CPU
+ * plugin's stream workers' clock; cuEventElapsedTime). Negative when `end`
+ * completed first. Both must be events of one device (else
+ * ACCEL_ERR_DEVICE_MISMATCH), recorded since they were made or the device
+ * last reset (else ACCEL_ERR_INVALID_ARGUMENT), and completed:
+ * ACCEL_NOT_READY, with *out_ns 0, while either has not. A plugin without
+ * the optional event_elapsed entry gives ACCEL_ERR_NOT_SUPPORTED. The CPU
+ * plugin keeps the time of an event until 1,024 more commands of its
+ * stream have run, or for good once the event has been queried, synced or
+ * timed after it completed; past that it answers ACCEL_ERR_NOT_SUPPORTED.
+ */
+ACCEL_API accel_status accel_event_elapsed(accel_event *start, accel_event *end,
+                                           int64_t *out_ns);
 
 /* ---- kernels ----
  *
@@ -522,6 +582,32 @@ ACCEL_API accel_status accel_module_load(accel_device *device, const void *image
 ACCEL_API accel_status accel_module_load_file(accel_device *device,
                                               const char *path,
                                               accel_module **out_module);
+/*
+ * Compile kernel source for the device and load it. `source` is a
+ * NUL-terminated kernel written with <accel/kernel.h> (the library supplies
+ * that header to the compiler; the source may include it and nothing
+ * else). `options` is NULL or a blank-separated list of -DNAME,
+ * -DNAME=VALUE and -UNAME. The CPU plugin compiles with the system C
+ * compiler, the CUDA plugin with NVRTC, the HIP plugin with hiprtc (see
+ * the README's "Kernels from source"). Images are kept in an on-disk cache,
+ * so a second compile of the same source, options, compiler and device
+ * target loads without compiling. Errors: ACCEL_ERR_MODULE (the source
+ * does not compile: accel_last_build_log has the compiler's whole log; or
+ * it includes a file other than <accel/kernel.h>), ACCEL_ERR_NOT_SUPPORTED
+ * (the device's plugin compiles no source, or no compiler is found),
+ * ACCEL_ERR_INVALID_ARGUMENT (NULL, an empty source, a refused option),
+ * and those of accel_module_load.
+ */
+ACCEL_API accel_status accel_module_compile(accel_device *device,
+                                            const char *source,
+                                            const char *options,
+                                            accel_module **out_module);
+/*
+ * The whole compiler log of the calling thread's last accel_module_compile
+ * ("" when it had none, or the image came from the cache). Valid until the
+ * thread's next accel_module_compile or its exit.
+ */
+ACCEL_API const char *accel_last_build_log(void);
 /* Unload; work already enqueued completes first. NULL is allowed. */
 ACCEL_API void accel_module_unload(accel_module *module);
 /* Find a kernel; it lives as long as the module. ACCEL_ERR_NOT_FOUND. */
@@ -561,12 +647,56 @@ typedef struct accel_arg {
                  .size = (bytes), .align = (alignment)})
 
 /*
+ * A value argument from any arithmetic expression, converted to the scalar
+ * type the name says as an assignment would. A pointer or a struct does not
+ * compile (the macros apply unary +, which takes numbers only), nor does
+ * anything but an accel_f16 for ACCEL_ARG_F16 and an accel_bf16 for
+ * ACCEL_ARG_BF16:
+ *
+ *     accel_arg args[] = {ACCEL_ARG_U32(n + 1), ACCEL_ARG_F32(2.0f * a),
+ *                         ACCEL_ARG_REF(x), ACCEL_ARG_REF(y)};
+ *
+ * The value is held in a compound literal, which lives until the end of
+ * the enclosing block: build the arguments in the block that calls
+ * accel_launch (which copies them), never in an inner block whose end
+ * comes before the call. ACCEL_ARG_F16 and ACCEL_ARG_BF16 take an accel_f16
+ * or accel_bf16.
+ */
+#define ACCEL_ARG_F16(v) ACCEL__ARG_AS(accel_f16, _Generic((v), accel_f16: (v)))
+#define ACCEL_ARG_BF16(v) ACCEL__ARG_AS(accel_bf16, _Generic((v), accel_bf16: (v)))
+#define ACCEL_ARG_F32(v) ACCEL__ARG_AS(float, +(v))
+#define ACCEL_ARG_F64(v) ACCEL__ARG_AS(double, +(v))
+#define ACCEL_ARG_I8(v) ACCEL__ARG_AS(int8_t, +(v))
+#define ACCEL_ARG_I16(v) ACCEL__ARG_AS(int16_t, +(v))
+#define ACCEL_ARG_I32(v) ACCEL__ARG_AS(int32_t, +(v))
+#define ACCEL_ARG_I64(v) ACCEL__ARG_AS(int64_t, +(v))
+#define ACCEL_ARG_U8(v) ACCEL__ARG_AS(uint8_t, +(v))
+#define ACCEL_ARG_U16(v) ACCEL__ARG_AS(uint16_t, +(v))
+#define ACCEL_ARG_U32(v) ACCEL__ARG_AS(uint32_t, +(v))
+#define ACCEL_ARG_U64(v) ACCEL__ARG_AS(uint64_t, +(v))
+/* An array of one T, so that a struct (accel_f16) is initialised from a
+ * value of its own type as a scalar is. */
+#define ACCEL__ARG_AS(T, v)                                                    \
+    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE, .value = (const T[1]){(v)},     \
+                 .size = sizeof(T), .align = (uint32_t)_Alignof(T)})
+
+/*
  * Enqueue a launch of `grid` blocks of `block` threads with `shared_bytes`
  * of dynamic shared memory per block. Everything is checked before
  * anything is enqueued: refs (stale, freed, another device's), the number
  * and sizes of arguments against the kernel, the geometry against the
- * device's limits (no zero dimension).
- * Errors: ACCEL_ERR_INVALID_ARGUMENT, the ref errors, ACCEL_ERR_LAUNCH.
+ * device's limits (no zero dimension), and the arguments against the
+ * kernel's typed signature where it has one (CPU images built with
+ * <accel/kernel.h>, and any image of a bundle that accel-cc wrote): a value
+ * for a pointer parameter, a ref for a value parameter, and a ref whose
+ * element type is not the parameter's pointee's are each
+ * ACCEL_ERR_TYPE_MISMATCH, the detail naming the argument, the parameter
+ * and both types. Bytes are untyped, as a void * is: a parameter of bytes
+ * (`void *`, `char *`, a struct's pointer) takes any ref, and an ACCEL_BYTE
+ * ref fits any pointer parameter. A ref is checked for being live before
+ * its type. Other images are checked by size alone.
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT, the ref errors, ACCEL_ERR_TYPE_MISMATCH,
+ * ACCEL_ERR_LAUNCH.
  */
 ACCEL_API accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
                                     accel_dim3 grid, accel_dim3 block,
@@ -743,6 +873,23 @@ ACCEL_API accel_status accel_copy_to_host_layout(
 ACCEL_API accel_status accel_copy_on_device_layout(
     accel_stream *stream, accel_ref dst, accel_ref src,
     const struct accel_copy_layout *layout);
+
+/*
+ * Fill `bytes` bytes of `dst` from byte `offset` with the `pattern_size`-
+ * byte pattern at `pattern` repeated (cuMemsetD8/D16/D32Async,
+ * clEnqueueFillBuffer), enqueued on the stream like a copy. pattern_size
+ * is 1, 2, 4 or 8; offset and bytes must be multiples of it, and the range
+ * must lie inside the ref: ACCEL_ERR_INVALID_ARGUMENT otherwise (and for a
+ * NULL pattern). The pattern is copied before the call returns. Zero bytes
+ * checks the ref and does nothing. The ref's element type is not checked:
+ * a fill writes bytes. A plugin without the optional fill entry (or whose
+ * driver has no call for the pattern size) is filled by the host from host
+ * memory of its own: the call then waits for the stream to finish the fill
+ * before it returns.
+ */
+ACCEL_API accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
+                                  uint64_t bytes, const void *pattern,
+                                  size_t pattern_size);
 
 /*
  * Typed copies: `count` elements of the host type (`src_type` or

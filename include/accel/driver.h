@@ -34,7 +34,11 @@
  *    table has (the rest of a newer table is never read) and offers only
  *    its own services (a plugin reads a service only when the services'
  *    struct_size covers it; host_minor says which minor the host speaks).
- *    Only abi_major is a hard line.
+ *    Only abi_major is a hard line. A plugin built for a newer minor adapts
+ *    in plugin_open: the host's minor is services->host_minor when
+ *    ACCEL_HOST_SERVICES_HAS(services, host_minor), else 0; entries of the
+ *    table past that minor's ACCEL_DRIVER_V1_<major>_<minor>_SIZE are never
+ *    called, so behaviour they would carry falls back to the host's minor.
  *  - "No device" is success with a count of zero and a reason, never an
  *    error, a crash or a hang.
  */
@@ -51,7 +55,9 @@ extern "C" {
 #endif
 
 #define ACCEL_DRIVER_ABI_MAJOR 1
-/* 1.1 added host_minor and privilege to struct accel_host_services. */
+/* 1.1 added host_minor and privilege to struct accel_host_services, and
+ * uuid and pci_bus_id to struct accel_device_props, and the typed fields
+ * of struct accel_kernel_signature. */
 #define ACCEL_DRIVER_ABI_MINOR 1
 
 /* The name of the one symbol a plugin exports. */
@@ -80,11 +86,59 @@ struct accel_launch_config {
 #define ACCEL_KERNEL_MAX_PARAMS 64
 #define ACCEL_PARAM_COUNT_UNKNOWN UINT32_MAX
 
+/* A parameter's kind, in param_kinds (Since: 1.1). */
+#define ACCEL_PARAM_KIND_UNKNOWN 0
+#define ACCEL_PARAM_KIND_POINTER 1 /* a device address: the host passes a ref */
+#define ACCEL_PARAM_KIND_VALUE 2   /* bytes passed by value */
+/* param_types hold 0 to ACCEL_PARAM_TYPE_COUNT - 1 (Since: 1.1). */
+#define ACCEL_PARAM_TYPE_COUNT 13
+/* The longest parameter name kept, in characters (Since: 1.1). */
+#define ACCEL_PARAM_NAME_MAX 31
+
+/*
+ * The fields from param_kinds on are Since: 1.1. A plugin writes them only
+ * when the host's services say host_minor >= 1 (an older host's struct ends
+ * at param_sizes: ACCEL_KERNEL_SIGNATURE_V1_0_SIZE); the host zeroes the
+ * whole struct before kernel_get, so a plugin that knows nothing of them
+ * leaves every parameter's kind unknown, and launches are checked by size.
+ */
 struct accel_kernel_signature {
     /* Number of parameters, or ACCEL_PARAM_COUNT_UNKNOWN. */
     uint32_t param_count;
     /* Size in bytes of each parameter; 0 where unknown. */
     uint32_t param_sizes[ACCEL_KERNEL_MAX_PARAMS];
+    /* Since: 1.1. Each parameter's ACCEL_PARAM_KIND_*. */
+    uint8_t param_kinds[ACCEL_KERNEL_MAX_PARAMS];
+    /*
+     * Since: 1.1. The accel_elem_type (the numbering of <accel/accel.h>,
+     * which never changes) of a pointer's pointee or of a value; 0
+     * (ACCEL_BYTE) where unknown, which any ref fits.
+     */
+    uint8_t param_types[ACCEL_KERNEL_MAX_PARAMS];
+    /* Since: 1.1. Each parameter's name, NUL-terminated; "" where unknown. */
+    char param_names[ACCEL_KERNEL_MAX_PARAMS][ACCEL_PARAM_NAME_MAX + 1];
+};
+/* How much of the struct a host of minor 0 passes. */
+#define ACCEL_KERNEL_SIGNATURE_V1_0_SIZE                                       \
+    offsetof(struct accel_kernel_signature, param_kinds)
+
+/*
+ * What the host hands module_compile. Since: 1.1. The options are the
+ * application's, checked by the host: each is "-DNAME", "-DNAME=VALUE" or
+ * "-UNAME" (NAME an identifier, VALUE printable without spaces or quotes),
+ * to be given to the compiler in order as its own argument.
+ */
+struct accel_compile_request {
+    uint32_t struct_size; /* sizeof(struct accel_compile_request) */
+    uint32_t option_count;
+    const char *source;   /* NUL-terminated */
+    size_t source_size;   /* strlen(source) */
+    const char *const *options; /* option_count strings */
+    void *host;           /* the host's, passed back to the calls below */
+    /* Hand over the image (copied). ACCEL_ERR_OUT_OF_HOST_MEMORY. */
+    accel_status (*put_image)(void *host, const void *image, size_t size);
+    /* Append `size` bytes to the compiler's log (copied). */
+    accel_status (*put_log)(void *host, const char *text, size_t size);
 };
 
 /* Opaque plugin objects. Each plugin defines these structs for itself. */
@@ -189,6 +243,20 @@ struct accel_host_services {
     (offsetof(struct accel_host_services, privilege) + sizeof(uint32_t))
 
 /*
+ * How many bytes of struct accel_device_props a plugin may write for the
+ * host that gave it `services`: the props of the host's minor, never more
+ * than this header's struct.
+ */
+static inline size_t
+accel_device_props_size(const struct accel_host_services *services)
+{
+    if (!ACCEL_HOST_SERVICES_HAS(services, host_minor) ||
+        services->host_minor < 1)
+        return ACCEL_DEVICE_PROPS_V1_0_SIZE;
+    return ACCEL_DEVICE_PROPS_V1_1_SIZE;
+}
+
+/*
  * The plugin's table. Every entry is required (non-NULL) unless marked
  * "Optional" (or, for the kernel entries, see ACCEL_DEVICE_CAP_KERNELS).
  * The host checks the whole table before calling anything.
@@ -241,7 +309,12 @@ struct accel_driver_v1 {
      */
     accel_status (*device_count)(accel_drv_plugin *plugin, uint32_t *out_count,
                                  const char **out_reason);
-    /* Describe device `index` (< count) without opening it. */
+    /*
+     * Describe device `index` (< count) without opening it. Writes at most
+     * accel_device_props_size(services) bytes of *out_props (the host
+     * zeroed all of it); a 1.1 plugin fills uuid, and pci_bus_id where the
+     * device is on PCI.
+     */
     accel_status (*device_info)(accel_drv_plugin *plugin, uint32_t index,
                                 struct accel_device_props *out_props);
     /* Open device `index` for use. A device may be opened more than once. */
@@ -387,6 +460,8 @@ struct accel_driver_v1 {
      * lives as long as its module. *out_signature says what the plugin
      * knows of its parameters (the host checks launches against it); a
      * plugin that cannot tell sets param_count to ACCEL_PARAM_COUNT_UNKNOWN.
+     * The typed fields (Since: 1.1) are written only for a host of minor 1
+     * or later (see struct accel_kernel_signature).
      */
     accel_status (*kernel_get)(accel_drv_device *device, accel_drv_module *module,
                                const char *name, accel_drv_kernel **out_kernel,
@@ -442,7 +517,68 @@ struct accel_driver_v1 {
                               accel_drv_device *dst_device, uint64_t dst,
                               accel_drv_device *src_device, uint64_t src,
                               const struct accel_copy_layout *layout);
+    /*
+     * Optional. Since: 1.1. Enqueue a fill of `bytes` bytes at device
+     * address `dst` with the `pattern_size`-byte pattern at `pattern`
+     * repeated (cuMemsetD8/D16/D32Async, clEnqueueFillBuffer,
+     * vkCmdFillBuffer). pattern_size is 1, 2, 4 or 8; dst and bytes are
+     * multiples of it, and bytes > 0; the range lies inside one allocation.
+     * The plugin copies the pattern before it returns. When NULL, or when
+     * it returns ACCEL_ERR_NOT_SUPPORTED having enqueued nothing (a pattern
+     * size the driver has no call for), the host writes the pattern with
+     * copy_to_device from host memory of its own.
+     */
+    accel_status (*fill)(accel_drv_device *device, accel_drv_stream *stream,
+                         uint64_t dst, uint64_t bytes, const void *pattern,
+                         uint32_t pattern_size);
+    /*
+     * Optional. Since: 1.1. The time from `start` to `end`, two recorded
+     * events of `device`, in nanoseconds of the device's own clock where
+     * it has one (cuEventElapsedTime, hipEventElapsedTime; the CPU plugin's
+     * stream workers' clock): the moment the work before each record had
+     * completed. Negative when `end` completed first. ACCEL_NOT_READY (no
+     * error detail) while either has not completed: the host's trace asks
+     * this way without an event_query first. ACCEL_ERR_NOT_SUPPORTED when the
+     * plugin cannot time these events (the host then says so). When NULL,
+     * accel_event_elapsed returns ACCEL_ERR_NOT_SUPPORTED. The host also
+     * uses it to place commands on a trace's stream tracks (ACCEL_TRACE).
+     */
+    accel_status (*event_elapsed)(accel_drv_device *device, accel_drv_event *start,
+                                  accel_drv_event *end, int64_t *out_ns);
+    /*
+     * Optional. Since: 1.1. Compile kernel source (the <accel/kernel.h>
+     * dialect, which the plugin supplies to its compiler: the source needs
+     * no include path) into an image that module_load of this device takes.
+     * The plugin hands the image to request->put_image once, and the
+     * compiler's whole log to request->put_log (in pieces, as it comes);
+     * both copy what they are given. A source that does not compile is
+     * ACCEL_ERR_MODULE, with its log handed over first; no compiler found
+     * is ACCEL_ERR_NOT_SUPPORTED. The host has checked the options (see
+     * struct accel_compile_request) and that the source includes nothing
+     * but <accel/kernel.h>; it caches images (keyed by compiler_identity),
+     * so a plugin keeps no cache of its own. Runs without the device lock
+     * and may take seconds. module_compile and compiler_identity are both
+     * set or both NULL; when NULL, accel_module_compile answers
+     * ACCEL_ERR_NOT_SUPPORTED.
+     */
+    accel_status (*module_compile)(accel_drv_device *device,
+                                   const struct accel_compile_request *request);
+    /*
+     * Optional. Since: 1.1. Write into out_identity (NUL-terminated, at
+     * most `capacity` bytes with the NUL) a line that changes whenever the
+     * same source and options may compile to another image on this
+     * device: the compiler, its version, the device's target, the kernel.h
+     * the plugin supplies. The host keys its on-disk cache with it, and
+     * calls it on every compile, cache hits included: it must be cheap and
+     * must not run the compiler. ACCEL_ERR_NOT_SUPPORTED (with the reason)
+     * when the device has no compiler.
+     */
+    accel_status (*compiler_identity)(accel_drv_device *device,
+                                      char *out_identity, size_t capacity);
 };
+
+/* The longest compiler identity the host asks for, NUL included. */
+#define ACCEL_COMPILER_IDENTITY_MAX 1024u
 
 /* The alignment every mem_alloc address has at least, in bytes. */
 #define ACCEL_DRIVER_MEM_ALIGNMENT 256u
@@ -486,7 +622,11 @@ struct accel_driver_v1 {
     X(launch, KERNELS, 0, 27)                                                  \
     X(host_func, OPTIONAL, 0, 28)                                              \
     X(wait_outside_streams, OPTIONAL, 0, 29)                                   \
-    X(copy_peer, OPTIONAL, 1, 30)
+    X(copy_peer, OPTIONAL, 1, 30)                                              \
+    X(fill, OPTIONAL, 1, 31)                                                   \
+    X(event_elapsed, OPTIONAL, 1, 32)                                          \
+    X(module_compile, OPTIONAL, 1, 33)                                         \
+    X(compiler_identity, OPTIONAL, 1, 34)
 
 /* The need of an entry in ACCEL_DRIVER_V1_ENTRIES, as ACCEL_ENTRY_##need. */
 enum {
@@ -502,9 +642,10 @@ enum {
 
 /* The smallest struct_size a plugin may give: the table up to launch. */
 #define ACCEL_DRIVER_V1_MIN_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(28)
-/* The whole table of each minor. 1.1 added copy_peer. */
+/* The whole table of each minor. 1.1 added copy_peer, fill,
+ * event_elapsed, module_compile and compiler_identity. */
 #define ACCEL_DRIVER_V1_0_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(30)
-#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(31)
+#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(35)
 
 /* Whether `table` (a pointer) has `entry`, by its struct_size. */
 #define ACCEL_DRIVER_HAS_ENTRY(table, entry)                                   \
@@ -543,6 +684,19 @@ ACCEL_DRIVER_V1_ENTRIES(ACCEL_DRIVER_ASSERT_ENTRY_)
 ACCEL_DRIVER_STATIC_ASSERT_(sizeof(struct accel_driver_v1) ==
                                 ACCEL_DRIVER_V1_1_SIZE,
                             "accel_driver_v1 grew without a new minor size");
+ACCEL_DRIVER_STATIC_ASSERT_(ACCEL_DEVICE_PROPS_V1_0_SIZE == 208 &&
+                                offsetof(struct accel_device_props, uuid) ==
+                                    ACCEL_DEVICE_PROPS_V1_0_SIZE &&
+                                sizeof(struct accel_device_props) ==
+                                    ACCEL_DEVICE_PROPS_V1_1_SIZE,
+                            "accel_device_props layout");
+ACCEL_DRIVER_STATIC_ASSERT_(ACCEL_KERNEL_SIGNATURE_V1_0_SIZE ==
+                                4 + 4 * ACCEL_KERNEL_MAX_PARAMS &&
+                                offsetof(struct accel_kernel_signature,
+                                         param_names) ==
+                                    ACCEL_KERNEL_SIGNATURE_V1_0_SIZE +
+                                        2 * ACCEL_KERNEL_MAX_PARAMS,
+                            "accel_kernel_signature layout");
 ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_host_services, log) == 8 &&
                                 offsetof(struct accel_host_services, getenv) ==
                                     8 + 2 * sizeof(void (*)(void)) &&

@@ -80,6 +80,23 @@
  *    accel-block-bench in tools/bench); a block of n threads keeps n
  *    stacks, reused by the next block. A block of one thread needs no
  *    fiber: its barriers return at once.
+ *  - Built with `accel-cc --cbs` (clang 14 through accel-cc's barrier pass,
+ *    tools/cbs), a kernel with barriers and no warp operation runs
+ *    differently: the pass splits it at its barriers into regions, and a
+ *    block runs as one loop over its threads per region between two
+ *    barriers (PoCL's work-item loops), which the compiler vectorises
+ *    across the threads; a value a thread carries across a barrier lives in
+ *    a per-thread array the plugin provides (the descriptor's run_regions,
+ *    CPU kernel ABI 3). No fiber, no switch: the block runs on the host
+ *    thread's own stack. Kernels with warp operations, with calls to
+ *    functions the image defines, or with variable-length arrays keep the
+ *    fibers, as does every image built without the pass (gcc's).
+ *    At each barrier every thread must have reached the same one (the same
+ *    accel_sync_threads() call in the source), or all returned: a thread
+ *    at another barrier, or one that returned, fails the launch as below.
+ *    Two different barrier calls that divergent threads each reach (one in
+ *    each side of an if) are an error there, which the fibers accept
+ *    (unless clang merged the two calls into one before the pass).
  *  - A barrier or warp operation that not every thread reaches (a thread
  *    returned early, a barrier in divergent code, a mismatched count, or a
  *    barrier that thread 0 skipped) fails the launch with ACCEL_ERR_LAUNCH,
@@ -108,6 +125,15 @@
  *    to it (use a typedef for arrays and function pointers). Pointers are
  *    device addresses: 64-bit; the CPU form needs a 64-bit target. Names
  *    beginning with accel__ are reserved.
+ *  - Each parameter's kind (pointer or value), element type and name are
+ *    recorded from the declaration (the descriptor's typed signature
+ *    below; accel-cc writes the same into a bundle's metadata for the GPU
+ *    images), and accel_launch refuses a ref whose element type is not the
+ *    pointee's, a value for a pointer and a ref for a value. The element
+ *    type of `float *` or `float` is f32, of `uint32_t *` u32, and so on
+ *    for every accel_elem_type; `void *`, `char *`, structs and pointers
+ *    to pointers are bytes, which any ref fits (and an ACCEL_BYTE ref fits
+ *    any pointer).
  *  - Plain C11 in the body (plus the math library): no C++ in a
  *    single-source kernel, since the CPU form is compiled as C.
  */
@@ -122,15 +148,34 @@
  * Version of the structs below. The null plugin refuses a descriptor whose
  * abi it does not know. A change to either struct's layout bumps it.
  * ABI 2 added the block runtime (barriers, warp operations) and run_thread;
- * the null plugin still runs ABI 1 images (ACCEL_CPU_KERNEL_ABI_MIN), whose
- * kernels have no barriers.
+ * ABI 3 the typed signature (each parameter's kind, element type and
+ * name) and run_regions, which accel-cc's barrier pass fills in. The null
+ * plugin still runs ABI 1 images (ACCEL_CPU_KERNEL_ABI_MIN), whose kernels
+ * have no barriers, and ABI 2 images, and checks launches of ABI 1 and 2
+ * kernels by argument sizes only.
  */
-#define ACCEL_CPU_KERNEL_ABI 2
+#define ACCEL_CPU_KERNEL_ABI 3
 #define ACCEL_CPU_KERNEL_ABI_MIN 1
 /* A kernel NAME is exported as the data symbol accel_cpu_kernel_NAME. */
 #define ACCEL_CPU_KERNEL_PREFIX "accel_cpu_kernel_"
+/*
+ * An image may also export the data symbol accel_cpu_params_NAME: the
+ * kernel's parameters as declared, each "type name;" ("uint32_t n;float *
+ * y;"). ACCEL_KERNEL exports it. The null plugin reads it only in its
+ * checked mode (ACCEL_NULL_CHECK), to name in a report the argument an
+ * access went through and its element type; an image without it loads
+ * and runs the same.
+ */
+#define ACCEL_CPU_PARAMS_PREFIX "accel_cpu_params_"
 /* Equal to ACCEL_KERNEL_MAX_PARAMS in <accel/driver.h>. */
 #define ACCEL_CPU_KERNEL_MAX_PARAMS 64
+
+/*
+ * What a parameter is, in accel_cpu_kernel.param_kinds: a pointer (a device
+ * address, which a launch passes as a ref) or a value.
+ */
+#define ACCEL_CPU_PARAM_POINTER 1
+#define ACCEL_CPU_PARAM_VALUE 2
 
 /* The warp operations accel_cpu_runtime.warp_op performs. */
 enum accel_cpu_warp_op {
@@ -185,6 +230,14 @@ struct accel_cpu_block {
  * size rounded up to a power of two. A device pointer argument is a
  * uint64_t holding the address, which on the CPU plugin is a host pointer.
  * Both are called from several threads at once, for different blocks.
+ *
+ * The typed signature (ABI 3) is what accel_launch checks arguments
+ * against: param_kinds[i] is ACCEL_CPU_PARAM_POINTER or
+ * ACCEL_CPU_PARAM_VALUE; param_types[i] is the accel_elem_type (the
+ * numbering of <accel/accel.h>) of a pointer's pointee or of a scalar
+ * value, 0 (ACCEL_BYTE) where the type has none (void *, a struct, a
+ * pointer to a pointer); param_names holds each parameter's name after a
+ * space (" n a x y"). ACCEL_KERNEL fills all three from the declaration.
  */
 struct accel_cpu_kernel {
     uint32_t abi; /* ACCEL_CPU_KERNEL_ABI */
@@ -194,7 +247,38 @@ struct accel_cpu_kernel {
     /* Since ABI 2. */
     void (*run_thread)(const struct accel_cpu_block *block, void *const *args,
                        uint32_t thread);
+    /* Since ABI 3. */
+    const char *param_names;
+    uint8_t param_kinds[ACCEL_CPU_KERNEL_MAX_PARAMS];
+    uint8_t param_types[ACCEL_CPU_KERNEL_MAX_PARAMS];
+    /*
+     * Since ABI 3; NULL unless accel-cc's barrier pass (tools/cbs) built the
+     * kernel. Runs the whole block, every thread, as loops over the block's
+     * threads between its barriers, keeping what each thread carries across
+     * a barrier in `scratch`: at least (threads in the block) *
+     * region_thread_bytes + 64 bytes, 64-byte aligned, for the call alone.
+     * It never calls block->runtime. Returns ACCEL_CPU_REGIONS_OK, or
+     * ACCEL_CPU_REGIONS_DISAGREE(...) when the threads did not all reach the
+     * same barrier or all return (the block's work is then incomplete).
+     */
+    uint64_t (*run_regions)(const struct accel_cpu_block *block, void *const *args,
+                            void *scratch);
+    uint32_t region_thread_bytes;
 };
+
+/*
+ * run_regions's result. Where the threads disagreed, it names the first
+ * thread (linear index) that did other than thread 0, what that thread did
+ * and what thread 0 did: ACCEL_CPU_REGIONS_RETURNED, or k >= 1 for "waits
+ * at the kernel's k-th barrier" (numbered by the pass).
+ */
+#define ACCEL_CPU_REGIONS_OK 0u
+#define ACCEL_CPU_REGIONS_RETURNED 0u
+#define ACCEL_CPU_REGIONS_DISAGREE(thread, did, thread0_did)                   \
+    ((uint64_t)(thread) + 1u | (uint64_t)(did) << 32 | (uint64_t)(thread0_did) << 48)
+#define ACCEL_CPU_REGIONS_THREAD(result) ((uint32_t)(result)-1u)
+#define ACCEL_CPU_REGIONS_DID(result) ((uint32_t)((result) >> 32 & 0xffffu))
+#define ACCEL_CPU_REGIONS_THREAD0_DID(result) ((uint32_t)((result) >> 48))
 
 /* ==== Single-source kernels ==== */
 
@@ -469,7 +553,26 @@ static inline void accel__cpu_sync_threads(const struct accel_cpu_thread *t)
 {
     t->block->runtime->sync_threads(t->block->runtime_state, t->rank);
 }
+
+#ifdef ACCEL__CPU_CBS
+/*
+ * Defined by accel-cc (clang only) when it builds through its barrier pass
+ * (tools/cbs): a barrier is a call to this named function, which the pass
+ * finds and splits the kernel at. Left in place (run_block, run_thread, a
+ * kernel the pass does not take), it is the runtime's barrier. convergent
+ * and noduplicate keep clang from copying a barrier into the two sides of
+ * a branch before the pass sees it.
+ */
+void accel__cbs_barrier(const struct accel_cpu_block *b, uint32_t rank);
+__attribute__((weak, visibility("hidden"), noinline, convergent, noduplicate)) void
+accel__cbs_barrier(const struct accel_cpu_block *b, uint32_t rank)
+{
+    b->runtime->sync_threads(b->runtime_state, rank);
+}
+#define accel_sync_threads() accel__cbs_barrier(accel__thread->block, accel__thread->rank)
+#else
 #define accel_sync_threads() accel__cpu_sync_threads(accel__thread)
+#endif
 
 static inline uint64_t accel__cpu_warp(const struct accel_cpu_thread *t, uint32_t op,
                                        accel_lane_mask mask, uint64_t value, uint32_t arg)
@@ -616,7 +719,7 @@ static inline double accel_atomic_add_f64(double *p, double v)
  * whose thread 0 reached a barrier or a warp operation (see the plugin).
  */
 #define ACCEL__KERNEL(name, n, ...)                                            \
-    static inline void accel__body_##name(                                     \
+    ACCEL__BODY_FN void accel__body_##name(                                    \
         const struct accel_cpu_thread *accel__thread ACCEL__UNUSED             \
             ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__));                    \
     static void accel__run_##name(const struct accel_cpu_block *accel__block,  \
@@ -665,6 +768,7 @@ static inline double accel_atomic_add_f64(double *p, double v)
         accel__t.rank = accel__rank;                                           \
         accel__body_##name(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
     }                                                                          \
+    ACCEL__CBS_FUNCTIONS(name, n, __VA_ARGS__)                                 \
     ACCEL__EXPORT const struct accel_cpu_kernel                                \
         accel_cpu_kernel_##name = {                                            \
             ACCEL_CPU_KERNEL_ABI,                                              \
@@ -672,14 +776,174 @@ static inline double accel_atomic_add_f64(double *p, double v)
             {ACCEL__SEQ(n, ACCEL__SIZE, __VA_ARGS__) 0},                       \
             accel__run_##name,                                                 \
             accel__thread_##name,                                              \
+            "" ACCEL__SEQ(n, ACCEL__NAME_TEXT, __VA_ARGS__),                   \
+            {ACCEL__SEQ(n, ACCEL__KIND, __VA_ARGS__) 0},                       \
+            {ACCEL__SEQ(n, ACCEL__ELEM, __VA_ARGS__) 0},                       \
+            0,                                                                 \
+            0,                                                                 \
     };                                                                         \
-    static inline void accel__body_##name(                                     \
+    ACCEL__EXPORT const char accel_cpu_params_##name[] =                       \
+        ACCEL__SEQ(n, ACCEL__PARAM_TEXT, __VA_ARGS__) "";                      \
+    ACCEL__BODY_FN void accel__body_##name(                                    \
         const struct accel_cpu_thread *accel__thread ACCEL__UNUSED             \
             ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__))
+
+#ifndef ACCEL__CPU_CBS
+#define ACCEL__BODY_FN static inline
+#define ACCEL__CBS_FUNCTIONS(name, n, ...)
+#else
+/*
+ * What accel-cc's barrier pass (tools/cbs) works on, built only when
+ * ACCEL__CPU_CBS is defined (accel-cc defines it for clang builds through
+ * the pass). The body is inlined into each runner, so that the pass sees
+ * the barriers. step runs one thread of the block from the start
+ * (resume 0) and returns 0, hidden from clang by an empty asm (a constant
+ * 0 would be folded into region before the pass makes step return other
+ * values); the pass makes it resume after barrier k and
+ * return k at the next barrier, keeping what the thread carries across in
+ * its slots of `scratch`. region runs every thread of the block through
+ * one step, and says whether they agree; the pass clones it per resume
+ * point so that each becomes a loop the compiler sees whole. run is the
+ * kernel's run_regions: steps until every thread returned. `used` keeps
+ * them, whole and with their arguments, until the pass has seen them; the
+ * pass lets go of the ones it does not use.
+ */
+#define ACCEL__BODY_FN static inline __attribute__((always_inline))
+#define ACCEL__CBS_DISAGREE 0xffffffffu
+static inline uint64_t accel__cbs_disagreement(const uint32_t *results, uint32_t threads)
+{
+    uint32_t t = 1;
+
+    while (t < threads - 1 && results[t] == results[0])
+        t++;
+    return ACCEL_CPU_REGIONS_DISAGREE(t, results[t], results[0]);
+}
+#define ACCEL__CBS_FUNCTIONS(name, n, ...)                                     \
+    __attribute__((used, noinline)) static uint32_t accel__cbs_step_##name(    \
+        const struct accel_cpu_block *accel__block, uint32_t accel__x, uint32_t accel__y, \
+        uint32_t accel__z, uint32_t accel__rank, uint32_t accel__resume,       \
+        void *ACCEL_RESTRICT accel__scratch,                                   \
+        uint32_t accel__threads ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__)) \
+    {                                                                          \
+        struct accel_cpu_thread accel__t;                                      \
+                                                                               \
+        (void)accel__resume;                                                   \
+        (void)accel__scratch;                                                  \
+        (void)accel__threads;                                                  \
+        accel__cpu_thread_begin(&accel__t, accel__block);                      \
+        accel__t.thread_idx = (struct accel_cpu_dim3){accel__x, accel__y, accel__z}; \
+        accel__t.rank = accel__rank;                                           \
+        accel__body_##name(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
+        uint32_t accel__returned = 0;                                          \
+                                                                               \
+        __asm__("" : "+r"(accel__returned)); /* see above */                  \
+        return accel__returned;                                                \
+    }                                                                          \
+    __attribute__((used, noinline)) static uint32_t accel__cbs_region_##name(  \
+        const struct accel_cpu_block *accel__block, uint32_t accel__resume,    \
+        void *ACCEL_RESTRICT accel__scratch,                                   \
+        uint32_t *ACCEL_RESTRICT accel__results ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__)) \
+    {                                                                          \
+        const uint32_t accel__bx = accel__block->block_dim[0];                 \
+        const uint32_t accel__by = accel__block->block_dim[1];                 \
+        const uint32_t accel__bz = accel__block->block_dim[2];                 \
+        const uint32_t accel__threads = accel__bx * accel__by * accel__bz;     \
+        uint32_t accel__lo = ACCEL__CBS_DISAGREE, accel__hi = 0;               \
+                                                                               \
+        for (uint32_t accel__z = 0; accel__z < accel__bz; accel__z++) {        \
+            for (uint32_t accel__y = 0; accel__y < accel__by; accel__y++) {    \
+                uint32_t accel__row = (accel__z * accel__by + accel__y) * accel__bx; \
+                                                                               \
+                for (uint32_t accel__x = 0; accel__x < accel__bx; accel__x++) { \
+                    uint32_t accel__r = accel__cbs_step_##name(                \
+                        accel__block, accel__x, accel__y, accel__z, accel__row + accel__x, \
+                        accel__resume, accel__scratch,                         \
+                        accel__threads ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
+                                                                               \
+                    accel__results[accel__row + accel__x] = accel__r;          \
+                    accel__lo = accel__r < accel__lo ? accel__r : accel__lo;   \
+                    accel__hi = accel__r > accel__hi ? accel__r : accel__hi;   \
+                }                                                              \
+            }                                                                  \
+        }                                                                      \
+        return accel__lo == accel__hi ? accel__lo : ACCEL__CBS_DISAGREE;       \
+    }                                                                          \
+    __attribute__((used)) static uint64_t accel__cbs_run_##name(               \
+        const struct accel_cpu_block *accel__block, void *const *accel__args,  \
+        void *accel__scratch)                                                  \
+    {                                                                          \
+        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                              \
+        const uint32_t accel__threads =                                        \
+            accel__block->block_dim[0] * accel__block->block_dim[1] * accel__block->block_dim[2]; \
+        uint32_t *accel__results = (uint32_t *)accel__scratch;                 \
+        void *accel__slots = (char *)accel__scratch + (((size_t)accel__threads * 4 + 63) & ~(size_t)63); \
+        uint32_t accel__resume = 0;                                            \
+                                                                               \
+        (void)accel__args;                                                     \
+        for (;;) {                                                             \
+            accel__resume = accel__cbs_region_##name(                          \
+                accel__block, accel__resume, accel__slots,                     \
+                accel__results ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
+            if (accel__resume == ACCEL_CPU_REGIONS_RETURNED)                   \
+                return ACCEL_CPU_REGIONS_OK;                                   \
+            if (accel__resume == ACCEL__CBS_DISAGREE)                          \
+                return accel__cbs_disagreement(accel__results, accel__threads); \
+        }                                                                      \
+    }
+#endif
 
 #define ACCEL__COMMA_DECL(i, pair) , ACCEL__DECL pair ACCEL__UNUSED
 #define ACCEL__COMMA_NAME(i, pair) , ACCEL__NAME pair
 #define ACCEL__SIZE(i, pair) sizeof(ACCEL__TYPE pair),
+#define ACCEL__PARAM_TEXT(i, pair) ACCEL__STR(ACCEL__DECL pair) ";"
+#define ACCEL__NAME_TEXT(i, pair) " " ACCEL__STR(ACCEL__NAME pair)
+#define ACCEL__STR(x) ACCEL__STR_(x)
+#define ACCEL__STR_(x) #x
+
+/*
+ * A parameter's kind and element type, from its type T at compile time.
+ * `*(T *)0` is never evaluated: it names a value of type T, whose
+ * qualifiers _Generic drops (so `float *ACCEL_RESTRICT` is `float *`).
+ * __builtin_classify_type, which gcc and clang share, tells any pointer
+ * (5, pointer_type_class) from a value.
+ */
+#define ACCEL__KIND(i, pair)                                                   \
+    (__builtin_classify_type(*(ACCEL__TYPE pair *)0) == 5                      \
+         ? ACCEL_CPU_PARAM_POINTER : ACCEL_CPU_PARAM_VALUE),
+#define ACCEL__ELEM(i, pair)                                                   \
+    _Generic(*(ACCEL__TYPE pair *)0, ACCEL__CPU_ELEMS(), ACCEL__CPU_ELEMS(*),  \
+             ACCEL__CPU_ELEMS(const *), default: 0),
+
+/*
+ * The accel_elem_type numbers (<accel/accel.h>: ACCEL_BYTE 0, F16 1, BF16 2,
+ * F32 3, F64 4, I8 5, I16 6, I32 7, I64 8, U8 9, U16 10, U32 11, U64 12) of
+ * a scalar type, or of the pointee of a pointer P-type (`*`, `const *`).
+ * Integers go by size and signedness, as ACCEL_ELEM_TYPE_OF does; plain
+ * char is bytes.
+ */
+#define ACCEL__CPU_ELEMS(P)                                                    \
+    float P: 3, double P: 4, char P: 0, signed char P: 5, unsigned char P: 9,  \
+    short P: ACCEL__CPU_INT(short, 5), unsigned short P: ACCEL__CPU_INT(short, 9), \
+    int P: ACCEL__CPU_INT(int, 5), unsigned int P: ACCEL__CPU_INT(int, 9),     \
+    long P: ACCEL__CPU_INT(long, 5), unsigned long P: ACCEL__CPU_INT(long, 9), \
+    long long P: ACCEL__CPU_INT(long long, 5),                                 \
+    unsigned long long P: ACCEL__CPU_INT(long long, 9)                         \
+    ACCEL__CPU_FLOAT16(P) ACCEL__CPU_BFLOAT16(P)
+/* I8 (5) or U8 (9) and the next three widths, by the size of T. */
+#define ACCEL__CPU_INT(T, base)                                                \
+    ((base) + (sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3))
+#if defined(__FLT16_MAX__)
+__extension__ typedef _Float16 accel__cpu_float16;
+#define ACCEL__CPU_FLOAT16(P) , accel__cpu_float16 P: 1
+#else
+#define ACCEL__CPU_FLOAT16(P)
+#endif
+#if defined(__BFLT16_MAX__)
+__extension__ typedef __bf16 accel__cpu_bfloat16;
+#define ACCEL__CPU_BFLOAT16(P) , accel__cpu_bfloat16 P: 2
+#else
+#define ACCEL__CPU_BFLOAT16(P)
+#endif
 #define ACCEL__UNPACK(i, pair)                                                 \
     ACCEL__TYPE pair ACCEL__NAME pair = *(ACCEL__TYPE pair *)accel__args[i];
 

@@ -10,6 +10,7 @@
 #ifndef ACCEL_TYPES_H
 #define ACCEL_TYPES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -73,6 +74,10 @@ struct accel_copy_layout {
     uint64_t dst_slice_pitch;
 };
 
+/* Room for accel_device_props.uuid and .pci_bus_id, with the NUL. */
+#define ACCEL_DEVICE_UUID_MAX 48
+#define ACCEL_DEVICE_PCI_BUS_ID_MAX 32
+
 /* Device capability bits (accel_device_props.caps). */
 enum {
     /* Device addresses are host pointers: the host may copy with memcpy. */
@@ -86,10 +91,25 @@ enum {
     /* The device copies 3D layouts (depth > 1) natively. Informational:
      * the host does not read it, and hands layouts with depth > 1 to every
      * plugin's copy_* entries, which must accept them either way. */
-    ACCEL_DEVICE_CAP_COPY_3D = 1u << 2
+    ACCEL_DEVICE_CAP_COPY_3D = 1u << 2,
+    /* Every allocation wants its own mem_alloc, of exactly the bytes asked
+     * for (not rounded, not a slice of a larger page), and its own
+     * mem_free once it is freed (no page kept for reuse): a plugin that
+     * checks kernels' memory accesses (the null plugin's ACCEL_NULL_CHECK)
+     * then sees each allocation's bounds. Since: 1.1. */
+    ACCEL_DEVICE_CAP_OWN_ALLOCATIONS = 1u << 3
 };
 
-/* What a plugin tells about one device. Filled by device_info. */
+/*
+ * What a plugin tells about one device. Filled by device_info.
+ *
+ * The struct grows only at its end; each minor's size is named below. The
+ * host zeroes the whole struct before device_info, and reads the fields a
+ * minor added only from a plugin of that minor or later. A plugin writes
+ * at most accel_device_props_size(services) bytes (the size of the host's
+ * minor), so that a plugin built against a newer header never writes past
+ * an older host's struct: fill a local struct, then copy that many bytes.
+ */
 struct accel_device_props {
     char name[128];          /* human name, NUL-terminated */
     char arch[32];           /* target: "sm_90", "gfx90a", "x86_64", ... */
@@ -100,6 +120,29 @@ struct accel_device_props {
     uint32_t max_block_dim[3];
     uint32_t max_grid_dim[3];
     uint32_t max_shared_bytes; /* per block */
+
+    /* ---- Since: 1.1 ---- */
+
+    /*
+     * A stable identifier of the device, as the vendor's tools print it,
+     * NUL-terminated: "GPU-5b1c2f3a-...." (nvidia-smi -L), "GPU-..." for
+     * HIP, "CPU-...." for the CPU plugin. Selection matches a prefix of it
+     * (accel.h, "cuda:GPU-5b1c"). "" when the device has none.
+     */
+    char uuid[ACCEL_DEVICE_UUID_MAX];
+    /*
+     * The PCI address as domain:bus:device.function in lower-case hex,
+     * "0000:41:00.0", NUL-terminated; "" for a device not on PCI.
+     */
+    char pci_bus_id[ACCEL_DEVICE_PCI_BUS_ID_MAX];
 };
+
+/* The props of a 1.0 plugin end at max_shared_bytes. */
+#define ACCEL_DEVICE_PROPS_V1_0_SIZE                                           \
+    (offsetof(struct accel_device_props, max_shared_bytes) + sizeof(uint32_t))
+/* 1.1 added uuid and pci_bus_id. */
+#define ACCEL_DEVICE_PROPS_V1_1_SIZE                                           \
+    (offsetof(struct accel_device_props, pci_bus_id) +                         \
+     ACCEL_DEVICE_PCI_BUS_ID_MAX)
 
 #endif /* ACCEL_TYPES_H */

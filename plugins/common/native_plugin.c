@@ -122,6 +122,67 @@ static void native_remove_file_variables(struct accel__native_plugin *native)
     }
 }
 
+/* Whether `path` exists: F_OK alone, so a node the user may not open still counts. */
+static bool native_node_exists(const char *path, size_t length)
+{
+    char copy[256];
+
+    if (length == 0 || length >= sizeof(copy))
+        return false;
+    memcpy(copy, path, length);
+    copy[length] = '\0';
+    return access(copy, F_OK) == 0;
+}
+
+/* Append "a, b" of the colon-separated `list` (or the NULL-terminated `nodes`) to `out`. */
+static bool native_any_node(const char *list, const char *const *nodes, char *out, size_t size)
+{
+    size_t used = 0;
+    bool found = false;
+
+    out[0] = '\0';
+    for (size_t i = 0; list != NULL ? *list != '\0' : nodes[i] != NULL; i++) {
+        const char *path = list != NULL ? list : nodes[i];
+        size_t length = list != NULL ? strcspn(list, ":") : strlen(path);
+
+        found = found || native_node_exists(path, length);
+        if (used < size)
+            used += (size_t)snprintf(out + used, size - used, "%s%.*s", used ? ", " : "",
+                                     (int)length, path);
+        if (list != NULL)
+            list += length + (list[length] == ':');
+    }
+    return found;
+}
+
+/*
+ * Whether the vendor's library is worth loading: its library variable is
+ * set (a fake, or a driver the user points at, goes the full way), or a
+ * device node exists. When not, the reason is said.
+ */
+static bool native_has_device_node(struct accel__native_plugin *native)
+{
+    const struct accel__native_vendor *vendor = native->vendor;
+    const char *library = NULL, *list = NULL;
+    char nodes[512];
+
+    if (vendor->device_nodes == NULL)
+        return true;
+    if (vendor->library_variable != NULL)
+        library = native->services->getenv(vendor->library_variable);
+    if (library != NULL && library[0] != '\0')
+        return true;
+    if (vendor->device_nodes_variable != NULL)
+        list = native->services->getenv(vendor->device_nodes_variable);
+    if (native_any_node(list, vendor->device_nodes, nodes, sizeof(nodes)))
+        return true;
+    snprintf(native->no_device_reason, sizeof(native->no_device_reason),
+             "no device node (%.400s: none exists); the %s %s was not loaded (%s set loads it "
+             "regardless)", nodes, vendor->title, vendor->library_noun,
+             vendor->library_variable != NULL ? vendor->library_variable : "a library");
+    return false;
+}
+
 /* Whether the vendor may be started; when not, the reason is said. */
 static bool native_may_start(struct accel__native_plugin *native)
 {
@@ -173,7 +234,7 @@ accel_status accel__native_plugin_open(const struct accel_host_services *service
     native = accel__native_plugin_of(plugin);
     native->services = services;
     native->vendor = vendor;
-    if (native_may_start(native) && vendor->start(plugin))
+    if (native_has_device_node(native) && native_may_start(native) && vendor->start(plugin))
         status = native_find_devices(plugin);
     if (status != ACCEL_OK) {
         accel__native_plugin_close(plugin);
@@ -205,12 +266,13 @@ accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
 {
     struct accel__native_plugin *native = accel__native_plugin_of(plugin);
 
-    memset(out_props, 0, sizeof(*out_props));
     if (index >= native->device_count)
         return native->services->set_error(ACCEL_ERR_NO_DEVICE,
                                            "device_info: no %s device %u; there are %u",
                                            native->vendor->title, index,
                                            native->device_count);
-    *out_props = native->devices[index].props;
+    /* No more than the host's struct holds (driver.h). */
+    memcpy(out_props, &native->devices[index].props,
+           accel_device_props_size(native->services));
     return ACCEL_OK;
 }

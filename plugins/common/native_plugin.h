@@ -84,6 +84,18 @@ struct accel__native_vendor {
      * under elevated privileges (see accel__native_plugin_open).
      */
     const char *const *file_variables;
+    /*
+     * Cheap facts first: unless `library_variable` (ACCEL_CUDA_LIBRARY) is
+     * set, the library is opened only when one of `device_nodes` (NULL-
+     * terminated) exists; otherwise the plugin offers no device with the
+     * reason "no device node", and the runtime (whose initialisation costs
+     * milliseconds) is never loaded. `device_nodes_variable`, read through
+     * services->getenv (so never under elevated privileges), replaces the
+     * list with a colon-separated one: how tests put a node in place.
+     */
+    const char *library_variable;
+    const char *const *device_nodes;
+    const char *device_nodes_variable;
 };
 
 /* The common part of a plugin whose struct accel_drv_plugin starts with it. */
@@ -97,6 +109,9 @@ static inline struct accel__native_plugin *accel__native_plugin_of(accel_drv_plu
  * its devices found and described. A missing library, a failed
  * initialisation or a device that cannot be described is not an error:
  * the plugin opens with no device and its reason.
+ *
+ * Without a device node and without the vendor's library variable set, the
+ * vendor is not started: no device, with the reason "no device node".
  *
  * Under elevated privileges (as the host's services say, or as the
  * process's own ids and secure mode say) the vendor is not started unless

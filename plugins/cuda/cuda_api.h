@@ -279,6 +279,11 @@ typedef struct acu_CUDA_MEMCPY3D_PEER_st {
     size_t Depth;
 } acu_CUDA_MEMCPY3D_PEER;
 
+/* A device's uuid: 16 bytes. */
+typedef struct acu_CUuuid_st {
+    char bytes[16];
+} acu_CUuuid;
+
 /* ---- cuGetProcAddress ---- */
 
 typedef enum acu_CUdriverProcAddressQueryResult_enum {

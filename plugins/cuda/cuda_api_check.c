@@ -127,6 +127,8 @@ SAME_FIELD(acu_CUDA_MEMCPY3D_PEER, CUDA_MEMCPY3D_PEER, dstContext);
 SAME_FIELD(acu_CUDA_MEMCPY3D_PEER, CUDA_MEMCPY3D_PEER, srcHeight);
 SAME_FIELD(acu_CUDA_MEMCPY3D_PEER, CUDA_MEMCPY3D_PEER, dstHeight);
 SAME_FIELD(acu_CUDA_MEMCPY3D_PEER, CUDA_MEMCPY3D_PEER, Depth);
+SAME_STRUCT(acu_CUuuid, CUuuid);
+SAME_FIELD(acu_CUuuid, CUuuid, bytes);
 SAME_STRUCT(acu_CUDA_MEMCPY3D, CUDA_MEMCPY3D);
 SAME_MEMCPY_SIDE(acu_CUDA_MEMCPY3D, CUDA_MEMCPY3D, src);
 SAME_MEMCPY_SIDE(acu_CUDA_MEMCPY3D, CUDA_MEMCPY3D, dst);
@@ -160,6 +162,7 @@ SAME_FIELD(acu_CUDA_MEMCPY3D, CUDA_MEMCPY3D, Depth);
 #define acu_CUDA_MEMCPY2D CUDA_MEMCPY2D
 #define acu_CUDA_MEMCPY3D CUDA_MEMCPY3D
 #define acu_CUDA_MEMCPY3D_PEER CUDA_MEMCPY3D_PEER
+#define acu_CUuuid CUuuid
 #define acu_CUdriverProcAddressQueryResult CUdriverProcAddressQueryResult
 
 #define ACU_REQUIRED(symbol, base, version, parameters)                                \

@@ -253,7 +253,7 @@ accel_status accel__cuda_kernel_get(accel_drv_device *device, accel_drv_module *
     accel_status status;
 
     *out_kernel = NULL;
-    memset(out_signature, 0, sizeof(*out_signature));
+    memset(out_signature, 0, ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
     out_signature->param_count = ACCEL_PARAM_COUNT_UNKNOWN;
     if (name == NULL)
         return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,

@@ -27,8 +27,10 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cuda_plugin.h"
+#include "device_id.h"
 
 #define CUDA_EXPORT __attribute__((visibility("default")))
 
@@ -70,6 +72,27 @@ static acu_CUresult cuda_attribute(const struct cuda_symbols *symbols, acu_CUdev
  * Fill a device's props and limits. On failure, the call that failed in
  * *out_call.
  */
+/*
+ * The device's uuid ("GPU-...", as nvidia-smi -L prints it) and PCI bus
+ * id, where the driver has the calls. Neither is needed to run the device:
+ * a driver that lacks or refuses them leaves them "".
+ */
+static void cuda_describe_ids(const struct cuda_symbols *symbols, acu_CUdevice device,
+                              struct accel_device_props *props)
+{
+    acu_CUuuid uuid;
+    char bus_id[64];
+
+    if (symbols->cuDeviceGetUuid_v2 != NULL &&
+        symbols->cuDeviceGetUuid_v2(&uuid, device) == ACU_CUDA_SUCCESS)
+        accel__uuid_format("GPU", (const unsigned char *)uuid.bytes, props->uuid,
+                           sizeof(props->uuid));
+    if (symbols->cuDeviceGetPCIBusId != NULL &&
+        symbols->cuDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), device) == ACU_CUDA_SUCCESS)
+        accel__pci_bus_id_normalize(bus_id, strnlen(bus_id, sizeof(bus_id)),
+                                    props->pci_bus_id, sizeof(props->pci_bus_id));
+}
+
 static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
                                          struct accel__native_device *physical,
                                          const char **out_call)
@@ -119,6 +142,7 @@ static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
     snprintf(props->arch, sizeof(props->arch), "sm_%u%u", major, minor);
     props->caps = ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D;
     physical->max_pitch = max_pitch;
+    cuda_describe_ids(symbols, physical->handle, props);
     return ACU_CUDA_SUCCESS;
 }
 
@@ -137,6 +161,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 {
     acu_CUresult result;
 
+    accel__rtc_init(&plugin->nvrtc);
     if (!accel__cuda_symbols_load(&plugin->symbols, plugin->base.services,
                                   plugin->base.no_device_reason,
                                   sizeof(plugin->base.no_device_reason)))
@@ -156,6 +181,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 
 static void cuda_stop(accel_drv_plugin *plugin)
 {
+    accel__rtc_fini(&plugin->nvrtc);
     accel__cuda_symbols_unload(&plugin->symbols, plugin->initialised);
 }
 
@@ -193,6 +219,9 @@ static const char *const cuda_file_variables[] = {
     NULL,
 };
 
+/* What the NVIDIA kernel driver makes when it is loaded, GPU or not in use. */
+static const char *const cuda_device_nodes[] = { "/dev/nvidiactl", "/proc/driver/nvidia", NULL };
+
 static const struct accel__native_vendor cuda_vendor = {
     .name = "cuda",
     .title = "CUDA",
@@ -204,6 +233,9 @@ static const struct accel__native_vendor cuda_vendor = {
     .describe_device = cuda_describe_ordinal,
     .no_device = cuda_no_device,
     .file_variables = cuda_file_variables,
+    .library_variable = ACCEL_CUDA_LIBRARY_ENV,
+    .device_nodes = cuda_device_nodes,
+    .device_nodes_variable = "ACCEL_CUDA_DEVICE_NODES",
 };
 
 static accel_status cuda_plugin_open(const struct accel_host_services *services,
@@ -262,4 +294,8 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__cuda_host_func,
     .wait_outside_streams = NULL,
+    .fill = NULL,
+    .event_elapsed = accel__cuda_event_elapsed,
+    .module_compile = accel__cuda_module_compile,
+    .compiler_identity = accel__cuda_compiler_identity,
 };

@@ -26,6 +26,7 @@
 #include "native_library.h"
 #include "native_plugin.h"
 #include "pinned_host.h"
+#include "runtime_compiler.h"
 
 /*
  * The plugin: the common part (plugins/common/native_plugin.h: services,
@@ -40,6 +41,8 @@ struct accel_drv_plugin {
     struct cuda_symbols symbols;
     /* cuInit succeeded: the driver stays mapped at close (see native_library.h). */
     bool initialised;
+    /* NVRTC, loaded at the first compile (cuda_nvrtc.c). */
+    struct accel__rtc nvrtc;
 };
 
 struct accel_drv_device {
@@ -213,6 +216,8 @@ accel_status accel__cuda_event_record(accel_drv_device *device, accel_drv_event 
                                       accel_drv_stream *stream);
 accel_status accel__cuda_event_query(accel_drv_device *device, accel_drv_event *event);
 accel_status accel__cuda_event_sync(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__cuda_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+                                       accel_drv_event *end, int64_t *out_ns);
 accel_status accel__cuda_stream_wait_event(accel_drv_device *device,
                                            accel_drv_stream *stream,
                                            accel_drv_event *event);
@@ -239,6 +244,11 @@ accel_status accel__cuda_copy_on_device(accel_drv_device *device,
 
 /* ---- table entries, cuda_module.c ---- */
 
+/* Kernel source through NVRTC (cuda_nvrtc.c); see driver.h. */
+accel_status accel__cuda_module_compile(accel_drv_device *device,
+                                        const struct accel_compile_request *request);
+accel_status accel__cuda_compiler_identity(accel_drv_device *device, char *out_identity,
+                                           size_t capacity);
 accel_status accel__cuda_module_load(accel_drv_device *device, const void *image,
                                      size_t size, accel_drv_module **out_module);
 void accel__cuda_module_unload(accel_drv_device *device, accel_drv_module *module);

@@ -3,10 +3,11 @@
  * the device's context.
  *
  * Streams are CU_STREAM_NON_BLOCKING, so that they never wait for the
- * legacy default stream that other code in the process may use. Events are
- * made with CU_EVENT_DISABLE_TIMING: they only order and signal, and
- * without timing they are cheaper to record and to wait for. They are also
- * CU_EVENT_BLOCKING_SYNC: event_sync is the host's blocking wait, which
+ * legacy default stream that other code in the process may use. The
+ * events event_create makes keep timestamps, for event_elapsed
+ * (cuEventElapsedTime) and the host's trace; the one stream_sync makes for
+ * itself is made with CU_EVENT_DISABLE_TIMING, which is cheaper to record
+ * and to wait for. All are CU_EVENT_BLOCKING_SYNC: event_sync is the host's blocking wait, which
  * accel.h promises uses no core, and without the flag cuEventSynchronize
  * spins (or yields) under the primary context's default scheduling; the
  * flag changes nothing for cuEventQuery, which spin and yield waits poll.
@@ -50,8 +51,9 @@ void accel__cuda_stream_destroy(accel_drv_device *device, accel_drv_stream *stre
     accel__cuda_leave(device, &scope);
 }
 
-/* The flags of every event: see the top of the file. */
-#define CUDA_EVENT_FLAGS (ACU_CU_EVENT_DISABLE_TIMING | ACU_CU_EVENT_BLOCKING_SYNC)
+/* The flags of the events: see the top of the file. */
+#define CUDA_EVENT_FLAGS ACU_CU_EVENT_BLOCKING_SYNC
+#define CUDA_SYNC_EVENT_FLAGS (ACU_CU_EVENT_DISABLE_TIMING | ACU_CU_EVENT_BLOCKING_SYNC)
 
 /* Wait without a core for everything enqueued on `stream`; the context is current. */
 static accel_status cuda_stream_sync_blocking(accel_drv_device *device, acu_CUstream stream)
@@ -59,7 +61,8 @@ static accel_status cuda_stream_sync_blocking(accel_drv_device *device, acu_CUst
     acu_CUevent event = NULL;
     accel_status status;
 
-    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventCreate, (&event, CUDA_EVENT_FLAGS));
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventCreate,
+                       (&event, CUDA_SYNC_EVENT_FLAGS));
     if (status != ACCEL_OK)
         return status;
     status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventRecord, (event, stream));
@@ -154,6 +157,33 @@ accel_status accel__cuda_event_sync(accel_drv_device *device, accel_drv_event *e
     status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventSynchronize,
                        (cuda_event_handle(event)));
     accel__cuda_leave(device, &scope);
+    return status;
+}
+
+/* cuEventElapsedTime's milliseconds (resolution about 0.5 us) as nanoseconds. */
+accel_status accel__cuda_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+                                       accel_drv_event *end, int64_t *out_ns)
+{
+    struct cuda_scope scope;
+    accel_status status;
+    acu_CUresult result;
+    float ms = 0.0f;
+
+    *out_ns = 0;
+    if (cuda_symbols_of(device)->cuEventElapsedTime == NULL)
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_NOT_SUPPORTED, "event_elapsed: the driver has no cuEventElapsedTime");
+    status = accel__cuda_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    result = cuda_symbols_of(device)->cuEventElapsedTime(&ms, cuda_event_handle(start),
+                                                         cuda_event_handle(end));
+    accel__cuda_leave(device, &scope);
+    if (result == ACU_CUDA_ERROR_NOT_READY)
+        return ACCEL_NOT_READY;
+    status = accel__cuda_result(device, result, "cuEventElapsedTime", ACCEL_ERR_DRIVER);
+    if (status == ACCEL_OK)
+        *out_ns = (int64_t)((double)ms * 1e6);
     return status;
 }
 

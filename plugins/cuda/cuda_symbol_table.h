@@ -114,6 +114,15 @@ ACU_OPTIONAL(cuMemcpyPeerAsync, "cuMemcpyPeerAsync", ACU_API_VERSION,
               acu_CUcontext src_context, size_t bytes, acu_CUstream stream))
 ACU_OPTIONAL(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync", ACU_API_VERSION,
              (const acu_CUDA_MEMCPY3D_PEER *copy, acu_CUstream stream))
+/* What selection names a device by (accel_device_props.uuid, .pci_bus_id);
+ * without them the device has none. _v2 is CUDA 11.4's, nvidia-smi's uuid. */
+ACU_OPTIONAL(cuDeviceGetUuid_v2, "cuDeviceGetUuid", 11040,
+             (acu_CUuuid *uuid, acu_CUdevice device))
+ACU_OPTIONAL(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", ACU_API_VERSION,
+             (char *bus_id, int length, acu_CUdevice device))
+/* Event timestamps (event_elapsed); without it, event_elapsed says not supported. */
+ACU_OPTIONAL(cuEventElapsedTime, "cuEventElapsedTime", ACU_API_VERSION,
+             (float *milliseconds, acu_CUevent start, acu_CUevent end))
 
 #undef ACU_REQUIRED
 #undef ACU_OPTIONAL

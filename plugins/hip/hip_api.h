@@ -33,6 +33,11 @@ typedef struct ihipModuleSymbol_t *ahip_hipFunction_t;
 typedef struct hipArray *ahip_hipArray_t;
 typedef void (*ahip_hipHostFn_t)(void *user_data);
 
+/* A device's uuid: 16 bytes (ROCm: 16 characters of its unique id). */
+typedef struct ahip_hipUUID_t {
+    char bytes[16];
+} ahip_hipUUID;
+
 /*
  * ---- hipError_t: every code of HIP 5.2, X(name, value) ----
  *

@@ -125,6 +125,9 @@ SAME_FIELD(ahip_hipPos, hipPos, x);
 SAME_FIELD(ahip_hipPos, hipPos, y);
 SAME_FIELD(ahip_hipPos, hipPos, z);
 
+SAME_STRUCT(ahip_hipUUID, hipUUID);
+SAME_FIELD(ahip_hipUUID, hipUUID, bytes);
+
 SAME_STRUCT(ahip_hipMemcpy3DParms, hipMemcpy3DParms);
 SAME_FIELD(ahip_hipMemcpy3DParms, hipMemcpy3DParms, srcArray);
 SAME_FIELD(ahip_hipMemcpy3DParms, hipMemcpy3DParms, srcPos);
@@ -149,6 +152,7 @@ SAME_FIELD(ahip_hipMemcpy3DParms, hipMemcpy3DParms, kind);
 #define ahip_hipMemcpyKind hipMemcpyKind
 #define ahip_hipFunction_attribute hipFunction_attribute
 #define ahip_hipMemcpy3DParms hipMemcpy3DParms
+#define ahip_hipUUID hipUUID
 
 /*
  * The properties entry points. A HIP 6 header turns the name

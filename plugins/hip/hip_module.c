@@ -222,7 +222,7 @@ accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *m
     accel_status status;
 
     *out_kernel = NULL;
-    memset(out_signature, 0, sizeof(*out_signature));
+    memset(out_signature, 0, ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
     out_signature->param_count = ACCEL_PARAM_COUNT_UNKNOWN;
     if (name == NULL)
         return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -241,8 +241,10 @@ accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *m
     if (status != ACCEL_OK)
         return status;
     known = accel__hip_code_object_signature(&module->code, name);
+    /* Sizes only: a code object knows no element types, and a host of minor
+     * 0 passes no room for them. */
     if (known != NULL)
-        *out_signature = *known;
+        memcpy(out_signature, known, ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
     return ACCEL_OK;
 }
 

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device_id.h"
 #include "hip_plugin.h"
 
 #define HIP_EXPORT __attribute__((visibility("default")))
@@ -110,6 +111,27 @@ static ahip_hipError_t hip_device_arch(const struct hip_symbols *symbols, int or
 }
 
 /*
+ * The device's uuid ("GPU-" and ROCm's unique id) and PCI bus id, where the
+ * runtime has the calls. Neither is needed to run the device: a runtime
+ * that lacks or refuses them leaves them "".
+ */
+static void hip_describe_ids(const struct hip_symbols *symbols, int device,
+                             struct accel_device_props *props)
+{
+    ahip_hipUUID uuid;
+    char bus_id[64];
+
+    if (symbols->hipDeviceGetUuid != NULL &&
+        symbols->hipDeviceGetUuid(&uuid, device) == AHIP_hipSuccess)
+        accel__uuid_format("GPU", (const unsigned char *)uuid.bytes, props->uuid,
+                           sizeof(props->uuid));
+    if (symbols->hipDeviceGetPCIBusId != NULL &&
+        symbols->hipDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), device) == AHIP_hipSuccess)
+        accel__pci_bus_id_normalize(bus_id, strnlen(bus_id, sizeof(bus_id)),
+                                    props->pci_bus_id, sizeof(props->pci_bus_id));
+}
+
+/*
  * Fill a device's props and limits. On failure, the call that failed in
  * *out_call.
  */
@@ -151,6 +173,7 @@ static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
         return result;
     props->caps = ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D;
     physical->max_pitch = max_pitch;
+    hip_describe_ids(symbols, physical->handle, props);
     return AHIP_hipSuccess;
 }
 
@@ -197,6 +220,7 @@ static bool hip_start(accel_drv_plugin *plugin)
 {
     ahip_hipError_t result;
 
+    accel__rtc_init(&plugin->hiprtc);
     if (!accel__hip_symbols_load(&plugin->symbols, plugin->base.services,
                                  plugin->base.no_device_reason,
                                  sizeof(plugin->base.no_device_reason)))
@@ -219,6 +243,7 @@ static bool hip_start(accel_drv_plugin *plugin)
 
 static void hip_stop(accel_drv_plugin *plugin)
 {
+    accel__rtc_fini(&plugin->hiprtc);
     accel__hip_symbols_unload(&plugin->symbols, plugin->init_called);
 }
 
@@ -254,6 +279,9 @@ static const char *const hip_file_variables[] = {
     NULL,
 };
 
+/* What the amdgpu kernel driver makes for ROCm's compute interface. */
+static const char *const hip_device_nodes[] = { "/dev/kfd", NULL };
+
 static const struct accel__native_vendor hip_vendor = {
     .name = "hip",
     .title = "HIP",
@@ -265,6 +293,9 @@ static const struct accel__native_vendor hip_vendor = {
     .describe_device = hip_describe_ordinal,
     .no_device = hip_no_device,
     .file_variables = hip_file_variables,
+    .library_variable = ACCEL_HIP_LIBRARY_ENV,
+    .device_nodes = hip_device_nodes,
+    .device_nodes_variable = "ACCEL_HIP_DEVICE_NODES",
 };
 
 static accel_status hip_plugin_open(const struct accel_host_services *services,
@@ -323,4 +354,8 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__hip_host_func,
     .wait_outside_streams = NULL,
+    .fill = NULL,
+    .event_elapsed = accel__hip_event_elapsed,
+    .module_compile = accel__hip_module_compile,
+    .compiler_identity = accel__hip_compiler_identity,
 };

@@ -31,6 +31,7 @@
 #include "native_library.h"
 #include "native_plugin.h"
 #include "pinned_host.h"
+#include "runtime_compiler.h"
 
 /*
  * The plugin: the common part (plugins/common/native_plugin.h: services,
@@ -51,6 +52,8 @@ struct accel_drv_plugin {
      * for what a module load that found no code for it says.
      */
     char targets[ACCEL__NATIVE_DEVICES_MAX][64];
+    /* hiprtc, loaded at the first compile (hip_rtc.c). */
+    struct accel__rtc hiprtc;
 };
 
 struct accel_drv_device {
@@ -220,6 +223,8 @@ accel_status accel__hip_event_record(accel_drv_device *device, accel_drv_event *
                                      accel_drv_stream *stream);
 accel_status accel__hip_event_query(accel_drv_device *device, accel_drv_event *event);
 accel_status accel__hip_event_sync(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__hip_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+                                      accel_drv_event *end, int64_t *out_ns);
 accel_status accel__hip_stream_wait_event(accel_drv_device *device, accel_drv_stream *stream,
                                           accel_drv_event *event);
 accel_status accel__hip_host_func(accel_drv_device *device, accel_drv_stream *stream,
@@ -243,6 +248,11 @@ accel_status accel__hip_copy_on_device(accel_drv_device *device, accel_drv_strea
 
 /* ---- table entries, hip_module.c ---- */
 
+/* Kernel source through hiprtc (hip_rtc.c); see driver.h. */
+accel_status accel__hip_module_compile(accel_drv_device *device,
+                                       const struct accel_compile_request *request);
+accel_status accel__hip_compiler_identity(accel_drv_device *device, char *out_identity,
+                                          size_t capacity);
 accel_status accel__hip_module_load(accel_drv_device *device, const void *image, size_t size,
                                     accel_drv_module **out_module);
 void accel__hip_module_unload(accel_drv_device *device, accel_drv_module *module);

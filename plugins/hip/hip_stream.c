@@ -3,9 +3,10 @@
  * the device current.
  *
  * Streams are hipStreamNonBlocking, so that they never wait for the null
- * stream that other code in the process may use. Events are made with
- * hipEventDisableTiming: they only order and signal, and without timing
- * they are cheaper to record and to wait for. They are also
+ * stream that other code in the process may use. The events event_create
+ * makes keep timestamps, for event_elapsed (hipEventElapsedTime) and the
+ * host's trace; the one stream_sync makes for itself is made with
+ * hipEventDisableTiming, cheaper to record and to wait for. All are
  * hipEventBlockingSync: event_sync is the host's blocking wait, which
  * accel.h promises uses no core, and without the flag hipEventSynchronize
  * polls actively; the flag changes nothing for hipEventQuery, which spin
@@ -53,8 +54,9 @@ void accel__hip_stream_destroy(accel_drv_device *device, accel_drv_stream *strea
     accel__hip_leave(device, &scope);
 }
 
-/* The flags of every event: see the top of the file. */
-#define HIP_EVENT_FLAGS (AHIP_hipEventDisableTiming | AHIP_hipEventBlockingSync)
+/* The flags of the events: see the top of the file. */
+#define HIP_EVENT_FLAGS AHIP_hipEventBlockingSync
+#define HIP_SYNC_EVENT_FLAGS (AHIP_hipEventDisableTiming | AHIP_hipEventBlockingSync)
 
 /* Wait without a core for everything enqueued on `stream`; the device is current. */
 static accel_status hip_stream_sync_blocking(accel_drv_device *device, ahip_hipStream_t stream)
@@ -63,7 +65,7 @@ static accel_status hip_stream_sync_blocking(accel_drv_device *device, ahip_hipS
     accel_status status;
 
     status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventCreateWithFlags,
-                      (&event, HIP_EVENT_FLAGS));
+                      (&event, HIP_SYNC_EVENT_FLAGS));
     if (status != ACCEL_OK)
         return status;
     status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventRecord, (event, stream));
@@ -179,6 +181,35 @@ accel_status accel__hip_event_sync(accel_drv_device *device, accel_drv_event *ev
         return status;
     status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventSynchronize, (event->handle));
     accel__hip_leave(device, &scope);
+    return status;
+}
+
+/* hipEventElapsedTime's milliseconds as nanoseconds. */
+accel_status accel__hip_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+                                      accel_drv_event *end, int64_t *out_ns)
+{
+    struct hip_scope scope;
+    ahip_hipError_t result;
+    accel_status status;
+    float ms = 0.0f;
+
+    *out_ns = 0;
+    if (hip_symbols_of(device)->hipEventElapsedTime == NULL)
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_NOT_SUPPORTED, "event_elapsed: the runtime has no hipEventElapsedTime");
+    if (!hip_event_recorded(start) || !hip_event_recorded(end))
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "event_elapsed: an event was never recorded");
+    status = accel__hip_enter(device, &scope);
+    if (status != ACCEL_OK)
+        return status;
+    result = hip_symbols_of(device)->hipEventElapsedTime(&ms, start->handle, end->handle);
+    accel__hip_leave(device, &scope);
+    if (result == AHIP_hipErrorNotReady)
+        return ACCEL_NOT_READY;
+    status = accel__hip_result(device, result, "hipEventElapsedTime", ACCEL_ERR_DRIVER);
+    if (status == ACCEL_OK)
+        *out_ns = (int64_t)((double)ms * 1e6);
     return status;
 }
 

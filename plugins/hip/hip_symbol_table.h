@@ -97,6 +97,12 @@ AHIP_OPTIONAL(ahip_hipError_t, hipFuncGetAttribute,
 AHIP_OPTIONAL(ahip_hipError_t, hipMemcpyPeerAsync,
               (void *dst, int dst_device, const void *src, int src_device, size_t bytes,
                ahip_hipStream_t stream))
+/* What selection names a device by (accel_device_props.uuid, .pci_bus_id). */
+AHIP_OPTIONAL(ahip_hipError_t, hipDeviceGetUuid, (ahip_hipUUID *uuid, ahip_hipDevice_t device))
+AHIP_OPTIONAL(ahip_hipError_t, hipDeviceGetPCIBusId, (char *bus_id, int length, int device))
+/* Event timestamps (event_elapsed); without it, event_elapsed says not supported. */
+AHIP_OPTIONAL(ahip_hipError_t, hipEventElapsedTime,
+              (float *milliseconds, ahip_hipEvent_t start, ahip_hipEvent_t end))
 /* The runtime's sentence for a code (ROCm 5's is the code's name again). */
 AHIP_OPTIONAL(const char *, hipGetErrorString, (ahip_hipError_t error))
 

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "null_check.h"
 #include "null_fiber.h"
 #include "null_os.h"
 
@@ -40,6 +41,7 @@ struct null_thread {
     uint64_t mask;
     uint64_t value;
     uint64_t result;
+    uint32_t epoch; /* the race check: barriers passed in this block */
 };
 
 /*
@@ -59,6 +61,8 @@ struct null_worker {
     uint32_t threads;    /* in the block */
     bool fibers_on;      /* the block runs as fibers */
     bool straight;       /* thread 0 returned alone; run_block runs the rest */
+    bool running;        /* between the start and end of a run of blocks */
+    uint32_t check_thread; /* the thread a checked straight block runs */
     enum null_event event;
     struct null_thread thread[NULL_BLOCK_THREADS_MAX];
     /* fiber[0] runs the blocks and is thread 0 of each; fiber[i] thread i. */
@@ -74,10 +78,20 @@ static const struct accel_cpu_runtime null_runtime = {
     .warp_op = null_rt_warp_op,
 };
 
+static void null_race_sync_threads(void *state, uint32_t thread);
+static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
+                                  uint64_t value, uint32_t arg);
+
+/* The race check's: the same, telling libaccel-race who runs on return. */
+static const struct accel_cpu_runtime null_race_runtime = {
+    .sync_threads = null_race_sync_threads,
+    .warp_op = null_race_warp_op,
+};
+
 /* ---- failing a launch ---- */
 
 /* The kernel's name, from its descriptor's symbol. */
-static const char *null_kernel_name(const struct accel_cpu_kernel *kernel)
+const char *accel__null_kernel_name(const struct accel_cpu_kernel *kernel)
 {
     Dl_info info;
     size_t prefix = sizeof(ACCEL_CPU_KERNEL_PREFIX) - 1;
@@ -98,7 +112,7 @@ static void null_blocks_fail_v(struct null_blocks *blocks, accel_status status,
     vsnprintf(blocks->detail, sizeof(blocks->detail), format, ap);
 }
 
-static void null_blocks_fail(struct null_blocks *blocks, accel_status status,
+void accel__null_blocks_fail(struct null_blocks *blocks, accel_status status,
                              const char *format, ...)
 {
     va_list ap;
@@ -127,9 +141,9 @@ static void null_block_fail(struct null_worker *w, uint32_t rank, const char *fo
     va_start(ap, format);
     vsnprintf(why, sizeof(why), format, ap);
     va_end(ap);
-    null_blocks_fail(w->blocks, ACCEL_ERR_LAUNCH,
+    accel__null_blocks_fail(w->blocks, ACCEL_ERR_LAUNCH,
                      "launch: kernel '%s' block (%u,%u,%u) %s: %s",
-                     null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
+                     accel__null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
                      w->block.block_idx[1], w->block.block_idx[2],
                      null_thread_name(w, rank, who, sizeof(who)), why);
 }
@@ -171,7 +185,7 @@ static void null_worker_overflowed(struct null_worker *w, uint32_t fiber)
                       "accel null plugin: kernel '%s' block (%u,%u,%u) %s overflowed its "
                       "%zu-byte fiber stack (the guard page below it was hit); set "
                       "ACCEL_NULL_STACK_KB to give each kernel thread more. Aborting.\n",
-                      null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
+                      accel__null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
                       w->block.block_idx[1], w->block.block_idx[2], who, w->stack_bytes);
     if (length > 0 && write(2, message, (size_t)length < sizeof(message)
                                             ? (size_t)length : sizeof(message) - 1) < 0)
@@ -263,8 +277,11 @@ static void null_worker_release_faults(struct null_worker *w)
 
 static void null_worker_drop_fibers(struct null_worker *w)
 {
-    for (uint32_t i = 0; i < NULL_BLOCK_THREADS_MAX; i++)
+    for (uint32_t i = 0; i < NULL_BLOCK_THREADS_MAX; i++) {
+        if (w->fiber[i].map != NULL)
+            accel__null_check_unpoison(w->fiber[i].ctx.stack_lo, w->fiber[i].ctx.stack_bytes);
         accel__null_fiber_destroy(&w->fiber[i]);
+    }
 }
 
 /* At the host thread's exit. */
@@ -343,7 +360,7 @@ static void null_pass_on(struct null_worker *w, uint32_t i)
 }
 
 /* Advance (x, y, z) to the next block, x fastest. */
-static void null_block_next(struct accel_cpu_block *block)
+void accel__null_block_next(struct accel_cpu_block *block)
 {
     if (++block->block_idx[0] < block->grid_dim[0])
         return;
@@ -354,15 +371,44 @@ static void null_block_next(struct accel_cpu_block *block)
     block->block_idx[2]++;
 }
 
+/* The race check: thread `rank` of the worker's block runs from here on. */
+static void null_race_now(const struct null_worker *w, uint32_t rank)
+{
+    const struct accel_cpu_block *b = &w->block;
+    uint64_t block = ((uint64_t)b->block_idx[2] * b->grid_dim[1] + b->block_idx[1]) *
+                         b->grid_dim[0] + b->block_idx[0];
+
+    accel__null_race_enter(w->blocks->launch_id, block, rank, w->thread[rank].epoch);
+}
+
+/*
+ * Checked mode: the rest of a block whose thread 0 returned alone, one
+ * run_thread call each, so that a report can say which thread it was.
+ */
+static void null_run_rest_checked(struct null_worker *w)
+{
+    for (uint32_t i = 1; i < w->threads; i++) {
+        w->check_thread = i;
+        if (w->blocks->check >= NULL_CHECK_RACE)
+            null_race_now(w, i);
+        w->blocks->kernel->run_thread(&w->block, w->blocks->args, i);
+    }
+}
+
 /* On fiber 0: run the worker's blocks, thread 0 of each first. */
 static void null_run_blocks(struct null_worker *w)
 {
     const struct accel_cpu_kernel *kernel = w->blocks->kernel;
     void *const *args = w->blocks->args;
 
-    for (uint64_t n = 0; n < w->count; n++, null_block_next(&w->block)) {
+    for (uint64_t n = 0; n < w->count; n++, accel__null_block_next(&w->block)) {
         w->fibers_on = false;
         w->straight = false;
+        if (w->blocks->check >= NULL_CHECK_RACE) {
+            for (uint32_t i = 0; i < w->threads; i++)
+                w->thread[i].epoch = 0;
+            null_race_now(w, 0);
+        }
         kernel->run_thread(&w->block, args, 0);
         if (w->fibers_on) {
             /* The other threads run on; this fiber resumes once all return. */
@@ -371,7 +417,10 @@ static void null_run_blocks(struct null_worker *w)
             null_pass_on(w, 0);
         } else if (w->threads > 1) {
             w->straight = true;
-            kernel->run_block(&w->block, args);
+            if (w->blocks->check)
+                null_run_rest_checked(w);
+            else
+                kernel->run_block(&w->block, args);
         }
     }
 }
@@ -394,6 +443,8 @@ static void null_thread_main(struct null_fiber *fiber)
     uint32_t i = (uint32_t)(fiber - w->fiber);
 
     for (;;) {
+        if (w->blocks->check >= NULL_CHECK_RACE)
+            null_race_now(w, i);
         w->blocks->kernel->run_thread(&w->block, w->blocks->args, i);
         w->thread[i].state = NULL_THREAD_DONE;
         w->event = NULL_EVENT_WAIT;
@@ -463,6 +514,25 @@ static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op, uint6
     t->state = NULL_THREAD_AT_WARP;
     null_rt_wait(w, thread, "a warp operation");
     return t->result;
+}
+
+/* The race check: a barrier orders the block's accesses before it and after. */
+static void null_race_sync_threads(void *state, uint32_t thread)
+{
+    struct null_worker *w = state;
+
+    null_rt_sync_threads(state, thread);
+    w->thread[thread].epoch++;
+    null_race_now(w, thread);
+}
+
+static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
+                                  uint64_t value, uint32_t arg)
+{
+    uint64_t result = null_rt_warp_op(state, thread, op, mask, value, arg);
+
+    null_race_now(state, thread);
+    return result;
 }
 
 /* ---- the scheduler, on the host thread's own stack ---- */
@@ -623,10 +693,10 @@ static bool null_block_fibers_ready(struct null_worker *w)
         if (w->fiber[i].map == NULL &&
             !accel__null_fiber_create(&w->fiber[i], w->stack_bytes, &w->native,
                                       null_thread_main)) {
-            null_blocks_fail(w->blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            accel__null_blocks_fail(w->blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
                              "launch: kernel '%s': mmap of a %zu-byte fiber stack for "
                              "thread %u of a block failed: %s",
-                             null_kernel_name(w->blocks->kernel), w->stack_bytes, i,
+                             accel__null_kernel_name(w->blocks->kernel), w->stack_bytes, i,
                              null_errno_name(errno));
             return false;
         }
@@ -665,12 +735,12 @@ static bool null_block_schedule(struct null_worker *w)
 /* Start over every fiber of the failed block: none is resumed. */
 static void null_block_abandon(struct null_worker *w)
 {
-    accel__null_fiber_reset(&w->fiber[0]);
-    if (!w->fibers_on)
-        return;
-    for (uint32_t i = 1; i < w->threads; i++) {
-        if (w->thread[i].state != NULL_THREAD_DONE)
-            accel__null_fiber_reset(&w->fiber[i]);
+    for (uint32_t i = 0; i < (w->fibers_on ? w->threads : 1); i++) {
+        if (i > 0 && w->thread[i].state == NULL_THREAD_DONE)
+            continue;
+        /* A checked kernel's abandoned frames leave red zones behind. */
+        accel__null_check_unpoison(w->fiber[i].ctx.stack_lo, w->fiber[i].ctx.stack_bytes);
+        accel__null_fiber_reset(&w->fiber[i]);
     }
 }
 
@@ -684,6 +754,8 @@ void accel__null_blocks_init(struct null_blocks *blocks, const struct accel_cpu_
     blocks->args = args;
     blocks->config = *config;
     blocks->stack_bytes = stack_bytes;
+    blocks->check = NULL_CHECK_OFF;
+    blocks->launch_id = 0;
     atomic_init(&blocks->failed, false);
     blocks->status = ACCEL_OK;
     blocks->detail[0] = '\0';
@@ -716,7 +788,7 @@ static void null_blocks_run_straight(const struct null_blocks *blocks, uint64_t 
 
     null_block_begin(&block, blocks, first, shared);
     block.first_thread = 0;
-    for (uint64_t n = 0; n < count; n++, null_block_next(&block))
+    for (uint64_t n = 0; n < count; n++, accel__null_block_next(&block))
         blocks->kernel->run_block(&block, blocks->args);
 }
 
@@ -744,10 +816,10 @@ static uint64_t null_solo_warp_op(void *state, uint32_t thread, uint32_t op, uin
     (void)thread;
     (void)arg;
     if ((mask & 1u) == 0 || op > ACCEL_CPU_WARP_ALL)
-        null_blocks_fail(solo->blocks, ACCEL_ERR_LAUNCH,
+        accel__null_blocks_fail(solo->blocks, ACCEL_ERR_LAUNCH,
                          "launch: kernel '%s' block (%u,%u,%u) thread (0,0,0): called a "
                          "warp operation (%u) whose mask 0x%llx leaves out its own lane 0",
-                         null_kernel_name(solo->blocks->kernel), solo->block.block_idx[0],
+                         accel__null_kernel_name(solo->blocks->kernel), solo->block.block_idx[0],
                          solo->block.block_idx[1], solo->block.block_idx[2], op,
                          (unsigned long long)mask);
     switch (op) {
@@ -772,7 +844,7 @@ static void null_blocks_run_solo(struct null_blocks *blocks, uint64_t first, uin
     solo.block.first_thread = 0;
     solo.block.runtime = &null_solo_runtime;
     solo.block.runtime_state = &solo;
-    for (uint64_t n = 0; n < count; n++, null_block_next(&solo.block))
+    for (uint64_t n = 0; n < count; n++, accel__null_block_next(&solo.block))
         blocks->kernel->run_block(&solo.block, blocks->args);
 }
 
@@ -782,7 +854,7 @@ static struct null_worker *null_worker_ready(struct null_blocks *blocks)
     struct null_worker *w = null_worker_get();
 
     if (w == NULL) {
-        null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
                          "launch: allocating a host thread's block state failed");
         return NULL;
     }
@@ -793,7 +865,7 @@ static struct null_worker *null_worker_ready(struct null_blocks *blocks)
     if (w->fiber[0].map == NULL &&
         !accel__null_fiber_create(&w->fiber[0], w->stack_bytes, &w->native,
                                   null_fiber0_main)) {
-        null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
                          "launch: mmap of a %zu-byte fiber stack failed: %s",
                          w->stack_bytes, null_errno_name(errno));
         return NULL;
@@ -801,23 +873,13 @@ static struct null_worker *null_worker_ready(struct null_blocks *blocks)
     return w;
 }
 
-bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t count,
-                            void *shared)
+/* Run the blocks on this host thread's worker: fibers when they wait. */
+static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first, uint64_t count,
+                                   void *shared)
 {
-    struct null_worker *w;
+    struct null_worker *w = null_worker_ready(blocks);
+    bool done = false;
 
-    if (atomic_load_explicit(&blocks->failed, memory_order_relaxed))
-        return false;
-    if (blocks->kernel->abi < 2) {
-        null_blocks_run_straight(blocks, first, count, shared);
-        return true;
-    }
-    if ((uint64_t)blocks->config.block[0] * blocks->config.block[1] *
-            blocks->config.block[2] == 1) {
-        null_blocks_run_solo(blocks, first, count, shared);
-        return !atomic_load_explicit(&blocks->failed, memory_order_relaxed);
-    }
-    w = null_worker_ready(blocks);
     if (w == NULL)
         return false;
     w->blocks = blocks;
@@ -826,13 +888,126 @@ bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t
     w->threads = blocks->config.block[0] * blocks->config.block[1] * blocks->config.block[2];
     null_block_begin(&w->block, blocks, first, shared);
     w->block.runtime_state = w;
+    if (blocks->check >= NULL_CHECK_RACE)
+        w->block.runtime = &null_race_runtime;
+    w->running = true;
     for (;;) {
         accel__null_switch(&w->native, &w->fiber[0].ctx);
-        if (w->event == NULL_EVENT_RUN_DONE)
-            return true;
+        if (w->event == NULL_EVENT_RUN_DONE) {
+            done = true;
+            break;
+        }
         if (w->event == NULL_EVENT_FAULT || !null_block_schedule(w))
             break;
     }
-    null_block_abandon(w);
+    w->running = false;
+    if (blocks->check >= NULL_CHECK_RACE)
+        accel__null_race_leave();
+    if (!done)
+        null_block_abandon(w);
+    return done;
+}
+
+/*
+ * Checked mode: every block on the worker, blocks of one thread too, so
+ * that a report finds where it is; the dynamic shared memory a heap block
+ * of exactly shared_bytes, so that ASan's red zones bound it.
+ */
+static bool null_blocks_run_checked(struct null_blocks *blocks, uint64_t first,
+                                    uint64_t count)
+{
+    void *shared = NULL;
+    bool done;
+
+    if (blocks->config.shared_bytes != 0 &&
+        posix_memalign(&shared, 64, blocks->config.shared_bytes) != 0) {
+        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                         "launch: allocating %u bytes of shared memory failed",
+                         blocks->config.shared_bytes);
+        return false;
+    }
+    done = null_blocks_run_worker(blocks, first, count, shared);
+    free(shared);
+    return done;
+}
+
+bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t count,
+                            void *shared)
+{
+    if (atomic_load_explicit(&blocks->failed, memory_order_relaxed))
+        return false;
+    if (blocks->kernel->abi < 2) {
+        null_blocks_run_straight(blocks, first, count, shared);
+        return true;
+    }
+    if (blocks->check)
+        return null_blocks_run_checked(blocks, first, count);
+    if ((uint64_t)blocks->config.block[0] * blocks->config.block[1] *
+            blocks->config.block[2] == 1) {
+        null_blocks_run_solo(blocks, first, count, shared);
+        return !atomic_load_explicit(&blocks->failed, memory_order_relaxed);
+    }
+    if (blocks->kernel->abi >= 3 && blocks->kernel->run_regions != NULL) {
+        struct accel_cpu_block block;
+
+        null_block_begin(&block, blocks, first, shared);
+        block.first_thread = 0;
+        return accel__null_blocks_run_regions(blocks, &block, count);
+    }
+    return null_blocks_run_worker(blocks, first, count, shared);
+}
+
+bool accel__null_block_where(struct null_where *out_where)
+{
+    struct null_worker *w;
+    uintptr_t here = (uintptr_t)&w;
+    uint32_t bx, by, rank = 0;
+
+    memset(out_where, 0, sizeof(*out_where));
+    if (!null_worker_key_made)
+        return false;
+    w = pthread_getspecific(null_worker_key);
+    if (w == NULL || !w->running)
+        return false;
+    *out_where = (struct null_where){
+        .kernel = w->blocks->kernel,
+        .grid_dim = {w->block.grid_dim[0], w->block.grid_dim[1], w->block.grid_dim[2]},
+        .block_dim = {w->block.block_dim[0], w->block.block_dim[1], w->block.block_dim[2]},
+        .kernel_name = accel__null_kernel_name(w->blocks->kernel),
+        .block = {w->block.block_idx[0], w->block.block_idx[1], w->block.block_idx[2]},
+        .args = w->blocks->args,
+        .shared = w->block.shared,
+        .shared_bytes = w->block.shared_bytes,
+    };
+    /* The report runs on the stack of the thread that made the access. */
+    for (uint32_t i = 0; i < w->threads; i++) {
+        uintptr_t lo = (uintptr_t)w->fiber[i].map;
+
+        if (lo != 0 && here >= lo && here < lo + w->fiber[i].map_bytes) {
+            rank = i == 0 && w->straight ? w->check_thread : i;
+            out_where->thread_known = true;
+            break;
+        }
+    }
+    bx = w->block.block_dim[0];
+    by = w->block.block_dim[1];
+    out_where->thread[0] = rank % bx;
+    out_where->thread[1] = rank / bx % by;
+    out_where->thread[2] = rank / bx / by;
+    return true;
+}
+
+bool accel__null_block_on_stack(uintptr_t address)
+{
+    struct null_worker *w;
+
+    if (!null_worker_key_made || (w = pthread_getspecific(null_worker_key)) == NULL)
+        return false;
+    for (uint32_t i = 0; i < NULL_BLOCK_THREADS_MAX; i++) {
+        uintptr_t lo = (uintptr_t)w->fiber[i].map;
+
+        if (lo != 0 && address >= lo && address < lo + w->fiber[i].map_bytes)
+            return true;
+    }
     return false;
 }

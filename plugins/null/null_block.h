@@ -24,6 +24,11 @@
  * thread 0 returned without. The block is abandoned (its fibers reset,
  * never resumed) and the launch fails with ACCEL_ERR_LAUNCH naming the
  * kernel, the block and the thread; the blocks not yet started do not run.
+ *
+ * A kernel that accel-cc's barrier pass split at its barriers (its
+ * descriptor's run_regions) runs none of this: run_regions runs each block
+ * whole, as loops over its threads between barriers, and says when the
+ * threads did not all reach the same barrier (null_regions.c).
  */
 #ifndef ACCEL_NULL_BLOCK_H
 #define ACCEL_NULL_BLOCK_H
@@ -47,6 +52,10 @@ struct null_blocks {
     void *const *args;
     struct accel_launch_config config;
     size_t stack_bytes; /* of each fiber */
+    /* The checked mode: every thread on its own run_thread call, and the
+     * dynamic shared memory a heap block of its exact size (null_check.h). */
+    uint32_t check;     /* enum null_check_mode */
+    uint64_t launch_id; /* the race check's number for the launch */
     /* Set once, by the first thread that fails the launch. */
     _Atomic bool failed;
     /* Written by that thread before it lets go of the grid. */
@@ -66,5 +75,24 @@ void accel__null_blocks_init(struct null_blocks *blocks, const struct accel_cpu_
  */
 bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t count,
                             void *shared);
+
+/* Fail the launch with this status and detail; only the first failure is kept. */
+void accel__null_blocks_fail(struct null_blocks *blocks, accel_status status,
+                             const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Advance block->block_idx to the next block of the grid, x fastest. */
+void accel__null_block_next(struct accel_cpu_block *block);
+
+/* The kernel's name, from its descriptor's symbol ("?" when it has none). */
+const char *accel__null_kernel_name(const struct accel_cpu_kernel *kernel);
+
+/*
+ * Run `count` blocks from `block` (its first_thread 0), x fastest, through
+ * the kernel's run_regions (null_regions.c): every thread of each block on
+ * the calling thread's own stack, no fiber. false once the launch failed.
+ */
+bool accel__null_blocks_run_regions(struct null_blocks *blocks, struct accel_cpu_block *block,
+                                    uint64_t count);
 
 #endif /* ACCEL_NULL_BLOCK_H */

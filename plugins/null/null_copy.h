@@ -20,6 +20,12 @@ struct null_copy {
      * page), where memcpy is undefined; host copies never do.
      */
     bool may_overlap;
+    /*
+     * A fill instead of a copy when non-zero: `pattern_size` bytes (1, 2, 4
+     * or 8) of `pattern` repeated over row_bytes at dst; src is unused.
+     */
+    uint32_t pattern_size;
+    uint8_t pattern[8];
 };
 
 /*

@@ -28,7 +28,8 @@
     X(stream_destroy) X(stream_sync) X(event_create) X(event_destroy)         \
     X(event_record) X(event_query) X(event_sync) X(stream_wait_event)         \
     X(copy_to_device) X(copy_to_host) X(copy_on_device) X(module_load)        \
-    X(module_unload) X(kernel_get) X(launch) X(host_func)
+    X(module_unload) X(kernel_get) X(launch) X(host_func) X(fill)               \
+    X(event_elapsed)
 
 enum null_entry {
 #define NULL_ENTRY_ENUM_(name) NULL_ENTRY_##name,

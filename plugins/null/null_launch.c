@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "null_block.h"
+#include "null_check.h"
 #include "null_pool.h"
 
 /*
@@ -146,6 +147,7 @@ accel_status accel__null_launch_prepare(const struct accel_host_services *servic
     out_launch->kernel = kernel;
     out_launch->pool = pool;
     out_launch->stack_bytes = stack_bytes;
+    out_launch->check = NULL_CHECK_OFF;
     out_launch->config = *config;
     return ACCEL_OK;
 }
@@ -161,6 +163,9 @@ accel_status accel__null_launch_run(struct null_launch *launch, char *detail,
     null_args_layout(launch->kernel, base, args);
     accel__null_blocks_init(&blocks, launch->kernel, args, &launch->config,
                             launch->stack_bytes);
+    blocks.check = launch->check;
+    if (launch->check >= NULL_CHECK_RACE)
+        blocks.launch_id = accel__null_race_next_launch();
     accel__null_grid_run(launch->pool, &blocks);
     accel__null_launch_discard(launch);
     if (!atomic_load_explicit(&blocks.failed, memory_order_relaxed))

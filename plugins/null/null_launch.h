@@ -6,6 +6,7 @@
 #ifndef ACCEL_NULL_LAUNCH_H
 #define ACCEL_NULL_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ struct null_launch {
     struct null_pool *pool; /* NULL: the stream worker runs every block */
     struct accel_launch_config config;
     size_t stack_bytes; /* of each fiber that runs a thread (null_block.h) */
+    uint32_t check;     /* the plugin's checked mode (null_check.h) */
     unsigned char *heap_args; /* the arguments when they do not fit inline */
     _Alignas(16) unsigned char inline_args[NULL_LAUNCH_INLINE_BYTES];
 };

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "null_check.h"
 #include "null_os.h"
 #include "null_plugin.h"
 
@@ -29,6 +30,9 @@
 struct accel_drv_mem {
     struct null_list link;
     uint64_t bytes;
+    /* In checked mode (null_check.h) the data is a heap block of its own,
+     * with ASan's red zones on both sides, and the header a block apart. */
+    void *checked;
 };
 
 _Static_assert(sizeof(struct accel_drv_mem) <= NULL_MEM_ALIGN,
@@ -36,7 +40,7 @@ _Static_assert(sizeof(struct accel_drv_mem) <= NULL_MEM_ALIGN,
 
 static void *null_block_data(accel_drv_mem *block)
 {
-    return (char *)block + NULL_MEM_ALIGN;
+    return block->checked != NULL ? block->checked : (char *)block + NULL_MEM_ALIGN;
 }
 
 static accel_drv_mem *null_block_of_data(void *data)
@@ -76,14 +80,63 @@ static accel_status null_block_alloc(accel_drv_device *device, struct null_list 
                                    what, bytes, null_errno_name(rc));
     *out_block = base;
     (*out_block)->bytes = bytes;
+    (*out_block)->checked = NULL;
     accel__null_device_track(device, list, &(*out_block)->link);
     return ACCEL_OK;
+}
+
+/*
+ * A checked device allocation: exactly `bytes` from ASan's allocator, which
+ * puts red zones on both sides and quarantines it when freed. Aligned as
+ * driver.h promises, not to a page: a page would leave slack past the end.
+ */
+static accel_status null_block_alloc_checked(accel_drv_device *device, uint64_t bytes,
+                                             accel_drv_mem **out_block)
+{
+    const struct accel_host_services *services = null_services(device);
+    accel_drv_mem *block;
+    void *data;
+    int rc;
+
+    *out_block = NULL;
+    if (bytes == 0 || bytes > device->plugin->props.total_memory)
+        return services->set_error(bytes == 0 ? ACCEL_ERR_INVALID_ARGUMENT
+                                              : ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
+                                   "mem_alloc: %" PRIu64 " bytes: zero, or more than the "
+                                   "device's memory", bytes);
+    block = calloc(1, sizeof(*block));
+    if (block == NULL)
+        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                   "mem_alloc: calloc of a block header failed");
+    rc = posix_memalign(&data, ACCEL_DRIVER_MEM_ALIGNMENT, (size_t)bytes);
+    if (rc != 0) {
+        free(block);
+        return services->set_error(ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
+                                   "mem_alloc: posix_memalign of %" PRIu64 " bytes failed: %s",
+                                   bytes, null_errno_name(rc));
+    }
+    block->bytes = bytes;
+    block->checked = data;
+    accel__null_check_track(data, bytes, device->plugin->check == NULL_CHECK_INIT);
+    accel__null_device_track(device, &device->mems, &block->link);
+    *out_block = block;
+    return ACCEL_OK;
+}
+
+/* Free a block that is off its device's list. */
+static void null_block_release(accel_drv_mem *block)
+{
+    if (block->checked != NULL) {
+        accel__null_check_forget(block->checked);
+        free(block->checked);
+    }
+    free(block);
 }
 
 static void null_block_free(accel_drv_device *device, accel_drv_mem *block)
 {
     accel__null_device_untrack(device, &block->link);
-    free(block);
+    null_block_release(block);
 }
 
 accel_status accel__null_mem_alloc(accel_drv_device *device, uint64_t bytes,
@@ -97,8 +150,11 @@ accel_status accel__null_mem_alloc(accel_drv_device *device, uint64_t bytes,
     status = accel__null_enter(device->plugin, device, NULL_ENTRY_mem_alloc);
     if (status != ACCEL_OK)
         return status;
-    status = null_block_alloc(device, &device->mems, bytes,
-                              ACCEL_ERR_OUT_OF_DEVICE_MEMORY, "mem_alloc", &block);
+    if (device->plugin->check != NULL_CHECK_OFF)
+        status = null_block_alloc_checked(device, bytes, &block);
+    else
+        status = null_block_alloc(device, &device->mems, bytes,
+                                  ACCEL_ERR_OUT_OF_DEVICE_MEMORY, "mem_alloc", &block);
     if (status != ACCEL_OK)
         return status;
     *out_mem = block;
@@ -141,7 +197,7 @@ void accel__null_host_free(accel_drv_device *device, void *ptr)
 /* The block is off its list already: only the memory is left to free. */
 static void null_block_free_link(struct null_list *link)
 {
-    free(null_container_of(link, accel_drv_mem, link));
+    null_block_release(null_container_of(link, accel_drv_mem, link));
 }
 
 uint32_t accel__null_memory_release_all(accel_drv_device *device)

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "elf_check.h"
+#include "null_check.h"
 #include "null_launch.h"
 #include "null_os.h"
 #include "null_perfmap.h"
@@ -245,6 +246,104 @@ static accel_status null_kernel_check(const struct accel_host_services *services
     return ACCEL_OK;
 }
 
+/* Checked mode: keep the parameters' declarations, for reports to name. */
+static void null_kernel_note_params(accel_drv_module *module, const char *name,
+                                    const struct accel_cpu_kernel *kernel)
+{
+    char symbol[sizeof(ACCEL_CPU_PARAMS_PREFIX) + NULL_KERNEL_NAME_MAX];
+    const char *text;
+
+    snprintf(symbol, sizeof(symbol), ACCEL_CPU_PARAMS_PREFIX "%s", name);
+    text = dlsym(module->handle, symbol);
+    if (text != NULL && strnlen(text, 4096) < 4096)
+        accel__null_check_note_kernel(kernel, text);
+}
+
+/*
+ * The next name of an ABI 3 descriptor's param_names (" n a x y") into
+ * `out_name`, cut to ACCEL_PARAM_NAME_MAX characters; false when there is
+ * none. *cursor moves past it. The string comes from the image, which is
+ * trusted code, but a hand-written one may hold anything: only word
+ * characters make a name, and a name is read no further than it may be
+ * long plus the longest identifier anyone writes.
+ */
+static bool null_next_param_name(const char **cursor, char *out_name)
+{
+    const char *c = *cursor;
+    size_t length = 0;
+
+    if (*c != ' ')
+        return false;
+    for (c++; (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+              (*c >= '0' && *c <= '9') || *c == '_';
+         c++) {
+        if (length < ACCEL_PARAM_NAME_MAX)
+            out_name[length] = *c;
+        if (++length > NULL_KERNEL_NAME_MAX)
+            return false;
+    }
+    out_name[length < ACCEL_PARAM_NAME_MAX ? length : ACCEL_PARAM_NAME_MAX] = '\0';
+    *cursor = c;
+    return length > 0;
+}
+
+/*
+ * The typed fields of an ABI 3 descriptor into `signature`, checked: a
+ * pointer is 8 bytes, every kind and type is one this header knows, and
+ * there is one name per parameter. ACCEL_ERR_MODULE says what is wrong.
+ */
+static accel_status null_kernel_types(const struct accel_host_services *services,
+                                      const char *name, const struct accel_cpu_kernel *kernel,
+                                      struct accel_kernel_signature *signature)
+{
+    const char *cursor = kernel->param_names != NULL ? kernel->param_names : "";
+
+    for (uint32_t i = 0; i < kernel->param_count; i++) {
+        uint8_t kind = kernel->param_kinds[i], type = kernel->param_types[i];
+
+        if ((kind != ACCEL_CPU_PARAM_POINTER && kind != ACCEL_CPU_PARAM_VALUE) ||
+            type >= ACCEL_PARAM_TYPE_COUNT ||
+            (kind == ACCEL_CPU_PARAM_POINTER && kernel->param_sizes[i] != 8))
+            return services->set_error(ACCEL_ERR_MODULE,
+                                       "kernel_get: kernel '%s' gives parameter %u kind %u "
+                                       "and type %u (size %u)", name, i, kind, type,
+                                       kernel->param_sizes[i]);
+        if (!null_next_param_name(&cursor, signature->param_names[i]))
+            return services->set_error(ACCEL_ERR_MODULE,
+                                       "kernel_get: kernel '%s' has no name for parameter "
+                                       "%u in its descriptor", name, i);
+        signature->param_kinds[i] = kind == ACCEL_CPU_PARAM_POINTER
+                                        ? ACCEL_PARAM_KIND_POINTER
+                                        : ACCEL_PARAM_KIND_VALUE;
+        signature->param_types[i] = type;
+    }
+    if (*cursor != '\0')
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "kernel_get: kernel '%s' names more parameters than its "
+                                   "%u", name, kernel->param_count);
+    return ACCEL_OK;
+}
+
+/*
+ * What the host gets to know of a kernel's parameters: sizes always; kinds,
+ * types and names from ABI 3 descriptors, for a host that reads them.
+ */
+static accel_status null_kernel_signature(const struct accel_host_services *services,
+                                          const char *name,
+                                          const struct accel_cpu_kernel *kernel,
+                                          struct accel_kernel_signature *out_signature)
+{
+    bool typed = ACCEL_HOST_SERVICES_HAS(services, host_minor) && services->host_minor >= 1;
+
+    memset(out_signature, 0, typed ? sizeof(*out_signature) : ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
+    out_signature->param_count = kernel->param_count;
+    memcpy(out_signature->param_sizes, kernel->param_sizes,
+           kernel->param_count * sizeof(kernel->param_sizes[0]));
+    if (!typed || kernel->abi < 3)
+        return ACCEL_OK;
+    return null_kernel_types(services, name, kernel, out_signature);
+}
+
 accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *module,
                                     const char *name, accel_drv_kernel **out_kernel,
                                     struct accel_kernel_signature *out_signature)
@@ -255,7 +354,7 @@ accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *
     accel_status status;
 
     *out_kernel = NULL;
-    memset(out_signature, 0, sizeof(*out_signature));
+    memset(out_signature, 0, ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
     status = accel__null_enter(device->plugin, device, NULL_ENTRY_kernel_get);
     if (status != ACCEL_OK)
         return status;
@@ -275,14 +374,18 @@ accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *
                                    "kernel_get: the module has no kernel '%s' (no symbol %s)",
                                    name, symbol);
     status = null_kernel_check(services, name, kernel);
+    if (status == ACCEL_OK)
+        status = null_kernel_signature(services, name, kernel, out_signature);
     if (status != ACCEL_OK)
         return status;
-    out_signature->param_count = kernel->param_count;
-    memcpy(out_signature->param_sizes, kernel->param_sizes,
-           kernel->param_count * sizeof(kernel->param_sizes[0]));
+    if (device->plugin->check != NULL_CHECK_OFF)
+        null_kernel_note_params(module, name, kernel);
     *out_kernel = null_kernel_handle(kernel);
     return ACCEL_OK;
 }
 
+_Static_assert(ACCEL_CPU_PARAM_POINTER == ACCEL_PARAM_KIND_POINTER &&
+                   ACCEL_CPU_PARAM_VALUE == ACCEL_PARAM_KIND_VALUE,
+               "<accel/kernel.h> and <accel/driver.h> must agree on parameter kinds");
 _Static_assert(ACCEL_CPU_KERNEL_MAX_PARAMS == ACCEL_KERNEL_MAX_PARAMS,
                "<accel/kernel.h> and <accel/driver.h> must agree on the parameter limit");

@@ -25,6 +25,14 @@
  *                            rounded up to whole pages; 64 when unset.
  *                            A thread that overflows it faults on a guard
  *                            page (see null_block.h).
+ *   ACCEL_NULL_CHECK         memory, race, or off (as unset): the checked
+ *                            modes (null_check.h): AddressSanitizer finds
+ *                            kernels' out-of-bounds accesses and uses of
+ *                            freed memory, or libaccel-race their data
+ *                            races, reported by kernel, block, thread and
+ *                            argument. Each needs its runtime in the
+ *                            process (accel-check) and kernels built by
+ *                            accel-cc --check; without it, no device.
  *
  * Test knobs, for the host's tests:
  *
@@ -100,6 +108,7 @@
 #include <unistd.h>
 
 #include "null_block.h"
+#include "null_check.h"
 #include "null_fault.h"
 #include "null_os.h"
 #include "null_plugin.h"
@@ -150,6 +159,63 @@ static bool null_describe_machine(accel_drv_plugin *plugin)
                   ACCEL_DEVICE_CAP_COPY_3D;
     null_props_set_limits(props);
     return true;
+}
+
+/* ---- a stable uuid for each device ---- */
+
+/* FNV-1a over `length` bytes, continuing from `hash`. */
+static uint64_t null_fnv1a(uint64_t hash, const void *bytes, size_t length)
+{
+    const unsigned char *p = bytes;
+
+    for (size_t i = 0; i < length; i++) {
+        hash ^= p[i];
+        hash *= 0x100000001b3ull;
+    }
+    return hash;
+}
+
+/*
+ * Hash what names this machine: systemd's machine-id (the same across
+ * boots, different on each installation), else D-Bus's copy of it, else
+ * the host name. The uuid is an identity, not a secret: a hash will do.
+ */
+static uint64_t null_machine_hash(void)
+{
+    static const char *const files[] = { "/etc/machine-id", "/var/lib/dbus/machine-id" };
+    uint64_t hash = 0xcbf29ce484222325ull;
+    char text[256];
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        FILE *file = fopen(files[i], "re");
+        size_t length = 0;
+
+        if (file == NULL)
+            continue;
+        length = fread(text, 1, sizeof(text), file);
+        fclose(file);
+        while (length > 0 && (text[length - 1] == '\n' || text[length - 1] == ' '))
+            length--;
+        if (length > 0)
+            return null_fnv1a(hash, text, length);
+    }
+    if (gethostname(text, sizeof(text)) == 0) {
+        text[sizeof(text) - 1] = '\0';
+        return null_fnv1a(hash, text, strlen(text));
+    }
+    return hash;
+}
+
+/* "CPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" for device `index` of this machine. */
+static void null_device_uuid(const accel_drv_plugin *plugin, uint32_t index, char *out,
+                             size_t size)
+{
+    uint64_t high = null_fnv1a(plugin->machine_hash, &index, sizeof(index));
+    uint64_t low = null_fnv1a(high ^ 0x9e3779b97f4a7c15ull, &index, sizeof(index));
+
+    snprintf(out, size, "CPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(high >> 32),
+             (unsigned)(high >> 16) & 0xffffu, (unsigned)high & 0xffffu,
+             (unsigned)(low >> 48), (unsigned long long)(low & 0xffffffffffffull));
 }
 
 /* ---- reading the environment ---- */
@@ -222,6 +288,23 @@ static size_t null_round_to_pages(size_t bytes)
     return (bytes + unit - 1) / unit * unit;
 }
 
+/*
+ * A checked device: allocations of their own for the host (red zones about
+ * each), the "-asan" images of a bundle, and fiber stacks with room for
+ * ASan's frames and reports.
+ */
+static void null_check_props(accel_drv_plugin *plugin)
+{
+    char arch[sizeof(plugin->props.arch)];
+
+    plugin->props.caps |= ACCEL_DEVICE_CAP_OWN_ALLOCATIONS;
+    snprintf(arch, sizeof(arch), "%.*s-%s", (int)sizeof(arch) - 6, plugin->props.arch,
+             plugin->check >= NULL_CHECK_RACE ? "race" : "asan");
+    memcpy(plugin->props.arch, arch, sizeof(arch));
+    if (plugin->stack_bytes < NULL_CHECK_STACK_BYTES)
+        plugin->stack_bytes = NULL_CHECK_STACK_BYTES;
+}
+
 /* Read every variable; the first bad one leaves the plugin without devices. */
 static void null_read_environment(accel_drv_plugin *plugin)
 {
@@ -234,7 +317,7 @@ static void null_read_environment(accel_drv_plugin *plugin)
         !null_read_knob(plugin, "ACCEL_NULL_HOST_VISIBLE", 0, 1, 1, &host_visible) ||
         !null_read_knob(plugin, "ACCEL_NULL_STACK_KB", NULL_STACK_KB_MIN, NULL_STACK_KB_MAX,
                         NULL_STACK_KB_DEFAULT, &stack_kb) ||
-        !accel__null_faults_read(plugin))
+        !accel__null_faults_read(plugin) || !accel__null_check_read(plugin, &plugin->check))
         return;
     if (devices == 0)
         snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
@@ -245,6 +328,8 @@ static void null_read_environment(accel_drv_plugin *plugin)
     plugin->props.compute_units = threads;
     plugin->delay_ns = (uint64_t)delay_us * 1000u;
     plugin->stack_bytes = null_round_to_pages((size_t)stack_kb * 1024u);
+    if (plugin->check != NULL_CHECK_OFF)
+        null_check_props(plugin);
     plugin->device_count = devices;
 }
 
@@ -259,7 +344,8 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
 
     *out_plugin = NULL;
     /* Without the 1.0 services there is no way even to say why. Any larger
-     * struct will do: the plugin reads no service added after 1.0. */
+     * struct will do: the plugin reads host_minor (device_info) only where
+     * struct_size has it. */
     if (services == NULL || services->struct_size < ACCEL_HOST_SERVICES_V1_0_SIZE)
         return ACCEL_ERR_INVALID_ARGUMENT;
     plugin = calloc(1, sizeof(*plugin));
@@ -275,6 +361,7 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
                                    null_errno_name(rc));
     }
     atomic_init(&plugin->pool, NULL);
+    plugin->machine_hash = null_machine_hash();
     if (null_describe_machine(plugin))
         null_read_environment(plugin);
     status = accel__null_enter(plugin, NULL, NULL_ENTRY_plugin_open);
@@ -352,16 +439,18 @@ static accel_status null_check_index(accel_drv_plugin *plugin, const char *entry
 static accel_status null_device_info(accel_drv_plugin *plugin, uint32_t index,
                                      struct accel_device_props *out_props)
 {
+    struct accel_device_props props = plugin->props;
     accel_status status;
 
-    memset(out_props, 0, sizeof(*out_props));
     status = accel__null_enter(plugin, NULL, NULL_ENTRY_device_info);
     if (status == ACCEL_OK)
         status = null_check_index(plugin, "device_info", index);
     if (status != ACCEL_OK)
         return status;
-    *out_props = plugin->props;
-    snprintf(out_props->name, sizeof(out_props->name), "accel CPU device %u", index);
+    snprintf(props.name, sizeof(props.name), "accel CPU device %u", index);
+    /* The CPU is not a PCI device: pci_bus_id stays "". */
+    null_device_uuid(plugin, index, props.uuid, sizeof(props.uuid));
+    memcpy(out_props, &props, accel_device_props_size(plugin->services));
     return ACCEL_OK;
 }
 
@@ -530,4 +619,9 @@ const struct accel_driver_v1 accel_driver_v1 = {
 
     .host_func = accel__null_host_func,
     .wait_outside_streams = NULL,
+    .copy_peer = NULL,
+    .fill = accel__null_fill,
+    .event_elapsed = accel__null_event_elapsed,
+    .module_compile = accel__null_module_compile,
+    .compiler_identity = accel__null_compiler_identity,
 };

@@ -91,8 +91,11 @@ struct accel_drv_plugin {
     uint32_t device_count;
     /* Why there are no devices; empty while there are some. */
     char no_device_reason[160];
-    /* What every device reports, except its name. */
+    /* What every device reports, except its name and uuid. */
     struct accel_device_props props;
+    /* The machine's identity (machine-id, else the host name), hashed: each
+     * device's uuid is derived from it and the device's index. */
+    uint64_t machine_hash;
     /* Host threads that run one grid's blocks, the stream's own included. */
     uint32_t threads;
     /* The stack of each fiber that runs a kernel's thread (ACCEL_NULL_STACK_KB). */
@@ -109,6 +112,8 @@ struct accel_drv_plugin {
     _Atomic(struct null_pool *) pool;
     /* The fault-injection knobs and the calls counted (null_fault.h). */
     struct null_faults faults;
+    /* ACCEL_NULL_CHECK: enum null_check_mode (null_check.h). */
+    uint32_t check;
 };
 
 struct accel_drv_device {
@@ -215,6 +220,11 @@ accel_status accel__null_copy_on_device(accel_drv_device *device,
                                         accel_drv_stream *stream, uint64_t dst,
                                         uint64_t src,
                                         const struct accel_copy_layout *layout);
+accel_status accel__null_fill(accel_drv_device *device, accel_drv_stream *stream,
+                              uint64_t dst, uint64_t bytes, const void *pattern,
+                              uint32_t pattern_size);
+accel_status accel__null_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+                                       accel_drv_event *end, int64_t *out_ns);
 accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user);
 accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stream,
@@ -225,6 +235,11 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
 
 /* ---- table entries, null_module.c ---- */
 
+/* Kernel source through the system C compiler (null_compile.c). */
+accel_status accel__null_module_compile(accel_drv_device *device,
+                                        const struct accel_compile_request *request);
+accel_status accel__null_compiler_identity(accel_drv_device *device,
+                                           char *out_identity, size_t capacity);
 accel_status accel__null_module_load(accel_drv_device *device, const void *image,
                                      size_t size, accel_drv_module **out_module);
 void accel__null_module_unload(accel_drv_device *device, accel_drv_module *module);

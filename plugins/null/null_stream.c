@@ -4,9 +4,11 @@
  * value) pair that a record points at the end of a stream's work so far.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "null_fault.h"
 #include "null_os.h"
+#include "null_check.h"
 #include "null_plugin.h"
 #include "null_queue.h"
 
@@ -24,6 +26,13 @@ struct accel_drv_event {
     pthread_mutex_t lock;
     struct null_timeline *timeline; /* a reference; NULL until recorded */
     uint64_t value;
+    /*
+     * When the record was made, and when the event completed (0 until
+     * known), on the workers' clock: an event recorded on an idle stream
+     * completes at its record, as a GPU's does.
+     */
+    uint64_t record_ns;
+    uint64_t done_ns;
 };
 
 static void *null_device_pointer(uint64_t address)
@@ -169,6 +178,8 @@ accel_status accel__null_event_record(accel_drv_device *device, accel_drv_event 
     previous = event->timeline;
     event->timeline = timeline;
     event->value = value;
+    event->record_ns = null_now_ns();
+    event->done_ns = 0;
     pthread_mutex_unlock(&event->lock);
     accel__null_timeline_release(previous);
     return ACCEL_OK;
@@ -189,6 +200,22 @@ static struct null_timeline *null_event_target(accel_drv_event *event,
     return timeline;
 }
 
+/*
+ * Learn when a reached event completed while its timeline still keeps the
+ * time (event->lock held): a query made soon after keeps it for good.
+ */
+static void null_event_settle(accel_drv_event *event)
+{
+    uint64_t ns = 0;
+
+    if (event->done_ns != 0 || event->timeline == NULL ||
+        !accel__null_timeline_reached(event->timeline, event->value))
+        return;
+    if (event->value == 0 || !accel__null_timeline_stamp(event->timeline, event->value, &ns))
+        return;
+    event->done_ns = ns > event->record_ns ? ns : event->record_ns;
+}
+
 accel_status accel__null_event_query(accel_drv_device *device, accel_drv_event *event)
 {
     accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_query);
@@ -201,8 +228,56 @@ accel_status accel__null_event_query(accel_drv_device *device, accel_drv_event *
                      ? accel__null_timeline_status(event->timeline, event->value,
                                                    null_services(device))
                      : ACCEL_NOT_READY;
+        null_event_settle(event);
     }
     pthread_mutex_unlock(&event->lock);
+    return status;
+}
+
+/*
+ * When a recorded, reached event completed: its cached time; or the time
+ * its command completed (or its record, when the stream was idle then).
+ */
+static accel_status null_event_time(accel_drv_device *device, accel_drv_event *event,
+                                    uint64_t *out_ns)
+{
+    accel_status status = ACCEL_OK;
+
+    pthread_mutex_lock(&event->lock);
+    if (event->timeline == NULL) {
+        status = null_services(device)->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "event_elapsed: an event was never recorded");
+    } else if (!accel__null_timeline_reached(event->timeline, event->value)) {
+        status = ACCEL_NOT_READY;
+    } else {
+        null_event_settle(event);
+        /* Nothing was pending at the record: it completed right then. */
+        if (event->done_ns == 0 && event->value == 0)
+            event->done_ns = event->record_ns;
+        if (event->done_ns == 0)
+            status = null_services(device)->set_error(
+                ACCEL_ERR_NOT_SUPPORTED,
+                "event_elapsed: the event completed more than 1024 commands of its "
+                "stream ago and was not queried since; its time is no longer kept");
+    }
+    *out_ns = event->done_ns;
+    pthread_mutex_unlock(&event->lock);
+    return status;
+}
+
+accel_status accel__null_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+                                       accel_drv_event *end, int64_t *out_ns)
+{
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_elapsed);
+    uint64_t start_ns = 0, end_ns = 0;
+
+    *out_ns = 0;
+    if (status == ACCEL_OK)
+        status = null_event_time(device, start, &start_ns);
+    if (status == ACCEL_OK)
+        status = null_event_time(device, end, &end_ns);
+    if (status == ACCEL_OK)
+        *out_ns = (int64_t)(end_ns - start_ns);
     return status;
 }
 
@@ -244,6 +319,27 @@ accel_status accel__null_stream_wait_event(accel_drv_device *device,
 
 /* ---- copies and host functions ---- */
 
+/*
+ * The initcheck: the device bytes a copy writes count as written from its
+ * enqueueing (a kernel enqueued before it on the stream is then not
+ * caught reading them: a miss, never a false report). A pitched layout's
+ * whole span is marked, gaps between rows included, for the same reason.
+ */
+static void null_mark_written(accel_drv_device *device, uint64_t dst,
+                              const struct accel_copy_layout *layout)
+{
+    uint64_t end = layout->dst_offset + layout->row_bytes;
+
+    if (device->plugin->check != NULL_CHECK_INIT)
+        return;
+    if (layout->rows > 1)
+        end += (layout->rows - 1) * layout->dst_pitch;
+    if (layout->depth > 1)
+        end += (layout->depth - 1) * layout->dst_slice_pitch;
+    accel__null_check_mark_written((uintptr_t)dst + layout->dst_offset,
+                                   end - layout->dst_offset);
+}
+
 accel_status accel__null_copy_to_device(accel_drv_device *device,
                                         accel_drv_stream *stream, uint64_t dst,
                                         const void *src,
@@ -255,6 +351,7 @@ accel_status accel__null_copy_to_device(accel_drv_device *device,
 
     if (status != ACCEL_OK)
         return status;
+    null_mark_written(device, dst, layout);
     return accel__null_queue_copy(stream->queue, &copy);
 }
 
@@ -285,7 +382,29 @@ accel_status accel__null_copy_on_device(accel_drv_device *device,
 
     if (status != ACCEL_OK)
         return status;
+    null_mark_written(device, dst, layout);
     return accel__null_queue_copy(stream->queue, &copy);
+}
+
+accel_status accel__null_fill(accel_drv_device *device, accel_drv_stream *stream,
+                              uint64_t dst, uint64_t bytes, const void *pattern,
+                              uint32_t pattern_size)
+{
+    struct null_copy fill = {.dst = null_device_pointer(dst),
+                             .layout = {.row_bytes = bytes, .rows = 1, .depth = 1},
+                             .pattern_size = pattern_size};
+    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_fill);
+
+    if (status != ACCEL_OK)
+        return status;
+    if (pattern == NULL || pattern_size == 0 || pattern_size > sizeof(fill.pattern) ||
+        (pattern_size & (pattern_size - 1)) != 0 || bytes % pattern_size != 0)
+        return null_services(device)->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "fill: a pattern of %u bytes over %llu bytes",
+            pattern_size, (unsigned long long)bytes);
+    memcpy(fill.pattern, pattern, pattern_size);
+    null_mark_written(device, dst, &fill.layout);
+    return accel__null_queue_copy(stream->queue, &fill);
 }
 
 accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *stream,
@@ -326,5 +445,6 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
         arg_sizes, nargs, &launch);
     if (status != ACCEL_OK)
         return status;
+    launch.check = plugin->check;
     return accel__null_queue_launch(stream->queue, &launch);
 }

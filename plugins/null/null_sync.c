@@ -11,6 +11,20 @@
 /* Read the clock only every few steps: even a vDSO call costs ~20 ns. */
 #define NULL_BACKOFF_CLOCK_EVERY 8u
 
+/*
+ * When each of the last NULL_STAMPS commands of a timeline completed, on
+ * the worker's clock (CLOCK_MONOTONIC): what event_elapsed reads. A slot
+ * holds the command's value and its time; a reader checks the value before
+ * and after it reads the time, as a seqlock does, since the worker reuses
+ * the slot NULL_STAMPS commands later.
+ */
+#define NULL_STAMPS 1024u
+
+struct null_stamp {
+    _Atomic uint64_t value;
+    _Atomic uint64_t ns;
+};
+
 struct null_timeline {
     _Atomic uint64_t value;
     _Atomic uint32_t refs;
@@ -36,6 +50,7 @@ struct null_timeline {
     _Atomic uint64_t failed_at;
     accel_status failed_status;
     char failed_detail[192];
+    struct null_stamp stamps[NULL_STAMPS];
 };
 
 void accel__null_backoff_init(struct null_backoff *backoff, uint64_t budget_ns)
@@ -123,8 +138,33 @@ bool accel__null_timeline_reached(struct null_timeline *timeline, uint64_t value
     return atomic_load_explicit(&timeline->value, memory_order_acquire) >= value;
 }
 
+/* Written only by the timeline's one worker, before it signals `value`. */
+static void null_timeline_stamp(struct null_timeline *timeline, uint64_t value)
+{
+    struct null_stamp *stamp = &timeline->stamps[value % NULL_STAMPS];
+
+    atomic_store_explicit(&stamp->value, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&stamp->ns, null_now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&stamp->value, value, memory_order_release);
+}
+
+bool accel__null_timeline_stamp(struct null_timeline *timeline, uint64_t value,
+                                uint64_t *out_ns)
+{
+    const struct null_stamp *stamp = &timeline->stamps[value % NULL_STAMPS];
+    uint64_t before = atomic_load_explicit(&stamp->value, memory_order_acquire);
+    uint64_t ns = atomic_load_explicit(&stamp->ns, memory_order_relaxed);
+
+    atomic_thread_fence(memory_order_acquire);
+    *out_ns = ns;
+    return before == value &&
+           atomic_load_explicit(&stamp->value, memory_order_relaxed) == value;
+}
+
 void accel__null_timeline_signal(struct null_timeline *timeline, uint64_t value)
 {
+    null_timeline_stamp(timeline, value);
     /*
      * Both accesses are sequentially consistent, and so is the sleeper's
      * pair in null_timeline_sleep (count itself, then read the value): in

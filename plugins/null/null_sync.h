@@ -90,6 +90,13 @@ bool accel__null_timeline_reached(struct null_timeline *timeline, uint64_t value
  */
 void accel__null_timeline_signal(struct null_timeline *timeline, uint64_t value);
 /*
+ * When command `value` completed, on the worker's clock: true with
+ * *out_ns set while the timeline still keeps it (its last 1,024 commands;
+ * value > 0 and reached), false once a later command took its place.
+ */
+bool accel__null_timeline_stamp(struct null_timeline *timeline, uint64_t value,
+                                uint64_t *out_ns);
+/*
  * Count a copy enqueued on the timeline's stream, and one finished (run
  * or dropped); see NULL_WAITER_COPY_SPIN_NS.
  */

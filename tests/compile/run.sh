@@ -1,13 +1,16 @@
 #!/bin/sh
-# Compile-time checks of the typed copy macros (include/accel/accel.h):
+# Compile-time checks of the typed copy and value-argument macros
+# (include/accel/accel.h):
 #
 #   run.sh SOURCE_DIR INCLUDE_DIR COMPILER [COMPILER_ARGS...]
 #
 # typed-pass.c must compile. typed-fail.c must compile without a case, and
 # fail with each of its cases (-DCASE_name) with the macros' own error, the
 # _Generic selection that matches no association, naming the case's host
-# type. Every case is run and reported; the exit status is 1 when any
-# check failed.
+# type. args-fail.c does the same for the ACCEL_ARG_<TYPE> value macros,
+# each case with the extended regular expression its refusal must match.
+# Every case is run and reported; the exit status is 1 when any check
+# failed.
 set -u
 
 source_dir=$1
@@ -59,6 +62,39 @@ while read -r name type; do
 done <<CASES
 $cases
 CASES
+
+# The value macros: each case of args-fail.c must be refused with the
+# message its expression names.
+if compiles "$@" "$source_dir/args-fail.c"; then
+    echo "ok   args-fail.c compiles"
+else
+    echo "FAIL args-fail.c does not compile:"
+    cat "$log"
+    failed=1
+fi
+arg_cases=$(sed -n "s|^#\(el\)\{0,1\}if defined(CASE_\([A-Za-z0-9_]*\)) /\* [\"']\(.*\)[\"'] \*/\$|\2 \3|p" \
+    "$source_dir/args-fail.c")
+arg_checked=0
+while read -r name pattern; do
+    [ -n "$name" ] || continue
+    arg_checked=$((arg_checked + 1))
+    if compiles "$@" "-DCASE_$name" "$source_dir/args-fail.c"; then
+        echo "FAIL $name: compiled, but the value macros must refuse it"
+        failed=1
+    elif ! grep -Eq "$pattern" "$log"; then
+        echo "FAIL $name: refused, but not with /$pattern/:"
+        cat "$log"
+        failed=1
+    else
+        echo "ok   $name: $(grep -m1 -E 'error' "$log" | sed 's/^.*error: //')"
+    fi
+done <<CASES
+$arg_cases
+CASES
+if [ "$arg_checked" -lt 5 ]; then
+    echo "FAIL only $arg_checked cases found in args-fail.c"
+    failed=1
+fi
 
 if [ "$checked" -lt 10 ]; then
     echo "FAIL only $checked cases found in typed-fail.c"

@@ -7,8 +7,12 @@
  * grammar written here from its comment:
  *
  *   selection := item ("," item)*      white space around items is ignored
- *   item      := name [":" index]      name: 1..31 of [a-z0-9_]
- *   index     := decimal digits, < 2^32 - 1
+ *   item      := ["!"] plugin [":" term]   plugin: "*" or 1..31 of [a-z0-9_]
+ *   term      := index | "pci=" bus-id | "name=" glob | uuid-prefix
+ *
+ * (an index: decimal, < 2^32 - 1; a bus id: [domain:]bus:device.function
+ * in hex, compared normalized; a glob: 1..127 bytes; a uuid prefix: 4..47
+ * of [A-Za-z0-9-], not all digits; an item under 163 bytes)
  *
  * (NULL, empty or white space only: zero items; at most 64 items.) Both must
  * accept the same texts with the same items; a refusal is
@@ -17,6 +21,7 @@
  * Built by meson (see tests/meson.build and the README), or by hand.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +40,96 @@ static bool reference_name_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+static int reference_hex(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* A hex field of 1..max digits ending at `stop` (or at end when stop is 0). */
+static bool reference_field(const char **p, const char *end, int max, char stop,
+                            unsigned long *out)
+{
+    unsigned long value = 0;
+    int digits = 0;
+    while (*p < end && **p != stop) {
+        int digit = reference_hex(**p);
+        if (digit < 0 || ++digits > max)
+            return false;
+        value = value * 16 + (unsigned long)digit;
+        (*p)++;
+    }
+    if (digits == 0 || (stop != 0 && *p == end))
+        return false;
+    if (stop != 0)
+        (*p)++;
+    *out = value;
+    return true;
+}
+
+/* "[domain:]bus:device.function" to "dddd:bb:dd.f" (8 domain digits past 0xffff). */
+static bool reference_pci(const char *p, const char *end, char *out, size_t size)
+{
+    int colons = 0;
+    for (const char *q = p; q < end; q++)
+        colons += *q == ':';
+    unsigned long domain = 0, bus, device, function;
+    if (colons == 2 && !reference_field(&p, end, 8, ':', &domain))
+        return false;
+    if ((colons != 1 && colons != 2) || !reference_field(&p, end, 2, ':', &bus) ||
+        !reference_field(&p, end, 2, '.', &device) ||
+        !reference_field(&p, end, 1, 0, &function) || device > 0x1f || function > 7)
+        return false;
+    snprintf(out, size, domain > 0xffff ? "%08lx:%02lx:%02lx.%lx" : "%04lx:%02lx:%02lx.%lx",
+             domain, bus, device, function);
+    return true;
+}
+
+/* The term after the first ':' of an item. */
+static bool reference_term(const char *p, const char *end, struct accel__backend_item *out)
+{
+    size_t length = (size_t)(end - p);
+    if (length == 0)
+        return false;
+    if (length >= 4 && memcmp(p, "pci=", 4) == 0) {
+        out->kind = ACCEL__TERM_PCI;
+        return reference_pci(p + 4, end, out->text, sizeof out->text);
+    }
+    if (length >= 5 && memcmp(p, "name=", 5) == 0) {
+        out->kind = ACCEL__TERM_NAME;
+        if (length == 5 || length - 5 >= sizeof out->text)
+            return false;
+        memcpy(out->text, p + 5, length - 5);
+        return true;
+    }
+    bool digits = true, uuid_chars = true;
+    for (const char *q = p; q < end; q++) {
+        digits = digits && *q >= '0' && *q <= '9';
+        uuid_chars = uuid_chars && (isalnum((unsigned char)*q) || *q == '-');
+    }
+    if (digits) {
+        uint64_t value = 0;
+        for (; p < end; p++) {
+            value = value * 10 + (uint64_t)(*p - '0');
+            if (value >= UINT32_MAX)
+                return false;
+        }
+        out->kind = ACCEL__TERM_INDEX;
+        out->index = (uint32_t)value;
+        return true;
+    }
+    if (!uuid_chars || length < 4 || length > 47)
+        return false;
+    out->kind = ACCEL__TERM_UUID;
+    memcpy(out->text, p, length);
+    return true;
+}
+
 /* One item from [start, end): false when it does not follow the grammar. */
 static bool reference_item(const char *start, const char *end,
                            struct accel__backend_item *out)
@@ -43,29 +138,31 @@ static bool reference_item(const char *start, const char *end,
         start++;
     while (end > start && isspace((unsigned char)end[-1]))
         end--;
+    memset(out, 0, sizeof *out);
+    if (start == end || (size_t)(end - start) >= sizeof out->source)
+        return false;
+    memcpy(out->source, start, (size_t)(end - start));
+    if (*start == '!') {
+        out->exclude = true;
+        start++;
+    }
     const char *p = start;
-    while (p < end && reference_name_char(*p))
+    if (p < end && *p == '*') {
+        out->any = true;
         p++;
+    } else {
+        while (p < end && reference_name_char(*p))
+            p++;
+    }
     size_t length = (size_t)(p - start);
     if (length == 0 || length > ACCEL_PLUGIN_NAME_MAX)
         return false;
-    memset(out, 0, sizeof *out);
     memcpy(out->name, start, length);
     if (p == end)
         return true;
-    if (*p != ':' || p + 1 == end)
+    if (*p != ':')
         return false;
-    uint64_t value = 0;
-    for (p++; p < end; p++) {
-        if (*p < '0' || *p > '9')
-            return false;
-        value = value * 10 + (uint64_t)(*p - '0');
-        if (value >= UINT32_MAX)
-            return false;
-    }
-    out->has_index = true;
-    out->index = (uint32_t)value;
-    return true;
+    return reference_term(p + 1, end, out);
 }
 
 /* The whole selection; -1 when refused, else the number of items. */
@@ -113,10 +210,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(count == (size_t)expected_count);
         for (size_t i = 0; i < count; i++) {
             CHECK(strcmp(items[i].name, expected[i].name) == 0);
-            CHECK(accel__plugin_name_valid(items[i].name,
-                                           strlen(items[i].name)));
-            CHECK(items[i].has_index == expected[i].has_index);
+            CHECK(items[i].any ||
+                  accel__plugin_name_valid(items[i].name, strlen(items[i].name)));
+            CHECK(items[i].exclude == expected[i].exclude);
+            CHECK(items[i].any == expected[i].any);
+            CHECK(items[i].kind == expected[i].kind);
             CHECK(items[i].index == expected[i].index);
+            CHECK(strcmp(items[i].text, expected[i].text) == 0);
+            CHECK(strcmp(items[i].source, expected[i].source) == 0);
         }
     }
     free(text);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "bundle.h"
+#include "signature.h"
 
 #define CHECK(cond)        \
     do {                   \
@@ -55,8 +56,31 @@ static void check_rewrite(const uint8_t *data,
     free(out);
 }
 
+/*
+ * A signatures entry's text: checked without reading past it, and when it
+ * passes, every kernel it could name gives a signature within the limits.
+ */
+static void check_signatures(const char *text, size_t size)
+{
+    accel_status status = accel__signatures_check(text, size);
+    CHECK(status == ACCEL_OK || status == ACCEL_ERR_MODULE);
+    static const char *const kernels[] = { "k", "saxpy", "typed_params", "a_b" };
+    for (size_t k = 0; status == ACCEL_OK && k < sizeof kernels / sizeof kernels[0]; k++) {
+        struct accel_kernel_signature signature;
+        memset(&signature, 0, sizeof signature);
+        signature.param_count = ACCEL_PARAM_COUNT_UNKNOWN;
+        if (accel__signature_complete(text, size, kernels[k], &signature) != ACCEL_OK)
+            continue;
+        CHECK(signature.param_count == ACCEL_PARAM_COUNT_UNKNOWN ||
+              signature.param_count <= ACCEL_KERNEL_MAX_PARAMS);
+        CHECK(accel__signature_check(kernels[k], &signature) == ACCEL_OK);
+    }
+}
+
 static void check_one(const uint8_t *data, size_t size)
 {
+    /* The input as a signatures entry's text, too. */
+    check_signatures((const char *)data, size);
     static struct accel__bundle_entry entries[ACCEL__BUNDLE_MAX_ENTRIES];
     uint32_t count = 0;
     accel_status status = accel__bundle_parse(data, size, entries, &count);
@@ -81,15 +105,21 @@ static void check_one(const uint8_t *data, size_t size)
               (status == ACCEL_OK && index < count));
     }
     /* A device whose target an entry names always finds an image of its
-     * backend (that entry, or one the picker ranks higher). */
+     * backend (that entry, or one the picker ranks higher); the signatures
+     * entry is no image. */
     for (uint32_t i = 0; i < count; i++) {
         uint32_t index = count;
+        if (strcmp(entries[i].format, ACCEL__BUNDLE_SIGNATURES_FORMAT) == 0)
+            continue;
         CHECK(accel__bundle_pick(entries, count, entries[i].backend,
                                  entries[i].target, &index) == ACCEL_OK);
         CHECK(index < count &&
               strcmp(entries[index].backend, entries[i].backend) == 0);
     }
     check_rewrite(data, entries, count);
+    uint32_t sig = 0;
+    if (accel__bundle_find_signatures(entries, count, &sig))
+        check_signatures((const char *)data + entries[sig].offset, (size_t)entries[sig].size);
 }
 
 /* CRC-32 (IEEE 802.3), bit by bit: written apart from the library's. */

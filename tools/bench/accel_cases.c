@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "compile_cases.h"
 #include "workloads.h"
 
 /* Calls timed together, where one is too short for the clock. */
@@ -122,8 +123,11 @@ static bool accel_discover(const char *arg)
     accel_device *device;
     accel_stream *stream;
 
-    (void)arg;
-    return accel_host_create(NULL, &host) == ACCEL_OK &&
+    /* "null": the CPU plugin alone, the figure the selection as run is held to. */
+    accel_host_options options = { .backend = arg != NULL && strcmp(arg, "null") == 0
+                                                  ? "null" : NULL };
+
+    return accel_host_create(&options, &host) == ACCEL_OK &&
            accel_device_open_selected(host, &device) == ACCEL_OK &&
            accel_stream_create(device, &stream) == ACCEL_OK;
 }
@@ -131,9 +135,13 @@ static bool accel_discover(const char *arg)
 static bool measure_discovery(void *state, struct bench_run *run)
 {
     (void)state;
+    /* The selection as run (ACCEL_BACKEND, or every plugin when unset), then
+     * the CPU plugin alone: what the other plugins add is the difference. */
     return bench_discovery_measure(run, "accel", NULL,
                                    "accel_host_create, accel_device_open_selected, "
-                                   "accel_stream_create");
+                                   "accel_stream_create") &&
+           bench_discovery_measure_as(run, "accel", "null", "null",
+                                      "the same with ACCEL_BACKEND=null");
 }
 
 /* ---- discovery_many ---- */
@@ -275,6 +283,12 @@ static bool step_launch(void *context, double *out_ns)
     TRY(st->run, accel_stream_sync(st->s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
+}
+
+static bool measure_compile(void *state, struct bench_run *run)
+{
+    (void)state;
+    return bench_accel_measure_compile(run);
 }
 
 static bool measure_launch_empty(void *state, struct bench_run *run)
@@ -480,6 +494,33 @@ static bool measure_copy_d2d(void *state, struct bench_run *run)
     return measure_copy(state, run, step_d2d, "accel_copy_on_device");
 }
 
+/* ---- fill ---- */
+
+static bool step_fill(void *context, double *out_ns)
+{
+    struct step *st = context;
+    /* 1.0f: bytes that differ, so no plugin can take it for a memset. */
+    const uint32_t pattern = 0x3f800000u;
+    uint64_t start = bench_now_ns();
+
+    TRY(st->run, accel_fill(st->s->stream, st->s->device_a, 0, st->bytes, &pattern,
+                            sizeof(pattern)));
+    TRY(st->run, accel_stream_sync(st->s->stream));
+    *out_ns = (double)(bench_now_ns() - start);
+    return true;
+}
+
+static bool measure_fill(void *state, struct bench_run *run)
+{
+    struct accel_state *s = state;
+    struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
+
+    if (!copy_prepare(s, run))
+        return false;
+    return bench_measure(run, step_fill, &st, "accel_fill (1.0f), accel_stream_sync",
+                         st.bytes);
+}
+
 /* ---- alloc_free ---- */
 
 static bool step_alloc_free(void *context, double *out_ns)
@@ -534,6 +575,8 @@ const struct bench_impl bench_impl_accel = {
         [BENCH_COPY_H2D] = measure_copy_h2d,
         [BENCH_COPY_D2H] = measure_copy_d2h,
         [BENCH_COPY_D2D] = measure_copy_d2d,
+        [BENCH_FILL] = measure_fill,
         [BENCH_ALLOC_FREE] = measure_alloc_free,
+        [BENCH_COMPILE] = measure_compile,
     },
 };

@@ -30,6 +30,7 @@ enum bench_case_id {
     BENCH_COPY_H2D,
     BENCH_COPY_D2H,
     BENCH_COPY_D2D,
+    BENCH_FILL,
     BENCH_ALLOC_FREE,
     /* The workload cases (workloads.h). */
     BENCH_MATVEC,
@@ -39,6 +40,8 @@ enum bench_case_id {
     BENCH_GEMM_TILED,
     BENCH_REDUCE_SHARED,
     BENCH_SCAN_BLOCK,
+    /* Kernels from source, cold and cached (compile_cases.h). */
+    BENCH_COMPILE,
     BENCH_CASE_COUNT
 };
 
@@ -178,6 +181,9 @@ bool bench_impl_names_valid(const char *list, const char **out_bad, size_t *out_
  */
 bool bench_discovery_measure(struct bench_run *run, const char *child, const char *arg,
                              const char *detail);
+/* The same, reported as "gross-LABEL" and "net-LABEL" (LABEL NULL: as above). */
+bool bench_discovery_measure_as(struct bench_run *run, const char *child, const char *arg,
+                                const char *label, const char *detail);
 /* The child side: run `impl`'s discover, write the time it was ready to fd. */
 int bench_discovery_child(const char *impl, const char *arg, int report_fd);
 

@@ -314,6 +314,32 @@ static bool measure_copy(void *state, struct bench_run *run)
     return bench_measure(run, step_memcpy, &st, "memcpy between malloc buffers", st.bytes);
 }
 
+static bool step_memset(void *context, double *out_ns)
+{
+    struct step *st = context;
+    uint64_t start = bench_now_ns();
+
+    memset(st->s->dst, 1, st->bytes);
+    /* Keep the stores: a buffer written and never read may be left alone. */
+    __asm__ __volatile__("" : : "r"(st->s->dst) : "memory");
+    *out_ns = (double)(bench_now_ns() - start);
+    return true;
+}
+
+static bool measure_fill(void *state, struct bench_run *run)
+{
+    struct c_state *s = state;
+    struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
+
+    if (s->dst == NULL) {
+        s->src = bench_alloc_touched(run->env->max_copy_bytes);
+        s->dst = bench_alloc_touched(run->env->max_copy_bytes);
+        if (s->src == NULL || s->dst == NULL)
+            return bench_fail(run, "out of host memory");
+    }
+    return bench_measure(run, step_memset, &st, "memset of a malloc buffer", st.bytes);
+}
+
 /* ---- alloc_free ---- */
 
 static bool step_malloc_free(void *context, double *out_ns)
@@ -359,6 +385,7 @@ const struct bench_impl bench_impl_c = {
         [BENCH_COPY_H2D] = measure_copy,
         [BENCH_COPY_D2H] = measure_copy,
         [BENCH_COPY_D2D] = measure_copy,
+        [BENCH_FILL] = measure_fill,
         [BENCH_ALLOC_FREE] = measure_alloc_free,
         [BENCH_MATVEC] = measure_workload,
         [BENCH_STENCIL_2D] = measure_workload,

@@ -102,6 +102,13 @@ static double spawn_child(struct bench_run *run, const char *impl, const char *a
 bool bench_discovery_measure(struct bench_run *run, const char *child, const char *arg,
                              const char *detail)
 {
+    return bench_discovery_measure_as(run, child, arg, NULL, detail);
+}
+
+bool bench_discovery_measure_as(struct bench_run *run, const char *child, const char *arg,
+                                const char *label, const char *detail)
+{
+    char gross_name[32], net_name[32];
     const struct bench_budget *budget = &run->budget;
     struct bench_samples gross = {0}, net = {0}, empty = {0};
     uint64_t start;
@@ -126,11 +133,13 @@ bool bench_discovery_measure(struct bench_run *run, const char *child, const cha
         bench_samples_add(&gross, full);
         bench_samples_add(&net, full - base);
     }
+    snprintf(gross_name, sizeof(gross_name), "gross%s%s", label ? "-" : "", label ? label : "");
+    snprintf(net_name, sizeof(net_name), "net%s%s", label ? "-" : "", label ? label : "");
     if (child == NULL)
-        ok = bench_emit_time(run, "gross", detail, &empty);
+        ok = bench_emit_time(run, gross_name, detail, &empty);
     else
-        ok = bench_emit_time(run, "gross", detail, &gross) &&
-             bench_emit_time(run, "net", detail, &net);
+        ok = bench_emit_time(run, gross_name, detail, &gross) &&
+             bench_emit_time(run, net_name, detail, &net);
 done:
     bench_samples_deinit(&empty);
     bench_samples_deinit(&net);

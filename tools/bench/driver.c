@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "compile_cases.h"
 #include "workloads.h"
 
 #define KIB 1024ull
@@ -23,6 +24,7 @@ static const char *const case_names[BENCH_CASE_COUNT] = {
     [BENCH_COPY_H2D] = "copy_h2d",
     [BENCH_COPY_D2H] = "copy_d2h",
     [BENCH_COPY_D2D] = "copy_d2d",
+    [BENCH_FILL] = "fill",
     [BENCH_ALLOC_FREE] = "alloc_free",
     [BENCH_MATVEC] = "matvec",
     [BENCH_STENCIL_2D] = "stencil_2d",
@@ -31,6 +33,7 @@ static const char *const case_names[BENCH_CASE_COUNT] = {
     [BENCH_GEMM_TILED] = "gemm_tiled",
     [BENCH_REDUCE_SHARED] = "reduce_shared",
     [BENCH_SCAN_BLOCK] = "scan_block",
+    [BENCH_COMPILE] = "compile",
 };
 
 /* Transfer sizes: every power of four from 4 KiB to 256 MiB; fewer in a quick run. */
@@ -96,6 +99,7 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
     case BENCH_COPY_H2D:
     case BENCH_COPY_D2H:
     case BENCH_COPY_D2D:
+    case BENCH_FILL:
         return quick ? (struct bench_budget){2, 5, 20000, 15 * ms}
                      : (struct bench_budget){3, 10, 50000, 150 * ms};
     case BENCH_MATVEC:
@@ -108,6 +112,10 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
         /* A quick run checks that they run and verify: one run a round. */
         return quick ? (struct bench_budget){0, 1, 50, 1 * ms}
                      : (struct bench_budget){2, 10, 200, 1000 * ms};
+    case BENCH_COMPILE:
+        /* A cold compile runs the C compiler: tenths of a second each. */
+        return quick ? (struct bench_budget){1, 2, 5, 200 * ms}
+                     : (struct bench_budget){1, 5, 200, 3000 * ms};
     default:
         return quick ? (struct bench_budget){3, 5, 100000, 20 * ms}
                      : (struct bench_budget){10, 20, 100000, 300 * ms};
@@ -130,6 +138,7 @@ static size_t case_points(enum bench_case_id id, bool quick, struct bench_point 
         variant_count = COUNT(memories);
         /* fall through */
     case BENCH_COPY_D2D:
+    case BENCH_FILL:
         sizes = quick ? copy_sizes_quick : copy_sizes;
         size_count = quick ? COUNT(copy_sizes_quick) : COUNT(copy_sizes);
         break;
@@ -140,6 +149,10 @@ static size_t case_points(enum bench_case_id id, bool quick, struct bench_point 
     case BENCH_ALLOC_FREE:
         sizes = quick ? alloc_sizes_quick : alloc_sizes;
         size_count = quick ? COUNT(alloc_sizes_quick) : COUNT(alloc_sizes);
+        break;
+    case BENCH_COMPILE:
+        variants = bench_compile_variants;
+        variant_count = 2;
         break;
     default:
         if (bench_is_workload(id)) {

@@ -36,6 +36,7 @@ static const char *const case_summaries[BENCH_CASE_COUNT] = {
     [BENCH_COPY_H2D] = "host to device, from pageable and from pinned memory, 4 KiB-256 MiB",
     [BENCH_COPY_D2H] = "device to host, to pageable and to pinned memory, 4 KiB-256 MiB",
     [BENCH_COPY_D2D] = "device to device, 4 KiB-256 MiB",
+    [BENCH_FILL] = "accel_fill of a 4-byte pattern against memset, 4 KiB-256 MiB",
     [BENCH_ALLOC_FREE] = "one allocation and one free of the pool, per pair, over sizes",
     [BENCH_MATVEC] = "y = A x, 4096 x 4096 floats, a thread per row (32x8, 256x1 blocks)",
     [BENCH_STENCIL_2D] = "a 5-point Jacobi step over 4096 x 4096 floats (and tiled, shared)",
@@ -44,6 +45,7 @@ static const char *const case_summaries[BENCH_CASE_COUNT] = {
     [BENCH_GEMM_TILED] = "C = A B, 512 x 512 floats, shared 16x16 tiles and barriers (and naive)",
     [BENCH_REDUCE_SHARED] = "the sum of each 256 of 4M floats, a tree in shared memory",
     [BENCH_SCAN_BLOCK] = "the prefix sums of each 256 of 4M floats, Hillis-Steele in shared memory",
+    [BENCH_COMPILE] = "the example kernels from source: cold (a new source) and warm (cached)",
 };
 
 static void usage(FILE *out)

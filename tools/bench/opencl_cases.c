@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "compile_cases.h"
 #include "opencl_workloads.h"
 
 enum { DISPATCH_BATCH = 1000, ALLOC_BATCH = 100 };
@@ -523,6 +524,50 @@ static bool measure_workload(void *state, struct bench_run *run)
     return bench_cl_workload_measure(&s->workloads, &q, run);
 }
 
+/* ---- compile: clCreateProgramWithSource and clBuildProgram (PoCL caches) ---- */
+
+struct cl_compile_step {
+    struct cl_state *s;
+    struct bench_run *run;
+    unsigned long serial;
+};
+
+static bool step_compile(void *context, double *out_ns)
+{
+    struct cl_compile_step *st = context;
+    char source[4096];
+    const char *text = source;
+    cl_int error = CL_SUCCESS;
+
+    if (!bench_compile_source("opencl", st->run->point->variant, st->serial++, source,
+                              sizeof(source)))
+        return bench_fail(st->run, "opencl compile: the source does not fit");
+    uint64_t start = bench_now_ns();
+    cl_program program = clCreateProgramWithSource(st->s->context, 1, &text, NULL, &error);
+    if (error == CL_SUCCESS)
+        error = clBuildProgram(program, 1, &st->s->device, "", NULL, NULL);
+    *out_ns = (double)(bench_now_ns() - start);
+    if (program != NULL)
+        clReleaseProgram(program);
+    if (error != CL_SUCCESS)
+        return bench_fail(st->run, "opencl compile %s: %s (%d)", st->run->point->variant,
+                          cl_error_name(error), error);
+    return true;
+}
+
+static bool measure_compile(void *state, struct bench_run *run)
+{
+    static unsigned long serial;
+    struct cl_compile_step st = {.s = state, .run = run, .serial = serial};
+    bool ok = bench_measure(run, step_compile, &st,
+                            strcmp(run->point->variant, "cold") == 0
+                                ? "clBuildProgram of a new source"
+                                : "clBuildProgram of a cached source",
+                            0);
+    serial = st.serial;
+    return ok;
+}
+
 const struct bench_impl bench_impl_opencl = {
     .name = "opencl",
     .open = opencl_open,
@@ -545,5 +590,6 @@ const struct bench_impl bench_impl_opencl = {
         [BENCH_GEMM_TILED] = measure_workload,
         [BENCH_REDUCE_SHARED] = measure_workload,
         [BENCH_SCAN_BLOCK] = measure_workload,
+        [BENCH_COMPILE] = measure_compile,
     },
 };

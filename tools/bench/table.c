@@ -33,7 +33,7 @@ static void cell_right(FILE *out, const char *text, int width)
     fputc(' ', out);
 }
 
-enum { W_CASE = 13, W_VARIANT = 8, W_SIZE = 8, W_IMPL = 8, W_VALUE = 11,
+enum { W_CASE = 13, W_VARIANT = 10, W_SIZE = 8, W_IMPL = 8, W_VALUE = 11,
        W_RUNS = 5, W_RATIO = 7 };
 
 static void write_header(FILE *out)

@@ -154,10 +154,29 @@ static void check_dispatch(const struct bench_report *report, FILE *out)
             a->summary.median - p->summary.median, a->summary.median, p->summary.median);
 }
 
+/* discovery with the selection as run (every plugin, when ACCEL_BACKEND is unset) against
+ * the CPU plugin alone: GPU plugins without a GPU must cost <= 2 ms more. */
+static void check_discovery_beside_null(const struct bench_report *report, FILE *out)
+{
+    const struct bench_result *all = bench_report_find(report, "discovery", "net", 0, "accel",
+                                                       NULL);
+    const struct bench_result *null = bench_report_find(report, "discovery", "net-null", 0,
+                                                        "accel", NULL);
+    char over[32];
+
+    if (all == NULL || null == NULL)
+        return;
+    bench_format_value(all->summary.median - null->summary.median, BENCH_UNIT_NS, over,
+                       sizeof(over));
+    fprintf(out, "  %s  discovery <= ACCEL_BACKEND=null's + 2 ms: %s more\n",
+            verdict(all->summary.median - null->summary.median <= 2e6), over);
+}
+
 /* Every target whose case ran, into `out`. */
 static void write_checks(const struct bench_report *report, FILE *out)
 {
     check_bound(report, out, "discovery", "net", 2e6, "discovery <= 2 ms");
+    check_discovery_beside_null(report, out);
     check_share(report, out, "discovery", "net", "opencl", 0.1,
                 "discovery <= 0.1 x OpenCL's");
     check_bound(report, out, "launch_empty", "", 2e3, "launch_empty <= 2 µs");
@@ -171,8 +190,14 @@ static void write_checks(const struct bench_report *report, FILE *out)
     check_sizes(report, out, "copy_d2h", "pageable", true, 0.9,
                 "copy_d2h pageable >= 0.9 x memcpy");
     check_sizes(report, out, "copy_d2h", "pinned", true, 0.9, "copy_d2h pinned >= 0.9 x memcpy");
+    check_sizes(report, out, "fill", "", true, 0.9, "fill >= 0.9 x memset");
     check_sizes(report, out, "alloc_free", "", false, 100.0, "alloc_free <= 100 ns a pair");
     check_dispatch(report, out);
+    check_bound(report, out, "compile", "warm", 1e6, "compile warm (cached) <= 1 ms");
+    check_share(report, out, "compile", "warm", "opencl", 0.5,
+                "compile warm <= 0.5 x OpenCL's clBuildProgram warm");
+    check_share(report, out, "compile", "cold", "opencl", 1.5,
+                "compile cold <= 1.5 x OpenCL's clBuildProgram cold");
 }
 
 void bench_write_targets(const struct bench_report *report, FILE *out)

@@ -208,12 +208,16 @@ struct fake_op {
     struct fake_op *next;
 };
 
+/* How many completion times a stream keeps (see fake_mark_time). */
+#define FAKE_STAMPS 256u
+
 struct fake_stream {
     struct fake_owner *owner;
     pthread_t thread;
     struct fake_op *head, *tail;
     uint64_t submitted; /* tickets handed out */
     uint64_t completed; /* the last ticket done */
+    uint64_t done_ns[FAKE_STAMPS]; /* when ticket t completed, at t % FAKE_STAMPS */
     bool stopping;
     bool retired;
 };
@@ -222,6 +226,7 @@ struct fake_stream {
 struct fake_mark {
     struct fake_stream *stream; /* NULL: never set */
     uint64_t value;
+    uint64_t record_ns; /* when it was set (CLOCK_MONOTONIC) */
 };
 
 /* Start a stream's thread; false when it cannot be made. Lock held. */
@@ -250,6 +255,15 @@ bool fake_stream_restart(struct fake_stream *stream, struct fake_owner *owner);
 /* The mark after everything enqueued on `stream` so far. */
 struct fake_mark fake_mark_now(struct fake_stream *stream);
 bool fake_mark_done(const struct fake_mark *mark);
+/*
+ * When a set, done mark completed, as a driver's event timestamp: the time
+ * its last ticket completed, or when it was set if that was later (an idle
+ * stream). Lock held. The last FAKE_STAMPS tickets of a stream are kept,
+ * enough for the tests.
+ */
+uint64_t fake_mark_time(const struct fake_mark *mark);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t fake_now_ns(void);
 /* Wait, lock held, until the mark is done or `owner` is lost. */
 void fake_mark_wait(const struct fake_mark *mark, const struct fake_owner *owner);
 

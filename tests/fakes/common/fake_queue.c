@@ -103,6 +103,7 @@ static void *fake_stream_main(void *arg)
         if (stream->head == NULL)
             stream->tail = NULL;
         stream->completed = op->ticket;
+        stream->done_ns[op->ticket % FAKE_STAMPS] = fake_now_ns();
         fake_op_free(op);
         pthread_cond_broadcast(&fake_core.progress);
     }
@@ -195,9 +196,26 @@ void fake_stream_retire(struct fake_stream *stream)
     pthread_cond_broadcast(&fake_core.progress);
 }
 
+uint64_t fake_now_ns(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 struct fake_mark fake_mark_now(struct fake_stream *stream)
 {
-    return (struct fake_mark){stream, stream->submitted};
+    return (struct fake_mark){stream, stream->submitted, fake_now_ns()};
+}
+
+uint64_t fake_mark_time(const struct fake_mark *mark)
+{
+    uint64_t done = 0;
+
+    if (mark->stream != NULL && mark->value != 0)
+        done = mark->stream->done_ns[mark->value % FAKE_STAMPS];
+    return done > mark->record_ns ? done : mark->record_ns;
 }
 
 void fake_mark_wait(const struct fake_mark *mark, const struct fake_owner *owner)

@@ -75,6 +75,16 @@ void plugin_case_launch_saxpy(struct plugin_case *c, accel_kernel *saxpy, accel_
 accel_module *plugin_case_load_module(struct plugin_case *c, const char *path);
 
 /*
+ * Typed signatures through the plugin (plugin_typed.c): with a bundle of
+ * the testing kernels and their signatures entry, a ref of each other
+ * element type for each pointer of typed_params, a value for a pointer
+ * and a ref for a value are refused, naming the parameter, and what fits
+ * runs; with the same image and no entry, launches are checked by size.
+ */
+void plugin_case_check_typed_signatures(struct plugin_case *c, const char *typed_bundle,
+                                        const char *untyped_bundle);
+
+/*
  * With the fake set to lose the context at the first launch: saxpy, from
  * the module at `module_path`, is accepted, the loss shows at the next sync
  * with `lost_detail` in the error, refs go stale, and after a reset the

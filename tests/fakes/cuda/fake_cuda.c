@@ -261,6 +261,36 @@ FAKE_EXPORT acu_CUresult cuDeviceGetName(char *name, int length, acu_CUdevice de
     FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
+/* Device d's uuid is 5b1c2f3a-0d00-4c1e-8a6b-00000000000d (d as its second group's
+ * first byte and its last): one prefix for all, a longer one for each. */
+FAKE_EXPORT acu_CUresult cuDeviceGetUuid_v2(acu_CUuuid *uuid, acu_CUdevice device)
+{
+    static const unsigned char base[16] = { 0x5b, 0x1c, 0x2f, 0x3a, 0x00, 0x00, 0x4c, 0x1e,
+                                            0x8a, 0x6b, 0, 0, 0, 0, 0, 0 };
+
+    FAKE_ENTER(lose);
+    if (uuid == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    if (!fake_device_valid(device))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_DEVICE);
+    memcpy(uuid->bytes, base, sizeof(base));
+    uuid->bytes[4] = (char)device;
+    uuid->bytes[15] = (char)device;
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
+/* Device d sits on bus 0x41 + d, written as CUDA does (upper case). */
+FAKE_EXPORT acu_CUresult cuDeviceGetPCIBusId(char *bus_id, int length, acu_CUdevice device)
+{
+    FAKE_ENTER(lose);
+    if (bus_id == NULL || length <= 0)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    if (!fake_device_valid(device))
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_DEVICE);
+    snprintf(bus_id, (size_t)length, "0000:%02X:00.0", 0x41 + device);
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
 FAKE_EXPORT acu_CUresult cuDeviceTotalMem_v2(size_t *bytes, acu_CUdevice device)
 {
     FAKE_ENTER(lose);

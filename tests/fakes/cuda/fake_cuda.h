@@ -88,6 +88,7 @@ struct CUevent_st {
     uint32_t magic;
     struct CUctx_st *ctx;
     bool blocking; /* CU_EVENT_BLOCKING_SYNC: cuEventSynchronize sleeps instead of spinning */
+    bool timing;   /* made without CU_EVENT_DISABLE_TIMING */
     struct fake_mark mark; /* never set: never recorded */
     struct CUevent_st *next;
 };

@@ -196,6 +196,7 @@ FAKE_EXPORT acu_CUresult cuEventCreate(acu_CUevent *out_event, unsigned int flag
     event->magic = FAKE_MAGIC_EVENT;
     event->ctx = ctx;
     event->blocking = (flags & ACU_CU_EVENT_BLOCKING_SYNC) != 0;
+    event->timing = (flags & ACU_CU_EVENT_DISABLE_TIMING) == 0;
     event->next = fake.events;
     fake.events = event;
     *out_event = event;
@@ -254,6 +255,35 @@ static bool fake_event_done(const void *arg)
 }
 
 /* Sleeps for an event made with CU_EVENT_BLOCKING_SYNC; spins for any other. */
+/*
+ * As the driver: both events of the current context, made with timing and
+ * recorded (else CUDA_ERROR_INVALID_HANDLE), and done (else NOT_READY).
+ */
+FAKE_EXPORT acu_CUresult cuEventElapsedTime(float *milliseconds, acu_CUevent start,
+                                            acu_CUevent end)
+{
+    struct CUctx_st *ctx;
+    acu_CUresult result;
+
+    FAKE_ENTER(lose);
+    result = fake_event_ready(start, &ctx);
+    if (result == ACU_CUDA_SUCCESS)
+        result = fake_event_check(end, ctx);
+    if (result != ACU_CUDA_SUCCESS)
+        FAKE_RETURN(result);
+    if (milliseconds == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    if (!start->timing || !end->timing || start->mark.stream == NULL ||
+        end->mark.stream == NULL)
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
+    if (!fake_mark_done(&start->mark) || !fake_mark_done(&end->mark))
+        FAKE_RETURN(ACU_CUDA_ERROR_NOT_READY);
+    *milliseconds = (float)((double)((int64_t)(fake_mark_time(&end->mark) -
+                                               fake_mark_time(&start->mark))) /
+                            1e6);
+    FAKE_RETURN(ACU_CUDA_SUCCESS);
+}
+
 FAKE_EXPORT acu_CUresult cuEventSynchronize(acu_CUevent event)
 {
     struct CUctx_st *ctx;

@@ -80,8 +80,22 @@ static void test_default_search_tries_both_names(void **state)
         skip();
     }
     unsetenv("ACCEL_CUDA_LIBRARY");
+    setenv("ACCEL_CUDA_DEVICE_NODES", "/dev/null", 1); /* past the device-node check */
     plugin_case_assert_no_device_because(c, "libcuda.so.1: ");
     assert_contains(support_find_plugin(c->host, "cuda", 0)->reason, "; libcuda.so: ");
+}
+
+/* Without a node and without ACCEL_CUDA_LIBRARY, the driver is never loaded. */
+static void test_no_device_node_is_no_device_without_loading_the_driver(void **state)
+{
+    struct plugin_case *c = *state;
+
+    unsetenv("ACCEL_CUDA_LIBRARY");
+    setenv("ACCEL_CUDA_DEVICE_NODES", "/nonexistent/nvidiactl", 1);
+    plugin_case_assert_no_device_because(c, "no device node (/nonexistent/nvidiactl: none "
+                                            "exists); the CUDA driver was not loaded");
+    assert_null(dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD));
+    assert_null(dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD));
 }
 
 static void test_library_that_is_not_a_driver_lists_missing_entries(void **state)
@@ -794,12 +808,22 @@ static void test_plugin_never_writes_to_stderr(void **state)
     assert_int_equal(plugin_case_stderr_bytes(&capture), 0);
 }
 
+/* The bundle's typed signatures check every launch of its image (plugin_typed.c). */
+static void test_launches_are_checked_against_bundle_signatures(void **state)
+{
+    struct plugin_case *c = *state;
+
+    plugin_case_open_fake_device(c);
+    plugin_case_check_typed_signatures(c, TYPED_BUNDLE, UNTYPED_BUNDLE);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, plugin_case_teardown)
     const struct CMUnitTest tests[] = {
         T(test_stub_library_is_no_device_and_says_stub),
         T(test_missing_library_names_what_was_tried),
+        T(test_no_device_node_is_no_device_without_loading_the_driver),
         T(test_default_search_tries_both_names),
         T(test_library_that_is_not_a_driver_lists_missing_entries),
         T(test_driver_without_device_says_no_device),
@@ -838,6 +862,7 @@ int main(void)
         T(test_dynamic_shared_memory_above_48_kib_is_opted_in_once),
         T(test_static_and_dynamic_shared_memory_past_the_device_is_refused),
         T(test_plugin_never_writes_to_stderr),
+        T(test_launches_are_checked_against_bundle_signatures),
     };
 #undef T
     return cmocka_run_group_tests_name("cuda-plugin", tests, NULL, NULL);

@@ -1,5 +1,6 @@
 #!/bin/sh
-# accel-info with the HIP plugin and no AMD GPU: with the real HIP runtime,
+# accel-info with the HIP plugin and no AMD GPU: without /dev/kfd (the
+# runtime is not loaded: "no device node"), with the real HIP runtime,
 # found by the plugin's default search (Debian's libamdhip64, which answers
 # hipInit with hipErrorInvalidDevice without a GPU), or with no runtime at
 # all (ACCEL_HIP_LIBRARY naming a file that is not there). The plugin is listed as having
@@ -8,7 +9,8 @@
 # and nothing at all is written to stderr.
 #
 # usage: accel-info-without-gpu.sh ACCEL_INFO LIBRARY PLUGIN_PATH
-#   LIBRARY is /nonexistent/... for the no-runtime run, else the installed
+#   LIBRARY is no-node for the default run without /dev/kfd,
+#   /nonexistent/... for the no-runtime run, else the installed
 #   runtime's path (only checked for: the plugin searches by itself), or
 #   empty when none is installed, which skips.
 set -eu
@@ -20,6 +22,15 @@ if [ ! -x "$accel_info" ]; then
     exit 77
 fi
 case $library in
+no-node)
+    # The default: no /dev/kfd, so the runtime is never loaded.
+    if [ -e /dev/kfd ]; then
+        echo "SKIP: /dev/kfd is here: this machine may have an AMD GPU"
+        exit 77
+    fi
+    expected="no device node (/dev/kfd: none exists); the HIP runtime was not loaded"
+    set -- -u ACCEL_HIP_LIBRARY -u ACCEL_HIP_DEVICE_NODES
+    ;;
 /nonexistent/*)
     expected="ACCEL_HIP_LIBRARY=$library: cannot open shared object file"
     set -- ACCEL_HIP_LIBRARY="$library"
@@ -34,7 +45,8 @@ case $library in
         exit 77
     fi
     expected="libamdhip64.so.* hipInit failed: hipError"
-    set -- -u ACCEL_HIP_LIBRARY
+    # A node in place (/dev/null stands for /dev/kfd): the runtime is loaded.
+    set -- -u ACCEL_HIP_LIBRARY ACCEL_HIP_DEVICE_NODES=/dev/null
     ;;
 esac
 

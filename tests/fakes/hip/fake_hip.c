@@ -244,6 +244,33 @@ FAKE_EXPORT ahip_hipError_t hipDeviceGetName(char *name, int length, ahip_hipDev
     FAKE_HIP_RETURN(AHIP_hipSuccess);
 }
 
+/* As ROCm: 16 characters of the device's unique id, "GPU-" added by the plugin. */
+FAKE_EXPORT ahip_hipError_t hipDeviceGetUuid(ahip_hipUUID *uuid, ahip_hipDevice_t device)
+{
+    char text[17];
+
+    FAKE_HIP_ENTER(lose);
+    if (uuid == NULL)
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
+    if (!fake_hip_device_valid(device))
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidDevice);
+    snprintf(text, sizeof(text), "a3f0c0de%08x", (unsigned)device);
+    memcpy(uuid->bytes, text, sizeof(uuid->bytes));
+    FAKE_HIP_RETURN(AHIP_hipSuccess);
+}
+
+/* Device d sits on bus 0xc1 + d in domain 1, as HIP writes it. */
+FAKE_EXPORT ahip_hipError_t hipDeviceGetPCIBusId(char *bus_id, int length, int device)
+{
+    FAKE_HIP_ENTER(lose);
+    if (bus_id == NULL || length <= 0)
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
+    if (!fake_hip_device_valid(device))
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidDevice);
+    snprintf(bus_id, (size_t)length, "0001:%02x:00.0", 0xc1 + device);
+    FAKE_HIP_RETURN(AHIP_hipSuccess);
+}
+
 FAKE_EXPORT ahip_hipError_t hipDeviceTotalMem(size_t *bytes, ahip_hipDevice_t device)
 {
     FAKE_HIP_ENTER(lose);

@@ -68,6 +68,7 @@ struct ihipEvent_t {
     uint32_t magic;
     struct fake_hip_context *ctx;
     bool blocking; /* hipEventBlockingSync: hipEventSynchronize sleeps instead of polling */
+    bool timing;   /* made without hipEventDisableTiming */
     struct fake_mark mark;
     struct ihipEvent_t *next;
 };

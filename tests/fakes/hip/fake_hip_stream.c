@@ -195,6 +195,7 @@ FAKE_EXPORT ahip_hipError_t hipEventCreateWithFlags(ahip_hipEvent_t *out_event,
     event->magic = FAKE_HIP_MAGIC_EVENT;
     event->ctx = ctx;
     event->blocking = (flags & AHIP_hipEventBlockingSync) != 0;
+    event->timing = (flags & AHIP_hipEventDisableTiming) == 0;
     event->next = fake_hip.events;
     fake_hip.events = event;
     *out_event = event;
@@ -249,6 +250,35 @@ FAKE_EXPORT ahip_hipError_t hipEventQuery(ahip_hipEvent_t event)
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
     FAKE_HIP_RETURN(fake_mark_done(&event->mark) ? AHIP_hipSuccess : AHIP_hipErrorNotReady);
+}
+
+/*
+ * As the runtime: both events of the current device, made with timing and
+ * recorded (else hipErrorInvalidHandle), and done (else hipErrorNotReady).
+ */
+FAKE_EXPORT ahip_hipError_t hipEventElapsedTime(float *milliseconds, ahip_hipEvent_t start,
+                                                ahip_hipEvent_t end)
+{
+    struct fake_hip_context *ctx;
+    ahip_hipError_t result;
+
+    FAKE_HIP_ENTER(lose);
+    result = fake_hip_event_ready(start, &ctx);
+    if (result == AHIP_hipSuccess)
+        result = fake_hip_event_check(end, ctx);
+    if (result != AHIP_hipSuccess)
+        FAKE_HIP_RETURN(result);
+    if (milliseconds == NULL)
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
+    if (!start->timing || !end->timing || start->mark.stream == NULL ||
+        end->mark.stream == NULL)
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidHandle);
+    if (!fake_mark_done(&start->mark) || !fake_mark_done(&end->mark))
+        FAKE_HIP_RETURN(AHIP_hipErrorNotReady);
+    *milliseconds = (float)((double)((int64_t)(fake_mark_time(&end->mark) -
+                                               fake_mark_time(&start->mark))) /
+                            1e6);
+    FAKE_HIP_RETURN(AHIP_hipSuccess);
 }
 
 static bool fake_hip_event_done(const void *arg)

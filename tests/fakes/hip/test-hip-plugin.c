@@ -54,6 +54,34 @@ static double seconds_since(const struct timespec *start)
 
 /* ---- no runtime, or no device ---- */
 
+/*
+ * Without /dev/kfd and without ACCEL_HIP_LIBRARY the runtime is never
+ * loaded: no device, "no device node". Run first, so that no earlier test
+ * of this process has loaded the runtime.
+ */
+static void test_no_device_node_is_no_device_without_loading_the_runtime(void **state)
+{
+    static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5",
+                                        "libamdhip64.so"};
+    struct plugin_case *c = *state;
+
+    unsetenv("ACCEL_HIP_LIBRARY");
+    setenv("ACCEL_HIP_DEVICE_NODES", "/nonexistent/kfd:/nonexistent/dri", 1);
+    plugin_case_assert_no_device_because(c, "no device node (/nonexistent/kfd, "
+                                            "/nonexistent/dri: none exists)");
+    assert_contains(support_find_plugin(c->host, "hip", 0)->reason,
+                    "ACCEL_HIP_LIBRARY set loads it regardless");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        assert_null(dlopen(names[i], RTLD_LAZY | RTLD_NOLOAD));
+    /* The default list names /dev/kfd; a machine that has it is tested elsewhere. */
+    if (access("/dev/kfd", F_OK) != 0) {
+        unsetenv("ACCEL_HIP_DEVICE_NODES");
+        accel_host_destroy(c->host);
+        c->host = NULL;
+        plugin_case_assert_no_device_because(c, "no device node (/dev/kfd: none exists)");
+    }
+}
+
 static void test_real_runtime_without_gpu_is_no_device_quickly(void **state)
 {
     struct plugin_case *c = *state;
@@ -65,8 +93,10 @@ static void test_real_runtime_without_gpu_is_no_device_quickly(void **state)
         print_message("the HIP runtime (libamdhip64.so.5 or .6) is not installed\n");
         skip();
     }
-    /* The plugin's own search, as a user's program would run it. */
+    /* The plugin's own search, as a user's program would run it, past the
+     * device-node check (a node in place, as on a machine with the driver). */
     unsetenv("ACCEL_HIP_LIBRARY");
+    setenv("ACCEL_HIP_DEVICE_NODES", "/dev/null", 1);
     clock_gettime(CLOCK_MONOTONIC, &start);
     hip = plugin_case_open_host(c);
     took = seconds_since(&start);
@@ -113,6 +143,7 @@ static void test_default_search_tries_every_name(void **state)
         }
     }
     unsetenv("ACCEL_HIP_LIBRARY");
+    setenv("ACCEL_HIP_DEVICE_NODES", "/nonexistent/kfd:/dev/null", 1);
     plugin_case_assert_no_device_because(c, "libamdhip64.so.6: ");
     assert_contains(support_find_plugin(c->host, "hip", 0)->reason, "; libamdhip64.so.5: ");
     assert_contains(support_find_plugin(c->host, "hip", 0)->reason, "; libamdhip64.so: ");
@@ -599,10 +630,20 @@ static void test_plugin_never_writes_to_stderr(void **state)
     assert_int_equal(plugin_case_stderr_bytes(&capture), 0);
 }
 
+/* The bundle's typed signatures check every launch of its image (plugin_typed.c). */
+static void test_launches_are_checked_against_bundle_signatures(void **state)
+{
+    struct plugin_case *c = *state;
+
+    plugin_case_open_fake_device(c);
+    plugin_case_check_typed_signatures(c, TYPED_BUNDLE, UNTYPED_BUNDLE);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, plugin_case_teardown)
     const struct CMUnitTest tests[] = {
+        T(test_no_device_node_is_no_device_without_loading_the_runtime),
         T(test_real_runtime_without_gpu_is_no_device_quickly),
         T(test_missing_library_names_what_was_tried),
         T(test_default_search_tries_every_name),
@@ -635,6 +676,7 @@ int main(void)
         T(test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func),
         T(test_launch_above_the_kernels_own_thread_limit_is_refused_with_why),
         T(test_plugin_never_writes_to_stderr),
+        T(test_launches_are_checked_against_bundle_signatures),
     };
 #undef T
     return cmocka_run_group_tests_name("hip-plugin", tests, NULL, NULL);

@@ -1,0 +1,115 @@
+/*
+ * ACCEL_TRACE: a Chrome trace-event (Perfetto) JSON file of what the
+ * process asked of accel and what its devices ran (trace.c).
+ *
+ * Off, every hook costs one load and one predictable branch. On, public
+ * calls are timed on the calling thread and kept in that thread's buffer;
+ * each command a plugin takes on a stream is followed by an event of the
+ * trace's own, and once that event has completed the command is placed on
+ * its stream's track by the device's clock (event_elapsed against an
+ * anchor event whose host time is known). Records are written, sorted by
+ * time, at accel_trace_flush and when a host is destroyed.
+ */
+#ifndef ACCEL_HOST_TRACE_H
+#define ACCEL_HOST_TRACE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "accel/accel.h"
+
+struct accel__ids;
+
+/* Set while a trace file is open. */
+extern _Atomic bool accel__trace_on;
+
+static inline bool accel__tracing(void)
+{
+    return __builtin_expect(atomic_load_explicit(&accel__trace_on, memory_order_relaxed), 0);
+}
+
+/* A host is being made: open ACCEL_TRACE's file if `ids` may read it. */
+void accel__trace_host_begin(const struct accel__ids *ids);
+/* A host is gone: write what is buffered; the last host closes the file. */
+void accel__trace_host_end(void);
+
+/* ---- public calls, on the calling thread ---- */
+
+/* The start of a traced call: its time, or 0 when tracing is off. */
+uint64_t accel__trace_now(void);
+/* Record a call that began at `begin` (non-zero) with its status and a
+ * byte count (0: none). */
+void accel__trace_api(const char *name, uint64_t begin, accel_status status,
+                      uint64_t bytes);
+
+/* End a traced call: record it when it was timed; returns `status`. */
+static inline accel_status accel__trace_end(const char *name, uint64_t begin,
+                                            accel_status status, uint64_t bytes)
+{
+    if (__builtin_expect(begin != 0, 0))
+        accel__trace_api(name, begin, status, bytes);
+    return status;
+}
+
+/* ---- commands on a stream, device lock held ---- */
+
+enum accel__trace_kind {
+    ACCEL__TRACE_COPY_H2D,
+    ACCEL__TRACE_COPY_D2H,
+    ACCEL__TRACE_COPY_D2D,
+    ACCEL__TRACE_COPY_PEER,
+    ACCEL__TRACE_FILL,
+    ACCEL__TRACE_LAUNCH
+};
+
+struct accel__trace_command {
+    enum accel__trace_kind kind;
+    uint64_t bytes;          /* copies and fills */
+    const char *kernel;      /* launches: the kernel's name, copied */
+    uint32_t grid[3], block[3];
+};
+
+/*
+ * A command was just enqueued on `stream` (the plugin said ACCEL_OK): mark
+ * its end with a trace event. Call only while accel__tracing().
+ */
+void accel__trace_command(accel_stream *stream, const struct accel__trace_command *command);
+
+/* A copy or fill of `bytes` the plugin took (status ACCEL_OK). */
+static inline void accel__trace_copy(accel_stream *stream, enum accel__trace_kind kind,
+                                     accel_status status, uint64_t bytes)
+{
+    if (accel__tracing() && status == ACCEL_OK) {
+        struct accel__trace_command command = {.kind = kind, .bytes = bytes};
+        accel__trace_command(stream, &command);
+    }
+}
+
+/* A launch the plugin took (status ACCEL_OK). */
+static inline void accel__trace_launch(accel_stream *stream, accel_status status,
+                                       const char *kernel, const uint32_t grid[3],
+                                       const uint32_t block[3])
+{
+    if (accel__tracing() && status == ACCEL_OK) {
+        struct accel__trace_command command = {
+            .kind = ACCEL__TRACE_LAUNCH, .kernel = kernel,
+            .grid = {grid[0], grid[1], grid[2]}, .block = {block[0], block[1], block[2]}};
+        accel__trace_command(stream, &command);
+    }
+}
+
+/* Something that happened to a device: a relocation (bytes), a reset, a
+ * loss. Any lock may be held. */
+void accel__trace_device_mark(accel_device *device, const char *what, uint64_t bytes);
+
+/* Place what the device's streams have finished, and drop the trace's
+ * plugin events: the device is being emptied (close, reset). Lock held. */
+void accel__trace_device_empty(accel_device *device);
+/* The device is closing: forget it. Lock held, after the above. */
+void accel__trace_device_close(accel_device *device);
+
+/* A completion callback ran on this thread from `begin` until now. */
+void accel__trace_callback(uint64_t begin);
+
+#endif /* ACCEL_HOST_TRACE_H */
