@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "bundle.h"
-#include "internal.h"
+#include "status.h"
 
 /* Formats a plugin may be handed; anything else is a corrupt bundle. */
 static const char *const known_formats[] = {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "status.h"
 #include "discovery.h"
 
 static uint64_t hash_inode(uint64_t dev, uint64_t ino)

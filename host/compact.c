@@ -16,7 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "loader.h"
+#include "compact.h"
+#include "device.h"
+#include "drop.h"
+#include "layout.h"
+#include "pool.h"
+#include "refs.h"
+#include "status.h"
+#include "submit.h"
+#include "trace.h"
 
 /* Mark the pages to empty: outdated ones whose slices fit elsewhere. */
 static uint32_t choose_victims(struct accel__pool *pool)
@@ -43,27 +52,23 @@ static uint32_t choose_victims(struct accel__pool *pool)
 
 accel_status accel__internal_stream(accel_device *device)
 {
-    if (device->internal != NULL)
+    if (device->own.stream != NULL)
         return ACCEL_OK;
-    return accel__from_plugin(
-        device->drv->stream_create(device->drv_device, &device->internal),
-        "stream_create");
+    return ACCEL__DRV_CALL(device, stream_create, &device->own.stream);
 }
 
 /* The internal stream waits for the work enqueued on every user stream. */
 static accel_status wait_for_users(accel_device *device)
 {
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+    for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->drv == NULL)
             continue;
         struct accel__fence fence;
         accel_status status = accel__fence_stream(device, s->drv, &fence);
         if (status != ACCEL_OK)
             return status;
-        status = accel__from_plugin(
-            device->drv->stream_wait_event(device->drv_device, device->internal,
-                                           fence.events[0]),
-            "stream_wait_event");
+        status = ACCEL__DRV_CALL(device, stream_wait_event, device->own.stream,
+                                 fence.events[0]);
         /* A wait takes the event as recorded now; it can be reused. */
         accel__fence_release(device, &fence);
         if (status != ACCEL_OK)
@@ -76,20 +81,16 @@ static accel_status wait_for_users(accel_device *device)
 static accel_status users_wait(accel_device *device)
 {
     accel_status status = ACCEL_OK;
-    if (device->relocated == NULL)
-        status = accel__event_take(device, &device->relocated);
+    if (device->own.relocated == NULL)
+        status = accel__event_take(device, &device->own.relocated);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            device->drv->event_record(device->drv_device, device->relocated,
-                                      device->internal),
-            "event_record");
-    for (accel_stream *s = device->streams; status == ACCEL_OK && s != NULL;
+        status = ACCEL__DRV_CALL(device, event_record, device->own.relocated,
+                                 device->own.stream);
+    for (accel_stream *s = device->queues.list; status == ACCEL_OK && s != NULL;
          s = s->next) {
         if (s->drv != NULL)
-            status = accel__from_plugin(
-                device->drv->stream_wait_event(device->drv_device, s->drv,
-                                               device->relocated),
-                "stream_wait_event");
+            status = ACCEL__DRV_CALL(device, stream_wait_event, s->drv,
+                                     device->own.relocated);
     }
     return status;
 }
@@ -105,17 +106,14 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
     if (status != ACCEL_OK)
         return status;
     struct accel_copy_layout layout = accel__layout_linear(0, 0, slot->bytes);
-    status = accel__from_plugin(
-        device->drv->copy_on_device(device->drv_device, device->internal,
-                                    target.address, slot->slice.address, &layout),
-        "copy_on_device");
-    if (status == ACCEL_OK)
-        accel__trace_device_mark(device, "relocate", slot->bytes);
+    status = ACCEL__DRV_CALL(device, copy_on_device, device->own.stream,
+                             target.address, slot->slice.address, &layout);
     if (status != ACCEL_OK) {
         accel__pool_give(&device->pool, device->drv, device->drv_device, target,
                          slot->bytes);
         return status;
     }
+    accel__trace_device_mark(device, "relocate", slot->bytes);
     accel__pool_detach(&device->pool, slot->slice, slot->bytes);
     slot->slice = target;
     /* The new place is written by the internal stream; a free must wait for
@@ -150,7 +148,7 @@ static void settle_victims(accel_device *device, bool moved)
                 continue;
             struct accel__fence fence;
             if (!moved || p->live > 0 ||
-                accel__fence_stream(device, device->internal, &fence) != ACCEL_OK) {
+                accel__fence_stream(device, device->own.stream, &fence) != ACCEL_OK) {
                 p->retiring = false;
                 continue;
             }
@@ -172,9 +170,7 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
     if (status == ACCEL_OK)
         status = wait_for_users(device);
     if (status == ACCEL_OK && device->drv->wait_outside_streams != NULL)
-        status = accel__from_plugin(
-            device->drv->wait_outside_streams(device->drv_device),
-            "wait_outside_streams");
+        status = ACCEL__DRV_CALL0(device, wait_outside_streams);
     for (uint32_t c = 0; status == ACCEL_OK && c < ACCEL__POOL_CLASSES; c++) {
         for (struct accel__page *p = device->pool.classes[c].pages;
              status == ACCEL_OK && p != NULL; p = p->next) {
@@ -189,7 +185,7 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
          * made to wait for the copies, the copies must be done before any
          * later work is enqueued. */
         if (waited != ACCEL_OK)
-            device->drv->stream_sync(device->drv_device, device->internal);
+            device->drv->stream_sync(device->drv_device, device->own.stream);
         if (status == ACCEL_OK)
             status = waited;
     }

@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
+#include "host.h"
 #include "kcache.h"
+#include "status.h"
+#include "submit.h"
 
 /* The most log kept of one compile; the rest is cut with a note. */
 #define BUILD_LOG_MAX (16u << 20)
@@ -344,8 +347,7 @@ static accel_status run_compiler(accel_device *device, const char *source,
         .put_image = put_image,
         .put_log = put_log,
     };
-    accel_status status = accel__from_plugin(
-        device->drv->module_compile(device->drv_device, &request), "module_compile");
+    accel_status status = ACCEL__DRV_CALL(device, module_compile, &request);
     if (status == ACCEL_OK && out->image == NULL)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "module_compile succeeded without an image");
@@ -365,9 +367,7 @@ static accel_status run_compiler(accel_device *device, const char *source,
 static accel_status compiler_identity(accel_device *device, char *out, size_t size)
 {
     out[0] = '\0';
-    accel_status status = accel__from_plugin(
-        device->drv->compiler_identity(device->drv_device, out, size),
-        "compiler_identity");
+    accel_status status = ACCEL__DRV_CALL(device, compiler_identity, out, size);
     if (status == ACCEL_OK && memchr(out, '\0', size) == NULL)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "compiler_identity: no NUL within %zu bytes", size);

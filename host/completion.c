@@ -20,7 +20,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "device.h"
+#include "drop.h"
+#include "host.h"
+#include "os.h"
+#include "recovery.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
+#include "trace.h"
 
 struct accel__callback {
     accel_callback fn;
@@ -51,8 +60,7 @@ static accel_status poll_event(accel_device *device, accel_drv_event *event,
     uint64_t start = accel__now_ns();
     uint64_t nap = 1000; /* block mode's sleep, doubling to 1 ms */
     for (uint32_t round = 0;; round++) {
-        accel_status status = accel__from_plugin(
-            device->drv->event_query(device->drv_device, event), "event_query");
+        accel_status status = ACCEL__DRV_CALL(device, event_query, event);
         if (status != ACCEL_NOT_READY)
             return status;
         /* The clock is read every few polls: it costs more than a poll. */
@@ -81,8 +89,7 @@ static accel_status wait_event(accel_device *device, accel_drv_event *event,
                                accel_wait_mode mode, uint64_t timeout_ns)
 {
     if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
-        return accel__from_plugin(
-            device->drv->event_sync(device->drv_device, event), "event_sync");
+        return ACCEL__DRV_CALL(device, event_sync, event);
     return poll_event(device, event, mode, timeout_ns);
 }
 
@@ -189,7 +196,7 @@ static accel_status stream_wait_untraced(accel_stream *stream, accel_wait_mode m
     accel__fence_release(device, &fence);
     accel__borrow_end(device);
     status = wait_status(device, status);
-    if (status == ACCEL_OK && device->drops != NULL)
+    if (status == ACCEL_OK && device->drop.list != NULL)
         accel__drop_collect(device, false);
     accel__device_unlock(device);
     return callbacks_wait(device, &callbacks, status, deadline);
@@ -460,9 +467,7 @@ static accel_status stream_add_callback_untraced(accel_stream *stream, accel_cal
     pthread_mutex_unlock(&c->lock);
     if (status != ACCEL_OK)
         goto done;
-    status = accel__from_plugin(
-        device->drv->host_func(device->drv_device, stream->drv, reached, cb),
-        "host_func");
+    status = ACCEL__DRV_CALL(device, host_func, stream->drv, reached, cb);
     if (status != ACCEL_OK) {
         pthread_mutex_lock(&c->lock);
         outstanding_remove(c, cb);

@@ -13,35 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
+#include "host.h"
+#include "layout.h"
+#include "recovery.h"
+#include "refs.h"
+#include "staging.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
+#include "trace.h"
 
 /* How far a host pointer may reach before the address space wraps. */
 static uint64_t host_limit(const void *ptr)
 {
     return (uint64_t)(UINTPTR_MAX - (uintptr_t)ptr);
-}
-
-accel_status accel__submit_begin(accel_stream *stream, const char *what)
-{
-    if (stream == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL stream", what);
-    if (accel__process_check(stream->device->pid, what) != ACCEL_OK)
-        return ACCEL_ERR_NOT_SUPPORTED;
-    pthread_mutex_lock(&stream->device->lock);
-    accel_status status = accel__device_usable(stream->device);
-    if (status == ACCEL_OK && stream->drv == NULL)
-        status = accel__device_gone(stream->device, what);
-    if (status != ACCEL_OK)
-        pthread_mutex_unlock(&stream->device->lock);
-    return status;
-}
-
-accel_status accel__submit_end(accel_stream *stream, accel_status status)
-{
-    accel_device *device = stream->device;
-    status = accel__device_check_loss(device, status);
-    pthread_mutex_unlock(&device->lock);
-    return status;
 }
 
 /* The host side of a copy by bytes: no element type to check. */
@@ -91,9 +77,9 @@ static bool host_direct(const accel_device *device, const void *host,
     uint64_t first = 0, end = 0;
     accel__layout_span(layout, source, &first, &end);
     uintptr_t lo = (uintptr_t)host + first, hi = (uintptr_t)host + end;
-    for (size_t i = 0; i < device->host_block_count; i++) {
-        uintptr_t base = (uintptr_t)device->host_blocks[i].ptr;
-        if (lo >= base && hi <= base + device->host_blocks[i].bytes)
+    for (size_t i = 0; i < device->host_memory.count; i++) {
+        uintptr_t base = (uintptr_t)device->host_memory.list[i].ptr;
+        if (lo >= base && hi <= base + device->host_memory.list[i].bytes)
             return true;
     }
     return false;
@@ -177,11 +163,9 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
         pthread_mutex_unlock(&device->lock);
         return status;
     }
-    status = accel__from_plugin(
-        device->drv->copy_on_device(device->drv_device, stream->drv,
-                                    dst_slot->slice.address, src_slot->slice.address,
-                                    &checked),
-        "copy_on_device");
+    status = ACCEL__DRV_CALL(device, copy_on_device, stream->drv,
+                             dst_slot->slice.address, src_slot->slice.address,
+                             &checked);
     accel__trace_copy(stream, ACCEL__TRACE_COPY_D2D, status, accel__layout_bytes(&checked));
     dst_slot->lanes |= accel__lane_bit(stream);
     src_slot->lanes |= accel__lane_bit(stream);
@@ -215,22 +199,19 @@ static accel_status peer_copy(accel_stream *stream, accel_device *there,
 {
     accel_device *here = stream->device;
     *out_there_failed = false;
-    if (there->internal != NULL) {
-        accel_status status = accel__from_plugin(
-            there->drv->stream_sync(there->drv_device, there->internal),
-            "stream_sync");
+    if (there->own.stream != NULL) {
+        accel_status status = ACCEL__DRV_CALL(there, stream_sync,
+                                              there->own.stream);
         if (status != ACCEL_OK) {
             *out_there_failed = true;
             return status;
         }
     }
-    accel_status status = accel__from_plugin(
-        here->drv->copy_on_device(here->drv_device, stream->drv, dst->slice.address,
-                                  src->slice.address, layout),
-        "copy_on_device");
+    accel_status status = ACCEL__DRV_CALL(here, copy_on_device, stream->drv,
+                                          dst->slice.address,
+                                          src->slice.address, layout);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            here->drv->stream_sync(here->drv_device, stream->drv), "stream_sync");
+        status = ACCEL__DRV_CALL(here, stream_sync, stream->drv);
     return status;
 }
 
@@ -255,18 +236,15 @@ static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
     *out_there_failed = false;
     accel_status status = ACCEL_OK;
     /* Idle unless the other device has just moved memory. */
-    if (there->internal != NULL)
-        status = accel__from_plugin(
-            there->drv->stream_sync(there->drv_device, there->internal), "stream_sync");
+    if (there->own.stream != NULL)
+        status = ACCEL__DRV_CALL(there, stream_sync, there->own.stream);
     *out_there_failed = status != ACCEL_OK;
     if (status == ACCEL_OK) {
         accel_drv_device *dst_device = dst_here ? here->drv_device : there->drv_device;
         accel_drv_device *src_device = dst_here ? there->drv_device : here->drv_device;
-        status = accel__from_plugin(
-            here->drv->copy_peer(here->drv_device, stream->drv, dst_device,
-                                 dst->slice.address, src_device, src->slice.address,
-                                 layout),
-            "copy_peer");
+        status = ACCEL__DRV_CALL(here, copy_peer, stream->drv, dst_device,
+                                 dst->slice.address, src_device,
+                                 src->slice.address, layout);
         if (status == ACCEL_ERR_NOT_SUPPORTED) {
             *out_fallback = true;
             return status;
@@ -277,8 +255,7 @@ static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
     accel__borrow_begin(here);
     pthread_mutex_unlock(&here->lock);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            here->drv->stream_sync(here->drv_device, stream->drv), "stream_sync");
+        status = ACCEL__DRV_CALL(here, stream_sync, stream->drv);
     pthread_mutex_unlock(&there->lock);
     pthread_mutex_lock(&here->lock);
     accel__borrow_end(here);

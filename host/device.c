@@ -11,7 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "device.h"
+#include "drop.h"
+#include "host.h"
+#include "loader.h"
+#include "module.h"
+#include "pool.h"
+#include "recovery.h"
+#include "refs.h"
+#include "sized.h"
+#include "staging.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
+#include "trace.h"
 
 /* Device ids are unique in the process, so that a ref from one host's
  * device is never taken for another's. 0 is never an id. */
@@ -205,12 +219,12 @@ accel_status accel_device_open(accel_host *host, const char *plugin_name, uint32
 
 static void host_blocks_release(accel_device *device)
 {
-    for (size_t i = 0; i < device->host_block_count; i++)
-        device->drv->host_free(device->drv_device, device->host_blocks[i].ptr);
-    free(device->host_blocks);
-    device->host_blocks = NULL;
-    device->host_block_count = 0;
-    device->host_block_capacity = 0;
+    for (size_t i = 0; i < device->host_memory.count; i++)
+        device->drv->host_free(device->drv_device, device->host_memory.list[i].ptr);
+    free(device->host_memory.list);
+    device->host_memory.list = NULL;
+    device->host_memory.count = 0;
+    device->host_memory.capacity = 0;
 }
 
 /*
@@ -223,14 +237,14 @@ static void device_empty(accel_device *device)
 {
     accel__streams_wait_all(device);
     accel__trace_device_empty(device);
-    if (device->internal != NULL) {
-        device->drv->stream_sync(device->drv_device, device->internal);
-        device->drv->stream_destroy(device->drv_device, device->internal);
-        device->internal = NULL;
+    if (device->own.stream != NULL) {
+        device->drv->stream_sync(device->drv_device, device->own.stream);
+        device->drv->stream_destroy(device->drv_device, device->own.stream);
+        device->own.stream = NULL;
     }
-    if (device->relocated != NULL) {
-        device->drv->event_destroy(device->drv_device, device->relocated);
-        device->relocated = NULL;
+    if (device->own.relocated != NULL) {
+        device->drv->event_destroy(device->drv_device, device->own.relocated);
+        device->own.relocated = NULL;
     }
     accel__staging_release(device);
     accel__modules_release(device);
@@ -251,15 +265,15 @@ static void device_close_untraced(accel_device *device)
     pthread_mutex_lock(&device->lock);
     device_empty(device);
     accel__trace_device_close(device);
-    while (device->streams != NULL) {
-        accel_stream *next = device->streams->next;
-        free(device->streams);
-        device->streams = next;
+    while (device->queues.list != NULL) {
+        accel_stream *next = device->queues.list->next;
+        free(device->queues.list);
+        device->queues.list = next;
     }
-    while (device->events != NULL) {
-        accel_event *next = device->events->next;
-        free(device->events);
-        device->events = next;
+    while (device->queues.events != NULL) {
+        accel_event *next = device->queues.events->next;
+        free(device->queues.events);
+        device->queues.events = next;
     }
     host_blocks_release(device);
     accel__modules_free(device);
@@ -280,27 +294,34 @@ void accel_device_close(accel_device *device)
     accel__trace_end("accel_device_close", traced, ACCEL_OK, 0);
 }
 
+#define INFO_MIN ACCEL__STRUCT_MIN(accel_device_info, plugin)
+
 static accel_status device_info_get_untraced(const accel_device *device,
-                                             accel_device_info *out_info)
+                                             accel_device_info *out_info,
+                                             size_t info_size)
 {
-    if (out_info != NULL)
-        memset(out_info, 0, sizeof *out_info);
+    if (out_info != NULL && info_size >= INFO_MIN)
+        memset(out_info, 0, info_size);
     if (device == NULL || out_info == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_info_get: NULL argument");
-    out_info->plugin = device->plugin->name;
-    out_info->index = device->index;
-    out_info->id = device->id;
-    out_info->generation = atomic_load(&device->generation);
-    out_info->props = device->props;
-    return ACCEL_OK;
+    accel_device_info info = {
+        .plugin = device->plugin->name,
+        .index = device->index,
+        .id = device->id,
+        .generation = atomic_load(&device->generation),
+        .props = device->props,
+    };
+    return accel__struct_out(out_info, info_size, &info, sizeof info, INFO_MIN,
+                             "accel_device_info_get");
 }
 
-accel_status accel_device_info_get(const accel_device *device,
-                                   accel_device_info *out_info)
+accel_status accel_device_info_get_sized(const accel_device *device,
+                                         accel_device_info *out_info,
+                                         size_t info_size)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = device_info_get_untraced(device, out_info);
+    accel_status status = device_info_get_untraced(device, out_info, info_size);
     return accel__trace_end("accel_device_info_get", traced, status, 0);
 }
 
@@ -431,14 +452,12 @@ static accel_status device_sync_untraced(accel_device *device)
         status = accel__streams_cb_points(device, &callbacks, &callback_count);
     if (status == ACCEL_OK)
         status = accel__fence_lanes(device, ~0ull, &fence);
-    if (status == ACCEL_OK && device->internal != NULL)
-        status = accel__fence_add(device, &fence, device->internal);
+    if (status == ACCEL_OK && device->own.stream != NULL)
+        status = accel__fence_add(device, &fence, device->own.stream);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
     for (uint32_t i = 0; status == ACCEL_OK && i < fence.count; i++)
-        status = accel__from_plugin(
-            device->drv->event_sync(device->drv_device, fence.events[i]),
-            "event_sync");
+        status = ACCEL__DRV_CALL(device, event_sync, fence.events[i]);
     pthread_mutex_lock(&device->lock);
     accel__fence_release(device, &fence);
     accel__borrow_end(device);
@@ -472,8 +491,7 @@ accel_status accel__device_rebuild(accel_device *device)
     /* Finish what can finish, then drop everything the plugin holds for the
      * device: the plugin's reset contract is an empty device. */
     device_empty(device);
-    accel_status status = accel__from_plugin(
-        device->drv->device_reset(device->drv_device), "device_reset");
+    accel_status status = ACCEL__DRV_CALL0(device, device_reset);
     if (status == ACCEL_OK)
         status = accel__streams_rebuild(device);
     if (status == ACCEL_OK)

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "loader.h"
 
 /*
  * The search path into catalog->search: the entries of `plugin_path`

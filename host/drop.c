@@ -15,7 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
+#include "drop.h"
+#include "pool.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
 
 #define DROP_MAX_ENTRIES 256
 #define DROP_MAX_BYTES (256ull << 20)
@@ -24,39 +29,38 @@
 
 accel_status accel__event_take(accel_device *device, accel_drv_event **out_event)
 {
-    if (device->spare_event_count > 0) {
-        *out_event = device->spare_events[--device->spare_event_count];
+    if (device->drop.spare_count > 0) {
+        *out_event = device->drop.spare[--device->drop.spare_count];
         return ACCEL_OK;
     }
     *out_event = NULL;
-    return accel__from_plugin(
-        device->drv->event_create(device->drv_device, out_event), "event_create");
+    return ACCEL__DRV_CALL(device, event_create, out_event);
 }
 
 void accel__event_give(accel_device *device, accel_drv_event *event)
 {
-    if (device->spare_event_count == device->spare_event_capacity) {
-        size_t capacity = device->spare_event_capacity ? device->spare_event_capacity * 2 : 16;
+    if (device->drop.spare_count == device->drop.spare_capacity) {
+        size_t capacity = device->drop.spare_capacity ? device->drop.spare_capacity * 2 : 16;
         accel_drv_event **grown =
-            realloc(device->spare_events, capacity * sizeof *grown);
+            realloc(device->drop.spare, capacity * sizeof *grown);
         if (grown == NULL) {
             device->drv->event_destroy(device->drv_device, event);
             return;
         }
-        device->spare_events = grown;
-        device->spare_event_capacity = capacity;
+        device->drop.spare = grown;
+        device->drop.spare_capacity = capacity;
     }
-    device->spare_events[device->spare_event_count++] = event;
+    device->drop.spare[device->drop.spare_count++] = event;
 }
 
 void accel__events_release(accel_device *device)
 {
-    for (size_t i = 0; i < device->spare_event_count; i++)
-        device->drv->event_destroy(device->drv_device, device->spare_events[i]);
-    free(device->spare_events);
-    device->spare_events = NULL;
-    device->spare_event_count = 0;
-    device->spare_event_capacity = 0;
+    for (size_t i = 0; i < device->drop.spare_count; i++)
+        device->drv->event_destroy(device->drv_device, device->drop.spare[i]);
+    free(device->drop.spare);
+    device->drop.spare = NULL;
+    device->drop.spare_count = 0;
+    device->drop.spare_capacity = 0;
 }
 
 /* ---- fences ---- */
@@ -81,9 +85,7 @@ accel_status accel__fence_add(accel_device *device, struct accel__fence *fence,
     accel_status status = accel__event_take(device, &event);
     if (status != ACCEL_OK)
         return status;
-    status = accel__from_plugin(
-        device->drv->event_record(device->drv_device, event, stream),
-        "event_record");
+    status = ACCEL__DRV_CALL(device, event_record, event, stream);
     if (status != ACCEL_OK) {
         accel__event_give(device, event);
         return status;
@@ -96,7 +98,7 @@ accel_status accel__fence_lanes(accel_device *device, uint64_t lanes,
                                 struct accel__fence *out_fence)
 {
     memset(out_fence, 0, sizeof *out_fence);
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+    for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->drv == NULL || !(lanes & accel__lane_bit(s)))
             continue;
         accel_status status = accel__fence_add(device, out_fence, s->drv);
@@ -146,14 +148,14 @@ static void drop_release(accel_device *device, struct accel__drop *drop)
         accel__pool_give(&device->pool, device->drv, device->drv_device,
                          drop->slice, drop->bytes);
     accel__fence_release(device, &drop->fence);
-    device->drop_bytes -= drop->bytes;
-    device->drop_count--;
+    device->drop.bytes -= drop->bytes;
+    device->drop.count--;
     free(drop);
 }
 
 void accel__drop_collect(accel_device *device, bool wait)
 {
-    struct accel__drop **link = &device->drops;
+    struct accel__drop **link = &device->drop.list;
     while (*link != NULL) {
         struct accel__drop *drop = *link;
         accel_status status = fence_poll(device, &drop->fence, wait);
@@ -170,20 +172,20 @@ void accel__drop_collect(accel_device *device, bool wait)
 
 static void drop_enqueue(accel_device *device, struct accel__drop *drop)
 {
-    struct accel__drop **link = &device->drops;
+    struct accel__drop **link = &device->drop.list;
     while (*link != NULL)
         link = &(*link)->next;
     *link = drop;
-    device->drop_count++;
-    device->drop_bytes += drop->bytes;
-    if (device->drop_count > DROP_MAX_ENTRIES || device->drop_bytes > DROP_MAX_BYTES) {
+    device->drop.count++;
+    device->drop.bytes += drop->bytes;
+    if (device->drop.count > DROP_MAX_ENTRIES || device->drop.bytes > DROP_MAX_BYTES) {
         accel__drop_collect(device, false);
         /* Still over: wait for the oldest, so the queue stays bounded. */
-        if (device->drops != NULL && (device->drop_count > DROP_MAX_ENTRIES ||
-                                      device->drop_bytes > DROP_MAX_BYTES)) {
-            struct accel__drop *oldest = device->drops;
+        if (device->drop.list != NULL && (device->drop.count > DROP_MAX_ENTRIES ||
+                                      device->drop.bytes > DROP_MAX_BYTES)) {
+            struct accel__drop *oldest = device->drop.list;
             if (fence_poll(device, &oldest->fence, true) == ACCEL_OK) {
-                device->drops = oldest->next;
+                device->drop.list = oldest->next;
                 drop_release(device, oldest);
             }
         }
@@ -232,12 +234,12 @@ void accel__drop_page(accel_device *device, struct accel__page *page,
 
 void accel__drop_release_all(accel_device *device)
 {
-    while (device->drops != NULL) {
-        struct accel__drop *drop = device->drops;
-        device->drops = drop->next;
+    while (device->drop.list != NULL) {
+        struct accel__drop *drop = device->drop.list;
+        device->drop.list = drop->next;
         accel__fence_release(device, &drop->fence);
         free(drop);
     }
-    device->drop_count = 0;
-    device->drop_bytes = 0;
+    device->drop.count = 0;
+    device->drop.bytes = 0;
 }

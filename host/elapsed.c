@@ -2,7 +2,13 @@
  * accel_event_elapsed: the time between two completed events, from the
  * plugin's optional event_elapsed entry (the device's own timestamps).
  */
-#include "internal.h"
+#include "device.h"
+#include "host.h"
+#include "loader.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
+#include "trace.h"
 
 /*
  * ACCEL_OK once the event has completed as accel_event_query says it: its
@@ -62,10 +68,8 @@ static accel_status event_elapsed_untraced(accel_event *start, accel_event *end,
     if (status == ACCEL_OK)
         status = event_completed(device, end);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(device->drv->event_elapsed(device->drv_device,
-                                                               start->drv, end->drv,
-                                                               out_ns),
-                                    "event_elapsed");
+        status = ACCEL__DRV_CALL(device, event_elapsed, start->drv, end->drv,
+                                 out_ns);
     if (status != ACCEL_OK && status != ACCEL_NOT_READY) {
         *out_ns = 0;
         status = accel__device_check_loss(device, status);

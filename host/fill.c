@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
+#include "refs.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
+#include "trace.h"
 
 /*
  * The host buffer the fallback copies from, at most: a multiple of every
@@ -96,7 +101,7 @@ static accel_status fill_by_plugin(accel_stream *stream, struct accel__slot *slo
         pthread_mutex_unlock(&device->lock);
         return status;
     }
-    status = accel__from_plugin(status, "fill");
+    status = accel__submit_done(status, __func__, "fill");
     accel__trace_copy(stream, ACCEL__TRACE_FILL, status, bytes);
     slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);

@@ -6,7 +6,13 @@
 #include <unistd.h>
 #include <sys/auxv.h>
 
-#include "internal.h"
+#include "host.h"
+#include "loader.h"
+#include "os.h"
+#include "select.h"
+#include "sized.h"
+#include "status.h"
+#include "trace.h"
 
 /* ---- the process, for use after fork() ---- */
 
@@ -85,7 +91,23 @@ accel_status accel_host_create(const accel_host_options *options, accel_host **o
     return accel__trace_end("accel_host_create", traced, status, 0);
 }
 
-accel_status accel__host_create_as(const accel_host_options *options,
+/* The caller's options in this library's layout, or NULL for none. */
+static accel_status take_options(const accel_host_options *caller_options,
+                                 accel_host_options *local,
+                                 const accel_host_options **out_options)
+{
+    *out_options = NULL;
+    if (caller_options == NULL)
+        return ACCEL_OK;
+    accel_status status = accel__struct_in(
+        local, sizeof *local, caller_options,
+        ACCEL__STRUCT_MIN(accel_host_options, plugin_path), "accel_host_create");
+    if (status == ACCEL_OK)
+        *out_options = local;
+    return status;
+}
+
+accel_status accel__host_create_as(const accel_host_options *caller_options,
                                    const struct accel__ids *ids,
                                    accel_host **out_host)
 {
@@ -93,6 +115,11 @@ accel_status accel__host_create_as(const accel_host_options *options,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_host_create: out_host is NULL");
     *out_host = NULL;
+    accel_host_options local;
+    const accel_host_options *options;
+    accel_status options_status = take_options(caller_options, &local, &options);
+    if (options_status != ACCEL_OK)
+        return options_status;
     accel_host *host = calloc(1, sizeof *host);
     if (host == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_host");

@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "escape.h"
-#include "internal.h"
+#include "os.h"
+#include "status.h"
 #include "kcache.h"
 
 #define KCACHE_MAGIC "ACCELKC1"

@@ -2,7 +2,8 @@
  * Copy layouts: checked once, overflow included, and put in the one form a
  * plugin receives (see struct accel_copy_layout in driver.h).
  */
-#include "internal.h"
+#include "layout.h"
+#include "status.h"
 
 /* Bytes from a side's offset to the end of its last row. */
 static bool side_extent(uint64_t row_bytes, uint64_t rows, uint64_t pitch,

@@ -30,8 +30,11 @@
 
 #include "discovery.h"
 #include "escape.h"
-#include "internal.h"
+#include "loader.h"
+#include "os.h"
 #include "plugin_file.h"
+#include "select.h"
+#include "status.h"
 
 #define PREFIX "accel-plugin-"
 #define SUFFIX ".so"

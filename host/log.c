@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "escape.h"
-#include "internal.h"
+#include "os.h"
+#include "status.h"
 
 static pthread_once_t level_once = PTHREAD_ONCE_INIT;
 static accel_log_level level = ACCEL_LOG_NONE;

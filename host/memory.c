@@ -3,19 +3,29 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "compact.h"
+#include "device.h"
+#include "pool.h"
+#include "sized.h"
+#include "status.h"
+#include "trace.h"
+
+#define STATS_MIN ACCEL__STRUCT_MIN(accel_memory_stats, reserved_bytes)
+#define POLICY_MIN ACCEL__STRUCT_MIN(accel_pool_policy, automatic)
 
 static accel_status device_memory_stats_untraced(accel_device *device,
-                                                 accel_memory_stats *out_stats)
+                                                 accel_memory_stats *out_stats,
+                                                 size_t stats_size)
 {
-    if (out_stats != NULL)
-        memset(out_stats, 0, sizeof *out_stats);
+    if (out_stats != NULL && stats_size >= STATS_MIN)
+        memset(out_stats, 0, stats_size);
     if (device == NULL || out_stats == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_memory_stats: NULL argument");
+    accel_memory_stats stats;
     pthread_mutex_lock(&device->lock);
     const struct accel__pool *pool = &device->pool;
-    *out_stats = (accel_memory_stats){
+    stats = (accel_memory_stats){
         .reserved_bytes = pool->reserved_bytes,
         .used_bytes = pool->used_bytes,
         .pages = pool->pages,
@@ -23,37 +33,45 @@ static accel_status device_memory_stats_untraced(accel_device *device,
         .relocations = pool->relocations,
         .pool_hits = pool->pool_hits,
         .pool_misses = pool->pool_misses,
-        .pending_frees = device->drop_count,
-        .pending_free_bytes = device->drop_bytes,
+        .pending_frees = device->drop.count,
+        .pending_free_bytes = device->drop.bytes,
         .staging_buffers = device->staging.total,
         .staging_chunk_bytes = device->staging.chunk,
     };
     pthread_mutex_unlock(&device->lock);
-    return ACCEL_OK;
+    return accel__struct_out(out_stats, stats_size, &stats, sizeof stats,
+                             STATS_MIN, "accel_device_memory_stats");
 }
 
-accel_status accel_device_memory_stats(accel_device *device,
-                                       accel_memory_stats *out_stats)
+accel_status accel_device_memory_stats_sized(accel_device *device,
+                                             accel_memory_stats *out_stats,
+                                             size_t stats_size)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = device_memory_stats_untraced(device, out_stats);
+    accel_status status = device_memory_stats_untraced(device, out_stats, stats_size);
     return accel__trace_end("accel_device_memory_stats", traced, status, 0);
 }
 
 static accel_status device_set_pool_policy_untraced(accel_device *device,
-                                                    const accel_pool_policy *policy)
+                                                    const accel_pool_policy *caller_policy)
 {
-    if (device == NULL || policy == NULL)
+    if (device == NULL || caller_policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_pool_policy: NULL argument");
-    if (policy->outdated_percent < 1 || policy->outdated_percent > 100)
+    accel_pool_policy policy;
+    accel_status status =
+        accel__struct_in(&policy, sizeof policy, caller_policy, POLICY_MIN,
+                         "accel_device_set_pool_policy");
+    if (status != ACCEL_OK)
+        return status;
+    if (policy.outdated_percent < 1 || policy.outdated_percent > 100)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_pool_policy: outdated_percent %u "
                             "is not from 1 to 100",
-                            policy->outdated_percent);
+                            policy.outdated_percent);
     pthread_mutex_lock(&device->lock);
-    device->pool.automatic = policy->automatic;
-    device->pool.outdated_percent = policy->outdated_percent;
+    device->pool.automatic = policy.automatic;
+    device->pool.outdated_percent = policy.outdated_percent;
     pthread_mutex_unlock(&device->lock);
     return ACCEL_OK;
 }

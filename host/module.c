@@ -14,8 +14,16 @@
 #include <string.h>
 
 #include "bundle.h"
-#include "internal.h"
+#include "device.h"
+#include "host.h"
+#include "module.h"
+#include "recovery.h"
+#include "refs.h"
 #include "signature.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
+#include "trace.h"
 
 #define MODULE_FILE_MAX (1ull << 30)
 #define LAUNCH_ARG_BYTES_MAX (32u * 1024u)
@@ -114,9 +122,8 @@ static accel_status module_load_unlocked(accel_device *device, accel_module *mod
     uint32_t generation = atomic_load(&device->generation);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    status = accel__from_plugin(device->drv->module_load(device->drv_device, module->image,
-                                                         module->size, &module->drv),
-                                "module_load");
+    status = ACCEL__DRV_CALL(device, module_load, module->image, module->size,
+                             &module->drv);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
@@ -344,10 +351,9 @@ static accel_status kernel_get_unlocked(accel_device *device, accel_module *modu
     uint32_t generation = atomic_load(&device->generation);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    accel_status status = accel__from_plugin(
-        device->drv->kernel_get(device->drv_device, module->drv, kernel->name,
-                                &kernel->drv, &kernel->signature),
-        "kernel_get");
+    accel_status status = ACCEL__DRV_CALL(device, kernel_get, module->drv,
+                                          kernel->name, &kernel->drv,
+                                          &kernel->signature);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
@@ -565,10 +571,8 @@ static accel_status launch_untraced(accel_stream *stream, accel_kernel *kernel,
     if (status == ACCEL_OK)
         status = resolve_args(stream, kernel, args, nargs, addresses, pointers, sizes);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            device->drv->launch(device->drv_device, stream->drv, kernel->drv,
-                                &config, pointers, sizes, nargs),
-            "launch");
+        status = ACCEL__DRV_CALL(device, launch, stream->drv, kernel->drv,
+                                 &config, pointers, sizes, nargs);
     accel__trace_launch(stream, status, kernel->name, config.grid, config.block);
     return accel__submit_end(stream, status);
 }
@@ -602,10 +606,9 @@ static accel_status kernel_rebuild(accel_device *device, struct accel_kernel *ke
      * the lock, and it must not change under them. */
     struct accel_kernel_signature signature;
     memset(&signature, 0, sizeof signature);
-    accel_status status = accel__from_plugin(
-        device->drv->kernel_get(device->drv_device, kernel->module->drv, kernel->name,
-                                &kernel->drv, &signature),
-        "kernel_get");
+    accel_status status = ACCEL__DRV_CALL(device, kernel_get,
+                                          kernel->module->drv, kernel->name,
+                                          &kernel->drv, &signature);
     if (status == ACCEL_OK)
         status = signature_settle(kernel->module, kernel->name, &signature);
     if (status == ACCEL_OK &&
@@ -620,9 +623,8 @@ static accel_status kernel_rebuild(accel_device *device, struct accel_kernel *ke
 accel_status accel__modules_rebuild(accel_device *device)
 {
     for (accel_module *m = device->modules; m != NULL; m = m->next) {
-        accel_status status = accel__from_plugin(
-            device->drv->module_load(device->drv_device, m->image, m->size, &m->drv),
-            "module_load");
+        accel_status status = ACCEL__DRV_CALL(device, module_load, m->image,
+                                              m->size, &m->drv);
         for (struct accel_kernel *k = m->kernels; status == ACCEL_OK && k != NULL;
              k = k->next)
             status = kernel_rebuild(device, k);

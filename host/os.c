@@ -12,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "accel/accel.h"
+#include "os.h"
 
 void accel__ids_current(struct accel__ids *out_ids)
 {

@@ -2,6 +2,8 @@
  * Plugin files: opened once, checked through the descriptor, loaded through
  * the descriptor. See plugin_file.h for the order of the steps.
  */
+#include "os.h"
+#include "status.h"
 #include "plugin_file.h"
 
 #include <dlfcn.h>

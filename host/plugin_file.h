@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "accel/types.h"
 
 /* Whose files a discovery trusts. */
 struct accel__trust {

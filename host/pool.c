@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
+#include "pool.h"
+#include "recovery.h"
+#include "status.h"
 
 void accel__pool_init(struct accel__pool *pool)
 {

@@ -18,7 +18,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "device.h"
+#include "host.h"
+#include "os.h"
+#include "recovery.h"
+#include "sized.h"
+#include "status.h"
+#include "trace.h"
 
 #define HISTORY (ACCEL_RECOVERY_MAX_LOSSES + 1u)
 
@@ -26,20 +33,27 @@
 static _Thread_local uint32_t borrowed_here;
 
 static accel_status device_set_recovery_untraced(accel_device *device,
-                                                 const accel_recovery_policy *policy)
+                                                 const accel_recovery_policy *caller_policy)
 {
-    if (device == NULL || policy == NULL)
+    if (device == NULL || caller_policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_recovery: NULL argument");
     if (accel__process_check(device->pid, "accel_device_set_recovery") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
-    if (policy->max_losses > ACCEL_RECOVERY_MAX_LOSSES)
+    accel_recovery_policy policy;
+    accel_status status = accel__struct_in(
+        &policy, sizeof policy, caller_policy,
+        ACCEL__STRUCT_MIN(accel_recovery_policy, automatic),
+        "accel_device_set_recovery");
+    if (status != ACCEL_OK)
+        return status;
+    if (policy.max_losses > ACCEL_RECOVERY_MAX_LOSSES)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_recovery: max_losses %u is more "
                             "than %u",
-                            policy->max_losses, ACCEL_RECOVERY_MAX_LOSSES);
+                            policy.max_losses, ACCEL_RECOVERY_MAX_LOSSES);
     pthread_mutex_lock(&device->lock);
-    device->recovery.policy = *policy;
+    device->recovery.policy = policy;
     device->recovery.first = 0;
     device->recovery.count = 0;
     pthread_mutex_unlock(&device->lock);

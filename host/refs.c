@@ -12,7 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "compact.h"
+#include "device.h"
+#include "drop.h"
+#include "host.h"
+#include "pool.h"
+#include "refs.h"
+#include "status.h"
+#include "stream.h"
+#include "trace.h"
 
 void accel__refs_init(struct accel__ref_table *table)
 {
@@ -170,7 +178,7 @@ static accel_status alloc_untraced(accel_device *device, accel_elem_type type,
     status = accel__pool_take(&device->pool, device->drv, device->drv_device,
                               bytes, index, &slot->slice);
     if (status == ACCEL_ERR_OUT_OF_DEVICE_MEMORY &&
-        (device->drops != NULL || device->pool.spare_pages != NULL ||
+        (device->drop.list != NULL || device->pool.spare_pages != NULL ||
          device->pool.freeing != NULL)) {
         /* Memory still on the drop queue, or kept as spare pages, may be
          * what is missing. */

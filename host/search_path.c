@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "os.h"
+#include "status.h"
 #include "discovery.h"
 
 #ifndef ACCEL_PLUGINDIR

@@ -24,7 +24,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "device.h"
+#include "host.h"
+#include "loader.h"
+#include "select.h"
+#include "status.h"
+#include "trace.h"
 
 #define TRACE_MAX 4096
 

@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "device_id.h"
-#include "internal.h"
+#include "loader.h"
+#include "select.h"
+#include "status.h"
 
 #define UUID_PREFIX_MIN 4
 

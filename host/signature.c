@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "status.h"
 #include "signature.h"
 
 /* The longest kernel or parameter name the signatures entry may hold. */

@@ -15,7 +15,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "compact.h"
+#include "device.h"
+#include "drop.h"
+#include "layout.h"
+#include "os.h"
+#include "recovery.h"
+#include "refs.h"
+#include "staging.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
+#include "trace.h"
 
 #define STAGING_DEFAULT_CHUNK (1u << 20)
 #define STAGING_MIN_CHUNK 4096u
@@ -54,10 +65,8 @@ static accel_status buffer_new(accel_device *device,
     memset(out_buffer, 0, sizeof *out_buffer);
     device->staging.total++;
     pthread_mutex_unlock(&device->lock);
-    accel_status status = accel__from_plugin(
-        device->drv->host_alloc(device->drv_device,
-                                (size_t)device->staging.chunk, &out_buffer->ptr),
-        "host_alloc");
+    accel_status status = ACCEL__DRV_CALL(
+        device, host_alloc, (size_t)device->staging.chunk, &out_buffer->ptr);
     pthread_mutex_lock(&device->lock);
     if (status != ACCEL_OK) {
         device->staging.total--;
@@ -250,9 +259,7 @@ static accel_status buffer_wait(accel_device *device,
                                 struct accel__staging_buffer *buffer)
 {
     return accel__device_check_loss_unlocked(
-        device, accel__from_plugin(
-                    device->drv->event_sync(device->drv_device, buffer->event),
-                    "event_sync"));
+        device, ACCEL__DRV_CALL(device, event_sync, buffer->event));
 }
 
 /*
@@ -284,10 +291,8 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
         slot->lanes |= accel__lane_bit(stream);
     }
     if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->event_record(device->drv_device, buffer->event,
-                                      stream->drv),
-            "event_record");
+        status = ACCEL__DRV_CALL(device, event_record, buffer->event,
+                                 stream->drv);
         /* The buffer's event does not cover the piece just enqueued: wait
          * for the stream, or the buffer would be reused, or freed, under
          * the copy. */
@@ -368,10 +373,11 @@ accel_status accel__staged_copy(accel_stream *stream, accel_ref ref, void *host,
 /* ---- between devices of two plugins ---- */
 
 /* One synchronous transfer between host memory and a ref of `device`, on
- * its internal stream. */
-static accel_status transfer_there(accel_device *device, accel_ref ref,
-                                   uint64_t offset, void *host, uint64_t bytes,
-                                   bool host_is_source)
+ * its internal stream: for either side of a copy between plugins, without
+ * a way back through the public copies and their checks. */
+static accel_status transfer_through_own(accel_device *device, accel_ref ref,
+                                         uint64_t offset, void *host,
+                                         uint64_t bytes, bool host_is_source)
 {
     struct accel_copy_layout l = host_is_source
                                      ? accel__layout_linear(0, offset, bytes)
@@ -386,15 +392,13 @@ static accel_status transfer_there(accel_device *device, accel_ref ref,
     if (status == ACCEL_OK)
         status = accel__from_plugin(
             host_is_source
-                ? device->drv->copy_to_device(device->drv_device, device->internal,
+                ? device->drv->copy_to_device(device->drv_device, device->own.stream,
                                               slot->slice.address, host, &l)
-                : device->drv->copy_to_host(device->drv_device, device->internal,
+                : device->drv->copy_to_host(device->drv_device, device->own.stream,
                                             host, slot->slice.address, &l),
             host_is_source ? "copy_to_device" : "copy_to_host");
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            device->drv->stream_sync(device->drv_device, device->internal),
-            "stream_sync");
+        status = ACCEL__DRV_CALL(device, stream_sync, device->own.stream);
     status = accel__device_check_loss(device, status);
     pthread_mutex_unlock(&device->lock);
     return status;
@@ -415,24 +419,16 @@ accel_status accel__copy_through_host(accel_stream *stream, accel_device *there,
     void *buffer = status == ACCEL_OK ? malloc((size_t)chunk) : NULL;
     if (status == ACCEL_OK && buffer == NULL)
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "copy buffer");
+    accel_device *here = stream->device;
+    accel_device *from = dst_here ? there : here, *to = dst_here ? here : there;
     for (uint64_t done = 0; status == ACCEL_OK && done < layout->row_bytes;) {
         uint64_t n = layout->row_bytes - done < chunk ? layout->row_bytes - done
                                                       : chunk;
-        if (dst_here) {
-            status = transfer_there(there, src, layout->src_offset + done, buffer,
-                                    n, false);
-            if (status == ACCEL_OK)
-                status = accel_copy_to_device(stream, dst,
-                                              layout->dst_offset + done, buffer, n);
-        } else {
-            status = accel_copy_to_host(stream, buffer, src,
-                                        layout->src_offset + done, n);
-        }
+        status = transfer_through_own(from, src, layout->src_offset + done,
+                                      buffer, n, false);
         if (status == ACCEL_OK)
-            status = accel_stream_sync(stream);
-        if (status == ACCEL_OK && !dst_here)
-            status = transfer_there(there, dst, layout->dst_offset + done, buffer,
-                                    n, true);
+            status = transfer_through_own(to, dst, layout->dst_offset + done,
+                                          buffer, n, true);
         done += n;
     }
     free(buffer);

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "escape.h"
-#include "internal.h"
+#include "os.h"
+#include "status.h"
 
 #define ACCEL__DETAIL_MAX 1024
 

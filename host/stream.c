@@ -12,23 +12,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "completion.h"
+#include "device.h"
+#include "drop.h"
+#include "host.h"
+#include "recovery.h"
+#include "status.h"
+#include "stream.h"
+#include "submit.h"
+#include "trace.h"
 
 /* The lowest free lane of 0..62, or the shared lane 63. */
 static uint32_t lane_take(accel_device *device)
 {
-    uint64_t free_lanes = ~device->lanes_taken & ((1ull << (ACCEL__LANES - 1)) - 1);
+    uint64_t free_lanes = ~device->queues.lanes_taken & ((1ull << (ACCEL__LANES - 1)) - 1);
     if (free_lanes == 0)
         return ACCEL__LANES - 1;
     uint32_t lane = (uint32_t)__builtin_ctzll(free_lanes);
-    device->lanes_taken |= 1ull << lane;
+    device->queues.lanes_taken |= 1ull << lane;
     return lane;
 }
 
 static void lane_give(accel_device *device, uint32_t lane)
 {
     if (lane < ACCEL__LANES - 1)
-        device->lanes_taken &= ~(1ull << lane);
+        device->queues.lanes_taken &= ~(1ull << lane);
 }
 
 static accel_status stream_create_untraced(accel_device *device,
@@ -48,24 +56,20 @@ static accel_status stream_create_untraced(accel_device *device,
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->stream_create(device->drv_device, &stream->drv),
-            "stream_create");
+        status = ACCEL__DRV_CALL(device, stream_create, &stream->drv);
         /* A relocation may still be writing the places refs now resolve to;
          * the older streams wait for it, and so must this one. */
-        if (status == ACCEL_OK && device->relocated != NULL)
-            status = accel__from_plugin(
-                device->drv->stream_wait_event(device->drv_device, stream->drv,
-                                               device->relocated),
-                "stream_wait_event");
+        if (status == ACCEL_OK && device->own.relocated != NULL)
+            status = ACCEL__DRV_CALL(device, stream_wait_event, stream->drv,
+                                     device->own.relocated);
         if (status != ACCEL_OK && stream->drv != NULL)
             device->drv->stream_destroy(device->drv_device, stream->drv);
         status = accel__device_check_loss(device, status);
     }
     if (status == ACCEL_OK) {
         stream->lane = lane_take(device);
-        stream->next = device->streams;
-        device->streams = stream;
+        stream->next = device->queues.list;
+        device->queues.list = stream;
         *out_stream = stream;
     }
     pthread_mutex_unlock(&device->lock);
@@ -93,7 +97,7 @@ static void stream_destroy_untraced(accel_stream *stream)
      * stream_destroy rule needs, is then cheap. */
     accel_stream_sync(stream);
     pthread_mutex_lock(&device->lock);
-    for (accel_stream **p = &device->streams; *p != NULL; p = &(*p)->next) {
+    for (accel_stream **p = &device->queues.list; *p != NULL; p = &(*p)->next) {
         if (*p == stream) {
             *p = stream->next;
             break;
@@ -174,7 +178,7 @@ static accel_status give_back(accel_device *device, accel_status status,
      * by another call): nothing succeeds on a lost device. */
     if ((status == ACCEL_OK || status == ACCEL_NOT_READY) && atomic_load(&device->lost))
         status = accel__device_gone(device, what);
-    if (collect && status == ACCEL_OK && device->drops != NULL)
+    if (collect && status == ACCEL_OK && device->drop.list != NULL)
         accel__drop_collect(device, false);
     accel__device_unlock(device);
     return status;
@@ -237,14 +241,12 @@ static accel_status event_create_untraced(accel_device *device, accel_event **ou
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->event_create(device->drv_device, &event->drv),
-            "event_create");
+        status = ACCEL__DRV_CALL(device, event_create, &event->drv);
         status = accel__device_check_loss(device, status);
     }
     if (status == ACCEL_OK) {
-        event->next = device->events;
-        device->events = event;
+        event->next = device->queues.events;
+        device->queues.events = event;
         *out_event = event;
     }
     pthread_mutex_unlock(&device->lock);
@@ -266,7 +268,7 @@ static void event_destroy_untraced(accel_event *event)
         return;
     accel_device *device = event->device;
     pthread_mutex_lock(&device->lock);
-    for (accel_event **p = &device->events; *p != NULL; p = &(*p)->next) {
+    for (accel_event **p = &device->queues.events; *p != NULL; p = &(*p)->next) {
         if (*p == event) {
             *p = event->next;
             break;
@@ -325,9 +327,7 @@ static accel_status event_record_untraced(accel_event *event, accel_stream *stre
     if (status != ACCEL_OK)
         return status;
     accel_device *device = stream->device;
-    status = accel__from_plugin(
-        device->drv->event_record(device->drv_device, event->drv, stream->drv),
-        "event_record");
+    status = ACCEL__DRV_CALL(device, event_record, event->drv, stream->drv);
     /* The event completes once the callbacks before it have run, too. */
     if (status == ACCEL_OK) {
         event->recorded = true;
@@ -355,9 +355,7 @@ static accel_status event_query_locked(accel_event *event, const char *what)
     if (status == ACCEL_OK && event->drv == NULL) {
         status = accel__device_gone(device, what);
     } else if (status == ACCEL_OK) {
-        status = accel__from_plugin(
-            device->drv->event_query(device->drv_device, event->drv),
-            "event_query");
+        status = ACCEL__DRV_CALL(device, event_query, event->drv);
         status = accel__device_check_loss(device, status);
     }
     /* Complete also means the callbacks before the record have run. */
@@ -444,9 +442,7 @@ static accel_status stream_wait_event_untraced(accel_stream *stream, accel_event
     if (status != ACCEL_OK)
         return status;
     accel_device *device = stream->device;
-    status = accel__from_plugin(
-        device->drv->stream_wait_event(device->drv_device, stream->drv, event->drv),
-        "stream_wait_event");
+    status = ACCEL__DRV_CALL(device, stream_wait_event, stream->drv, event->drv);
     return accel__submit_end(stream, status);
 }
 
@@ -464,7 +460,7 @@ accel_status accel__streams_cb_points(accel_device *device,
     *out_points = NULL;
     *out_count = 0;
     size_t count = 0;
-    for (accel_stream *s = device->streams; s != NULL; s = s->next)
+    for (accel_stream *s = device->queues.list; s != NULL; s = s->next)
         count += s->callbacks != NULL;
     if (count == 0)
         return ACCEL_OK;
@@ -472,7 +468,7 @@ accel_status accel__streams_cb_points(accel_device *device,
     if (points == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "callback points");
     size_t i = 0;
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+    for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->callbacks != NULL)
             accel__cb_point_take(&device->completion, s->callbacks, &points[i++]);
     }
@@ -497,7 +493,7 @@ accel_status accel__cb_points_finish(accel_device *device, accel_status status,
 
 void accel__streams_wait_all(accel_device *device)
 {
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+    for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->drv != NULL)
             device->drv->stream_sync(device->drv_device, s->drv);
     }
@@ -505,13 +501,13 @@ void accel__streams_wait_all(accel_device *device)
 
 void accel__streams_release(accel_device *device)
 {
-    for (accel_event *e = device->events; e != NULL; e = e->next) {
+    for (accel_event *e = device->queues.events; e != NULL; e = e->next) {
         if (e->drv != NULL)
             device->drv->event_destroy(device->drv_device, e->drv);
         e->drv = NULL;
         e->recorded = false;
     }
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
+    for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->drv != NULL)
             device->drv->stream_destroy(device->drv_device, s->drv);
         s->drv = NULL;
@@ -520,19 +516,15 @@ void accel__streams_release(accel_device *device)
 
 accel_status accel__streams_rebuild(accel_device *device)
 {
-    for (accel_stream *s = device->streams; s != NULL; s = s->next) {
-        accel_status status = accel__from_plugin(
-            device->drv->stream_create(device->drv_device, &s->drv),
-            "stream_create");
+    for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
+        accel_status status = ACCEL__DRV_CALL(device, stream_create, &s->drv);
         if (status != ACCEL_OK) {
             s->drv = NULL;
             return status;
         }
     }
-    for (accel_event *e = device->events; e != NULL; e = e->next) {
-        accel_status status = accel__from_plugin(
-            device->drv->event_create(device->drv_device, &e->drv),
-            "event_create");
+    for (accel_event *e = device->queues.events; e != NULL; e = e->next) {
+        accel_status status = ACCEL__DRV_CALL(device, event_create, &e->drv);
         if (status != ACCEL_OK) {
             e->drv = NULL;
             return status;
@@ -546,15 +538,15 @@ accel_status accel__streams_rebuild(accel_device *device)
 /* Room for one more pinned block in the device's list; lock held. */
 static accel_status host_block_room(accel_device *device)
 {
-    if (device->host_block_count < device->host_block_capacity)
+    if (device->host_memory.count < device->host_memory.capacity)
         return ACCEL_OK;
-    size_t capacity = device->host_block_capacity ? device->host_block_capacity * 2 : 8;
+    size_t capacity = device->host_memory.capacity ? device->host_memory.capacity * 2 : 8;
     struct accel__host_block *blocks =
-        realloc(device->host_blocks, capacity * sizeof *blocks);
+        realloc(device->host_memory.list, capacity * sizeof *blocks);
     if (blocks == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pinned block list");
-    device->host_blocks = blocks;
-    device->host_block_capacity = capacity;
+    device->host_memory.list = blocks;
+    device->host_memory.capacity = capacity;
     return ACCEL_OK;
 }
 
@@ -573,8 +565,7 @@ static accel_status host_alloc_unlocked(accel_device *device, size_t bytes,
     void *ptr = NULL;
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    accel_status status = accel__from_plugin(
-        device->drv->host_alloc(device->drv_device, bytes, &ptr), "host_alloc");
+    accel_status status = ACCEL__DRV_CALL(device, host_alloc, bytes, &ptr);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
@@ -609,7 +600,7 @@ static accel_status host_alloc_untraced(accel_device *device, size_t bytes,
             device->drv->host_free(device->drv_device, ptr);
     }
     if (status == ACCEL_OK) {
-        device->host_blocks[device->host_block_count++] =
+        device->host_memory.list[device->host_memory.count++] =
             (struct accel__host_block){.ptr = ptr, .bytes = bytes};
         *out_ptr = ptr;
     }
@@ -629,10 +620,10 @@ static void host_free_untraced(accel_device *device, void *ptr)
     if (device == NULL || ptr == NULL || device->pid != accel__pid)
         return;
     pthread_mutex_lock(&device->lock);
-    for (size_t i = 0; i < device->host_block_count; i++) {
-        if (device->host_blocks[i].ptr == ptr) {
+    for (size_t i = 0; i < device->host_memory.count; i++) {
+        if (device->host_memory.list[i].ptr == ptr) {
             device->drv->host_free(device->drv_device, ptr);
-            device->host_blocks[i] = device->host_blocks[--device->host_block_count];
+            device->host_memory.list[i] = device->host_memory.list[--device->host_memory.count];
             break;
         }
     }

@@ -15,7 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "device.h"
+#include "host.h"
+#include "os.h"
+#include "status.h"
+#include "stream.h"
 #include "trace.h"
 
 _Atomic bool accel__trace_on;
@@ -288,7 +292,7 @@ static void anchor_make(struct accel__trace_device *node)
     accel_drv_event *anchor = spare_take(node);
     uint64_t before = accel__now_ns();
     if (anchor == NULL ||
-        device->drv->event_record(device->drv_device, anchor, device->internal) != ACCEL_OK ||
+        device->drv->event_record(device->drv_device, anchor, device->own.stream) != ACCEL_OK ||
         device->drv->event_sync(device->drv_device, anchor) != ACCEL_OK ||
         device->drv->event_query(device->drv_device, anchor) != ACCEL_OK) {
         if (anchor != NULL)

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "host.h"
+#include "os.h"
 
 struct scratch {
     char *dir;

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "host.h"
+#include "os.h"
+#include "status.h"
 
 static accel_device *open_as(const struct accel__ids *ids, accel_host **out_host)
 {

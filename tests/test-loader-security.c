@@ -28,7 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "host.h"
+#include "loader.h"
 #include "plugin_file.h"
 
 #define NOBODY ((uid_t)65534)

@@ -16,6 +16,8 @@
  */
 #include "support.h"
 
+#include <accel/driver.h>
+
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +179,27 @@ static void test_mem_alloc_with_undefined_status_fails_the_alloc(void **state)
                   ACCEL_ERR_PLUGIN_ABI);
     assert_contains(accel_last_error(), "12345");
     assert_status(accel_device_status(device), ACCEL_OK);
+    accel_device_close(device);
+    expect_good_usable(s);
+}
+
+/*
+ * A plugin call's error names where it was made and the entry, with neither
+ * typed at the call (ACCEL__DRV_CALL passes __func__ and the entry).
+ */
+static void test_plugin_call_error_names_its_site_and_entry(void **state)
+{
+    struct scratch *s = *state;
+    support_install_fixture(s->dir, "reset_status", "reset_status");
+    create_host(s);
+    support_expect_plugin(s->host, "reset_status", ACCEL_PLUGIN_LOADED);
+
+    accel_device *device = NULL;
+    assert_status(accel_device_open(s->host, "reset_status", 0, &device),
+                  ACCEL_OK);
+    assert_status(accel_device_reset(device), ACCEL_ERR_PLUGIN_ABI);
+    assert_contains(accel_last_error(),
+                    "accel__device_rebuild: device_reset returned 12345");
     accel_device_close(device);
     expect_good_usable(s);
 }
@@ -538,6 +561,7 @@ int main(void)
     static const struct CMUnitTest fixed[] = {
         MALFORMED_TEST(test_device_info_with_undefined_status_fails_the_open),
         MALFORMED_TEST(test_mem_alloc_with_undefined_status_fails_the_alloc),
+        MALFORMED_TEST(test_plugin_call_error_names_its_site_and_entry),
         MALFORMED_TEST(test_more_devices_than_open_fail_one_by_one),
         MALFORMED_TEST(test_device_open_without_device_is_an_abi_error),
         MALFORMED_TEST(test_truncated_shared_object_is_refused),

@@ -17,7 +17,9 @@
 
 #include <accel/accel.h>
 
-#include "internal.h"
+#include "host.h"
+#include "loader.h"
+#include "status.h"
 #include "support.h"
 
 static void test_plugin_of_1_0_loads_on_the_next_minors_host(void **state)

@@ -12,6 +12,8 @@
  */
 #include "support.h"
 
+#include <accel/driver.h>
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <pthread.h>

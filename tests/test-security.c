@@ -20,7 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "host.h"
+#include "os.h"
+#include "status.h"
+#include "trace.h"
 
 #define NOBODY ((uid_t)65534)
 

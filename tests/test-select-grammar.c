@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <accel/driver.h>
+
 struct grammar_case {
     char *dir;
     accel_host *host;

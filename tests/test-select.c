@@ -8,6 +8,8 @@
  */
 #include "support.h"
 
+#include <accel/driver.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -21,7 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "host.h"
+#include "os.h"
 
 #define ELEVATED_REASON "elevated privileges: vendor runtime not opened"
 /* A variable no vendor list names: it must reach the runtime untouched. */

@@ -24,8 +24,9 @@
  * accel_device_memory_stats and accel_device_set_pool_policy, which only
  * touch host-side values, still answer. A host the child creates works.
  *
- * Status codes and the copy layout are shared with the plugin ABI and are
- * defined in <accel/driver.h>.
+ * Status codes, the copy layout and device properties are shared with the
+ * plugin ABI and are defined in <accel/types.h>; this header does not
+ * include the plugin ABI (<accel/driver.h>).
  */
 #ifndef ACCEL_ACCEL_H
 #define ACCEL_ACCEL_H
@@ -34,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "driver.h"
+#include "types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,53 @@ extern "C" {
 #else
 #define ACCEL_API
 #endif
+
+/* ---- versions ----
+ *
+ * ACCEL_VERSION is the version of this header; accel_version() that of the
+ * library the program runs with. Both encode major, minor and patch as
+ * ACCEL_VERSION_ENCODE does, so that they compare as numbers.
+ */
+#define ACCEL_VERSION_MAJOR 0
+#define ACCEL_VERSION_MINOR 1
+#define ACCEL_VERSION_PATCH 0
+#define ACCEL_VERSION_ENCODE(major, minor, patch)                              \
+    (((uint32_t)(major) << 16) | ((uint32_t)(minor) << 8) | (uint32_t)(patch))
+#define ACCEL_VERSION                                                          \
+    ACCEL_VERSION_ENCODE(ACCEL_VERSION_MAJOR, ACCEL_VERSION_MINOR,             \
+                         ACCEL_VERSION_PATCH)
+
+/* The library's version, as ACCEL_VERSION was when it was built. */
+ACCEL_API uint32_t accel_version(void);
+
+/* ---- structs that grow ----
+ *
+ * Every public struct that a caller fills in or receives can grow in a
+ * minor release without breaking a program compiled against an older
+ * header, in one of two ways:
+ *
+ *  - A struct the caller fills in (accel_host_options, accel_recovery_policy,
+ *    accel_pool_policy) starts with `struct_size`, the sizeof the struct as
+ *    the caller was compiled. The library reads only the fields that
+ *    struct_size covers whole; the others take their zero value. 0 stands
+ *    for the struct as first published with struct_size (this release), so
+ *    that `{ .plugin_path = p }` keeps working. The `*_default()`
+ *    initialisers below set struct_size and the defaults: prefer them.
+ *  - A struct the library fills in (accel_memory_stats, accel_device_info)
+ *    also starts with `struct_size`, which the library sets to the bytes it
+ *    wrote. The caller's sizeof travels with the call: the function names
+ *    are macros that pass it to `*_sized` functions (which bindings call
+ *    directly). The library writes no byte past the caller's size and
+ *    zeroes the fields it does not know.
+ *
+ * A field added later starts at or after the previous release's sizeof.
+ * A struct_size that is neither 0 nor at least the size of the field after
+ * struct_size is ACCEL_ERR_INVALID_ARGUMENT.
+ *
+ * Values that are copied whole (accel_ref, accel_arg, accel_dim3), the
+ * plugin ABI's structs (<accel/types.h>) and accel_plugin_info (an array the
+ * host owns) are frozen: they do not grow.
+ */
 
 /* ---- errors ---- */
 
@@ -69,6 +117,8 @@ typedef struct accel_host accel_host;
  * through secure_getenv. A field set here wins over the environment.
  */
 typedef struct accel_host_options {
+    /* sizeof(accel_host_options) as the caller was compiled, or 0. */
+    uint32_t struct_size;
     /* Colon-separated directories or plugin files; replaces the default. */
     const char *plugin_path;
     /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null",
@@ -90,12 +140,22 @@ typedef struct accel_host_options {
     bool vendor_runtimes_when_elevated;
 } accel_host_options;
 
+/* Options with every field zero: the environment decides. */
+static inline accel_host_options accel_host_options_default(void)
+{
+    /* Every field named, so that C++ compilers see no missing one. */
+    accel_host_options options = {(uint32_t)sizeof(accel_host_options), NULL,
+                                  NULL, false};
+    return options;
+}
+
 /*
  * Find and open plugins. A plugin that fails a check is skipped with its
  * reason kept, never fatal. A malformed ACCEL_BACKEND is kept as the
  * selection error and reported by accel_device_open_selected, so that the
  * candidates can still be listed. `options` may be NULL.
- * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY.
+ * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY, ACCEL_ERR_INVALID_ARGUMENT (a
+ * struct_size too small to hold a field).
  */
 ACCEL_API accel_status accel_host_create(const accel_host_options *options,
                                          accel_host **out_host);
@@ -175,6 +235,7 @@ ACCEL_API const char *accel_plugin_state_name(accel_plugin_state state);
 typedef struct accel_device accel_device;
 
 typedef struct accel_device_info {
+    uint32_t struct_size; /* set by the library: the bytes it wrote */
     const char *plugin;   /* the plugin's name */
     uint32_t index;       /* the device's index within its plugin */
     uint32_t id;          /* unique among the process's open devices */
@@ -226,8 +287,15 @@ ACCEL_API accel_status accel_device_open(accel_host *host, const char *plugin,
  * NULL is allowed.
  */
 ACCEL_API void accel_device_close(accel_device *device);
-ACCEL_API accel_status accel_device_info_get(const accel_device *device,
-                                             accel_device_info *out_info);
+/*
+ * Describe an open device. A macro: it passes sizeof *(out_info), and the
+ * library writes no more (see "structs that grow").
+ */
+#define accel_device_info_get(device, out_info)                                \
+    accel_device_info_get_sized((device), (out_info), sizeof *(out_info))
+ACCEL_API accel_status accel_device_info_get_sized(const accel_device *device,
+                                                   accel_device_info *out_info,
+                                                   size_t info_size);
 /*
  * Wait until all work on every stream of the device has completed,
  * callbacks included, as accel_stream_sync on each stream. Called from a
@@ -306,6 +374,8 @@ typedef void (*accel_loss_callback)(accel_device *device, uint32_t generation,
 #define ACCEL_RECOVERY_MAX_LOSSES 64u
 
 typedef struct accel_recovery_policy {
+    /* sizeof(accel_recovery_policy) as the caller was compiled, or 0. */
+    uint32_t struct_size;
     /* Reset the device when it is lost. Default false. */
     bool automatic;
     /* Losses recovered within window_ns; one more marks the device
@@ -319,10 +389,19 @@ typedef struct accel_recovery_policy {
     void *user;
 } accel_recovery_policy;
 
+/* The default policy: no automatic recovery. */
+static inline accel_recovery_policy accel_recovery_policy_default(void)
+{
+    accel_recovery_policy policy = {(uint32_t)sizeof(accel_recovery_policy),
+                                    false, 0, 0, NULL, NULL};
+    return policy;
+}
+
 /*
  * Set how the device recovers from losses. It starts a new loss history;
  * a device already lost stays so until accel_device_reset.
- * Errors: ACCEL_ERR_INVALID_ARGUMENT (NULL, max_losses too large).
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT (NULL, max_losses too large, a
+ * struct_size too small to hold a field).
  */
 ACCEL_API accel_status accel_device_set_recovery(accel_device *device,
                                                  const accel_recovery_policy *policy);
@@ -695,6 +774,7 @@ ACCEL_API accel_status accel_device_dispatch(accel_device *device,
  * native address was asked for (accel_ref_native) never moves.
  */
 typedef struct accel_memory_stats {
+    uint32_t struct_size;        /* set by the library: the bytes it wrote */
     uint64_t reserved_bytes;     /* taken from the plugin, in pages */
     uint64_t used_bytes;         /* in live allocations */
     uint64_t pages;
@@ -708,10 +788,16 @@ typedef struct accel_memory_stats {
     uint64_t staging_chunk_bytes;
 } accel_memory_stats;
 
-ACCEL_API accel_status accel_device_memory_stats(accel_device *device,
-                                                 accel_memory_stats *out_stats);
+/* A macro: it passes sizeof *(out_stats) (see "structs that grow"). */
+#define accel_device_memory_stats(device, out_stats)                           \
+    accel_device_memory_stats_sized((device), (out_stats), sizeof *(out_stats))
+ACCEL_API accel_status accel_device_memory_stats_sized(accel_device *device,
+                                                       accel_memory_stats *out_stats,
+                                                       size_t stats_size);
 
 typedef struct accel_pool_policy {
+    /* sizeof(accel_pool_policy) as the caller was compiled, or 0. */
+    uint32_t struct_size;
     /* Compact by itself when a free leaves a page outdated. Default true. */
     bool automatic;
     /* A page with fewer live slices than this share is outdated. 1..100;
@@ -719,6 +805,15 @@ typedef struct accel_pool_policy {
     uint32_t outdated_percent;
 } accel_pool_policy;
 
+/* The policy a device starts with: automatic, 25 percent. */
+static inline accel_pool_policy accel_pool_policy_default(void)
+{
+    accel_pool_policy policy = {(uint32_t)sizeof(accel_pool_policy), true, 25};
+    return policy;
+}
+
+/* Errors: ACCEL_ERR_INVALID_ARGUMENT (NULL, outdated_percent out of range,
+ * a struct_size too small to hold a field). */
 ACCEL_API accel_status accel_device_set_pool_policy(accel_device *device,
                                                     const accel_pool_policy *policy);
 /*

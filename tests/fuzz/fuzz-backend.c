@@ -26,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "loader.h"
+#include "select.h"
 
 #define CHECK(cond)        \
     do {                   \

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "layout.h"
 
 #define CHECK(cond)        \
     do {                   \

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
+#include "accel/driver.h"
 
 enum { DISPATCH_BATCH = 1000 };
 
