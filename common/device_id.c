@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-void accel__uuid_format(const char *prefix, const unsigned char bytes[16], char *out,
-                        size_t size)
+void accel__uuid_format(const char *prefix, const unsigned char bytes[16],
+                        char *out, size_t size)
 {
     const unsigned char *b = bytes;
     bool printable = true;
@@ -16,14 +16,16 @@ void accel__uuid_format(const char *prefix, const unsigned char bytes[16], char 
         snprintf(out, size, "%s-%.16s", prefix, (const char *)bytes);
         return;
     }
-    snprintf(out, size,
-             "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             prefix, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
-             b[11], b[12], b[13], b[14], b[15]);
+    snprintf(
+        out,
+        size, "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+        prefix, b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+        b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 /* Read 1..max_digits hex digits at *p (before end); false when there are none or more. */
-static bool hex_field(const char **p, const char *end, int max_digits, uint32_t *out)
+static bool hex_field(const char **p, const char *end, int max_digits,
+                      uint32_t *out)
 {
     uint32_t value = 0;
     int digits = 0;
@@ -57,7 +59,8 @@ static bool expect(const char **p, const char *end, char c)
     return true;
 }
 
-bool accel__pci_bus_id_normalize(const char *text, size_t length, char *out, size_t size)
+bool accel__pci_bus_id_normalize(const char *text, size_t length, char *out,
+                                 size_t size)
 {
     const char *p = text, *end = text + length;
     uint32_t domain = 0, bus = 0, device = 0, function = 0;
@@ -68,8 +71,9 @@ bool accel__pci_bus_id_normalize(const char *text, size_t length, char *out, siz
     if (colons == 2 && (!hex_field(&p, end, 8, &domain) || !expect(&p, end, ':')))
         return false;
     if ((colons != 1 && colons != 2) || !hex_field(&p, end, 2, &bus) ||
-        !expect(&p, end, ':') || !hex_field(&p, end, 2, &device) || !expect(&p, end, '.') ||
-        !hex_field(&p, end, 1, &function) || p != end || device > 0x1f || function > 7)
+        !expect(&p, end, ':') || !hex_field(&p, end, 2, &device) ||
+        !expect(&p, end, '.') || !hex_field(&p, end, 1, &function) ||
+        p != end || device > 0x1f || function > 7)
         return false;
     if (domain > 0xffff)
         snprintf(out, size, "%08x:%02x:%02x.%x", domain, bus, device, function);

@@ -17,14 +17,15 @@
  * a space (ROCm gives its 16-character unique id this way), they are
  * written as they are instead: "PREFIX-" and the 16 characters.
  */
-void accel__uuid_format(const char *prefix, const unsigned char bytes[16], char *out,
-                        size_t size);
+void accel__uuid_format(const char *prefix, const unsigned char bytes[16],
+                        char *out, size_t size);
 
 /*
  * Parse "[domain:]bus:device.function" (hex, either case; the domain up to
  * 8 digits, 0 when absent) from `length` bytes of `text`, and write it as
  * "dddd:bb:dd.f" in lower case. False when it is not one.
  */
-bool accel__pci_bus_id_normalize(const char *text, size_t length, char *out, size_t size);
+bool accel__pci_bus_id_normalize(const char *text, size_t length, char *out,
+                                 size_t size);
 
 #endif /* ACCEL_COMMON_DEVICE_ID_H */

@@ -50,15 +50,14 @@ struct elf_view {
     void *context;
     uint64_t size;
     elf_ehdr header;
-    elf_phdr *phdrs;       /* e_phnum of them */
-    elf_dyn *dyn;          /* the dynamic entries before DT_NULL */
+    elf_phdr *phdrs; /* e_phnum of them */
+    elf_dyn *dyn;    /* the dynamic entries before DT_NULL */
     size_t dyn_count;
     char *why;
     size_t why_size;
 };
 
-bool accel__elf_read_memory(void *context, uint64_t offset, void *buf,
-                            size_t size)
+bool accel__elf_read_memory(void *context, uint64_t offset, void *buf, size_t size)
 {
     const struct accel__elf_memory *memory = context;
     if (offset > memory->size || size > memory->size - offset)
@@ -70,16 +69,26 @@ bool accel__elf_read_memory(void *context, uint64_t offset, void *buf,
 static const char *machine_name(unsigned machine)
 {
     switch (machine) {
-    case EM_386: return "i386";
-    case EM_ARM: return "arm";
-    case EM_X86_64: return "x86_64";
-    case EM_AARCH64: return "aarch64";
-    case EM_RISCV: return "riscv";
-    case EM_PPC64: return "ppc64";
-    case EM_S390: return "s390";
-    case EM_CUDA: return "CUDA (a cubin, for the cuda plugin)";
-    case 224: return "AMD GPU (a code object, for the hip plugin)"; /* EM_AMDGPU */
-    default: return "unknown";
+    case EM_386:
+        return "i386";
+    case EM_ARM:
+        return "arm";
+    case EM_X86_64:
+        return "x86_64";
+    case EM_AARCH64:
+        return "aarch64";
+    case EM_RISCV:
+        return "riscv";
+    case EM_PPC64:
+        return "ppc64";
+    case EM_S390:
+        return "s390";
+    case EM_CUDA:
+        return "CUDA (a cubin, for the cuda plugin)";
+    case 224:
+        return "AMD GPU (a code object, for the hip plugin)"; /* EM_AMDGPU */
+    default:
+        return "unknown";
     }
 }
 
@@ -124,16 +133,17 @@ static const char *header_refusal(struct elf_view *view)
     if (h->e_phentsize != sizeof(elf_phdr) || h->e_phnum == 0 ||
         h->e_phnum > PHNUM_MAX ||
         !range_fits(h->e_phoff, h->e_phnum, sizeof(elf_phdr), view->size))
-        return refuse(view,
-                      "the program headers (%u of %u bytes at offset %" PRIu64
-                      ") do not fit in the file's %" PRIu64 " bytes; truncated?",
-                      h->e_phnum, h->e_phentsize, (uint64_t)h->e_phoff,
-                      view->size);
+        return refuse(
+            view,
+            "the program headers (%u of %u bytes at offset %" PRIu64
+            ") do not fit in the file's %" PRIu64 " bytes; truncated?",
+            h->e_phnum, h->e_phentsize, (uint64_t)h->e_phoff, view->size);
     if (h->e_shnum != 0 &&
         (h->e_shentsize != sizeof(elf_shdr) ||
          !range_fits(h->e_shoff, h->e_shnum, sizeof(elf_shdr), view->size)))
         return refuse(view,
-                      "the section headers (%u at offset %" PRIu64 ") do not fit "
+                      "the section headers (%u at offset %" PRIu64
+                      ") do not fit "
                       "in the file's %" PRIu64 " bytes; truncated?",
                       h->e_shnum, (uint64_t)h->e_shoff, view->size);
     return NULL;
@@ -151,13 +161,12 @@ static const char *phdrs_read(struct elf_view *view)
 }
 
 /* Whether [address, address + size) lies in one loadable segment's memory. */
-static bool in_load_memory(struct elf_view *view, uint64_t address,
-                           uint64_t size)
+static bool in_load_memory(struct elf_view *view, uint64_t address, uint64_t size)
 {
     for (unsigned i = 0; i < view->header.e_phnum; i++) {
         const elf_phdr p = view->phdrs[i];
-        if (p.p_type == PT_LOAD &&
-            address >= p.p_vaddr && address - p.p_vaddr <= p.p_memsz &&
+        if (p.p_type == PT_LOAD && address >= p.p_vaddr &&
+            address - p.p_vaddr <= p.p_memsz &&
             size <= p.p_memsz - (address - p.p_vaddr))
             return true;
     }
@@ -169,8 +178,8 @@ static bool in_load_file(struct elf_view *view, uint64_t offset, uint64_t size)
 {
     for (unsigned i = 0; i < view->header.e_phnum; i++) {
         const elf_phdr p = view->phdrs[i];
-        if (p.p_type == PT_LOAD &&
-            offset >= p.p_offset && offset - p.p_offset <= p.p_filesz &&
+        if (p.p_type == PT_LOAD && offset >= p.p_offset &&
+            offset - p.p_offset <= p.p_filesz &&
             size <= p.p_filesz - (offset - p.p_offset))
             return true;
     }
@@ -209,11 +218,11 @@ static const char *segments_refusal(struct elf_view *view, elf_phdr *out_dynamic
             continue;
         loads++;
         if (!range_fits(p.p_offset, 1, p.p_filesz, view->size))
-            return refuse(view,
-                          "segment %u (%" PRIu64 " bytes at offset %" PRIu64
-                          ") runs past the file's %" PRIu64 " bytes; truncated?",
-                          i, (uint64_t)p.p_filesz, (uint64_t)p.p_offset,
-                          view->size);
+            return refuse(
+                view,
+                "segment %u (%" PRIu64 " bytes at offset %" PRIu64
+                ") runs past the file's %" PRIu64 " bytes; truncated?",
+                i, (uint64_t)p.p_filesz, (uint64_t)p.p_offset, view->size);
         if (p.p_filesz > p.p_memsz)
             return refuse(view,
                           "segment %u has more bytes in the file (%" PRIu64
@@ -233,22 +242,22 @@ struct address_tag {
 };
 
 static const struct address_tag address_tags[] = {
-    { DT_STRTAB, DT_STRSZ, "DT_STRTAB" },
-    { DT_SYMTAB, DT_NULL, "DT_SYMTAB" },
-    { DT_HASH, DT_NULL, "DT_HASH" },
-    { DT_GNU_HASH, DT_NULL, "DT_GNU_HASH" },
-    { DT_RELA, DT_RELASZ, "DT_RELA" },
-    { DT_REL, DT_RELSZ, "DT_REL" },
-    { DT_JMPREL, DT_PLTRELSZ, "DT_JMPREL" },
-    { DT_PLTGOT, DT_NULL, "DT_PLTGOT" },
-    { DT_INIT, DT_NULL, "DT_INIT" },
-    { DT_FINI, DT_NULL, "DT_FINI" },
-    { DT_INIT_ARRAY, DT_INIT_ARRAYSZ, "DT_INIT_ARRAY" },
-    { DT_FINI_ARRAY, DT_FINI_ARRAYSZ, "DT_FINI_ARRAY" },
-    { DT_PREINIT_ARRAY, DT_PREINIT_ARRAYSZ, "DT_PREINIT_ARRAY" },
-    { DT_VERSYM, DT_NULL, "DT_VERSYM" },
-    { DT_VERDEF, DT_NULL, "DT_VERDEF" },
-    { DT_VERNEED, DT_NULL, "DT_VERNEED" },
+    {DT_STRTAB, DT_STRSZ, "DT_STRTAB"},
+    {DT_SYMTAB, DT_NULL, "DT_SYMTAB"},
+    {DT_HASH, DT_NULL, "DT_HASH"},
+    {DT_GNU_HASH, DT_NULL, "DT_GNU_HASH"},
+    {DT_RELA, DT_RELASZ, "DT_RELA"},
+    {DT_REL, DT_RELSZ, "DT_REL"},
+    {DT_JMPREL, DT_PLTRELSZ, "DT_JMPREL"},
+    {DT_PLTGOT, DT_NULL, "DT_PLTGOT"},
+    {DT_INIT, DT_NULL, "DT_INIT"},
+    {DT_FINI, DT_NULL, "DT_FINI"},
+    {DT_INIT_ARRAY, DT_INIT_ARRAYSZ, "DT_INIT_ARRAY"},
+    {DT_FINI_ARRAY, DT_FINI_ARRAYSZ, "DT_FINI_ARRAY"},
+    {DT_PREINIT_ARRAY, DT_PREINIT_ARRAYSZ, "DT_PREINIT_ARRAY"},
+    {DT_VERSYM, DT_NULL, "DT_VERSYM"},
+    {DT_VERDEF, DT_NULL, "DT_VERDEF"},
+    {DT_VERNEED, DT_NULL, "DT_VERNEED"},
 };
 
 /* The value of the first entry with `tag`; `fallback` when there is none. */
@@ -271,7 +280,8 @@ static const char *entry_refusal(struct elf_view *view, const elf_dyn *d,
         if (d->d_tag != at->tag)
             continue;
         uint64_t size = at->size_tag == DT_NULL
-                            ? 1 : dynamic_value(view, at->size_tag, 1);
+                            ? 1
+                            : dynamic_value(view, at->size_tag, 1);
         if (!in_load_memory(view, d->d_un.d_ptr, size))
             return refuse(view,
                           "dynamic entry %" PRIu64 " (%s: %" PRIu64 " bytes at "
@@ -315,8 +325,10 @@ static const char *dynamic_entries_refusal(struct elf_view *view,
             view->dyn_count++;
     }
     if (!ended)
-        return refuse(view, "the dynamic section has no DT_NULL end within %"
-                            PRIu64 " entries; damaged?", count);
+        return refuse(view,
+                      "the dynamic section has no DT_NULL end within %" PRIu64
+                      " entries; damaged?",
+                      count);
     for (size_t i = 0; i < view->dyn_count; i++) {
         const char *refusal = entry_refusal(view, &view->dyn[i], i);
         if (refusal != NULL)
@@ -333,8 +345,9 @@ static const char *dynamic_refusal(struct elf_view *view, const elf_phdr *dynami
         !in_load_file(view, dynamic->p_offset, dynamic->p_filesz) ||
         !in_load_memory(view, dynamic->p_vaddr, dynamic->p_memsz))
         return refuse(view,
-                      "the dynamic section (%" PRIu64 " bytes at offset %" PRIu64
-                      ", address 0x%" PRIx64 ") lies outside the file or outside "
+                      "the dynamic section (%" PRIu64
+                      " bytes at offset %" PRIu64 ", address 0x%" PRIx64
+                      ") lies outside the file or outside "
                       "every loadable segment; damaged?",
                       (uint64_t)dynamic->p_filesz, (uint64_t)dynamic->p_offset,
                       (uint64_t)dynamic->p_vaddr);
@@ -345,8 +358,11 @@ const char *accel__elf_refusal(accel__elf_read_fn read, void *context,
                                uint64_t file_size, char *why, size_t why_size)
 {
     struct elf_view view = {
-        .read = read, .context = context, .size = file_size,
-        .why = why, .why_size = why_size,
+        .read = read,
+        .context = context,
+        .size = file_size,
+        .why = why,
+        .why_size = why_size,
     };
     unsigned char magic[SELFMAG];
     if (file_size < SELFMAG || !read(context, 0, magic, SELFMAG) ||
@@ -355,8 +371,9 @@ const char *accel__elf_refusal(accel__elf_read_fn read, void *context,
                       file_size);
     if (file_size < sizeof view.header ||
         !read(context, 0, &view.header, sizeof view.header))
-        return refuse(&view, "%" PRIu64 " bytes, shorter than an ELF header "
-                             "(%zu); truncated?",
+        return refuse(&view,
+                      "%" PRIu64 " bytes, shorter than an ELF header "
+                      "(%zu); truncated?",
                       file_size, sizeof view.header);
     elf_phdr dynamic;
     memset(&dynamic, 0, sizeof dynamic);
@@ -378,9 +395,10 @@ const char *accel__elf_refusal(accel__elf_read_fn read, void *context,
 #define DYNSYM_MAX (1u << 20)
 
 /* Whether a .dynsym entry is one the object defines and exports. */
-static bool symbol_exported(const ElfW(Sym) *sym)
+static bool symbol_exported(const ElfW(Sym) * sym)
 {
-    unsigned bind = ELF64_ST_BIND(sym->st_info), type = ELF64_ST_TYPE(sym->st_info);
+    unsigned bind = ELF64_ST_BIND(sym->st_info),
+             type = ELF64_ST_TYPE(sym->st_info);
     unsigned visibility = ELF64_ST_VISIBILITY(sym->st_other);
     /* SHN_ABS: a version script's version names, not code or data. */
     if (sym->st_shndx == SHN_UNDEF || sym->st_shndx == SHN_ABS)
@@ -397,24 +415,27 @@ static bool symbol_exported(const ElfW(Sym) *sym)
  * "_" and a capital): what compilers and sanitizers add themselves
  * (ASan's __odr_asan.NAME beside an exported variable), not the vendor's.
  */
-static bool name_reserved(accel__elf_read_fn read, void *context, uint64_t file_size,
-                          const ElfW(Shdr) *strings, uint32_t name)
+static bool name_reserved(accel__elf_read_fn read, void *context,
+                          uint64_t file_size, const ElfW(Shdr) * strings,
+                          uint32_t name)
 {
     unsigned char start[2] = {0, 0};
     if (name >= strings->sh_size || strings->sh_size - name < sizeof start ||
         !range_fits(strings->sh_offset + name, 1, sizeof start, file_size) ||
         !read(context, strings->sh_offset + name, start, sizeof start))
         return false;
-    return start[0] == '_' && (start[1] == '_' || (start[1] >= 'A' && start[1] <= 'Z'));
+    return start[0] == '_' &&
+           (start[1] == '_' || (start[1] >= 'A' && start[1] <= 'Z'));
 }
 
 /* The section `index` of the object; false when it cannot be read. */
-static bool section_read(accel__elf_read_fn read, void *context, const ElfW(Ehdr) *header,
-                         uint64_t index, ElfW(Shdr) *out_section)
+static bool section_read(accel__elf_read_fn read, void *context,
+                         const ElfW(Ehdr) * header, uint64_t index,
+                         ElfW(Shdr) * out_section)
 {
     return index < header->e_shnum &&
-           read(context, header->e_shoff + index * sizeof *out_section, out_section,
-                sizeof *out_section);
+           read(context, header->e_shoff + index * sizeof *out_section,
+                out_section, sizeof *out_section);
 }
 
 bool accel__elf_exported_symbols(accel__elf_read_fn read, void *context,
@@ -440,10 +461,12 @@ bool accel__elf_exported_symbols(accel__elf_read_fn read, void *context,
             return false;
         for (uint64_t s = 0; s < section.sh_size / sizeof(ElfW(Sym)); s++) {
             ElfW(Sym) sym;
-            if (!read(context, section.sh_offset + s * sizeof sym, &sym, sizeof sym))
+            if (!read(context, section.sh_offset + s * sizeof sym, &sym,
+                      sizeof sym))
                 return false;
             *out_count += symbol_exported(&sym) &&
-                          !name_reserved(read, context, file_size, &strings, sym.st_name);
+                          !name_reserved(read, context, file_size, &strings,
+                                         sym.st_name);
         }
         return true;
     }

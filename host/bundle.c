@@ -102,7 +102,8 @@ static accel_status check_name(const char *field, size_t field_size,
 {
     size_t length = strnlen(field, field_size);
     if (length == field_size)
-        return accel__error(status, "%s %" PRIu32 ": the %s is not "
+        return accel__error(status,
+                            "%s %" PRIu32 ": the %s is not "
                             "NUL-terminated within its %zu bytes",
                             what, index, name, field_size);
     if (length == 0)
@@ -111,14 +112,16 @@ static accel_status check_name(const char *field, size_t field_size,
     for (size_t i = 0; i < length; i++) {
         unsigned char c = (unsigned char)field[i];
         if (c < 0x21 || c > 0x7e)
-            return accel__error(status, "%s %" PRIu32 ": the %s has byte "
+            return accel__error(status,
+                                "%s %" PRIu32 ": the %s has byte "
                                 "0x%02x at position %zu, which is not "
                                 "printable ASCII",
                                 what, index, name, c, i);
     }
     for (size_t i = length + 1; i < field_size; i++)
         if (field[i] != '\0')
-            return accel__error(status, "%s %" PRIu32 ": the %s '%s' is "
+            return accel__error(status,
+                                "%s %" PRIu32 ": the %s '%s' is "
                                 "followed by bytes other than NUL",
                                 what, index, name, field);
     return ACCEL_OK;
@@ -132,18 +135,20 @@ static accel_status check_names(const struct accel__bundle_entry *entry,
     accel_status st;
     if ((st = check_name(entry->backend, sizeof entry->backend, "backend",
                          status, what, index)) != ACCEL_OK ||
-        (st = check_name(entry->target, sizeof entry->target, "target",
-                         status, what, index)) != ACCEL_OK ||
-        (st = check_name(entry->format, sizeof entry->format, "format",
-                         status, what, index)) != ACCEL_OK)
+        (st = check_name(entry->target, sizeof entry->target, "target", status,
+                         what, index)) != ACCEL_OK ||
+        (st = check_name(entry->format, sizeof entry->format, "format", status,
+                         what, index)) != ACCEL_OK)
         return st;
     for (const char *c = entry->backend; *c != '\0'; c++)
         if (!backend_char(*c))
-            return accel__error(status, "%s %" PRIu32 ": backend '%s' has "
+            return accel__error(status,
+                                "%s %" PRIu32 ": backend '%s' has "
                                 "'%c', outside [a-z0-9_]",
                                 what, index, entry->backend, *c);
     if (!format_known(entry->format))
-        return accel__error(status, "%s %" PRIu32 ": format '%s' is unknown "
+        return accel__error(status,
+                            "%s %" PRIu32 ": format '%s' is unknown "
                             "(known: " KNOWN_FORMATS_TEXT ")",
                             what, index, entry->format);
     return ACCEL_OK;
@@ -165,10 +170,10 @@ static accel_status check_duplicates(const struct accel__bundle_entry *entries,
     for (uint32_t i = 0; i < count; i++)
         for (uint32_t j = 0; j < i; j++)
             if (same_key(&entries[i], &entries[j]))
-                return accel__error(status, "%s %" PRIu32 " and %" PRIu32
-                                    " are both %s:%s:%s",
-                                    plural, j, i, entries[i].backend,
-                                    entries[i].target, entries[i].format);
+                return accel__error(
+                    status, "%s %" PRIu32 " and %" PRIu32 " are both %s:%s:%s",
+                    plural, j, i, entries[i].backend, entries[i].target,
+                    entries[i].format);
     return ACCEL_OK;
 }
 
@@ -194,22 +199,26 @@ static void decode_header(const uint8_t *p, struct bundle_header *out_header)
 static accel_status check_header_fields(const struct bundle_header *header)
 {
     if (header->version != ACCEL__BUNDLE_VERSION)
-        return accel__error(ACCEL_ERR_MODULE, "bundle version %u is not "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle version %u is not "
                             "supported (this library reads version %d)",
                             header->version, ACCEL__BUNDLE_VERSION);
     if (header->header_size != ACCEL__BUNDLE_HEADER_SIZE)
-        return accel__error(ACCEL_ERR_MODULE, "bundle header size is %u "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle header size is %u "
                             "bytes; version %d has %d",
                             header->header_size, ACCEL__BUNDLE_VERSION,
                             ACCEL__BUNDLE_HEADER_SIZE);
     if (header->reserved != 0)
-        return accel__error(ACCEL_ERR_MODULE, "bundle header's reserved field "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle header's reserved field "
                             "is 0x%08" PRIx32 "; it must be 0",
                             header->reserved);
     if (header->count == 0)
         return accel__error(ACCEL_ERR_MODULE, "bundle has no entries");
     if (header->count > ACCEL__BUNDLE_MAX_ENTRIES)
-        return accel__error(ACCEL_ERR_MODULE, "bundle claims %" PRIu32
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle claims %" PRIu32
                             " entries; at most %d are allowed",
                             header->count, ACCEL__BUNDLE_MAX_ENTRIES);
     return ACCEL_OK;
@@ -220,11 +229,13 @@ static accel_status check_header(const uint8_t *data, size_t size,
 {
     memset(out_header, 0, sizeof *out_header);
     if (size < ACCEL__BUNDLE_HEADER_SIZE)
-        return accel__error(ACCEL_ERR_MODULE, "bundle is %zu bytes, shorter "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle is %zu bytes, shorter "
                             "than its %d-byte header",
                             size, ACCEL__BUNDLE_HEADER_SIZE);
     if (!accel__bundle_is(data, size))
-        return accel__error(ACCEL_ERR_MODULE, "not a bundle: the file does "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "not a bundle: the file does "
                             "not start with the magic \"%s\"",
                             ACCEL__BUNDLE_MAGIC);
     decode_header(data, out_header);
@@ -232,21 +243,23 @@ static accel_status check_header(const uint8_t *data, size_t size,
     if (status != ACCEL_OK)
         return status;
     if (out_header->file_size > size)
-        return accel__error(ACCEL_ERR_MODULE, "bundle is truncated: its "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle is truncated: its "
                             "header says %" PRIu64 " bytes but only %zu are "
                             "present",
                             out_header->file_size, size);
     if (out_header->file_size < size)
-        return accel__error(ACCEL_ERR_MODULE, "bundle has %" PRIu64 " bytes "
-                            "past its end (its header says %" PRIu64
-                            " bytes, %zu are present)",
-                            (uint64_t)size - out_header->file_size,
-                            out_header->file_size, size);
+        return accel__error(
+            ACCEL_ERR_MODULE,
+            "bundle has %" PRIu64 " bytes "
+            "past its end (its header says %" PRIu64 " bytes, %zu are present)",
+            (uint64_t)size - out_header->file_size, out_header->file_size, size);
     /* count <= ACCEL__BUNDLE_MAX_ENTRIES: this cannot overflow. */
     uint64_t table_end = ACCEL__BUNDLE_HEADER_SIZE +
                          (uint64_t)out_header->count * ACCEL__BUNDLE_ENTRY_SIZE;
     if (table_end > size)
-        return accel__error(ACCEL_ERR_MODULE, "bundle's entry table (%" PRIu32
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle's entry table (%" PRIu32
                             " entries of %d bytes, ending at byte %" PRIu64
                             ") passes the end of the file (%zu bytes)",
                             out_header->count, ACCEL__BUNDLE_ENTRY_SIZE,
@@ -254,7 +267,8 @@ static accel_status check_header(const uint8_t *data, size_t size,
     uint32_t crc = crc32_ieee(data + ACCEL__BUNDLE_HEADER_SIZE,
                               size - ACCEL__BUNDLE_HEADER_SIZE);
     if (crc != out_header->checksum)
-        return accel__error(ACCEL_ERR_MODULE, "bundle checksum mismatch: the "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle checksum mismatch: the "
                             "header says 0x%08" PRIx32 ", the contents give "
                             "0x%08" PRIx32 " (the file is corrupt)",
                             out_header->checksum, crc);
@@ -276,22 +290,27 @@ static accel_status check_range(const struct accel__bundle_entry *entry,
                                 uint64_t file_size)
 {
     if (entry->size == 0)
-        return accel__error(ACCEL_ERR_MODULE, "bundle entry %" PRIu32 ": the "
-                            "image is empty", index);
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle entry %" PRIu32 ": the "
+                            "image is empty",
+                            index);
     if (entry->offset < table_end)
-        return accel__error(ACCEL_ERR_MODULE, "bundle entry %" PRIu32
-                            ": offset %" PRIu64 " lies inside the header and "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle entry %" PRIu32 ": offset %" PRIu64
+                            " lies inside the header and "
                             "entry table (which end at byte %" PRIu64 ")",
                             index, entry->offset, table_end);
     /* Written so that no sum can wrap: offset <= file_size is known first. */
     if (entry->offset > file_size || entry->size > file_size - entry->offset)
-        return accel__error(ACCEL_ERR_MODULE, "bundle entry %" PRIu32
-                            ": offset %" PRIu64 " + size %" PRIu64 " passes "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle entry %" PRIu32 ": offset %" PRIu64
+                            " + size %" PRIu64 " passes "
                             "the end of the file (%" PRIu64 " bytes)",
                             index, entry->offset, entry->size, file_size);
     if (entry->offset % ACCEL__BUNDLE_ALIGN != 0)
-        return accel__error(ACCEL_ERR_MODULE, "bundle entry %" PRIu32
-                            ": offset %" PRIu64 " is not a multiple of %d",
+        return accel__error(ACCEL_ERR_MODULE,
+                            "bundle entry %" PRIu32 ": offset %" PRIu64
+                            " is not a multiple of %d",
                             index, entry->offset, ACCEL__BUNDLE_ALIGN);
     return ACCEL_OK;
 }
@@ -304,12 +323,11 @@ static accel_status check_overlaps(const struct accel__bundle_entry *entries,
         const struct accel__bundle_entry *a = &entries[i];
         for (uint32_t j = 0; j < i; j++) {
             const struct accel__bundle_entry *b = &entries[j];
-            if (a->offset < b->offset + b->size &&
-                b->offset < a->offset + a->size)
-                return accel__error(ACCEL_ERR_MODULE, "bundle entries %" PRIu32
-                                    " and %" PRIu32 " overlap: bytes [%" PRIu64
-                                    ", %" PRIu64 ") and [%" PRIu64 ", %" PRIu64
-                                    ")",
+            if (a->offset < b->offset + b->size && b->offset < a->offset + a->size)
+                return accel__error(ACCEL_ERR_MODULE,
+                                    "bundle entries %" PRIu32 " and %" PRIu32
+                                    " overlap: bytes [%" PRIu64 ", %" PRIu64
+                                    ") and [%" PRIu64 ", %" PRIu64 ")",
                                     j, i, b->offset, b->offset + b->size,
                                     a->offset, a->offset + a->size);
         }
@@ -364,8 +382,8 @@ accel_status accel__bundle_parse(const void *data, size_t size,
  * Read "PREFIX<digits>" into *out_number, with at most four digits. With
  * `suffix_ok`, lowercase letters may follow the digits ("sm_90a").
  */
-static bool parse_numbered(const char *text, const char *prefix,
-                           bool suffix_ok, unsigned *out_number)
+static bool parse_numbered(const char *text, const char *prefix, bool suffix_ok,
+                           unsigned *out_number)
 {
     *out_number = 0;
     size_t prefix_length = strlen(prefix);
@@ -452,8 +470,7 @@ static enum fit rate_entry(const struct accel__bundle_entry *entry,
 
 /* Say what the bundle holds, for the detail of a failed pick. */
 static accel_status no_fit(const struct accel__bundle_entry *entries,
-                           uint32_t count, const char *backend,
-                           const char *arch)
+                           uint32_t count, const char *backend, const char *arch)
 {
     /* Leave room in the detail (1024 bytes) for the words around the list. */
     char list[768] = "";
@@ -473,7 +490,8 @@ static accel_status no_fit(const struct accel__bundle_entry *entries,
     if (listed < count)
         snprintf(list + used, sizeof list - used, ", and %" PRIu32 " more",
                  count - listed);
-    return accel__error(ACCEL_ERR_NOT_FOUND, "no image in the bundle fits the "
+    return accel__error(ACCEL_ERR_NOT_FOUND,
+                        "no image in the bundle fits the "
                         "device (backend %.31s, target %.31s); the bundle "
                         "holds %s",
                         backend, arch, count > 0 ? list : "nothing");
@@ -507,8 +525,8 @@ accel_status accel__bundle_pick_at_level(const struct accel__bundle_entry *entri
         unsigned tiebreak;
         enum fit fit = rate_entry(&entries[i], backend, arch, cpu_level,
                                   &tiebreak);
-        if (fit > best || (fit == best && fit != FIT_NONE &&
-                           tiebreak > best_tiebreak)) {
+        if (fit > best ||
+            (fit == best && fit != FIT_NONE && tiebreak > best_tiebreak)) {
             best = fit;
             best_tiebreak = tiebreak;
             best_index = i;
@@ -547,21 +565,22 @@ static accel_status fill_entry(const struct accel__bundle_image *image,
         size_t field_size;
         const char *name;
     } names[] = {
-        { image->backend, out_entry->backend, sizeof out_entry->backend, "backend" },
-        { image->target, out_entry->target, sizeof out_entry->target, "target" },
-        { image->format, out_entry->format, sizeof out_entry->format, "format" },
+        {image->backend, out_entry->backend, sizeof out_entry->backend, "backend"},
+        {image->target, out_entry->target, sizeof out_entry->target, "target"},
+        {image->format, out_entry->format, sizeof out_entry->format, "format"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (names[i].value == NULL)
-            return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "bundle image %"
-                                PRIu32 ": no %s", index, names[i].name);
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "bundle image %" PRIu32 ": no %s", index,
+                                names[i].name);
         size_t length = strlen(names[i].value);
         if (length >= names[i].field_size)
-            return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "bundle image %"
-                                PRIu32 ": the %s has %zu characters; at most "
-                                "%zu fit",
-                                index, names[i].name, length,
-                                names[i].field_size - 1);
+            return accel__error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "bundle image %" PRIu32 ": the %s has %zu characters; at most "
+                "%zu fit",
+                index, names[i].name, length, names[i].field_size - 1);
         memcpy(names[i].field, names[i].value, length);
     }
     accel_status status = check_names(out_entry, ACCEL_ERR_INVALID_ARGUMENT,
@@ -569,8 +588,8 @@ static accel_status fill_entry(const struct accel__bundle_image *image,
     if (status != ACCEL_OK)
         return status;
     if (image->data == NULL || image->size == 0)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "bundle image %"
-                            PRIu32 " (%s:%s:%s) is empty",
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "bundle image %" PRIu32 " (%s:%s:%s) is empty",
                             index, out_entry->backend, out_entry->target,
                             out_entry->format);
     out_entry->size = image->size;
@@ -598,9 +617,11 @@ static accel_status lay_out(struct accel__bundle_entry *entries, uint32_t count,
     for (uint32_t i = 0; i < count; i++) {
         size_t offset;
         if (!align_up(end, &offset) || entries[i].size > SIZE_MAX - offset)
-            return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "bundle image %"
-                                PRIu32 ": the bundle would pass SIZE_MAX "
-                                "bytes", i);
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "bundle image %" PRIu32
+                                ": the bundle would pass SIZE_MAX "
+                                "bytes",
+                                i);
         entries[i].offset = offset;
         end = offset + (size_t)entries[i].size;
     }
@@ -627,8 +648,10 @@ static void encode(const struct accel__bundle_entry *entries, uint32_t count,
     write_le(out + 10, ACCEL__BUNDLE_HEADER_SIZE, 2);
     write_le(out + 12, count, 4);
     write_le(out + 16, size, 8);
-    write_le(out + 24, crc32_ieee(out + ACCEL__BUNDLE_HEADER_SIZE,
-                                  size - ACCEL__BUNDLE_HEADER_SIZE), 4);
+    write_le(out + 24,
+             crc32_ieee(out + ACCEL__BUNDLE_HEADER_SIZE,
+                        size - ACCEL__BUNDLE_HEADER_SIZE),
+             4);
     write_le(out + 28, 0, 4);
 }
 
@@ -648,7 +671,8 @@ accel_status accel__bundle_write(const struct accel__bundle_image *images,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel__bundle_write: NULL images or output");
     if (count == 0 || count > ACCEL__BUNDLE_MAX_ENTRIES)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "a bundle holds 1 to "
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "a bundle holds 1 to "
                             "%d images, not %" PRIu32,
                             ACCEL__BUNDLE_MAX_ENTRIES, count);
 

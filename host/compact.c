@@ -33,7 +33,8 @@ static uint32_t choose_victims(struct accel__pool *pool)
     uint32_t victims = 0;
     for (uint32_t c = 0; c < ACCEL__POOL_CLASSES; c++) {
         uint64_t demand = 0; /* slices the victims so far will need */
-        for (struct accel__page *p = pool->classes[c].pages; p != NULL; p = p->next) {
+        for (struct accel__page *p = pool->classes[c].pages; p != NULL;
+             p = p->next) {
             if (!accel__pool_page_outdated(pool, p))
                 continue;
             /* Room on the pages that stay; a retiring page's own free
@@ -100,9 +101,9 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
 {
     struct accel__slot *slot = &device->refs.slots[page->owners[index]];
     struct accel__slice target;
-    accel_status status =
-        accel__pool_take(&device->pool, device->drv, device->drv_device,
-                         slot->bytes, page->owners[index], &target);
+    accel_status status = accel__pool_take(&device->pool, device->drv,
+                                           device->drv_device, slot->bytes,
+                                           page->owners[index], &target);
     if (status != ACCEL_OK)
         return status;
     struct accel_copy_layout layout = accel__layout_linear(0, 0, slot->bytes);
@@ -126,7 +127,8 @@ static accel_status move_slice(accel_device *device, struct accel__page *page,
 static accel_status empty_page(accel_device *device, struct accel__page *page)
 {
     for (uint32_t i = 0; i < page->capacity && page->live > 0; i++) {
-        if (page->owners[i] == ACCEL__NO_OWNER || page->owners[i] == ACCEL__DROPPED)
+        if (page->owners[i] == ACCEL__NO_OWNER ||
+            page->owners[i] == ACCEL__DROPPED)
             continue;
         accel_status status = move_slice(device, page, i);
         if (status != ACCEL_OK)
@@ -148,7 +150,8 @@ static void settle_victims(accel_device *device, bool moved)
                 continue;
             struct accel__fence fence;
             if (!moved || p->live > 0 ||
-                accel__fence_stream(device, device->own.stream, &fence) != ACCEL_OK) {
+                accel__fence_stream(device, device->own.stream, &fence) !=
+                    ACCEL_OK) {
                 p->retiring = false;
                 continue;
             }
@@ -192,7 +195,8 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
     settle_victims(device, moved && status == ACCEL_OK);
     if (status == ACCEL_OK)
         *out_moved_pages = victims;
-    accel__log(ACCEL_LOG_DEBUG, "compaction of %s:%u: %u page(s), %llu slice(s) moved: %s",
+    accel__log(ACCEL_LOG_DEBUG,
+               "compaction of %s:%u: %u page(s), %llu slice(s) moved: %s",
                device->plugin->name, device->index, victims,
                (unsigned long long)(device->pool.relocations - before),
                accel_status_name(status));

@@ -115,8 +115,8 @@ static const char *skip_blank(const char *at)
 static bool directive_is(const char *at, const char *word)
 {
     size_t length = strlen(word);
-    return strncmp(at, word, length) == 0 && !isalnum((unsigned char)at[length]) &&
-           at[length] != '_';
+    return strncmp(at, word, length) == 0 &&
+           !isalnum((unsigned char)at[length]) && at[length] != '_';
 }
 
 /* Whether an include's operand names the dialect's header and nothing else. */
@@ -128,7 +128,8 @@ static bool include_allowed(const char *at)
         size_t length = strlen(allowed[i]);
         if (strncmp(at, allowed[i], length) == 0) {
             const char *rest = skip_blank(at + length);
-            return *rest == '\n' || *rest == '\0' || (rest[0] == '/' && rest[1] == '/');
+            return *rest == '\n' || *rest == '\0' ||
+                   (rest[0] == '/' && rest[1] == '/');
         }
     }
     return false;
@@ -210,16 +211,18 @@ static accel_status source_refusal(const char *source)
 {
     char *text = splice_lines(source);
     if (text == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_module_compile");
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                            "accel_module_compile");
     const char *directive = NULL;
     long at = foreign_include(text, &directive);
     free(text);
     if (at < 0)
         return ACCEL_OK;
-    return accel__error(ACCEL_ERR_MODULE,
-                        "accel_module_compile: line %u: #%s of a file outside the "
-                        "dialect (only <accel/kernel.h>)",
-                        source_line(source, (size_t)at), directive);
+    return accel__error(
+        ACCEL_ERR_MODULE,
+        "accel_module_compile: line %u: #%s of a file outside the "
+        "dialect (only <accel/kernel.h>)",
+        source_line(source, (size_t)at), directive);
 }
 
 static bool identifier_at(const char *text, size_t length)
@@ -242,7 +245,8 @@ static bool option_valid(const char *option)
     size_t name_length = equals != NULL ? (size_t)(equals - name) : strlen(name);
     if (!identifier_at(name, name_length) || (equals != NULL && option[1] == 'U'))
         return false;
-    for (const char *value = equals != NULL ? equals + 1 : ""; *value != '\0'; value++)
+    for (const char *value = equals != NULL ? equals + 1 : ""; *value != '\0';
+         value++)
         if (!isgraph((unsigned char)*value) || strchr("\"'\\`", *value) != NULL)
             return false;
     return true;
@@ -261,15 +265,18 @@ static accel_status options_split(const char *options, char **out_copy,
         return ACCEL_OK;
     char *copy = strdup(options);
     if (copy == NULL)
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_module_compile");
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                            "accel_module_compile");
     char *save = NULL;
     for (char *word = strtok_r(copy, " \t\n", &save); word != NULL;
          word = strtok_r(NULL, " \t\n", &save)) {
         if (!option_valid(word) || *out_count == OPTIONS_MAX) {
             accel_status status = accel__error(
                 ACCEL_ERR_INVALID_ARGUMENT,
-                "accel_module_compile: option %.64s%s: only -DNAME, -DNAME=VALUE "
-                "and -UNAME (at most %u; a value without quotes, backslashes or "
+                "accel_module_compile: option %.64s%s: only -DNAME, "
+                "-DNAME=VALUE "
+                "and -UNAME (at most %u; a value without quotes, backslashes "
+                "or "
                 "blanks)",
                 word, strlen(word) > 64 ? "..." : "", OPTIONS_MAX);
             free(copy);
@@ -287,13 +294,14 @@ static accel_status options_split(const char *options, char **out_copy,
  */
 static void cache_key(const accel_device *device, const char *identity,
                       const char *const *options, uint32_t option_count,
-                      const char *source, unsigned char out_key[ACCEL__SHA256_BYTES])
+                      const char *source,
+                      unsigned char out_key[ACCEL__SHA256_BYTES])
 {
     struct accel__sha256 sha;
     accel__sha256_init(&sha);
     const char *fields[3] = {"accel-kcache-1", device->plugin->name, identity};
     for (uint32_t i = 0; i < 3 + option_count + 1; i++) {
-        const char *field = i < 3 ? fields[i]
+        const char *field = i < 3                  ? fields[i]
                             : i < 3 + option_count ? options[i - 3]
                                                    : source;
         uint64_t length = strlen(field);
@@ -334,7 +342,8 @@ static void first_error_line(const char *log, char *out, size_t size)
 
 /* The plugin's compile; on failure the detail names the log. */
 static accel_status run_compiler(accel_device *device, const char *source,
-                                 const char *const *options, uint32_t option_count,
+                                 const char *const *options,
+                                 uint32_t option_count,
                                  struct compile_output *out)
 {
     struct accel_compile_request request = {
@@ -356,10 +365,11 @@ static accel_status run_compiler(accel_device *device, const char *source,
     if (status == ACCEL_ERR_MODULE) {
         char line[256];
         first_error_line(out->log, line, sizeof line);
-        accel__error(ACCEL_ERR_MODULE,
-                     "accel_module_compile: %s:%u's compiler refused the source "
-                     "(whole log: accel_last_build_log)%s",
-                     device->plugin->name, device->index, line);
+        accel__error(
+            ACCEL_ERR_MODULE,
+            "accel_module_compile: %s:%u's compiler refused the source "
+            "(whole log: accel_last_build_log)%s",
+            device->plugin->name, device->index, line);
     }
     return status;
 }
@@ -386,8 +396,10 @@ static bool load_cached(accel_device *device, struct accel__kcache *cache,
     accel_status status = accel_module_load(device, image, size, out_module);
     free(image);
     if (status != ACCEL_OK)
-        accel__log(ACCEL_LOG_WARN, "kernel cache: a cached image failed to load "
-                   "(%s); compiling again", accel_last_error());
+        accel__log(ACCEL_LOG_WARN,
+                   "kernel cache: a cached image failed to load "
+                   "(%s); compiling again",
+                   accel_last_error());
     return status == ACCEL_OK;
 }
 
@@ -395,9 +407,9 @@ static accel_status compile_checks(accel_device *device, const char *source)
 {
     size_t length = strnlen(source, SOURCE_MAX + 1);
     if (length == 0 || length > SOURCE_MAX)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "accel_module_compile: empty source or over %u bytes",
-                            SOURCE_MAX);
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "accel_module_compile: empty source or over %u bytes", SOURCE_MAX);
     if (accel__process_check(device->pid, "accel_module_compile") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
     accel_status status = compile_refusal(device);
@@ -429,8 +441,8 @@ accel_status accel_module_compile(accel_device *device, const char *source,
     unsigned char key[ACCEL__SHA256_BYTES];
     cache_key(device, identity, words, count, source, key);
     struct accel__kcache cache;
-    bool elevated =
-        (device->host->services.v1.privilege & ACCEL_HOST_PRIVILEGE_ELEVATED) != 0;
+    bool elevated = (device->host->services.v1.privilege &
+                     ACCEL_HOST_PRIVILEGE_ELEVATED) != 0;
     bool cached = accel__kcache_open(elevated, &cache);
     if (cached && load_cached(device, &cache, key, out_module)) {
         accel__kcache_close(&cache);

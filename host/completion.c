@@ -65,7 +65,8 @@ static accel_status poll_event(accel_device *device, accel_drv_event *event,
             return status;
         /* The clock is read every few polls: it costs more than a poll. */
         if ((mode != ACCEL_WAIT_SPIN || round % 64 == 0) &&
-            timeout_ns != ACCEL_WAIT_FOREVER && accel__now_ns() - start >= timeout_ns)
+            timeout_ns != ACCEL_WAIT_FOREVER &&
+            accel__now_ns() - start >= timeout_ns)
             return accel__error(ACCEL_ERR_TIMEOUT,
                                 "the wait passed its timeout of %llu ns",
                                 (unsigned long long)timeout_ns);
@@ -133,7 +134,8 @@ static accel_status event_wait_untraced(accel_event *event, accel_wait_mode mode
                                         uint64_t timeout_ns)
 {
     if (event == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_event_wait: NULL");
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_event_wait: NULL");
     if (!mode_valid(mode))
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "wait: %d is not an accel_wait_mode", (int)mode);
@@ -168,7 +170,8 @@ accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
     return accel__trace_end("accel_event_wait", traced, status, 0);
 }
 
-static accel_status stream_wait_untraced(accel_stream *stream, accel_wait_mode mode,
+static accel_status stream_wait_untraced(accel_stream *stream,
+                                         accel_wait_mode mode,
                                          uint64_t timeout_ns)
 {
     if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
@@ -423,7 +426,8 @@ static accel_status stream_counter(accel_stream *stream)
 }
 
 /* Queue a record as outstanding and count it; completion lock held. */
-static void outstanding_push(struct accel__completion *c, struct accel__callback *cb)
+static void outstanding_push(struct accel__completion *c,
+                             struct accel__callback *cb)
 {
     cb->prev = NULL;
     cb->next = c->outstanding;
@@ -434,13 +438,14 @@ static void outstanding_push(struct accel__completion *c, struct accel__callback
     cb->counter->added++;
 }
 
-static accel_status stream_add_callback_untraced(accel_stream *stream, accel_callback fn,
-                                                 void *user)
+static accel_status stream_add_callback_untraced(accel_stream *stream,
+                                                 accel_callback fn, void *user)
 {
     if (fn == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_stream_add_callback: NULL function");
-    accel_status status = accel__submit_begin(stream, "accel_stream_add_callback");
+    accel_status status = accel__submit_begin(stream,
+                                              "accel_stream_add_callback");
     if (status != ACCEL_OK)
         return status;
     accel_device *device = stream->device;
@@ -458,8 +463,8 @@ static accel_status stream_add_callback_untraced(accel_stream *stream, accel_cal
                         : stream_counter(stream);
     if (status != ACCEL_OK)
         goto done;
-    *cb = (struct accel__callback){.fn = fn, .user = user, .owner = c,
-                                   .counter = stream->callbacks};
+    *cb = (struct accel__callback){
+        .fn = fn, .user = user, .owner = c, .counter = stream->callbacks};
     pthread_mutex_lock(&c->lock);
     status = thread_start(c);
     if (status == ACCEL_OK)
@@ -615,18 +620,21 @@ accel_status accel__cb_point_wait(struct accel__completion *c,
 /* ---- losses, the fd, closing ---- */
 
 void accel__completion_notify_loss(struct accel__completion *c,
-                                   accel_device *device, accel_loss_callback on_loss,
-                                   void *user, uint32_t generation,
-                                   accel_status status)
+                                   accel_device *device,
+                                   accel_loss_callback on_loss, void *user,
+                                   uint32_t generation, accel_status status)
 {
     struct accel__callback *cb = calloc(1, sizeof *cb);
     if (cb == NULL) {
         accel__log(ACCEL_LOG_ERROR, "no memory to tell of a device loss");
         return;
     }
-    *cb = (struct accel__callback){.on_loss = on_loss, .device = device,
-                                   .generation = generation, .status = status,
-                                   .user = user, .owner = c};
+    *cb = (struct accel__callback){.on_loss = on_loss,
+                                   .device = device,
+                                   .generation = generation,
+                                   .status = status,
+                                   .user = user,
+                                   .owner = c};
     pthread_mutex_lock(&c->lock);
     if (thread_start(c) == ACCEL_OK) {
         ready_push(c, cb);
@@ -660,14 +668,16 @@ void accel__completion_abandon(struct accel__completion *c)
     pthread_mutex_unlock(&c->lock);
 }
 
-static accel_status device_completion_fd_untraced(accel_device *device, int *out_fd)
+static accel_status device_completion_fd_untraced(accel_device *device,
+                                                  int *out_fd)
 {
     if (out_fd != NULL)
         *out_fd = -1;
     if (device == NULL || out_fd == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_completion_fd: NULL argument");
-    if (accel__process_check(device->pid, "accel_device_completion_fd") != ACCEL_OK)
+    if (accel__process_check(device->pid, "accel_device_completion_fd") !=
+        ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
     struct accel__completion *c = &device->completion;
     pthread_mutex_lock(&c->lock);
@@ -699,7 +709,8 @@ accel_status accel_device_completion_fd(accel_device *device, int *out_fd)
     return accel__trace_end("accel_device_completion_fd", traced, status, 0);
 }
 
-static accel_status device_dispatch_untraced(accel_device *device, size_t *out_count)
+static accel_status device_dispatch_untraced(accel_device *device,
+                                             size_t *out_count)
 {
     if (out_count != NULL)
         *out_count = 0;

@@ -19,10 +19,10 @@
  * go frees it. Every field under the completion lock.
  */
 struct accel__cb_counter {
-    uint64_t added;          /* callbacks enqueued on the stream */
-    uint64_t done;           /* of those, the ones that have run */
+    uint64_t added; /* callbacks enqueued on the stream */
+    uint64_t done;  /* of those, the ones that have run */
     uint32_t refs;
-    bool running;            /* one of them runs now, on `runner` */
+    bool running; /* one of them runs now, on `runner` */
     pthread_t runner;
 };
 
@@ -45,7 +45,7 @@ struct accel__completion {
     pthread_t thread;
     bool thread_running;
     bool stopping;
-    int fd;                              /* eventfd in fd mode, else -1 */
+    int fd; /* eventfd in fd mode, else -1 */
 };
 
 accel_status accel__completion_init(struct accel__completion *completion);
@@ -86,8 +86,8 @@ accel_status accel__cb_point_wait(struct accel__completion *completion,
                                   uint64_t deadline_ns);
 /* Queue on_loss(device, generation, status, user) where callbacks run. */
 void accel__completion_notify_loss(struct accel__completion *completion,
-                                   accel_device *device, accel_loss_callback on_loss,
-                                   void *user, uint32_t generation,
-                                   accel_status status);
+                                   accel_device *device,
+                                   accel_loss_callback on_loss, void *user,
+                                   uint32_t generation, accel_status status);
 
 #endif /* ACCEL_HOST_COMPLETION_H */

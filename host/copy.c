@@ -93,7 +93,8 @@ static accel_status host_copy(accel_stream *stream, accel_ref ref,
                               const struct accel_copy_layout *layout,
                               bool host_is_source)
 {
-    const char *what = host_is_source ? "accel_copy_to_device" : "accel_copy_to_host";
+    const char *what = host_is_source ? "accel_copy_to_device"
+                                      : "accel_copy_to_host";
     if (host == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL host pointer",
                             what);
@@ -120,13 +121,15 @@ static accel_status host_copy(accel_stream *stream, accel_ref ref,
     }
     status = host_is_source
                  ? device->drv->copy_to_device(device->drv_device, stream->drv,
-                                               slot->slice.address, host, &checked)
-                 : device->drv->copy_to_host(device->drv_device, stream->drv, host,
-                                             slot->slice.address, &checked);
+                                               slot->slice.address, host,
+                                               &checked)
+                 : device->drv->copy_to_host(device->drv_device, stream->drv,
+                                             host, slot->slice.address, &checked);
     status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                        : "copy_to_host");
-    accel__trace_copy(stream, host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
-                      status, accel__layout_bytes(&checked));
+    accel__trace_copy(
+        stream, host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
+        status, accel__layout_bytes(&checked));
     slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
 }
@@ -151,8 +154,8 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
     if (status == ACCEL_OK)
         status = accel__ref_resolve(device, src, &src_slot);
     if (status == ACCEL_OK)
-        status = accel__layout_normalize(layout, src_slot->bytes, dst_slot->bytes,
-                                         &checked);
+        status = accel__layout_normalize(layout, src_slot->bytes,
+                                         dst_slot->bytes, &checked);
     /* The plugins copy like memcpy: overlapping ranges have no defined
      * result, so the bounding spans must not meet. */
     if (status == ACCEL_OK && dst_slot == src_slot && spans_overlap(&checked))
@@ -166,7 +169,8 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
     status = ACCEL__DRV_CALL(device, copy_on_device, stream->drv,
                              dst_slot->slice.address, src_slot->slice.address,
                              &checked);
-    accel__trace_copy(stream, ACCEL__TRACE_COPY_D2D, status, accel__layout_bytes(&checked));
+    accel__trace_copy(stream, ACCEL__TRACE_COPY_D2D, status,
+                      accel__layout_bytes(&checked));
     dst_slot->lanes |= accel__lane_bit(stream);
     src_slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
@@ -227,8 +231,9 @@ static accel_status peer_copy(accel_stream *stream, accel_device *there,
  * *out_there_failed as for peer_copy.
  */
 static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
-                                    struct accel__slot *dst, struct accel__slot *src,
-                                    bool dst_here, const struct accel_copy_layout *layout,
+                                    struct accel__slot *dst,
+                                    struct accel__slot *src, bool dst_here,
+                                    const struct accel_copy_layout *layout,
                                     bool *out_fallback, bool *out_there_failed)
 {
     accel_device *here = stream->device;
@@ -240,8 +245,10 @@ static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
         status = ACCEL__DRV_CALL(there, stream_sync, there->own.stream);
     *out_there_failed = status != ACCEL_OK;
     if (status == ACCEL_OK) {
-        accel_drv_device *dst_device = dst_here ? here->drv_device : there->drv_device;
-        accel_drv_device *src_device = dst_here ? there->drv_device : here->drv_device;
+        accel_drv_device *dst_device = dst_here ? here->drv_device
+                                                : there->drv_device;
+        accel_drv_device *src_device = dst_here ? there->drv_device
+                                                : here->drv_device;
         status = ACCEL__DRV_CALL(here, copy_peer, stream->drv, dst_device,
                                  dst->slice.address, src_device,
                                  src->slice.address, layout);
@@ -280,13 +287,14 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
     if (unminted != ACCEL_OK)
         return unminted;
     bool dst_here = dst.device_id == here->id;
-    accel_device *there =
-        device_by_id(here->host, dst_here ? src.device_id : dst.device_id);
+    accel_device *there = device_by_id(here->host, dst_here ? src.device_id
+                                                            : dst.device_id);
     if ((!dst_here && src.device_id != here->id) || there == NULL)
-        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
-                            "accel_copy_on_device: one ref must belong to the "
-                            "stream's device and the other to an open device of "
-                            "the same host");
+        return accel__error(
+            ACCEL_ERR_DEVICE_MISMATCH,
+            "accel_copy_on_device: one ref must belong to the "
+            "stream's device and the other to an open device of "
+            "the same host");
     struct accel_copy_layout checked;
     struct accel__slot *dst_slot = NULL, *src_slot = NULL;
     /* Lock in id order, so two opposite copies cannot deadlock. */
@@ -304,16 +312,17 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
     if (status == ACCEL_OK)
         status = accel__ref_resolve(dst_here ? there : here, src, &src_slot);
     if (status == ACCEL_OK)
-        status = accel__layout_normalize(layout, src_slot->bytes, dst_slot->bytes,
-                                         &checked);
+        status = accel__layout_normalize(layout, src_slot->bytes,
+                                         dst_slot->bytes, &checked);
     bool same_plugin = here->plugin == there->plugin;
     bool called = status == ACCEL_OK && same_plugin, there_failed = false;
     bool fallback = true;
     if (called && here->drv->copy_peer != NULL)
-        status = peer_copy_entry(stream, there, dst_slot, src_slot, dst_here, &checked,
-                                 &fallback, &there_failed);
+        status = peer_copy_entry(stream, there, dst_slot, src_slot, dst_here,
+                                 &checked, &fallback, &there_failed);
     if (called && fallback) {
-        status = peer_copy(stream, there, dst_slot, src_slot, &checked, &there_failed);
+        status = peer_copy(stream, there, dst_slot, src_slot, &checked,
+                           &there_failed);
         pthread_mutex_unlock(&second->lock);
         pthread_mutex_unlock(&first->lock);
     } else if (!called) {
@@ -329,12 +338,12 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
     return accel__copy_through_host(stream, there, dst, src, &checked, dst_here);
 }
 
-static accel_status copy_on_device_layout_untraced(accel_stream *stream, accel_ref dst,
-                                                   accel_ref src,
-                                                   const struct accel_copy_layout *layout)
+static accel_status
+copy_on_device_layout_untraced(accel_stream *stream, accel_ref dst, accel_ref src,
+                               const struct accel_copy_layout *layout)
 {
-    if (stream != NULL &&
-        (dst.device_id != stream->device->id || src.device_id != stream->device->id))
+    if (stream != NULL && (dst.device_id != stream->device->id ||
+                           src.device_id != stream->device->id))
         return cross_device_copy(stream, dst, src, layout);
     accel_status status = accel__submit_begin(stream, "accel_copy_on_device");
     if (status != ACCEL_OK)
@@ -347,13 +356,15 @@ accel_status accel_copy_on_device_layout(accel_stream *stream, accel_ref dst,
                                          const struct accel_copy_layout *layout)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = copy_on_device_layout_untraced(stream, dst, src, layout);
+    accel_status status = copy_on_device_layout_untraced(stream, dst, src,
+                                                         layout);
     return accel__trace_end("accel_copy_on_device_layout", traced, status, 0);
 }
 
-static accel_status copy_to_device_layout_untraced(accel_stream *stream, accel_ref dst,
-                                                   const void *src,
-                                                   const struct accel_copy_layout *layout)
+static accel_status
+copy_to_device_layout_untraced(accel_stream *stream, accel_ref dst,
+                               const void *src,
+                               const struct accel_copy_layout *layout)
 {
     return host_copy(stream, dst, HOST_UNTYPED, (void *)src, layout, true);
 }
@@ -363,18 +374,20 @@ accel_status accel_copy_to_device_layout(accel_stream *stream, accel_ref dst,
                                          const struct accel_copy_layout *layout)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = copy_to_device_layout_untraced(stream, dst, src, layout);
+    accel_status status = copy_to_device_layout_untraced(stream, dst, src,
+                                                         layout);
     return accel__trace_end("accel_copy_to_device_layout", traced, status, 0);
 }
 
-static accel_status copy_to_host_layout_untraced(accel_stream *stream, void *dst,
-                                                 accel_ref src,
-                                                 const struct accel_copy_layout *layout)
+static accel_status
+copy_to_host_layout_untraced(accel_stream *stream, void *dst, accel_ref src,
+                             const struct accel_copy_layout *layout)
 {
     return host_copy(stream, src, HOST_UNTYPED, dst, layout, false);
 }
 
-accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst, accel_ref src,
+accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst,
+                                       accel_ref src,
                                        const struct accel_copy_layout *layout)
 {
     uint64_t traced = accel__trace_now();
@@ -413,16 +426,19 @@ static accel_status copy_to_device_untraced(accel_stream *stream, accel_ref dst,
     return host_copy(stream, dst, HOST_UNTYPED, (void *)src, &layout, true);
 }
 
-accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst, uint64_t offset,
-                                  const void *src, uint64_t bytes)
+accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
+                                  uint64_t offset, const void *src,
+                                  uint64_t bytes)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = copy_to_device_untraced(stream, dst, offset, src, bytes);
+    accel_status status = copy_to_device_untraced(stream, dst, offset, src,
+                                                  bytes);
     return accel__trace_end("accel_copy_to_device", traced, status, bytes);
 }
 
-static accel_status copy_to_host_untraced(accel_stream *stream, void *dst, accel_ref src,
-                                          uint64_t offset, uint64_t bytes)
+static accel_status copy_to_host_untraced(accel_stream *stream, void *dst,
+                                          accel_ref src, uint64_t offset,
+                                          uint64_t bytes)
 {
     if (bytes == 0)
         return empty_copy(stream, src, offset, HOST_UNTYPED);
@@ -444,19 +460,22 @@ static accel_status copy_on_device_untraced(accel_stream *stream, accel_ref dst,
 {
     if (bytes == 0) {
         accel_status status = empty_copy(stream, dst, dst_offset, HOST_UNTYPED);
-        return status == ACCEL_OK ? empty_copy(stream, src, src_offset, HOST_UNTYPED)
-                                  : status;
+        return status == ACCEL_OK
+                   ? empty_copy(stream, src, src_offset, HOST_UNTYPED)
+                   : status;
     }
-    struct accel_copy_layout layout = accel__layout_linear(src_offset, dst_offset, bytes);
+    struct accel_copy_layout layout = accel__layout_linear(src_offset,
+                                                           dst_offset, bytes);
     return accel_copy_on_device_layout(stream, dst, src, &layout);
 }
 
 accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
-                                  uint64_t dst_offset, accel_ref src, uint64_t src_offset,
-                                  uint64_t bytes)
+                                  uint64_t dst_offset, accel_ref src,
+                                  uint64_t src_offset, uint64_t bytes)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = copy_on_device_untraced(stream, dst, dst_offset, src, src_offset, bytes);
+    accel_status status = copy_on_device_untraced(stream, dst, dst_offset, src,
+                                                  src_offset, bytes);
     return accel__trace_end("accel_copy_on_device", traced, status, bytes);
 }
 
@@ -478,7 +497,8 @@ static accel_status typed_bytes(accel_elem_type host_type, uint64_t count,
     return ACCEL_OK;
 }
 
-static accel_status copy_to_device_typed_untraced(accel_stream *stream, accel_ref dst,
+static accel_status copy_to_device_typed_untraced(accel_stream *stream,
+                                                  accel_ref dst,
                                                   accel_elem_type src_type,
                                                   const void *src, uint64_t count)
 {
@@ -493,17 +513,19 @@ static accel_status copy_to_device_typed_untraced(accel_stream *stream, accel_re
 }
 
 accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
-                                        accel_elem_type src_type, const void *src,
-                                        uint64_t count)
+                                        accel_elem_type src_type,
+                                        const void *src, uint64_t count)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = copy_to_device_typed_untraced(stream, dst, src_type, src, count);
+    accel_status status = copy_to_device_typed_untraced(stream, dst, src_type,
+                                                        src, count);
     return accel__trace_end("accel_copy_to_device_typed", traced, status, 0);
 }
 
 static accel_status copy_to_host_typed_untraced(accel_stream *stream,
-                                                accel_elem_type dst_type, void *dst,
-                                                accel_ref src, uint64_t count)
+                                                accel_elem_type dst_type,
+                                                void *dst, accel_ref src,
+                                                uint64_t count)
 {
     uint64_t bytes = 0;
     accel_status status = typed_bytes(dst_type, count, &bytes);
@@ -515,10 +537,12 @@ static accel_status copy_to_host_typed_untraced(accel_stream *stream,
     return host_copy(stream, src, dst_type, dst, &layout, false);
 }
 
-accel_status accel_copy_to_host_typed(accel_stream *stream, accel_elem_type dst_type,
-                                      void *dst, accel_ref src, uint64_t count)
+accel_status accel_copy_to_host_typed(accel_stream *stream,
+                                      accel_elem_type dst_type, void *dst,
+                                      accel_ref src, uint64_t count)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = copy_to_host_typed_untraced(stream, dst_type, dst, src, count);
+    accel_status status = copy_to_host_typed_untraced(stream, dst_type, dst,
+                                                      src, count);
     return accel__trace_end("accel_copy_to_host_typed", traced, status, 0);
 }

@@ -56,12 +56,14 @@ static void host_unlink(accel_host *host, accel_device *device)
  * fields of a minor newer than the plugin's are left zero: a 1.0 plugin
  * knows nothing of them, whatever it wrote there.
  */
-accel_status accel__plugin_device_props(struct accel__plugin *plugin, uint32_t index,
+accel_status accel__plugin_device_props(struct accel__plugin *plugin,
+                                        uint32_t index,
                                         struct accel_device_props *out_props)
 {
     memset(out_props, 0, sizeof *out_props);
     accel_status status = accel__from_plugin(
-        plugin->drv.device_info(plugin->state, index, out_props), "device_info");
+        plugin->drv.device_info(plugin->state, index, out_props),
+        "device_info");
     if (plugin->drv.abi_minor < 1)
         memset((char *)out_props + ACCEL_DEVICE_PROPS_V1_0_SIZE, 0,
                sizeof *out_props - ACCEL_DEVICE_PROPS_V1_0_SIZE);
@@ -73,24 +75,24 @@ accel_status accel__plugin_device_props(struct accel__plugin *plugin, uint32_t i
 }
 
 /* The loaded plugin of that name with device `index`, or why not. */
-static accel_status plugin_with_device(accel_host *host, const char *plugin_name,
-                                       uint32_t index,
+static accel_status plugin_with_device(accel_host *host,
+                                       const char *plugin_name, uint32_t index,
                                        struct accel__plugin **out_plugin)
 {
     *out_plugin = NULL;
-    struct accel__plugin *plugin =
-        accel__catalog_find(&host->catalog, plugin_name);
+    struct accel__plugin *plugin = accel__catalog_find(&host->catalog,
+                                                       plugin_name);
     for (size_t i = 0; plugin == NULL && i < host->catalog.count; i++) {
         /* Found but refused: say why, rather than "not found". */
         struct accel__plugin *refused = &host->catalog.plugins[i];
         if (refused->name != NULL && strcmp(refused->name, plugin_name) == 0)
-            return accel__error(ACCEL_ERR_NO_DEVICE, "plugin '%s' was rejected: %s",
-                                plugin_name,
+            return accel__error(ACCEL_ERR_NO_DEVICE,
+                                "plugin '%s' was rejected: %s", plugin_name,
                                 refused->reason ? refused->reason : "");
     }
     if (plugin == NULL)
-        return accel__error(ACCEL_ERR_NOT_FOUND, "no plugin named '%s' was found",
-                            plugin_name);
+        return accel__error(ACCEL_ERR_NOT_FOUND,
+                            "no plugin named '%s' was found", plugin_name);
     if (plugin->state_kind != ACCEL_PLUGIN_LOADED)
         return accel__error(ACCEL_ERR_NO_DEVICE, "plugin '%s' is %s: %s",
                             plugin_name,
@@ -105,9 +107,9 @@ static accel_status plugin_with_device(accel_host *host, const char *plugin_name
     return ACCEL_OK;
 }
 
-static accel_status host_device_props_untraced(accel_host *host, const char *plugin_name,
-                                               uint32_t index,
-                                               struct accel_device_props *out_props)
+static accel_status
+host_device_props_untraced(accel_host *host, const char *plugin_name,
+                           uint32_t index, struct accel_device_props *out_props)
 {
     if (out_props != NULL)
         memset(out_props, 0, sizeof *out_props);
@@ -115,7 +117,8 @@ static accel_status host_device_props_untraced(accel_host *host, const char *plu
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_host_device_props: NULL argument");
     struct accel__plugin *plugin = NULL;
-    accel_status status = accel__process_check(host->pid, "accel_host_device_props");
+    accel_status status = accel__process_check(host->pid,
+                                               "accel_host_device_props");
     if (status == ACCEL_OK)
         status = plugin_with_device(host, plugin_name, index, &plugin);
     if (status == ACCEL_OK)
@@ -124,15 +127,18 @@ static accel_status host_device_props_untraced(accel_host *host, const char *plu
 }
 
 accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
-                                     uint32_t index, struct accel_device_props *out_props)
+                                     uint32_t index,
+                                     struct accel_device_props *out_props)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = host_device_props_untraced(host, plugin_name, index, out_props);
+    accel_status status = host_device_props_untraced(host, plugin_name, index,
+                                                     out_props);
     return accel__trace_end("accel_host_device_props", traced, status, 0);
 }
 
-static accel_status device_open_untraced(accel_host *host, const char *plugin_name,
-                                         uint32_t index, accel_device **out_device)
+static accel_status device_open_untraced(accel_host *host,
+                                         const char *plugin_name, uint32_t index,
+                                         accel_device **out_device)
 {
     if (out_device == NULL || host == NULL || plugin_name == NULL) {
         if (out_device != NULL)
@@ -171,13 +177,16 @@ static accel_status device_open_untraced(accel_host *host, const char *plugin_na
         goto fail_info;
     accel__pool_set_device_memory(&device->pool, device->props.total_memory);
     accel__pool_set_own_allocations(
-        &device->pool, (device->props.caps & ACCEL_DEVICE_CAP_OWN_ALLOCATIONS) != 0);
+        &device->pool,
+        (device->props.caps & ACCEL_DEVICE_CAP_OWN_ALLOCATIONS) != 0);
     if (pthread_mutex_init(&device->lock, NULL) != 0) {
-        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                              "pthread_mutex_init");
         goto fail_info;
     }
     if (pthread_cond_init(&device->staging.returned, NULL) != 0) {
-        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_cond_init");
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                              "pthread_cond_init");
         goto fail_cond;
     }
     status = accel__completion_init(&device->completion);
@@ -209,18 +218,20 @@ fail_info:
     return status;
 }
 
-accel_status accel_device_open(accel_host *host, const char *plugin_name, uint32_t index,
-                               accel_device **out_device)
+accel_status accel_device_open(accel_host *host, const char *plugin_name,
+                               uint32_t index, accel_device **out_device)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = device_open_untraced(host, plugin_name, index, out_device);
+    accel_status status = device_open_untraced(host, plugin_name, index,
+                                               out_device);
     return accel__trace_end("accel_device_open", traced, status, 0);
 }
 
 static void host_blocks_release(accel_device *device)
 {
     for (size_t i = 0; i < device->host_memory.count; i++)
-        device->drv->host_free(device->drv_device, device->host_memory.list[i].ptr);
+        device->drv->host_free(device->drv_device,
+                               device->host_memory.list[i].ptr);
     free(device->host_memory.list);
     device->host_memory.list = NULL;
     device->host_memory.count = 0;
@@ -381,10 +392,10 @@ accel_status accel__device_gone(const accel_device *device, const char *what)
                             "rebuilds it",
                             what ? what : "", what ? ": " : "",
                             device->plugin->name, device->index);
-    return accel__error(ACCEL_ERR_DEVICE_LOST,
-                        "%s%sdevice %s:%u was lost; accel_device_reset rebuilds it",
-                        what ? what : "", what ? ": " : "",
-                        device->plugin->name, device->index);
+    return accel__error(
+        ACCEL_ERR_DEVICE_LOST,
+        "%s%sdevice %s:%u was lost; accel_device_reset rebuilds it",
+        what ? what : "", what ? ": " : "", device->plugin->name, device->index);
 }
 
 void accel__device_reset_wait(accel_device *device)

@@ -39,12 +39,12 @@ struct accel__host_blocks {
  * An open device: its identity and lock here, every other part owned by
  * the module that declares it.
  */
-struct accel__plugin; /* loader.h */
+struct accel__plugin;       /* loader.h */
 struct accel__trace_device; /* trace.h */
 
 struct accel_device {
     accel_host *host;
-    pid_t pid;                          /* the host's, here for one load */
+    pid_t pid; /* the host's, here for one load */
     struct accel__plugin *plugin;
     const struct accel_driver_v1 *drv;
     accel_drv_device *drv_device;
@@ -71,17 +71,17 @@ struct accel_device {
      */
     _Atomic uint32_t lockless_calls;
 
-    struct accel__ref_table refs;       /* refs.h */
-    struct accel__pool pool;            /* pool.h */
-    struct accel__queues queues;        /* stream.h */
-    struct accel_module *modules;       /* module.c's list */
-    struct accel__own_work own;         /* compact.h */
-    struct accel__drop_queue drop;      /* drop.h */
-    struct accel__staging staging;      /* staging.h */
-    struct accel__completion completion; /* completion.h */
+    struct accel__ref_table refs;          /* refs.h */
+    struct accel__pool pool;               /* pool.h */
+    struct accel__queues queues;           /* stream.h */
+    struct accel_module *modules;          /* module.c's list */
+    struct accel__own_work own;            /* compact.h */
+    struct accel__drop_queue drop;         /* drop.h */
+    struct accel__staging staging;         /* staging.h */
+    struct accel__completion completion;   /* completion.h */
     struct accel__host_blocks host_memory; /* above */
-    struct accel__recovery recovery;    /* recovery.h */
-    struct accel__trace_device *trace;  /* trace.h; NULL when ACCEL_TRACE is off */
+    struct accel__recovery recovery;       /* recovery.h */
+    struct accel__trace_device *trace; /* trace.h; NULL when ACCEL_TRACE is off */
 
     struct accel_device *next; /* in host->devices */
 };
@@ -115,7 +115,8 @@ accel_status accel__device_gone(const accel_device *device, const char *what);
 accel_status accel__device_rebuild(accel_device *device);
 
 /* The plugin's description of device `index`: zeroed first, strings ended. */
-accel_status accel__plugin_device_props(struct accel__plugin *plugin, uint32_t index,
+accel_status accel__plugin_device_props(struct accel__plugin *plugin,
+                                        uint32_t index,
                                         struct accel_device_props *out_props);
 
 /* Let go of the device lock, then make the mem_free of the pages taken out

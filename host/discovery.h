@@ -52,8 +52,8 @@ accel_status accel__seen_add(struct accel__seen *set,
  */
 const char *accel__driver_table_refusal(const struct accel_driver_v1 *table,
                                         const char *file_name,
-                                        struct accel_driver_v1 *out_drv, char *why,
-                                        size_t why_size);
+                                        struct accel_driver_v1 *out_drv,
+                                        char *why, size_t why_size);
 
 /*
  * The optional entries a checked table has, by name in table order and

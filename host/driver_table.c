@@ -20,8 +20,8 @@
 struct symbol_facts {
     bool known;
     size_t size;
-    unsigned type;        /* STT_OBJECT for a table */
-    const void *base;     /* the plugin's load address */
+    unsigned type;    /* STT_OBJECT for a table */
+    const void *base; /* the plugin's load address */
 };
 
 static void symbol_facts_of(const void *symbol, struct symbol_facts *out)
@@ -127,8 +127,7 @@ static const char *name_refusal(const char *name, const char *file_name,
     else if ((length = strnlen(name, ACCEL_PLUGIN_NAME_MAX + 1)) == 0)
         snprintf(why, why_size, "the table's name is empty");
     else if (length > ACCEL_PLUGIN_NAME_MAX)
-        snprintf(why, why_size,
-                 "the table's name is longer than %d characters",
+        snprintf(why, why_size, "the table's name is longer than %d characters",
                  ACCEL_PLUGIN_NAME_MAX);
     else if (!accel__plugin_name_valid(name, length))
         snprintf(why, why_size,
@@ -218,8 +217,8 @@ static void table_copy(struct accel_driver_v1 *dst,
 
 const char *accel__driver_table_refusal(const struct accel_driver_v1 *table,
                                         const char *file_name,
-                                        struct accel_driver_v1 *out_drv, char *why,
-                                        size_t why_size)
+                                        struct accel_driver_v1 *out_drv,
+                                        char *why, size_t why_size)
 {
     if (table == NULL)
         return "no symbol accel_driver_v1";

@@ -40,9 +40,11 @@ accel_status accel__event_take(accel_device *device, accel_drv_event **out_event
 void accel__event_give(accel_device *device, accel_drv_event *event)
 {
     if (device->drop.spare_count == device->drop.spare_capacity) {
-        size_t capacity = device->drop.spare_capacity ? device->drop.spare_capacity * 2 : 16;
-        accel_drv_event **grown =
-            realloc(device->drop.spare, capacity * sizeof *grown);
+        size_t capacity = device->drop.spare_capacity
+                              ? device->drop.spare_capacity * 2
+                              : 16;
+        accel_drv_event **grown = realloc(device->drop.spare,
+                                          capacity * sizeof *grown);
         if (grown == NULL) {
             device->drv->event_destroy(device->drv_device, event);
             return;
@@ -74,10 +76,10 @@ void accel__fence_release(accel_device *device, struct accel__fence *fence)
 }
 
 accel_status accel__fence_add(accel_device *device, struct accel__fence *fence,
-                             accel_drv_stream *stream)
+                              accel_drv_stream *stream)
 {
-    accel_drv_event **grown =
-        realloc(fence->events, (fence->count + 1) * sizeof *grown);
+    accel_drv_event **grown = realloc(fence->events,
+                                      (fence->count + 1) * sizeof *grown);
     if (grown == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "fence");
     fence->events = grown;
@@ -126,9 +128,10 @@ static accel_status fence_poll(accel_device *device, struct accel__fence *fence,
 {
     while (fence->count > 0) {
         accel_drv_event *event = fence->events[fence->count - 1];
-        accel_status status =
-            wait ? device->drv->event_sync(device->drv_device, event)
-                 : device->drv->event_query(device->drv_device, event);
+        accel_status status = wait ? device->drv->event_sync(device->drv_device,
+                                                             event)
+                                   : device->drv->event_query(device->drv_device,
+                                                              event);
         if (status != ACCEL_OK)
             return status;
         fence->count--;
@@ -178,11 +181,12 @@ static void drop_enqueue(accel_device *device, struct accel__drop *drop)
     *link = drop;
     device->drop.count++;
     device->drop.bytes += drop->bytes;
-    if (device->drop.count > DROP_MAX_ENTRIES || device->drop.bytes > DROP_MAX_BYTES) {
+    if (device->drop.count > DROP_MAX_ENTRIES ||
+        device->drop.bytes > DROP_MAX_BYTES) {
         accel__drop_collect(device, false);
         /* Still over: wait for the oldest, so the queue stays bounded. */
         if (device->drop.list != NULL && (device->drop.count > DROP_MAX_ENTRIES ||
-                                      device->drop.bytes > DROP_MAX_BYTES)) {
+                                          device->drop.bytes > DROP_MAX_BYTES)) {
             struct accel__drop *oldest = device->drop.list;
             if (fence_poll(device, &oldest->fence, true) == ACCEL_OK) {
                 device->drop.list = oldest->next;
@@ -223,7 +227,8 @@ void accel__drop_page(accel_device *device, struct accel__page *page,
         /* No memory to queue it: wait here instead, then free the page. */
         fence_poll(device, fence, true);
         accel__fence_release(device, fence);
-        accel__pool_page_free(&device->pool, device->drv, device->drv_device, page);
+        accel__pool_page_free(&device->pool, device->drv, device->drv_device,
+                              page);
         return;
     }
     drop->page = page;

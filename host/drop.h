@@ -21,8 +21,8 @@ struct accel__fence {
 
 /* Memory waiting on the drop queue for its fence. */
 struct accel__drop {
-    struct accel__slice slice;  /* a freed slice, or */
-    struct accel__page *page;   /* a page emptied by relocation */
+    struct accel__slice slice; /* a freed slice, or */
+    struct accel__page *page;  /* a page emptied by relocation */
     uint64_t bytes;
     struct accel__fence fence;
     struct accel__drop *next;

@@ -16,7 +16,8 @@
  */
 static accel_status event_completed(accel_device *device, accel_event *event)
 {
-    accel_status status = device->drv->event_query(device->drv_device, event->drv);
+    accel_status status = device->drv->event_query(device->drv_device,
+                                                   event->drv);
     if (status == ACCEL_NOT_READY)
         return status;
     status = accel__from_plugin(status, "event_query");
@@ -35,10 +36,11 @@ static accel_status events_timable(accel_device *device, accel_event *start,
     if (status == ACCEL_OK && (start->drv == NULL || end->drv == NULL))
         status = accel__device_gone(device, what);
     if (status == ACCEL_OK && (!start->recorded || !end->recorded))
-        status = accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                              "%s: the %s event was never recorded (since it was "
-                              "made or its device reset)",
-                              what, start->recorded ? "end" : "start");
+        status = accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "%s: the %s event was never recorded (since it was "
+            "made or its device reset)",
+            what, start->recorded ? "end" : "start");
     if (status == ACCEL_OK && device->drv->event_elapsed == NULL)
         status = accel__error(ACCEL_ERR_NOT_SUPPORTED,
                               "%s: the %s plugin cannot time events (no "
@@ -54,10 +56,12 @@ static accel_status event_elapsed_untraced(accel_event *start, accel_event *end,
     if (out_ns != NULL)
         *out_ns = 0;
     if (start == NULL || end == NULL || out_ns == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL argument", what);
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL argument",
+                            what);
     if (start->device != end->device)
         return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
-                            "%s: the two events belong to different devices", what);
+                            "%s: the two events belong to different devices",
+                            what);
     accel_device *device = start->device;
     if (accel__process_check(device->pid, what) != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
@@ -78,7 +82,8 @@ static accel_status event_elapsed_untraced(accel_event *start, accel_event *end,
     return status;
 }
 
-accel_status accel_event_elapsed(accel_event *start, accel_event *end, int64_t *out_ns)
+accel_status accel_event_elapsed(accel_event *start, accel_event *end,
+                                 int64_t *out_ns)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = event_elapsed_untraced(start, end, out_ns);

@@ -25,22 +25,24 @@ static bool pattern_size_valid(size_t size)
 }
 
 /* What can be checked before the device is touched. */
-static accel_status fill_args(uint64_t offset, uint64_t bytes, const void *pattern,
-                              size_t pattern_size)
+static accel_status fill_args(uint64_t offset, uint64_t bytes,
+                              const void *pattern, size_t pattern_size)
 {
     if (pattern == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_fill: NULL pattern");
-    if (!pattern_size_valid(pattern_size))
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "accel_fill: a pattern of %zu bytes (1, 2, 4 or 8 are "
-                            "allowed)",
-                            pattern_size);
+                            "accel_fill: NULL pattern");
+    if (!pattern_size_valid(pattern_size))
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "accel_fill: a pattern of %zu bytes (1, 2, 4 or 8 are "
+            "allowed)",
+            pattern_size);
     if (offset % pattern_size != 0 || bytes % pattern_size != 0)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_fill: offset %llu and length %llu must be "
                             "multiples of the %zu-byte pattern",
-                            (unsigned long long)offset, (unsigned long long)bytes,
-                            pattern_size);
+                            (unsigned long long)offset,
+                            (unsigned long long)bytes, pattern_size);
     return ACCEL_OK;
 }
 
@@ -62,9 +64,9 @@ static accel_status fill_range(const struct accel__slot *slot, uint64_t offset,
  * for the stream, since the buffer must outlive the copies. The wait
  * happens after a failed copy too: earlier chunks may still read it.
  */
-static accel_status fill_from_host(accel_stream *stream, accel_ref dst, uint64_t offset,
-                                   uint64_t bytes, const void *pattern,
-                                   size_t pattern_size)
+static accel_status fill_from_host(accel_stream *stream, accel_ref dst,
+                                   uint64_t offset, uint64_t bytes,
+                                   const void *pattern, size_t pattern_size)
 {
     size_t chunk = bytes < FILL_CHUNK ? (size_t)bytes : FILL_CHUNK;
     uint8_t *buffer = malloc(chunk);
@@ -86,17 +88,17 @@ static accel_status fill_from_host(accel_stream *stream, accel_ref dst, uint64_t
 
 /* Lock held; released here. ACCEL_ERR_NOT_SUPPORTED: take the fallback. */
 static accel_status fill_by_plugin(accel_stream *stream, struct accel__slot *slot,
-                                   uint64_t offset, uint64_t bytes, const void *pattern,
-                                   size_t pattern_size)
+                                   uint64_t offset, uint64_t bytes,
+                                   const void *pattern, size_t pattern_size)
 {
     accel_device *device = stream->device;
     if (device->drv->fill == NULL) {
         pthread_mutex_unlock(&device->lock);
         return ACCEL_ERR_NOT_SUPPORTED;
     }
-    accel_status status =
-        device->drv->fill(device->drv_device, stream->drv, slot->slice.address + offset,
-                          bytes, pattern, (uint32_t)pattern_size);
+    accel_status status = device->drv->fill(device->drv_device, stream->drv,
+                                            slot->slice.address + offset, bytes,
+                                            pattern, (uint32_t)pattern_size);
     if (status == ACCEL_ERR_NOT_SUPPORTED) {
         pthread_mutex_unlock(&device->lock);
         return status;
@@ -107,9 +109,9 @@ static accel_status fill_by_plugin(accel_stream *stream, struct accel__slot *slo
     return accel__submit_end(stream, status);
 }
 
-static accel_status fill_untraced(accel_stream *stream, accel_ref dst, uint64_t offset,
-                                  uint64_t bytes, const void *pattern,
-                                  size_t pattern_size)
+static accel_status fill_untraced(accel_stream *stream, accel_ref dst,
+                                  uint64_t offset, uint64_t bytes,
+                                  const void *pattern, size_t pattern_size)
 {
     accel_status status = fill_args(offset, bytes, pattern, pattern_size);
     if (status == ACCEL_OK)
@@ -134,6 +136,7 @@ accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
                         uint64_t bytes, const void *pattern, size_t pattern_size)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = fill_untraced(stream, dst, offset, bytes, pattern, pattern_size);
+    accel_status status = fill_untraced(stream, dst, offset, bytes, pattern,
+                                        pattern_size);
     return accel__trace_end("accel_fill", traced, status, bytes);
 }

@@ -40,7 +40,8 @@ accel_status accel__forked(const char *what)
 
 static accel_status take_selection(accel_host *host, const char *text)
 {
-    host->parse_status = accel__backend_parse(text, host->items, &host->item_count);
+    host->parse_status = accel__backend_parse(text, host->items,
+                                              &host->item_count);
     if (host->parse_status != ACCEL_OK) {
         /* Kept for accel_device_open_selected: the candidates can still be
          * listed, and nothing is opened on a selection that cannot be read. */
@@ -71,8 +72,7 @@ static void services_for(const accel_host_options *options,
     if (accel__ids_elevated(ids) || getauxval(AT_SECURE) != 0) {
         out_services->privilege |= ACCEL_HOST_PRIVILEGE_ELEVATED;
         if (options != NULL && options->vendor_runtimes_when_elevated)
-            out_services->privilege |=
-                ACCEL_HOST_PRIVILEGE_VENDOR_RUNTIMES_ALLOWED;
+            out_services->privilege |= ACCEL_HOST_PRIVILEGE_VENDOR_RUNTIMES_ALLOWED;
     }
 }
 
@@ -84,7 +84,8 @@ static accel_status host_create_untraced(const accel_host_options *options,
     return accel__host_create_as(options, &ids, out_host);
 }
 
-accel_status accel_host_create(const accel_host_options *options, accel_host **out_host)
+accel_status accel_host_create(const accel_host_options *options,
+                               accel_host **out_host)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = host_create_untraced(options, out_host);
@@ -136,7 +137,8 @@ accel_status accel__host_create_as(const accel_host_options *caller_options,
     if (status != ACCEL_OK)
         goto fail_selection;
     if (pthread_mutex_init(&host->lock, NULL) != 0) {
-        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
+        status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                              "pthread_mutex_init");
         goto fail_selection;
     }
     bool open_all = host->parse_status == ACCEL_OK;
@@ -190,8 +192,8 @@ static void host_plugins_untraced(const accel_host *host,
         *out_count = host ? host->catalog.count : 0;
 }
 
-void accel_host_plugins(const accel_host *host, const accel_plugin_info **out_plugins,
-                        size_t *out_count)
+void accel_host_plugins(const accel_host *host,
+                        const accel_plugin_info **out_plugins, size_t *out_count)
 {
     uint64_t traced = accel__trace_now();
     host_plugins_untraced(host, out_plugins, out_count);
@@ -199,7 +201,8 @@ void accel_host_plugins(const accel_host *host, const accel_plugin_info **out_pl
 }
 
 static void host_search_path_untraced(const accel_host *host,
-                                      const char *const **out_entries, size_t *out_count)
+                                      const char *const **out_entries,
+                                      size_t *out_count)
 {
     if (out_entries != NULL)
         *out_entries = host ? (const char *const *)host->catalog.search : NULL;
@@ -207,8 +210,8 @@ static void host_search_path_untraced(const accel_host *host,
         *out_count = host ? host->catalog.search_count : 0;
 }
 
-void accel_host_search_path(const accel_host *host, const char *const **out_entries,
-                            size_t *out_count)
+void accel_host_search_path(const accel_host *host,
+                            const char *const **out_entries, size_t *out_count)
 {
     uint64_t traced = accel__trace_now();
     host_search_path_untraced(host, out_entries, out_count);

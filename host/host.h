@@ -44,15 +44,15 @@ static inline accel_status accel__process_check(pid_t owner, const char *what)
 }
 
 struct accel_host {
-    pid_t pid;                          /* the process that made it */
+    pid_t pid; /* the process that made it */
     struct accel__catalog catalog;
     struct accel__backend_item items[ACCEL__BACKEND_ITEMS_MAX];
     size_t item_count;
-    accel_status parse_status;          /* of the selection text */
+    accel_status parse_status; /* of the selection text */
     char *parse_error;
 
-    pthread_mutex_t lock;               /* guards `devices` */
-    struct accel_device *devices;       /* open devices, a list */
+    pthread_mutex_t lock;         /* guards `devices` */
+    struct accel_device *devices; /* open devices, a list */
     /* What this host's plugins receive: the shared services, with this
      * host's minor and its privilege and opt-in. */
     struct accel__host_services services;

@@ -101,7 +101,8 @@ static uint64_t max_bytes_from_env(void)
     if (errno != 0 || *end != '\0' || text[0] == '-') {
         accel__log(ACCEL_LOG_WARN,
                    "kernel cache: ACCEL_CACHE_MAX_BYTES is not a number; "
-                   "the default (%llu) is used", KCACHE_DEFAULT_MAX);
+                   "the default (%llu) is used",
+                   KCACHE_DEFAULT_MAX);
         return KCACHE_DEFAULT_MAX;
     }
     return value;
@@ -111,7 +112,8 @@ bool accel__kcache_open(bool elevated, struct accel__kcache *out_cache)
 {
     out_cache->dir_fd = -1;
     if (elevated || process_elevated()) {
-        accel__log(ACCEL_LOG_DEBUG, "kernel cache: off under elevated privileges");
+        accel__log(ACCEL_LOG_DEBUG,
+                   "kernel cache: off under elevated privileges");
         return false;
     }
     const char *off = accel__getenv("ACCEL_CACHE");
@@ -131,13 +133,15 @@ bool accel__kcache_open(bool elevated, struct accel__kcache *out_cache)
     char reason[160];
     const char *refusal = NULL;
     if (fd < 0)
-        snprintf(reason, sizeof reason, "open: %s", strerror(errno)), refusal = reason;
+        snprintf(reason, sizeof reason, "open: %s", strerror(errno)),
+            refusal = reason;
     else
         refusal = dir_refusal(fd, reason, sizeof reason);
     if (refusal != NULL) {
         char shown[512];
         accel__escape(shown, sizeof shown, path);
-        accel__log(ACCEL_LOG_WARN, "kernel cache: %s bypassed: %s", shown, refusal);
+        accel__log(ACCEL_LOG_WARN, "kernel cache: %s bypassed: %s", shown,
+                   refusal);
         if (fd >= 0)
             close(fd);
         free(path);
@@ -161,7 +165,8 @@ static void entry_name(const unsigned char key[ACCEL__SHA256_BYTES],
 {
     for (int i = 0; i < ACCEL__SHA256_BYTES; i++)
         snprintf(out_name + 2 * i, 3, "%02x", key[i]);
-    memcpy(out_name + 2 * ACCEL__SHA256_BYTES, KCACHE_SUFFIX, sizeof KCACHE_SUFFIX);
+    memcpy(out_name + 2 * ACCEL__SHA256_BYTES, KCACHE_SUFFIX,
+           sizeof KCACHE_SUFFIX);
 }
 
 static bool read_all(int fd, void *data, size_t size)
@@ -203,7 +208,8 @@ static uint64_t get_le64(const unsigned char *bytes)
 }
 
 /* Why the opened entry fails its checks, or NULL; the image in *out_image. */
-static const char *entry_refusal(int fd, const unsigned char key[ACCEL__SHA256_BYTES],
+static const char *entry_refusal(int fd,
+                                 const unsigned char key[ACCEL__SHA256_BYTES],
                                  void **out_image, size_t *out_size)
 {
     struct stat st;
@@ -259,7 +265,8 @@ bool accel__kcache_get(struct accel__kcache *cache,
         return true;
     }
     close(fd);
-    accel__log(ACCEL_LOG_WARN, "kernel cache: entry %s removed: %s", name, refusal);
+    accel__log(ACCEL_LOG_WARN, "kernel cache: entry %s removed: %s", name,
+               refusal);
     unlinkat(cache->dir_fd, name, 0);
     return false;
 }
@@ -276,9 +283,11 @@ static int create_temporary(int dir_fd, char out_name[64])
     for (int attempt = 0; attempt < 16; attempt++) {
         uint64_t random = 0;
         if (getrandom(&random, sizeof random, 0) != (ssize_t)sizeof random)
-            random = accel__now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)attempt;
+            random = accel__now_ns() ^ ((uint64_t)getpid() << 32) ^
+                     (uint64_t)attempt;
         snprintf(out_name, 64, "tmp-%016" PRIx64 ".part", random);
-        int fd = openat(dir_fd, out_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        int fd = openat(dir_fd, out_name,
+                        O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
@@ -304,12 +313,13 @@ void accel__kcache_put(struct accel__kcache *cache,
                    strerror(errno));
         return;
     }
-    bool written = write_all(fd, header, sizeof header) && write_all(fd, image, size);
+    bool written = write_all(fd, header, sizeof header) &&
+                   write_all(fd, image, size);
     if (close(fd) != 0)
         written = false;
     if (!written || renameat(cache->dir_fd, temporary, cache->dir_fd, name) != 0) {
-        accel__log(ACCEL_LOG_WARN, "kernel cache: entry %s not stored: %s", name,
-                   strerror(errno));
+        accel__log(ACCEL_LOG_WARN, "kernel cache: entry %s not stored: %s",
+                   name, strerror(errno));
         unlinkat(cache->dir_fd, temporary, 0);
         return;
     }
@@ -327,7 +337,8 @@ static int by_last_use(const void *a, const void *b)
     const struct kcache_entry *x = a, *y = b;
     if (x->used.tv_sec != y->used.tv_sec)
         return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
-    return (x->used.tv_nsec > y->used.tv_nsec) - (x->used.tv_nsec < y->used.tv_nsec);
+    return (x->used.tv_nsec > y->used.tv_nsec) -
+           (x->used.tv_nsec < y->used.tv_nsec);
 }
 
 static bool is_entry_name(const char *name)
@@ -362,7 +373,8 @@ static struct kcache_entry *list_entries(int dir_fd, size_t *out_count,
         struct stat st;
         if (fstatat(dir_fd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
-        if (strncmp(d->d_name, "tmp-", 4) == 0 && now - st.st_mtime > KCACHE_STALE_TMP_S)
+        if (strncmp(d->d_name, "tmp-", 4) == 0 &&
+            now - st.st_mtime > KCACHE_STALE_TMP_S)
             unlinkat(dir_fd, d->d_name, 0);
         if (!is_entry_name(d->d_name) || !S_ISREG(st.st_mode))
             continue;
@@ -399,7 +411,8 @@ static void evict(struct accel__kcache *cache, const char *keep)
                 continue;
             if (unlinkat(cache->dir_fd, entries[i].name, 0) == 0) {
                 total -= entries[i].bytes;
-                accel__log(ACCEL_LOG_DEBUG, "kernel cache: evicted %s", entries[i].name);
+                accel__log(ACCEL_LOG_DEBUG, "kernel cache: evicted %s",
+                           entries[i].name);
             }
         }
     }

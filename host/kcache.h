@@ -21,7 +21,7 @@
 #include "sha256.h"
 
 struct accel__kcache {
-    int dir_fd;          /* the checked directory, held open */
+    int dir_fd; /* the checked directory, held open */
     uint64_t max_bytes;
 };
 

@@ -7,7 +7,8 @@
 
 /* Bytes from a side's offset to the end of its last row. */
 static bool side_extent(uint64_t row_bytes, uint64_t rows, uint64_t pitch,
-                        uint64_t depth, uint64_t slice_pitch, uint64_t *out_extent)
+                        uint64_t depth, uint64_t slice_pitch,
+                        uint64_t *out_extent)
 {
     uint64_t rows_part, slices_part, extent;
     if (__builtin_mul_overflow(rows - 1, pitch, &rows_part) ||
@@ -20,15 +21,15 @@ static bool side_extent(uint64_t row_bytes, uint64_t rows, uint64_t pitch,
 }
 
 static accel_status check_side(const char *side, uint64_t offset,
-                               uint64_t row_bytes, uint64_t rows, uint64_t pitch,
-                               uint64_t depth, uint64_t slice_pitch,
-                               uint64_t limit)
+                               uint64_t row_bytes, uint64_t rows,
+                               uint64_t pitch, uint64_t depth,
+                               uint64_t slice_pitch, uint64_t limit)
 {
     if (rows > 1 && pitch < row_bytes)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "layout: %s pitch %llu is smaller than row_bytes %llu",
-                            side, (unsigned long long)pitch,
-                            (unsigned long long)row_bytes);
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "layout: %s pitch %llu is smaller than row_bytes %llu", side,
+            (unsigned long long)pitch, (unsigned long long)row_bytes);
     uint64_t plane = 0, extent = 0, end = 0;
     if (!side_extent(row_bytes, rows, pitch, 1, 0, &plane) ||
         !side_extent(row_bytes, rows, pitch, depth, slice_pitch, &extent) ||
@@ -58,14 +59,15 @@ accel_status accel__layout_normalize(const struct accel_copy_layout *layout,
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "layout: NULL");
     struct accel_copy_layout l = *layout;
     if (l.row_bytes == 0)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "layout: row_bytes is 0");
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "layout: row_bytes is 0");
     if (l.rows == 0)
         l.rows = 1;
     if (l.depth == 0)
         l.depth = 1;
-    accel_status status =
-        check_side("source", l.src_offset, l.row_bytes, l.rows, l.src_pitch,
-                   l.depth, l.src_slice_pitch, src_limit);
+    accel_status status = check_side("source", l.src_offset, l.row_bytes,
+                                     l.rows, l.src_pitch, l.depth,
+                                     l.src_slice_pitch, src_limit);
     if (status == ACCEL_OK)
         status = check_side("destination", l.dst_offset, l.row_bytes, l.rows,
                             l.dst_pitch, l.depth, l.dst_slice_pitch, dst_limit);
@@ -100,10 +102,15 @@ struct accel_copy_layout accel__layout_linear(uint64_t src_offset,
                                               uint64_t dst_offset, uint64_t bytes)
 {
     return (struct accel_copy_layout){
-        .src_offset = src_offset, .dst_offset = dst_offset,
-        .row_bytes = bytes, .rows = 1, .depth = 1,
-        .src_pitch = bytes, .dst_pitch = bytes,
-        .src_slice_pitch = bytes, .dst_slice_pitch = bytes,
+        .src_offset = src_offset,
+        .dst_offset = dst_offset,
+        .row_bytes = bytes,
+        .rows = 1,
+        .depth = 1,
+        .src_pitch = bytes,
+        .dst_pitch = bytes,
+        .src_slice_pitch = bytes,
+        .dst_slice_pitch = bytes,
     };
 }
 
@@ -114,6 +121,6 @@ void accel__layout_span(const struct accel_copy_layout *layout, bool source,
     uint64_t pitch = source ? layout->src_pitch : layout->dst_pitch;
     uint64_t slice = source ? layout->src_slice_pitch : layout->dst_slice_pitch;
     *out_first = offset;
-    *out_end = offset + (layout->depth - 1) * slice + (layout->rows - 1) * pitch +
-               layout->row_bytes;
+    *out_end = offset + (layout->depth - 1) * slice +
+               (layout->rows - 1) * pitch + layout->row_bytes;
 }

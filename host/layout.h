@@ -18,8 +18,8 @@ accel_status accel__layout_normalize(const struct accel_copy_layout *layout,
                                      uint64_t src_limit, uint64_t dst_limit,
                                      struct accel_copy_layout *out_layout);
 /* One row of `bytes`, already in normalized form. */
-struct accel_copy_layout accel__layout_linear(uint64_t src_offset,
-                                              uint64_t dst_offset, uint64_t bytes);
+struct accel_copy_layout
+accel__layout_linear(uint64_t src_offset, uint64_t dst_offset, uint64_t bytes);
 /* The bytes a normalized layout moves. */
 static inline uint64_t accel__layout_bytes(const struct accel_copy_layout *layout)
 {

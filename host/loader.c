@@ -76,7 +76,9 @@ static char *name_from_file(const char *file)
  */
 static char *name_hint(const char *file)
 {
-    const char *start = strncmp(file, "lib" PREFIX, strlen("lib" PREFIX)) == 0 ? file + 3 : file;
+    const char *start = strncmp(file, "lib" PREFIX, strlen("lib" PREFIX)) == 0
+                            ? file + 3
+                            : file;
     const char *suffix = strstr(start, SUFFIX);
     if (strncmp(start, PREFIX, strlen(PREFIX)) != 0 || suffix == NULL ||
         (start == file && suffix[strlen(SUFFIX)] != '.'))
@@ -89,7 +91,8 @@ static char *name_hint(const char *file)
     size_t length = (size_t)(suffix - start) - strlen(PREFIX);
     if (!accel__plugin_name_valid(start + strlen(PREFIX), length))
         return NULL;
-    return accel__strdup_printf(PREFIX "%.*s" SUFFIX, (int)length, start + strlen(PREFIX));
+    return accel__strdup_printf(PREFIX "%.*s" SUFFIX, (int)length,
+                                start + strlen(PREFIX));
 }
 
 /* ---- candidates ---- */
@@ -97,12 +100,12 @@ static char *name_hint(const char *file)
 /* What every candidate of one discovery is checked against. */
 struct scan {
     struct accel__catalog *catalog;
-    struct accel__trust trust;          /* the effective user; insecure */
+    struct accel__trust trust; /* the effective user; insecure */
     const struct accel__backend_item *wanted;
     size_t wanted_count;
     bool open_all;
-    struct accel__seen inodes;                 /* every candidate, by its file */
-    struct accel__seen names;                  /* those not rejected, by name */
+    struct accel__seen inodes; /* every candidate, by its file */
+    struct accel__seen names;  /* those not rejected, by name */
 };
 
 /* Room for one more candidate: the array doubles, so adding n costs O(n). */
@@ -198,15 +201,16 @@ static accel_status plugin_resolve(struct accel__plugin *plugin,
                                    struct accel__plugin_file *file)
 {
     char why[1024];
-    const char *refusal =
-        accel__plugin_file_load(&file->fd, &file->st, &plugin->dl, why, sizeof why);
+    const char *refusal = accel__plugin_file_load(&file->fd, &file->st,
+                                                  &plugin->dl, why, sizeof why);
     if (refusal != NULL)
         return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", refusal);
     plugin->fd = file->fd;
     file->fd = -1;
     dlerror();
     refusal = accel__driver_table_refusal(dlsym(plugin->dl, ACCEL_DRIVER_SYMBOL),
-                                          plugin->name, &plugin->drv, why, sizeof why);
+                                          plugin->name, &plugin->drv, why,
+                                          sizeof why);
     if (refusal == NULL) {
         /* Kept apart from the table: the plugin may be closed while its
          * entry in the catalog is still listed. */
@@ -252,9 +256,8 @@ static accel_status plugin_start(const struct accel__catalog *catalog,
                                  struct accel__plugin *plugin)
 {
     accel_drv_plugin *state = NULL;
-    accel_status status =
-        start_status(plugin->drv.plugin_open(catalog->services, &state),
-                     "plugin_open");
+    accel_status status = start_status(
+        plugin->drv.plugin_open(catalog->services, &state), "plugin_open");
     if (status == ACCEL_OK && state == NULL)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "plugin_open succeeded without a plugin");
@@ -300,7 +303,8 @@ static bool is_wanted(const struct scan *scan, const char *name)
 static bool already_considered(struct scan *scan, const struct stat *file,
                                const char *path)
 {
-    size_t found = accel__seen_find(&scan->inodes, scan->catalog, ACCEL__SEEN_INODE, file, NULL);
+    size_t found = accel__seen_find(&scan->inodes, scan->catalog,
+                                    ACCEL__SEEN_INODE, file, NULL);
     if (found == ACCEL__SEEN_NONE)
         return false;
     accel__log(ACCEL_LOG_DEBUG, "%s: already considered as %s", path,
@@ -326,25 +330,29 @@ static accel_status warn_exports(struct accel__plugin *plugin, uint64_t exports)
         (unsigned long long)exports);
     if (warning == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin warning");
-    accel__log(ACCEL_LOG_WARN, "%s: exports %llu symbols; only " ACCEL_DRIVER_SYMBOL
-               " should be exported", plugin->path, (unsigned long long)exports);
+    accel__log(ACCEL_LOG_WARN,
+               "%s: exports %llu symbols; only " ACCEL_DRIVER_SYMBOL
+               " should be exported",
+               plugin->path, (unsigned long long)exports);
     free(plugin->reason);
     plugin->reason = warning;
     return ACCEL_OK;
 }
 
 /* The candidate's name, file and place are checked: open it if wanted. */
-static accel_status candidate_open(struct scan *scan, struct accel__plugin *plugin,
+static accel_status candidate_open(struct scan *scan,
+                                   struct accel__plugin *plugin,
                                    struct accel__plugin_file *file)
 {
     if (file->refusal[0] != '\0')
         return set_reason(plugin, ACCEL_PLUGIN_REJECTED, "%s", file->refusal);
-    size_t earlier = accel__seen_find(&scan->names, scan->catalog, ACCEL__SEEN_NAME, NULL,
-                               plugin->name);
+    size_t earlier = accel__seen_find(&scan->names, scan->catalog,
+                                      ACCEL__SEEN_NAME, NULL, plugin->name);
     if (earlier != ACCEL__SEEN_NONE)
-        return set_reason(plugin, ACCEL_PLUGIN_REJECTED,
-                          "duplicate: a plugin named '%s' was found first at %s",
-                          plugin->name, scan->catalog->plugins[earlier].path);
+        return set_reason(
+            plugin, ACCEL_PLUGIN_REJECTED,
+            "duplicate: a plugin named '%s' was found first at %s",
+            plugin->name, scan->catalog->plugins[earlier].path);
     if (!is_wanted(scan, plugin->name))
         return set_reason(plugin, ACCEL_PLUGIN_SKIPPED,
                           "not opened: the backend selection does not name it");
@@ -380,18 +388,21 @@ static accel_status candidate_check(struct scan *scan, const char *path,
         status = set_reason(plugin, ACCEL_PLUGIN_REJECTED,
                             "not a candidate: did you mean %s?", hint);
     else if (name == NULL || !accel__plugin_name_valid(name, strlen(name)))
-        status = set_reason(plugin, ACCEL_PLUGIN_REJECTED,
-                            "the file name is not accel-plugin-NAME.so with NAME "
-                            "1 to %d characters of [a-z0-9_]",
-                            ACCEL_PLUGIN_NAME_MAX);
+        status = set_reason(
+            plugin, ACCEL_PLUGIN_REJECTED,
+            "the file name is not accel-plugin-NAME.so with NAME "
+            "1 to %d characters of [a-z0-9_]",
+            ACCEL_PLUGIN_NAME_MAX);
     else
         status = candidate_open(scan, plugin, file);
     free(hint);
     size_t index = (size_t)(plugin - scan->catalog->plugins);
     if (status == ACCEL_OK)
-        status = accel__seen_add(&scan->inodes, scan->catalog, ACCEL__SEEN_INODE, index);
+        status = accel__seen_add(&scan->inodes, scan->catalog,
+                                 ACCEL__SEEN_INODE, index);
     if (status == ACCEL_OK && plugin->state_kind != ACCEL_PLUGIN_REJECTED)
-        status = accel__seen_add(&scan->names, scan->catalog, ACCEL__SEEN_NAME, index);
+        status = accel__seen_add(&scan->names, scan->catalog, ACCEL__SEEN_NAME,
+                                 index);
     return status;
 }
 
@@ -405,8 +416,8 @@ static accel_status consider(struct scan *scan, const struct accel__dir *dir,
     if (path == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "path");
     struct accel__plugin_file file;
-    accel_status status =
-        accel__plugin_file_open(&scan->trust, dir, file_name, path, &file);
+    accel_status status = accel__plugin_file_open(&scan->trust, dir, file_name,
+                                                  path, &file);
     if (status == ACCEL_OK && !file.gone &&
         !already_considered(scan, &file.st, path))
         status = candidate_check(scan, path, file_name, &file);
@@ -459,8 +470,8 @@ static void name_list_add(struct name_list *list, const char *name)
  * with no name kept. A directory that cannot be read gives none.
  */
 static accel_status dir_names(const struct accel__dir *dir,
-                              struct name_list *out_list, struct name_list *out_misses,
-                              bool *out_too_many)
+                              struct name_list *out_list,
+                              struct name_list *out_misses, bool *out_too_many)
 {
     memset(out_list, 0, sizeof *out_list);
     memset(out_misses, 0, sizeof *out_misses);
@@ -532,11 +543,15 @@ static accel_status near_miss(struct scan *scan, const struct accel__dir *dir,
                      ? accel__strdup_printf("/%s", file_name)
                      : accel__strdup_printf("%s/%s", dir->path, file_name);
     char *hint = name_hint(file_name);
-    struct accel__plugin *entry = path && hint ? candidate_add(scan->catalog, path, NULL)
-                                               : NULL;
+    struct accel__plugin *entry = path && hint
+                                      ? candidate_add(scan->catalog, path, NULL)
+                                      : NULL;
     accel_status status = entry == NULL
-        ? accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin candidate")
-        : set_reason(entry, ACCEL_PLUGIN_REJECTED, "not a candidate: did you mean %s?", hint);
+                              ? accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                                             "plugin candidate")
+                              : set_reason(entry, ACCEL_PLUGIN_REJECTED,
+                                           "not a candidate: did you mean %s?",
+                                           hint);
     free(path);
     free(hint);
     return status;
@@ -545,9 +560,9 @@ static accel_status near_miss(struct scan *scan, const struct accel__dir *dir,
 static accel_status scan_directory(struct scan *scan, const char *dir_path)
 {
     struct accel__dir dir;
-    accel_status status = accel__dir_open(&scan->trust, dir_path, "its directory",
-                                          &dir);
-    struct name_list list = { 0 }, misses = { 0 };
+    accel_status status = accel__dir_open(&scan->trust, dir_path,
+                                          "its directory", &dir);
+    struct name_list list = {0}, misses = {0};
     bool too_many = false;
     if (status == ACCEL_OK && dir.fd < 0)
         accel__log(ACCEL_LOG_INFO, "%s: cannot read: %s", dir_path, dir.refusal);
@@ -569,13 +584,15 @@ static accel_status scan_directory(struct scan *scan, const char *dir_path)
 static accel_status scan_file_entry(struct scan *scan, const char *entry)
 {
     const char *slash = strrchr(entry, '/');
-    char *dir_path = slash == NULL ? strdup(".")
-                     : strndup(entry, slash == entry ? 1 : (size_t)(slash - entry));
+    char *dir_path = slash == NULL
+                         ? strdup(".")
+                         : strndup(entry,
+                                   slash == entry ? 1 : (size_t)(slash - entry));
     if (dir_path == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "path");
     struct accel__dir dir;
-    accel_status status = accel__dir_open(&scan->trust, dir_path, "its directory",
-                                          &dir);
+    accel_status status = accel__dir_open(&scan->trust, dir_path,
+                                          "its directory", &dir);
     if (status == ACCEL_OK)
         status = consider(scan, &dir, slash ? slash + 1 : entry);
     accel__dir_close(&dir);
@@ -651,7 +668,7 @@ accel_status accel__catalog_load(struct accel__catalog *catalog,
     catalog->services = services;
     struct scan scan = {
         .catalog = catalog,
-        .trust = { .euid = ids->euid, .insecure = insecure_allowed(ids) },
+        .trust = {.euid = ids->euid, .insecure = insecure_allowed(ids)},
         .wanted = wanted,
         .wanted_count = wanted_count,
         .open_all = open_all,

@@ -20,22 +20,22 @@ struct accel__plugin {
     char *name;
     char *reason;
     accel_plugin_state state_kind;
-    char *version;                      /* a copy; NULL unless opened */
-    uint16_t abi_major, abi_minor;      /* the table's; 0 unless opened */
-    char *optional_entries;             /* "host_func, ..."; NULL unless opened */
+    char *version;                 /* a copy; NULL unless opened */
+    uint16_t abi_major, abi_minor; /* the table's; 0 unless opened */
+    char *optional_entries;        /* "host_func, ..."; NULL unless opened */
     int32_t priority;
-    uint64_t dev, ino;                  /* the file, to open it only once */
-    void *dl;                           /* dlopen handle, NULL unless opened */
-    int fd;                             /* the file dl was loaded from; -1 */
-    struct accel_driver_v1 drv;         /* the table, zero past struct_size */
-    accel_drv_plugin *state;            /* from plugin_open */
+    uint64_t dev, ino;          /* the file, to open it only once */
+    void *dl;                   /* dlopen handle, NULL unless opened */
+    int fd;                     /* the file dl was loaded from; -1 */
+    struct accel_driver_v1 drv; /* the table, zero past struct_size */
+    accel_drv_plugin *state;    /* from plugin_open */
     uint32_t device_count;
 };
 
 /* What discovery found: parallel arrays, the public view and ours. */
 struct accel__catalog {
     const struct accel_host_services *services; /* what plugin_open gets */
-    char **search;                      /* the search path, in order */
+    char **search;                              /* the search path, in order */
     size_t search_count;
     struct accel__plugin *plugins;
     accel_plugin_info *infos;

@@ -15,8 +15,8 @@ static pthread_once_t level_once = PTHREAD_ONCE_INIT;
 static accel_log_level level = ACCEL_LOG_NONE;
 
 static const char *const level_names[] = {
-    [ACCEL_LOG_NONE] = "none", [ACCEL_LOG_ERROR] = "error",
-    [ACCEL_LOG_WARN] = "warn", [ACCEL_LOG_INFO] = "info",
+    [ACCEL_LOG_NONE] = "none",   [ACCEL_LOG_ERROR] = "error",
+    [ACCEL_LOG_WARN] = "warn",   [ACCEL_LOG_INFO] = "info",
     [ACCEL_LOG_DEBUG] = "debug",
 };
 

@@ -48,20 +48,22 @@ accel_status accel_device_memory_stats_sized(accel_device *device,
                                              size_t stats_size)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = device_memory_stats_untraced(device, out_stats, stats_size);
+    accel_status status = device_memory_stats_untraced(device, out_stats,
+                                                       stats_size);
     return accel__trace_end("accel_device_memory_stats", traced, status, 0);
 }
 
-static accel_status device_set_pool_policy_untraced(accel_device *device,
-                                                    const accel_pool_policy *caller_policy)
+static accel_status
+device_set_pool_policy_untraced(accel_device *device,
+                                const accel_pool_policy *caller_policy)
 {
     if (device == NULL || caller_policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_device_set_pool_policy: NULL argument");
     accel_pool_policy policy;
-    accel_status status =
-        accel__struct_in(&policy, sizeof policy, caller_policy, POLICY_MIN,
-                         "accel_device_set_pool_policy");
+    accel_status status = accel__struct_in(&policy, sizeof policy,
+                                           caller_policy, POLICY_MIN,
+                                           "accel_device_set_pool_policy");
     if (status != ACCEL_OK)
         return status;
     if (policy.outdated_percent < 1 || policy.outdated_percent > 100)
@@ -84,7 +86,8 @@ accel_status accel_device_set_pool_policy(accel_device *device,
     return accel__trace_end("accel_device_set_pool_policy", traced, status, 0);
 }
 
-static accel_status device_compact_untraced(accel_device *device, uint32_t *out_pages)
+static accel_status device_compact_untraced(accel_device *device,
+                                            uint32_t *out_pages)
 {
     if (out_pages != NULL)
         *out_pages = 0;

@@ -31,7 +31,7 @@
 struct accel_kernel {
     accel_module *module;
     char *name;
-    accel_drv_kernel *drv;               /* NULL while the device is lost */
+    accel_drv_kernel *drv; /* NULL while the device is lost */
     /*
      * Immutable once accel_kernel_get has returned the kernel: launches read
      * it without the device lock, so a reset checks the signature the plugin
@@ -43,8 +43,8 @@ struct accel_kernel {
 
 struct accel_module {
     accel_device *device;
-    accel_drv_module *drv;               /* NULL while the device is lost */
-    void *image;                         /* the image loaded, for reloads */
+    accel_drv_module *drv; /* NULL while the device is lost */
+    void *image;           /* the image loaded, for reloads */
     size_t size;
     /* The bundle's signatures entry (signature.h), or NULL. */
     char *signatures;
@@ -113,7 +113,8 @@ static accel_status image_for_device(const accel_device *device, const void *dat
  * thread) leaves the module in the old context: it is handed back and the
  * load is lost. Returns with the lock held.
  */
-static accel_status module_load_unlocked(accel_device *device, accel_module *module)
+static accel_status module_load_unlocked(accel_device *device,
+                                         accel_module *module)
 {
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
@@ -172,8 +173,10 @@ static accel_status module_load_untraced(accel_device *device, const void *data,
         return status;
     accel_module *module = calloc(1, sizeof *module);
     void *copy = malloc(pick.size);
-    char *signatures = pick.signatures != NULL ? malloc(pick.signatures_size) : NULL;
-    if (module == NULL || copy == NULL || (pick.signatures != NULL && signatures == NULL)) {
+    char *signatures = pick.signatures != NULL ? malloc(pick.signatures_size)
+                                               : NULL;
+    if (module == NULL || copy == NULL ||
+        (pick.signatures != NULL && signatures == NULL)) {
         free(module);
         free(copy);
         free(signatures);
@@ -182,7 +185,9 @@ static accel_status module_load_untraced(accel_device *device, const void *data,
     memcpy(copy, pick.image, pick.size);
     if (signatures != NULL)
         memcpy(signatures, pick.signatures, pick.signatures_size);
-    *module = (accel_module){.device = device, .image = copy, .size = pick.size,
+    *module = (accel_module){.device = device,
+                             .image = copy,
+                             .size = pick.size,
                              .signatures = signatures,
                              .signatures_size = pick.signatures_size};
     pthread_mutex_init(&module->get_lock, NULL);
@@ -202,8 +207,8 @@ static accel_status module_load_untraced(accel_device *device, const void *data,
     return status;
 }
 
-accel_status accel_module_load(accel_device *device, const void *data, size_t size,
-                               accel_module **out_module)
+accel_status accel_module_load(accel_device *device, const void *data,
+                               size_t size, accel_module **out_module)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = module_load_untraced(device, data, size, out_module);
@@ -247,7 +252,8 @@ done:
     return status;
 }
 
-static accel_status module_load_file_untraced(accel_device *device, const char *path,
+static accel_status module_load_file_untraced(accel_device *device,
+                                              const char *path,
                                               accel_module **out_module)
 {
     if (out_module != NULL)
@@ -328,12 +334,13 @@ static accel_status signature_settle(const accel_module *module, const char *nam
     if (signature->param_count > ACCEL_KERNEL_MAX_PARAMS &&
         signature->param_count != ACCEL_PARAM_COUNT_UNKNOWN)
         return accel__error(ACCEL_ERR_PLUGIN_ABI,
-                            "kernel_get: '%s' has %u parameters, more than %d", name,
-                            signature->param_count, ACCEL_KERNEL_MAX_PARAMS);
+                            "kernel_get: '%s' has %u parameters, more than %d",
+                            name, signature->param_count,
+                            ACCEL_KERNEL_MAX_PARAMS);
     accel_status status = accel__signature_check(name, signature);
     if (status == ACCEL_OK)
-        status = accel__signature_complete(module->signatures, module->signatures_size,
-                                           name, signature);
+        status = accel__signature_complete(
+            module->signatures, module->signatures_size, name, signature);
     return status;
 }
 
@@ -345,7 +352,8 @@ static accel_status signature_settle(const accel_module *module, const char *nam
  * lost. Called with the lock held and the module's get_lock; returns with
  * the lock held.
  */
-static accel_status kernel_get_unlocked(accel_device *device, accel_module *module,
+static accel_status kernel_get_unlocked(accel_device *device,
+                                        accel_module *module,
                                         struct accel_kernel *kernel)
 {
     uint32_t generation = atomic_load(&device->generation);
@@ -429,31 +437,36 @@ static accel_status check_geometry(const accel_device *device, accel_dim3 grid,
                                    accel_dim3 block, uint32_t shared_bytes)
 {
     const struct accel_device_props *p = &device->props;
-    const uint32_t g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
+    const uint32_t g[3] = {grid.x, grid.y, grid.z},
+                   b[3] = {block.x, block.y, block.z};
     for (int i = 0; i < 3; i++) {
         if (g[i] == 0 || b[i] == 0)
-            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                                "accel_launch: grid %ux%ux%u, block %ux%ux%u: no "
-                                "dimension may be 0",
-                                g[0], g[1], g[2], b[0], b[1], b[2]);
+            return accel__error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "accel_launch: grid %ux%ux%u, block %ux%ux%u: no "
+                "dimension may be 0",
+                g[0], g[1], g[2], b[0], b[1], b[2]);
         if (g[i] > p->max_grid_dim[i] || b[i] > p->max_block_dim[i])
-            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                                "accel_launch: dimension %c of grid %u or block %u "
-                                "passes the device's %u or %u",
-                                "xyz"[i], g[i], b[i], p->max_grid_dim[i],
-                                p->max_block_dim[i]);
+            return accel__error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "accel_launch: dimension %c of grid %u or block %u "
+                "passes the device's %u or %u",
+                "xyz"[i], g[i], b[i], p -> max_grid_dim[i],
+                p -> max_block_dim[i]);
     }
     uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
     if (threads > p->max_threads_per_block)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_launch: %llu threads per block, the device "
                             "allows %u",
-                            (unsigned long long)threads, p->max_threads_per_block);
+                            (unsigned long long)threads,
+                            p->max_threads_per_block);
     if (shared_bytes > p->max_shared_bytes)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "accel_launch: %u bytes of shared memory, the device "
-                            "allows %u",
-                            shared_bytes, p->max_shared_bytes);
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "accel_launch: %u bytes of shared memory, the device "
+            "allows %u",
+            shared_bytes, p->max_shared_bytes);
     return ACCEL_OK;
 }
 
@@ -467,20 +480,23 @@ static accel_status check_args(const struct accel_kernel *kernel,
                             "may not be NULL)",
                             nargs, ACCEL_KERNEL_MAX_PARAMS);
     if (sig->param_count != ACCEL_PARAM_COUNT_UNKNOWN && nargs != sig->param_count)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "accel_launch: kernel '%s' takes %u arguments, not %u",
-                            kernel->name, sig->param_count, nargs);
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "accel_launch: kernel '%s' takes %u arguments, not %u",
+            kernel->name, sig->param_count, nargs);
     uint64_t total = 0;
     for (uint32_t i = 0; i < nargs; i++) {
         const accel_arg *a = &args[i];
-        uint64_t size = a->kind == ACCEL_ARG_KIND_REF ? sizeof(uint64_t) : a->size;
+        uint64_t size = a->kind == ACCEL_ARG_KIND_REF ? sizeof(uint64_t)
+                                                      : a->size;
         if (a->kind == ACCEL_ARG_KIND_VALUE &&
             (a->value == NULL || a->size == 0 || a->align == 0 ||
              (a->align & (a->align - 1)) != 0 || a->align > 4096))
-            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                                "accel_launch: argument %u: a value needs bytes, "
-                                "a size and a power-of-two alignment up to 4096",
-                                i);
+            return accel__error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "accel_launch: argument %u: a value needs bytes, "
+                "a size and a power-of-two alignment up to 4096",
+                i);
         if (a->kind != ACCEL_ARG_KIND_REF && a->kind != ACCEL_ARG_KIND_VALUE)
             return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                                 "accel_launch: argument %u has kind %d", i,
@@ -488,13 +504,13 @@ static accel_status check_args(const struct accel_kernel *kernel,
         accel_status typed = accel__signature_check_kind(kernel->name, sig, i, a);
         if (typed != ACCEL_OK)
             return typed;
-        if (sig->param_count != ACCEL_PARAM_COUNT_UNKNOWN && sig->param_sizes[i] != 0 &&
-            sig->param_sizes[i] != size)
-            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                                "accel_launch: argument %u of '%s' is %llu bytes, "
-                                "the kernel takes %u",
-                                i, kernel->name, (unsigned long long)size,
-                                sig->param_sizes[i]);
+        if (sig->param_count != ACCEL_PARAM_COUNT_UNKNOWN &&
+            sig->param_sizes[i] != 0 && sig->param_sizes[i] != size)
+            return accel__error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "accel_launch: argument %u of '%s' is %llu bytes, "
+                "the kernel takes %u",
+                i, kernel->name, (unsigned long long)size, sig->param_sizes[i]);
         total += size;
     }
     if (total > LAUNCH_ARG_BYTES_MAX)
@@ -509,9 +525,11 @@ static accel_status check_args(const struct accel_kernel *kernel,
  * parameter once it is known to be live (a freed ref is a freed ref, whatever
  * its type); lock held.
  */
-static accel_status resolve_args(accel_stream *stream, const struct accel_kernel *kernel,
+static accel_status resolve_args(accel_stream *stream,
+                                 const struct accel_kernel *kernel,
                                  const accel_arg *args, uint32_t nargs,
-                                 uint64_t *addresses, void **pointers, size_t *sizes)
+                                 uint64_t *addresses, void **pointers,
+                                 size_t *sizes)
 {
     for (uint32_t i = 0; i < nargs; i++) {
         if (args[i].kind == ACCEL_ARG_KIND_VALUE) {
@@ -520,12 +538,13 @@ static accel_status resolve_args(accel_stream *stream, const struct accel_kernel
             continue;
         }
         struct accel__slot *slot = NULL;
-        accel_status status = accel__ref_resolve(stream->device, args[i].ref, &slot);
+        accel_status status = accel__ref_resolve(stream->device, args[i].ref,
+                                                 &slot);
         if (status != ACCEL_OK)
             return accel__error(status, "accel_launch: argument %u: %s", i,
                                 accel_last_error());
-        status = accel__signature_check_ref_type(kernel->name, &kernel->signature, i,
-                                                 slot->type);
+        status = accel__signature_check_ref_type(
+            kernel->name, &kernel->signature, i, slot->type);
         if (status != ACCEL_OK)
             return status;
         addresses[i] = slot->slice.address;
@@ -540,16 +559,17 @@ static accel_status resolve_args(accel_stream *stream, const struct accel_kernel
 
 static accel_status launch_untraced(accel_stream *stream, accel_kernel *kernel,
                                     accel_dim3 grid, accel_dim3 block,
-                                    uint32_t shared_bytes, const accel_arg *args,
-                                    uint32_t nargs)
+                                    uint32_t shared_bytes,
+                                    const accel_arg *args, uint32_t nargs)
 {
     if (stream == NULL || kernel == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "accel_launch: NULL stream or kernel");
     accel_device *device = stream->device;
     if (kernel->module->device != device)
-        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
-                            "accel_launch: the kernel was loaded on another device");
+        return accel__error(
+            ACCEL_ERR_DEVICE_MISMATCH,
+            "accel_launch: the kernel was loaded on another device");
     accel_status status = check_geometry(device, grid, block, shared_bytes);
     if (status == ACCEL_OK)
         status = check_args(kernel, args, nargs);
@@ -569,7 +589,8 @@ static accel_status launch_untraced(accel_stream *stream, accel_kernel *kernel,
     if (kernel->drv == NULL)
         status = accel__device_gone(device, "accel_launch");
     if (status == ACCEL_OK)
-        status = resolve_args(stream, kernel, args, nargs, addresses, pointers, sizes);
+        status = resolve_args(stream, kernel, args, nargs, addresses, pointers,
+                              sizes);
     if (status == ACCEL_OK)
         status = ACCEL__DRV_CALL(device, launch, stream->drv, kernel->drv,
                                  &config, pointers, sizes, nargs);
@@ -577,12 +598,14 @@ static accel_status launch_untraced(accel_stream *stream, accel_kernel *kernel,
     return accel__submit_end(stream, status);
 }
 
-accel_status accel_launch(accel_stream *stream, accel_kernel *kernel, accel_dim3 grid,
-                          accel_dim3 block, uint32_t shared_bytes, const accel_arg *args,
+accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
+                          accel_dim3 grid, accel_dim3 block,
+                          uint32_t shared_bytes, const accel_arg *args,
                           uint32_t nargs)
 {
     uint64_t traced = accel__trace_now();
-    accel_status status = launch_untraced(stream, kernel, grid, block, shared_bytes, args, nargs);
+    accel_status status = launch_untraced(stream, kernel, grid, block,
+                                          shared_bytes, args, nargs);
     return accel__trace_end("accel_launch", traced, status, 0);
 }
 
@@ -600,7 +623,8 @@ void accel__modules_release(accel_device *device)
 }
 
 /* Look a kernel up again in its reloaded module; lock held. */
-static accel_status kernel_rebuild(accel_device *device, struct accel_kernel *kernel)
+static accel_status kernel_rebuild(accel_device *device,
+                                   struct accel_kernel *kernel)
 {
     /* The signature goes to a copy: launches read the kernel's own without
      * the lock, and it must not change under them. */
@@ -613,10 +637,11 @@ static accel_status kernel_rebuild(accel_device *device, struct accel_kernel *ke
         status = signature_settle(kernel->module, kernel->name, &signature);
     if (status == ACCEL_OK &&
         memcmp(&signature, &kernel->signature, sizeof signature) != 0)
-        status = accel__error(ACCEL_ERR_PLUGIN_ABI,
-                              "kernel_get: '%s' has another signature after the "
-                              "reset than the same image gave before",
-                              kernel->name);
+        status = accel__error(
+            ACCEL_ERR_PLUGIN_ABI,
+            "kernel_get: '%s' has another signature after the "
+            "reset than the same image gave before",
+            kernel->name);
     return status;
 }
 
@@ -625,8 +650,8 @@ accel_status accel__modules_rebuild(accel_device *device)
     for (accel_module *m = device->modules; m != NULL; m = m->next) {
         accel_status status = ACCEL__DRV_CALL(device, module_load, m->image,
                                               m->size, &m->drv);
-        for (struct accel_kernel *k = m->kernels; status == ACCEL_OK && k != NULL;
-             k = k->next)
+        for (struct accel_kernel *k = m->kernels;
+             status == ACCEL_OK && k != NULL; k = k->next)
             status = kernel_rebuild(device, k);
         if (status != ACCEL_OK)
             return status;

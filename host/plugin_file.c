@@ -25,7 +25,8 @@ void (*accel__plugin_file_test_hook)(const char *shown, int fd);
 
 /* The opening flags of a candidate: never follow, never block on a FIFO,
  * never take a terminal. */
-#define FILE_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+#define FILE_OPEN_FLAGS                                                        \
+    (O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
 #define DIR_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_DIRECTORY)
 
 /* Root and the effective user are the owners a process already trusts. */
@@ -118,8 +119,8 @@ static bool acl_writer(const struct accel__trust *trust, int fd,
 
 /* ---- directories ---- */
 
-static bool dir_refused(const struct accel__trust *trust, struct accel__dir *dir,
-                        const char *role)
+static bool dir_refused(const struct accel__trust *trust,
+                        struct accel__dir *dir, const char *role)
 {
     char who[128];
     unsigned mode = (unsigned)(dir->st.st_mode & 07777);
@@ -130,18 +131,21 @@ static bool dir_refused(const struct accel__trust *trust, struct accel__dir *dir
         snprintf(why, size,
                  "%s %s is owned by uid %u, neither root nor the effective "
                  "user (uid %u)",
-                 role, dir->path, (unsigned)dir->st.st_uid, (unsigned)trust->euid);
+                 role, dir->path, (unsigned)dir->st.st_uid,
+                 (unsigned)trust->euid);
     else if ((dir->st.st_mode & S_IWOTH) && !sticky)
         snprintf(why, size,
                  "%s %s is writable by other users and not sticky (mode %04o)",
                  role, dir->path, mode);
-    else if (acl_writer(trust, dir->fd, "system.posix_acl_access", who, sizeof who) &&
+    else if (acl_writer(trust, dir->fd, "system.posix_acl_access", who,
+                        sizeof who) &&
              !sticky)
         snprintf(why, size,
                  "%s %s is writable by %s through its ACL "
                  "(system.posix_acl_access) and not sticky",
                  role, dir->path, who);
-    else if (acl_writer(trust, dir->fd, "system.posix_acl_default", who, sizeof who))
+    else if (acl_writer(trust, dir->fd, "system.posix_acl_default", who,
+                        sizeof who))
         snprintf(why, size,
                  "%s %s gives %s write access to the files made in it, through "
                  "its default ACL (system.posix_acl_default)",
@@ -171,9 +175,10 @@ static accel_status dir_open_at(const struct accel__trust *trust, int at,
         return ACCEL_OK;
     }
     char who[128];
-    out_dir->others_write =
-        (out_dir->st.st_mode & S_IWOTH) ||
-        acl_writer(trust, out_dir->fd, "system.posix_acl_access", who, sizeof who);
+    out_dir->others_write = (out_dir->st.st_mode & S_IWOTH) ||
+                            acl_writer(trust, out_dir->fd,
+                                       "system.posix_acl_access", who,
+                                       sizeof who);
     if (!trust->insecure)
         dir_refused(trust, out_dir, role);
     return ACCEL_OK;
@@ -217,7 +222,8 @@ static bool file_refused(const struct accel__trust *trust,
     else if (st->st_mode & S_IWOTH)
         snprintf(why, size, "the file is writable by other users (mode %04o)",
                  mode);
-    else if (acl_writer(trust, file->fd, "system.posix_acl_access", who, sizeof who))
+    else if (acl_writer(trust, file->fd, "system.posix_acl_access", who,
+                        sizeof who))
         snprintf(why, size,
                  "the file is writable by %s through its ACL "
                  "(system.posix_acl_access)",
@@ -248,8 +254,10 @@ static accel_status target_split(const char *target, char **out_dir,
     *out_base = slash ? slash + 1 : target;
     if ((*out_base)[0] == '\0')
         *out_base = ".";
-    *out_dir = slash == NULL ? strdup(".")
-               : strndup(target, slash == target ? 1 : (size_t)(slash - target));
+    *out_dir = slash == NULL
+                   ? strdup(".")
+                   : strndup(target,
+                             slash == target ? 1 : (size_t)(slash - target));
     if (*out_dir == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin path");
     return ACCEL_OK;
@@ -325,7 +333,8 @@ static accel_status follow_link(const struct accel__trust *trust,
     char *relative = NULL;
     const char *base = NULL;
     accel_status status = target_split(target, &relative, &base);
-    char *shown = status == ACCEL_OK ? target_dir_shown(dir, target, relative) : NULL;
+    char *shown = status == ACCEL_OK ? target_dir_shown(dir, target, relative)
+                                     : NULL;
     if (status == ACCEL_OK && shown == NULL)
         status = accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "plugin path");
     if (status == ACCEL_OK)
@@ -419,8 +428,8 @@ bool accel__plugin_file_exports(const struct accel__plugin_file *file,
 {
     int fd = file->fd;
     *out_count = 0;
-    return fd >= 0 &&
-           accel__elf_exported_symbols(read_fd, &fd, (uint64_t)file->st.st_size, out_count);
+    return fd >= 0 && accel__elf_exported_symbols(
+                          read_fd, &fd, (uint64_t)file->st.st_size, out_count);
 }
 
 /* The name of the loaded object behind `handle`; "" when unknown. */
@@ -473,8 +482,9 @@ static const char *name_for(int fd, const struct stat *st, int *out_fd,
     if (*out_fd >= 0 && *out_fd != fd)
         close(*out_fd);
     *out_fd = fd;
-    snprintf(why, why_size, "no free name to load its descriptor under: "
-                            "objects the dynamic loader kept hold them");
+    snprintf(why, why_size,
+             "no free name to load its descriptor under: "
+             "objects the dynamic loader kept hold them");
     return why;
 }
 
@@ -508,8 +518,7 @@ static const char *identity_refusal(void *handle, const char *path,
 }
 
 const char *accel__plugin_file_load(int *fd, const struct stat *st,
-                                    void **out_handle, char *why,
-                                    size_t why_size)
+                                    void **out_handle, char *why, size_t why_size)
 {
     *out_handle = NULL;
     char elf_why[512], path[64];
@@ -528,7 +537,8 @@ const char *accel__plugin_file_load(int *fd, const struct stat *st,
         snprintf(why, why_size, "dlopen failed: %s",
                  message ? message : "unknown error");
         refusal = why;
-    } else if ((refusal = identity_refusal(handle, path, st, why, why_size)) != NULL) {
+    } else if ((refusal = identity_refusal(handle, path, st, why, why_size)) !=
+               NULL) {
         dlclose(handle);
     }
     if (refusal != NULL) {

@@ -22,17 +22,17 @@
 
 /* Whose files a discovery trusts. */
 struct accel__trust {
-    uid_t euid;    /* with root, the owners trusted */
+    uid_t euid; /* with root, the owners trusted */
     bool insecure; /* ACCEL_ALLOW_INSECURE_PLUGINS=1: no owner, mode or ACL check */
 };
 
 /* A directory opened for its candidates, with its own checks done. */
 struct accel__dir {
-    int fd;               /* -1 when it could not be opened */
-    char *path;           /* as shown in reasons */
+    int fd;     /* -1 when it could not be opened */
+    char *path; /* as shown in reasons */
     struct stat st;
-    bool others_write;    /* others may add entries here (a sticky dir) */
-    char refusal[640];    /* why no file in it is loaded; "" when safe */
+    bool others_write; /* others may add entries here (a sticky dir) */
+    char refusal[640]; /* why no file in it is loaded; "" when safe */
 };
 
 /*
@@ -46,10 +46,10 @@ void accel__dir_close(struct accel__dir *dir);
 
 /* One candidate file, opened and checked. */
 struct accel__plugin_file {
-    int fd;               /* the file, -1 when not opened */
-    struct stat st;       /* fstat of fd; lstat of the entry when fd is -1 */
-    bool gone;            /* nothing by that name: not a candidate */
-    char refusal[1024];   /* why it may not be loaded; "" when it may */
+    int fd;             /* the file, -1 when not opened */
+    struct stat st;     /* fstat of fd; lstat of the entry when fd is -1 */
+    bool gone;          /* nothing by that name: not a candidate */
+    char refusal[1024]; /* why it may not be loaded; "" when it may */
 };
 
 /*

@@ -34,7 +34,8 @@ void accel__pool_set_own_allocations(struct accel__pool *pool, bool own)
  */
 static uint64_t class_page_bytes(const struct accel__pool *pool, uint64_t slice)
 {
-    uint64_t bytes = slice * 4 > ACCEL__POOL_MIN_PAGE ? slice * 4 : ACCEL__POOL_MIN_PAGE;
+    uint64_t bytes = slice * 4 > ACCEL__POOL_MIN_PAGE ? slice * 4
+                                                      : ACCEL__POOL_MIN_PAGE;
     uint64_t quarter = pool->device_memory / 4;
     if (quarter != 0) {
         uint64_t cap = 1ull << (63 - __builtin_clzll(quarter));
@@ -83,8 +84,9 @@ static accel_status page_new(struct accel__pool *pool,
     uint64_t slice = class_index < ACCEL__POOL_CLASSES
                          ? (uint64_t)ACCEL__POOL_MIN_SLICE << class_index
                          : own_bytes;
-    uint64_t bytes =
-        class_index < ACCEL__POOL_CLASSES ? class_page_bytes(pool, slice) : own_bytes;
+    uint64_t bytes = class_index < ACCEL__POOL_CLASSES
+                         ? class_page_bytes(pool, slice)
+                         : own_bytes;
     uint32_t capacity = (uint32_t)(bytes / slice);
     struct accel__page *page = calloc(1, sizeof *page);
     uint32_t *lists = calloc(2 * (size_t)capacity, sizeof *lists);
@@ -185,7 +187,8 @@ accel_status accel__pool_take(struct accel__pool *pool,
                               uint32_t owner, struct accel__slice *out_slice)
 {
     memset(out_slice, 0, sizeof *out_slice);
-    uint32_t class_index = pool->own_allocations ? ACCEL__POOL_CLASSES : class_of(bytes);
+    uint32_t class_index = pool->own_allocations ? ACCEL__POOL_CLASSES
+                                                 : class_of(bytes);
     struct accel__page *page = NULL;
     accel_status status = ACCEL_OK;
     if (class_index == ACCEL__POOL_CLASSES) {
@@ -260,8 +263,8 @@ void accel__pool_page_free(struct accel__pool *pool,
 }
 
 /* mem_free each page of a list taken off `freeing`, and the host side. */
-static void pages_destroy(const struct accel_driver_v1 *drv, accel_drv_device *device,
-                          struct accel__page *pages)
+static void pages_destroy(const struct accel_driver_v1 *drv,
+                          accel_drv_device *device, struct accel__page *pages)
 {
     while (pages != NULL) {
         struct accel__page *next = pages->next;
@@ -385,16 +388,16 @@ uint64_t accel__pool_class_room(const struct accel__pool *pool,
                                 uint32_t class_index)
 {
     uint64_t room = 0;
-    for (const struct accel__page *p = pool->classes[class_index].pages; p != NULL;
-         p = p->next) {
+    for (const struct accel__page *p = pool->classes[class_index].pages;
+         p != NULL; p = p->next) {
         if (!p->retiring)
             room += p->free_top;
     }
     return room;
 }
 
-void accel__pool_trim(struct accel__pool *pool, const struct accel_driver_v1 *drv,
-                      accel_drv_device *device)
+void accel__pool_trim(struct accel__pool *pool,
+                      const struct accel_driver_v1 *drv, accel_drv_device *device)
 {
     while (pool->spare_pages != NULL)
         accel__pool_page_free(pool, drv, device, pool->spare_pages);

@@ -18,11 +18,11 @@
 
 #include "accel/driver.h"
 
-#define ACCEL__POOL_MIN_SLICE 256u          /* the smallest class */
-#define ACCEL__POOL_CLASSES 13              /* 256 B .. 1 MiB */
-#define ACCEL__POOL_MIN_PAGE (2u << 20)     /* a class page is at least 2 MiB */
-#define ACCEL__NO_OWNER UINT32_MAX          /* owners[] of a free slice */
-#define ACCEL__DROPPED (UINT32_MAX - 1)     /* freed, waiting on the drop queue */
+#define ACCEL__POOL_MIN_SLICE 256u      /* the smallest class */
+#define ACCEL__POOL_CLASSES 13          /* 256 B .. 1 MiB */
+#define ACCEL__POOL_MIN_PAGE (2u << 20) /* a class page is at least 2 MiB */
+#define ACCEL__NO_OWNER UINT32_MAX      /* owners[] of a free slice */
+#define ACCEL__DROPPED (UINT32_MAX - 1) /* freed, waiting on the drop queue */
 /* Freed pages of their own kept for the next large allocation: at most
  * this many, of at most this many bytes together. */
 #define ACCEL__POOL_SPARE_MAX 4u
@@ -32,18 +32,18 @@ struct accel__page {
     accel_drv_mem *mem;
     uint64_t address;
     uint64_t bytes;
-    uint32_t class_index;   /* ACCEL__POOL_CLASSES for a page of its own */
+    uint32_t class_index; /* ACCEL__POOL_CLASSES for a page of its own */
     uint32_t slice_bytes;
-    uint32_t capacity;      /* slices */
+    uint32_t capacity; /* slices */
     uint32_t live;
-    uint32_t pinned;        /* live slices that must never move */
-    uint32_t dropped;       /* slices freed but still in use by streams */
-    bool retiring;          /* being emptied: takes no new slice */
-    bool queued;            /* emptied, on the drop queue to go back */
-    bool spare;             /* a free page of its own, kept for reuse */
+    uint32_t pinned;  /* live slices that must never move */
+    uint32_t dropped; /* slices freed but still in use by streams */
+    bool retiring;    /* being emptied: takes no new slice */
+    bool queued;      /* emptied, on the drop queue to go back */
+    bool spare;       /* a free page of its own, kept for reuse */
     uint32_t free_top;
-    uint32_t *free_slices;  /* a stack of free slice indexes */
-    uint32_t *owners;       /* the ref slot of each slice, or ACCEL__NO_OWNER */
+    uint32_t *free_slices; /* a stack of free slice indexes */
+    uint32_t *owners;      /* the ref slot of each slice, or ACCEL__NO_OWNER */
     struct accel__page *prev, *next;
 };
 
@@ -54,7 +54,7 @@ struct accel__pool_class {
 
 struct accel__pool {
     struct accel__pool_class classes[ACCEL__POOL_CLASSES];
-    struct accel__page *own_pages; /* pages of one large allocation each */
+    struct accel__page *own_pages;   /* pages of one large allocation each */
     struct accel__page *spare_pages; /* freed ones of those, for reuse */
     /* Pages taken out of the pool whose mem_free is still to come: a
      * driver's free can synchronise with the device, so it is made after

@@ -32,8 +32,9 @@
 /* Objects this thread has borrowed, from any device. */
 static _Thread_local uint32_t borrowed_here;
 
-static accel_status device_set_recovery_untraced(accel_device *device,
-                                                 const accel_recovery_policy *caller_policy)
+static accel_status
+device_set_recovery_untraced(accel_device *device,
+                             const accel_recovery_policy *caller_policy)
 {
     if (device == NULL || caller_policy == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,

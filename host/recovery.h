@@ -18,7 +18,7 @@ struct accel__recovery {
     uint32_t first, count;
     /* Plugin objects in use outside the device lock: a reset waits for them. */
     uint32_t borrowed;
-    bool pending;                     /* lost; rebuild once this thread may */
+    bool pending; /* lost; rebuild once this thread may */
     _Atomic bool unrecoverable;
 };
 

@@ -46,13 +46,13 @@ static accel_status slot_take(struct accel__ref_table *table, uint32_t *out_inde
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                 "the ref table is full");
         uint32_t capacity = table->capacity ? table->capacity * 2 : 64;
-        struct accel__slot *slots =
-            realloc(table->slots, capacity * sizeof *slots);
+        struct accel__slot *slots = realloc(table->slots,
+                                            capacity * sizeof *slots);
         if (slots == NULL)
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "ref table");
         table->slots = slots;
-        uint32_t *free_list =
-            realloc(table->free_list, capacity * sizeof *free_list);
+        uint32_t *free_list = realloc(table->free_list,
+                                      capacity * sizeof *free_list);
         if (free_list == NULL)
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "ref table");
         table->free_list = free_list;
@@ -85,10 +85,11 @@ accel_status accel__ref_unminted(accel_ref ref)
 {
     if (ref.device_id != 0 && ref.slot_generation != 0)
         return ACCEL_OK;
-    return accel__error(ACCEL_ERR_FREED_REF,
-                        "the ref (device id %u, slot %u, generation %u) was "
-                        "never allocated: a zero-initialised ref is never valid",
-                        ref.device_id, ref.slot, ref.slot_generation);
+    return accel__error(
+        ACCEL_ERR_FREED_REF,
+        "the ref (device id %u, slot %u, generation %u) was "
+        "never allocated: a zero-initialised ref is never valid",
+        ref.device_id, ref.slot, ref.slot_generation);
 }
 
 /* A ref of this device whose slot never reached its generation was never
@@ -117,10 +118,10 @@ accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
                             ref.slot, ref.slot_generation, device->plugin->name,
                             device->index);
     if (ref.device_id != device->id)
-        return accel__error(ACCEL_ERR_DEVICE_MISMATCH,
-                            "the ref belongs to device id %u, not %s:%u (id %u)",
-                            ref.device_id, device->plugin->name, device->index,
-                            device->id);
+        return accel__error(
+            ACCEL_ERR_DEVICE_MISMATCH,
+            "the ref belongs to device id %u, not %s:%u (id %u)", ref.device_id,
+            device->plugin->name, device->index, device->id);
     uint32_t generation = atomic_load(&device->generation);
     if (ref.device_generation != generation)
         return accel__error(ACCEL_ERR_STALE_REF,
@@ -130,10 +131,11 @@ accel_status accel__ref_resolve(accel_device *device, accel_ref ref,
     struct accel__ref_table *table = &device->refs;
     if (ref.slot >= table->used || !table->slots[ref.slot].live ||
         table->slots[ref.slot].generation != ref.slot_generation)
-        return accel__error(ACCEL_ERR_FREED_REF,
-                            "the ref (slot %u, generation %u) has been freed or "
-                            "was never allocated",
-                            ref.slot, ref.slot_generation);
+        return accel__error(
+            ACCEL_ERR_FREED_REF,
+            "the ref (slot %u, generation %u) has been freed or "
+            "was never allocated",
+            ref.slot, ref.slot_generation);
     struct accel__slot *slot = &table->slots[ref.slot];
     if (slot->type != ref.type || slot->count != ref.count)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -153,7 +155,8 @@ static accel_status alloc_untraced(accel_device *device, accel_elem_type type,
     if (out_ref != NULL)
         memset(out_ref, 0, sizeof *out_ref);
     if (device == NULL || out_ref == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_alloc: NULL argument");
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_alloc: NULL argument");
     size_t element = accel_elem_size(type);
     if (element == 0)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -211,13 +214,15 @@ done:
     return status;
 }
 
-accel_status accel_alloc(accel_device *device, accel_elem_type type, uint64_t count,
-                         accel_ref *out_ref)
+accel_status accel_alloc(accel_device *device, accel_elem_type type,
+                         uint64_t count, accel_ref *out_ref)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = alloc_untraced(device, type, count, out_ref);
     /* The bytes are worked out only when the call is traced. */
-    uint64_t bytes = traced != 0 && status == ACCEL_OK ? accel_ref_bytes(*out_ref) : 0;
+    uint64_t bytes = traced != 0 && status == ACCEL_OK
+                         ? accel_ref_bytes(*out_ref)
+                         : 0;
     return accel__trace_end("accel_alloc", traced, status, bytes);
 }
 
@@ -228,8 +233,8 @@ static void slot_free(accel_device *device, uint32_t index)
     struct accel__slot *slot = &device->refs.slots[index];
     if (slot->pinned)
         accel__pool_unpin(slot->slice);
-    accel_status status =
-        accel__drop_slice(device, slot->slice, slot->bytes, slot->lanes);
+    accel_status status = accel__drop_slice(device, slot->slice, slot->bytes,
+                                            slot->lanes);
     if (status != ACCEL_OK) {
         /* No fence could be made: wait for the device instead. */
         accel__streams_wait_all(device);
@@ -242,7 +247,8 @@ static void slot_free(accel_device *device, uint32_t index)
 static accel_status free_untraced(accel_device *device, accel_ref ref)
 {
     if (device == NULL)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "accel_free: NULL device");
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "accel_free: NULL device");
     if (accel__process_check(device->pid, "accel_free") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
     pthread_mutex_lock(&device->lock);
@@ -250,7 +256,8 @@ static accel_status free_untraced(accel_device *device, accel_ref ref)
     accel_status status = accel__ref_resolve(device, ref, &slot);
     if (status == ACCEL_OK)
         slot_free(device, ref.slot);
-    if (status == ACCEL_OK && device->pool.automatic && device->pool.outdated_hint) {
+    if (status == ACCEL_OK && device->pool.automatic &&
+        device->pool.outdated_hint) {
         device->pool.outdated_hint = 0;
         uint32_t pages = 0;
         /* The free itself succeeded; a failed compaction is only logged. */
@@ -336,7 +343,8 @@ static accel_status ref_native_untraced(accel_device *device, accel_ref ref,
     return status;
 }
 
-accel_status accel_ref_native(accel_device *device, accel_ref ref, uint64_t *out_address)
+accel_status accel_ref_native(accel_device *device, accel_ref ref,
+                              uint64_t *out_address)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = ref_native_untraced(device, ref, out_address);

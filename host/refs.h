@@ -15,12 +15,12 @@
 struct accel__slot {
     uint32_t generation; /* bumped at each free; starts at 1 */
     bool live;
-    bool pinned;         /* its native address was handed out: never moved */
+    bool pinned; /* its native address was handed out: never moved */
     uint32_t type;
     uint64_t count;
     uint64_t bytes;
     struct accel__slice slice; /* where it is now; the pool may move it */
-    uint64_t lanes;      /* streams that enqueued work on it (lane bits) */
+    uint64_t lanes; /* streams that enqueued work on it (lane bits) */
 };
 
 struct accel__ref_table {

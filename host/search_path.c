@@ -15,8 +15,8 @@
 #error "the build defines ACCEL_PLUGINDIR"
 #endif
 
-static accel_status search_add(struct accel__catalog *catalog, const char *entry,
-                               size_t length)
+static accel_status search_add(struct accel__catalog *catalog,
+                               const char *entry, size_t length)
 {
     if (length == 0)
         return ACCEL_OK;
@@ -99,4 +99,3 @@ accel_status accel__search_build(struct accel__catalog *catalog,
     }
     return search_add(catalog, ACCEL_PLUGINDIR, strlen(ACCEL_PLUGINDIR));
 }
-

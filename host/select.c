@@ -37,8 +37,8 @@
 struct pick {
     accel_host *host;
     char trace[TRACE_MAX];
-    char why[1024];                     /* the reasons no item picked */
-    struct accel__plugin *plugin;       /* the pick, NULL until made */
+    char why[1024];               /* the reasons no item picked */
+    struct accel__plugin *plugin; /* the pick, NULL until made */
     uint32_t index;
     /* Some term names devices by their props: ask the plugins for them.
      * Otherwise none is asked (indexes alone need nothing from a plugin). */
@@ -48,7 +48,8 @@ struct pick {
 static bool needs_props(const accel_host *host)
 {
     for (size_t i = 0; i < host->item_count; i++) {
-        if (host->items[i].kind != ACCEL__TERM_NONE && host->items[i].kind != ACCEL__TERM_INDEX)
+        if (host->items[i].kind != ACCEL__TERM_NONE &&
+            host->items[i].kind != ACCEL__TERM_INDEX)
             return true;
     }
     return false;
@@ -70,12 +71,14 @@ static void append(char *buffer, size_t size, const char *fmt, ...)
 }
 
 /* "null, cuda" from the catalog's candidate names, into `buffer`. */
-static void names_found(const struct accel__catalog *catalog, char *buffer, size_t size)
+static void names_found(const struct accel__catalog *catalog, char *buffer,
+                        size_t size)
 {
     buffer[0] = '\0';
     for (size_t i = 0; i < catalog->count; i++) {
         if (catalog->plugins[i].name != NULL)
-            append(buffer, size, "%s%s", buffer[0] ? ", " : "", catalog->plugins[i].name);
+            append(buffer, size, "%s%s", buffer[0] ? ", " : "",
+                   catalog->plugins[i].name);
     }
     if (buffer[0] == '\0')
         snprintf(buffer, size, "none");
@@ -85,7 +88,8 @@ static void names_found(const struct accel__catalog *catalog, char *buffer, size
 static bool name_in_catalog(const struct accel__catalog *catalog, const char *name)
 {
     for (size_t i = 0; i < catalog->count; i++) {
-        if (catalog->plugins[i].name != NULL && strcmp(catalog->plugins[i].name, name) == 0)
+        if (catalog->plugins[i].name != NULL &&
+            strcmp(catalog->plugins[i].name, name) == 0)
             return true;
     }
     return false;
@@ -100,10 +104,11 @@ static accel_status check_names(struct pick *pick)
             continue;
         char found[512];
         names_found(&host->catalog, found, sizeof found);
-        return accel__error(ACCEL_ERR_NOT_FOUND,
-                            "the backend selection names '%s', which is not among the "
-                            "plugins found: %s",
-                            item->name, found);
+        return accel__error(
+            ACCEL_ERR_NOT_FOUND,
+            "the backend selection names '%s', which is not among the "
+            "plugins found: %s",
+            item->name, found);
     }
     return ACCEL_OK;
 }
@@ -127,7 +132,8 @@ static bool term_matches(const struct accel__backend_item *item, uint32_t index,
     case ACCEL__TERM_INDEX:
         return index == item->index;
     case ACCEL__TERM_UUID:
-        return props->uuid[0] != '\0' && uuid_prefix_matches(props->uuid, item->text);
+        return props->uuid[0] != '\0' &&
+               uuid_prefix_matches(props->uuid, item->text);
     case ACCEL__TERM_PCI:
         return strcmp(props->pci_bus_id, item->text) == 0;
     case ACCEL__TERM_NAME:
@@ -143,35 +149,38 @@ static bool item_names(const struct accel__backend_item *item,
 }
 
 /* The exclusion that takes plugin's device `index`, or NULL. */
-static const struct accel__backend_item *exclusion_of(const accel_host *host,
-                                                      const struct accel__plugin *plugin,
-                                                      uint32_t index,
-                                                      const struct accel_device_props *props)
+static const struct accel__backend_item *
+exclusion_of(const accel_host *host, const struct accel__plugin *plugin,
+             uint32_t index, const struct accel_device_props *props)
 {
     for (size_t i = 0; i < host->item_count; i++) {
         const struct accel__backend_item *item = &host->items[i];
-        if (item->exclude && item_names(item, plugin) && term_matches(item, index, props))
+        if (item->exclude && item_names(item, plugin) &&
+            term_matches(item, index, props))
             return item;
     }
     return NULL;
 }
 
 /* "cuda:0 GPU-5b1c... pci=0000:41:00.0 'NAME'; ..." for the loaded plugins `item` names. */
-static void devices_there_are(accel_host *host, const struct accel__backend_item *item,
+static void devices_there_are(accel_host *host,
+                              const struct accel__backend_item *item,
                               char *buffer, size_t size)
 {
     buffer[0] = '\0';
     for (size_t p = 0; p < host->catalog.count; p++) {
         struct accel__plugin *plugin = &host->catalog.plugins[p];
-        if (plugin->state_kind != ACCEL_PLUGIN_LOADED || !item_names(item, plugin))
+        if (plugin->state_kind != ACCEL_PLUGIN_LOADED ||
+            !item_names(item, plugin))
             continue;
         for (uint32_t i = 0; i < plugin->device_count; i++) {
             struct accel_device_props props;
             if (accel__plugin_device_props(plugin, i, &props) != ACCEL_OK)
                 continue;
-            append(buffer, size, "%s%s:%u %s%s%s '%s'", buffer[0] ? "; " : "", plugin->name,
-                   i, props.uuid[0] ? props.uuid : "(no uuid)",
-                   props.pci_bus_id[0] ? " pci=" : "", props.pci_bus_id, props.name);
+            append(buffer, size, "%s%s:%u %s%s%s '%s'", buffer[0] ? "; " : "",
+                   plugin->name, i, props.uuid[0] ? props.uuid : "(no uuid)",
+                   props.pci_bus_id[0] ? " pci=" : "", props.pci_bus_id,
+                   props.name);
         }
     }
     if (buffer[0] == '\0')
@@ -189,30 +198,33 @@ static accel_status check_exclusions(struct pick *pick)
         bool live = false, takes = false;
         for (size_t p = 0; p < host->catalog.count && !takes; p++) {
             struct accel__plugin *plugin = &host->catalog.plugins[p];
-            if (plugin->state_kind != ACCEL_PLUGIN_LOADED || !item_names(item, plugin))
+            if (plugin->state_kind != ACCEL_PLUGIN_LOADED ||
+                !item_names(item, plugin))
                 continue;
             live = true;
             for (uint32_t d = 0; d < plugin->device_count && !takes; d++) {
                 struct accel_device_props props;
-                takes = accel__plugin_device_props(plugin, d, &props) == ACCEL_OK &&
+                takes = accel__plugin_device_props(plugin, d, &props) ==
+                            ACCEL_OK &&
                         term_matches(item, d, &props);
             }
         }
         if (live && !takes) {
             char there[1024];
             devices_there_are(host, item, there, sizeof there);
-            return accel__error(ACCEL_ERR_NOT_FOUND,
-                                "backend item '%s' excludes no device; the devices there "
-                                "are: %s",
-                                item->source, there);
+            return accel__error(
+                ACCEL_ERR_NOT_FOUND,
+                "backend item '%s' excludes no device; the devices there "
+                "are: %s",
+                item->source, there);
         }
     }
     return ACCEL_OK;
 }
 
 /* The plugins an item names, in the order it tries them, into `order`; their count. */
-static size_t item_plugins(const accel_host *host, const struct accel__backend_item *item,
-                           size_t *order)
+static size_t item_plugins(const accel_host *host,
+                           const struct accel__backend_item *item, size_t *order)
 {
     size_t count = 0;
     for (size_t p = 0; p < host->catalog.count; p++) {
@@ -224,7 +236,8 @@ static size_t item_plugins(const accel_host *host, const struct accel__backend_i
             continue;
         /* Highest priority first; equal priorities keep the search order. */
         size_t at = count++;
-        while (at > 0 && host->catalog.plugins[order[at - 1]].priority < plugin->priority) {
+        while (at > 0 && host->catalog.plugins[order[at - 1]].priority <
+                             plugin->priority) {
             order[at] = order[at - 1];
             at--;
         }
@@ -239,14 +252,16 @@ struct found {
     bool live;
 };
 
-static accel_status try_plugin(struct pick *pick, const struct accel__backend_item *item,
+static accel_status try_plugin(struct pick *pick,
+                               const struct accel__backend_item *item,
                                struct accel__plugin *plugin, struct found *found)
 {
     if (plugin->state_kind != ACCEL_PLUGIN_LOADED) {
         const char *reason = plugin->reason ? plugin->reason : "not loaded";
-        append(pick->trace, sizeof pick->trace, "  %s: %s\n", plugin->name, reason);
-        append(pick->why, sizeof pick->why, "%s%s: %s", pick->why[0] ? "; " : "",
-               plugin->name, reason);
+        append(pick->trace, sizeof pick->trace, "  %s: %s\n", plugin->name,
+               reason);
+        append(pick->why, sizeof pick->why, "%s%s: %s",
+               pick->why[0] ? "; " : "", plugin->name, reason);
         return ACCEL_OK;
     }
     found->live = true;
@@ -261,39 +276,45 @@ static accel_status try_plugin(struct pick *pick, const struct accel__backend_it
         if (!term_matches(item, i, &props))
             continue;
         found->matches++;
-        const struct accel__backend_item *exclusion = exclusion_of(pick->host, plugin, i, &props);
+        const struct accel__backend_item *exclusion = exclusion_of(
+            pick->host, plugin, i, &props);
         if (exclusion != NULL) {
-            append(pick->trace, sizeof pick->trace, "  %s:%u is excluded by '%s'\n",
-                   plugin->name, i, exclusion->source);
+            append(pick->trace, sizeof pick->trace,
+                   "  %s:%u is excluded by '%s'\n", plugin->name, i,
+                   exclusion->source);
             continue;
         }
         if (pick->plugin != NULL) {
             if (item->kind != ACCEL__TERM_UUID)
                 return ACCEL_OK;
-            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                                "backend item '%s' is ambiguous: %s:%u and %s:%u both have a "
-                                "uuid that begins with '%s'",
-                                item->source, pick->plugin->name, pick->index, plugin->name, i,
-                                item->text);
+            return accel__error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "backend item '%s' is ambiguous: %s:%u and %s:%u both have a "
+                "uuid that begins with '%s'",
+                item->source, pick->plugin->name, pick->index, plugin->name, i,
+                item->text);
         }
         pick->plugin = plugin;
         pick->index = i;
         if (pick->describe)
-            append(pick->trace, sizeof pick->trace, "  picks %s:%u '%s' %s%s%s\n",
-                   plugin->name, i, props.name, props.uuid[0] ? props.uuid : "(no uuid)",
+            append(pick->trace, sizeof pick->trace,
+                   "  picks %s:%u '%s' %s%s%s\n", plugin->name, i, props.name,
+                   props.uuid[0] ? props.uuid : "(no uuid)",
                    props.pci_bus_id[0] ? " pci=" : "", props.pci_bus_id);
         else
-            append(pick->trace, sizeof pick->trace, "  picks %s:%u\n", plugin->name, i);
+            append(pick->trace, sizeof pick->trace, "  picks %s:%u\n",
+                   plugin->name, i);
     }
     return ACCEL_OK;
 }
 
 /* One positive item: a pick, nothing (the next item tries), or an error. */
-static accel_status try_item(struct pick *pick, const struct accel__backend_item *item,
+static accel_status try_item(struct pick *pick,
+                             const struct accel__backend_item *item,
                              size_t *order)
 {
     accel_host *host = pick->host;
-    struct found found = { 0, false };
+    struct found found = {0, false};
     append(pick->trace, sizeof pick->trace, "'%s':\n", item->source);
     size_t count = item_plugins(host, item, order);
     for (size_t i = 0; i < count; i++) {
@@ -306,23 +327,26 @@ static accel_status try_item(struct pick *pick, const struct accel__backend_item
     }
     if (pick->plugin != NULL || !found.live || found.matches > 0) {
         if (pick->plugin == NULL && found.matches > 0)
-            append(pick->why, sizeof pick->why, "%s'%s': every device it matches is excluded",
+            append(pick->why, sizeof pick->why,
+                   "%s'%s': every device it matches is excluded",
                    pick->why[0] ? "; " : "", item->source);
         return ACCEL_OK;
     }
     if (item->kind == ACCEL__TERM_NONE || item->kind == ACCEL__TERM_INDEX) {
         char line[sizeof item->source + 64];
-        snprintf(line, sizeof line, "'%s': device index %u is out of range", item->source,
-                 item->index);
+        snprintf(line, sizeof line, "'%s': device index %u is out of range",
+                 item->source, item->index);
         append(pick->trace, sizeof pick->trace, "  %s\n", line);
-        append(pick->why, sizeof pick->why, "%s%s", pick->why[0] ? "; " : "", line);
+        append(pick->why, sizeof pick->why, "%s%s", pick->why[0] ? "; " : "",
+               line);
         return ACCEL_OK;
     }
     char there[1024];
     devices_there_are(host, item, there, sizeof there);
-    return accel__error(ACCEL_ERR_NOT_FOUND,
-                        "backend item '%s' matches no device; the devices there are: %s",
-                        item->source, there);
+    return accel__error(
+        ACCEL_ERR_NOT_FOUND,
+        "backend item '%s' matches no device; the devices there are: %s",
+        item->source, there);
 }
 
 static accel_status select_listed(struct pick *pick)
@@ -337,7 +361,8 @@ static accel_status select_listed(struct pick *pick)
     if (order == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "selection");
     bool positive = false;
-    for (size_t i = 0; i < host->item_count && status == ACCEL_OK && !pick->plugin; i++) {
+    for (size_t i = 0;
+         i < host->item_count && status == ACCEL_OK && !pick->plugin; i++) {
         if (host->items[i].exclude)
             continue;
         positive = true;
@@ -345,23 +370,25 @@ static accel_status select_listed(struct pick *pick)
     }
     if (!positive && status == ACCEL_OK) {
         /* Exclusions alone: any device they leave. */
-        struct accel__backend_item any = { .name = "*", .any = true, .source = "*" };
+        struct accel__backend_item any = {.name = "*", .any = true, .source = "*"};
         status = try_item(pick, &any, order);
     }
     free(order);
     if (status != ACCEL_OK || pick->plugin != NULL)
         return status;
-    return accel__error(ACCEL_ERR_NO_DEVICE,
-                        "no plugin named in the backend selection has the device: %s",
-                        pick->why[0] ? pick->why : "every device is excluded");
+    return accel__error(
+        ACCEL_ERR_NO_DEVICE,
+        "no plugin named in the backend selection has the device: %s",
+        pick->why[0] ? pick->why : "every device is excluded");
 }
 
 static accel_status select_auto(struct pick *pick)
 {
     accel_host *host = pick->host;
     struct accel__plugin *best = NULL;
-    append(pick->trace, sizeof pick->trace,
-           "no selection: the first device of the loaded plugin of highest priority\n");
+    append(
+        pick->trace,
+        sizeof pick->trace, "no selection: the first device of the loaded plugin of highest priority\n");
     for (size_t i = 0; i < host->catalog.count; i++) {
         struct accel__plugin *plugin = &host->catalog.plugins[i];
         if (plugin->state_kind != ACCEL_PLUGIN_LOADED)
@@ -370,14 +397,15 @@ static accel_status select_auto(struct pick *pick)
             best = plugin;
     }
     if (best == NULL)
-        return accel__error(ACCEL_ERR_NO_DEVICE,
-                            "no plugin with a device was found (%zu candidate file(s); "
-                            "ACCEL_LOG=info or accel-info says why)",
-                            host->catalog.count);
+        return accel__error(
+            ACCEL_ERR_NO_DEVICE,
+            "no plugin with a device was found (%zu candidate file(s); "
+            "ACCEL_LOG=info or accel-info says why)",
+            host->catalog.count);
     pick->plugin = best;
     pick->index = 0;
-    append(pick->trace, sizeof pick->trace, "  picks %s:0 (priority %d)\n", best->name,
-           (int)best->priority);
+    append(pick->trace, sizeof pick->trace, "  picks %s:0 (priority %d)\n",
+           best->name, (int)best->priority);
     return ACCEL_OK;
 }
 
@@ -392,7 +420,8 @@ static accel_status select_device(struct pick *pick)
     return select_auto(pick);
 }
 
-static accel_status host_selection_untraced(accel_host *host, const char **out_plugin,
+static accel_status host_selection_untraced(accel_host *host,
+                                            const char **out_plugin,
                                             uint32_t *out_index)
 {
     if (out_plugin != NULL)
@@ -415,13 +444,15 @@ static accel_status host_selection_untraced(accel_host *host, const char **out_p
     return status;
 }
 
-static accel_status selection_explain_untraced(accel_host *host, char *buffer, size_t size)
+static accel_status selection_explain_untraced(accel_host *host, char *buffer,
+                                               size_t size)
 {
     if (buffer != NULL && size > 0)
         buffer[0] = '\0';
     if (host == NULL || buffer == NULL || size == 0)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "accel_host_selection_explain: NULL argument or no room");
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "accel_host_selection_explain: NULL argument or no room");
     struct pick *pick = calloc(1, sizeof *pick);
     if (pick == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "selection");
@@ -429,8 +460,8 @@ static accel_status selection_explain_untraced(accel_host *host, char *buffer, s
     pick->describe = true; /* the trace names each device it considers */
     accel_status status = select_device(pick);
     if (status != ACCEL_OK)
-        append(pick->trace, sizeof pick->trace, "error: %s: %s\n", accel_status_name(status),
-               accel_last_error());
+        append(pick->trace, sizeof pick->trace, "error: %s: %s\n",
+               accel_status_name(status), accel_last_error());
     snprintf(buffer, size, "%s", pick->trace);
     free(pick);
     return status;
@@ -444,7 +475,8 @@ accel_status accel_host_selection(accel_host *host, const char **out_plugin,
     return accel__trace_end("accel_host_selection", traced, status, 0);
 }
 
-accel_status accel_host_selection_explain(accel_host *host, char *buffer, size_t size)
+accel_status accel_host_selection_explain(accel_host *host, char *buffer,
+                                          size_t size)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = selection_explain_untraced(host, buffer, size);
@@ -464,7 +496,8 @@ static accel_status device_open_selected_untraced(accel_host *host,
     return accel_device_open(host, plugin, index, out_device);
 }
 
-accel_status accel_device_open_selected(accel_host *host, accel_device **out_device)
+accel_status accel_device_open_selected(accel_host *host,
+                                        accel_device **out_device)
 {
     uint64_t traced = accel__trace_now();
     accel_status status = device_open_selected_untraced(host, out_device);

@@ -27,11 +27,11 @@ enum accel__term_kind {
 /* One item of a backend selection: [!]name[:term], name "*" for any plugin. */
 struct accel__backend_item {
     char name[ACCEL_PLUGIN_NAME_MAX + 1];
-    bool exclude;                       /* "!": the item's devices are never picked */
-    bool any;                           /* the name is "*" */
+    bool exclude; /* "!": the item's devices are never picked */
+    bool any;     /* the name is "*" */
     enum accel__term_kind kind;
-    uint32_t index;                     /* ACCEL__TERM_INDEX */
-    char text[ACCEL__TERM_TEXT_MAX];    /* UUID, PCI, NAME */
+    uint32_t index;                  /* ACCEL__TERM_INDEX */
+    char text[ACCEL__TERM_TEXT_MAX]; /* UUID, PCI, NAME */
     char source[ACCEL__TERM_TEXT_MAX + ACCEL_PLUGIN_NAME_MAX + 4]; /* as written */
 };
 

@@ -44,10 +44,11 @@ static bool starts_with(const char *p, const char *end, const char *prefix)
     return (size_t)(end - p) >= length && memcmp(p, prefix, length) == 0;
 }
 
-static accel_status malformed(const struct accel__backend_item *item, const char *why)
+static accel_status malformed(const struct accel__backend_item *item,
+                              const char *why)
 {
-    return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "backend item '%s': %s", item->source,
-                        why);
+    return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "backend item '%s': %s",
+                        item->source, why);
 }
 
 static accel_status parse_index(const char *p, const char *end,
@@ -56,7 +57,8 @@ static accel_status parse_index(const char *p, const char *end,
     uint64_t value = 0;
     for (; p < end; p++) {
         if (*p < '0' || *p > '9' || value > UINT32_MAX / 10)
-            return malformed(item, "the index is not a whole number from 0 to 4294967294");
+            return malformed(
+                item, "the index is not a whole number from 0 to 4294967294");
         value = value * 10 + (uint64_t)(*p - '0');
     }
     if (value >= UINT32_MAX)
@@ -66,19 +68,24 @@ static accel_status parse_index(const char *p, const char *end,
     return ACCEL_OK;
 }
 
-static accel_status parse_pci(const char *p, const char *end, struct accel__backend_item *item)
+static accel_status parse_pci(const char *p, const char *end,
+                              struct accel__backend_item *item)
 {
-    if (!accel__pci_bus_id_normalize(p, (size_t)(end - p), item->text, sizeof item->text))
-        return malformed(item, "pci= takes a bus id, [domain:]bus:device.function in hex "
-                               "(0000:41:00.0)");
+    if (!accel__pci_bus_id_normalize(p, (size_t)(end - p), item->text,
+                                     sizeof item->text))
+        return malformed(
+            item, "pci= takes a bus id, [domain:]bus:device.function in hex "
+                  "(0000:41:00.0)");
     item->kind = ACCEL__TERM_PCI;
     return ACCEL_OK;
 }
 
-static accel_status parse_glob(const char *p, const char *end, struct accel__backend_item *item)
+static accel_status parse_glob(const char *p, const char *end,
+                               struct accel__backend_item *item)
 {
     if (p == end)
-        return malformed(item, "name= takes a glob of the device's name (name=*MI300*)");
+        return malformed(
+            item, "name= takes a glob of the device's name (name=*MI300*)");
     if ((size_t)(end - p) >= sizeof item->text)
         return malformed(item, "the name glob is too long");
     memcpy(item->text, p, (size_t)(end - p));
@@ -86,23 +93,27 @@ static accel_status parse_glob(const char *p, const char *end, struct accel__bac
     return ACCEL_OK;
 }
 
-static accel_status parse_uuid(const char *p, const char *end, struct accel__backend_item *item)
+static accel_status parse_uuid(const char *p, const char *end,
+                               struct accel__backend_item *item)
 {
     size_t length = (size_t)(end - p);
     if (length < UUID_PREFIX_MIN || length >= ACCEL_DEVICE_UUID_MAX)
-        return malformed(item, "a term is an index, pci=BUS, name=GLOB, or a uuid prefix of "
-                               "4 to 47 characters (GPU-5b1c)");
+        return malformed(
+            item, "a term is an index, pci=BUS, name=GLOB, or a uuid prefix of "
+                  "4 to 47 characters (GPU-5b1c)");
     for (const char *q = p; q < end; q++) {
         if (!isalnum((unsigned char)*q) && *q != '-')
-            return malformed(item, "a term is an index, pci=BUS, name=GLOB, or a uuid "
-                                   "prefix of letters, digits and '-' (GPU-5b1c)");
+            return malformed(
+                item, "a term is an index, pci=BUS, name=GLOB, or a uuid "
+                      "prefix of letters, digits and '-' (GPU-5b1c)");
     }
     memcpy(item->text, p, length);
     item->kind = ACCEL__TERM_UUID;
     return ACCEL_OK;
 }
 
-static accel_status parse_term(const char *p, const char *end, struct accel__backend_item *item)
+static accel_status parse_term(const char *p, const char *end,
+                               struct accel__backend_item *item)
 {
     if (p == end)
         return malformed(item, "the term after ':' is empty");
@@ -127,7 +138,8 @@ static accel_status parse_item(const char *start, const char *end,
     if (start == end)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "the backend selection has an empty item");
-    snprintf(item->source, sizeof item->source, "%.*s", (int)(end - start), start);
+    snprintf(item->source, sizeof item->source, "%.*s", (int)(end - start),
+             start);
     if ((size_t)(end - start) >= sizeof item->source)
         return malformed(item, "the item is too long");
     item->exclude = *start == '!';
@@ -138,10 +150,11 @@ static accel_status parse_item(const char *start, const char *end,
     size_t name_length = (size_t)(name_end - start);
     item->any = name_length == 1 && *start == '*';
     if (!item->any && !accel__plugin_name_valid(start, name_length))
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "backend item '%s': a plugin name is 1 to %d characters of "
-                            "[a-z0-9_], or '*'",
-                            item->source, ACCEL_PLUGIN_NAME_MAX);
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "backend item '%s': a plugin name is 1 to %d characters of "
+            "[a-z0-9_], or '*'",
+            item->source, ACCEL_PLUGIN_NAME_MAX);
     memcpy(item->name, start, name_length);
     if (colon == NULL)
         return ACCEL_OK;

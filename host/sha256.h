@@ -15,11 +15,12 @@ struct accel__sha256 {
     uint32_t state[8];
     uint64_t length; /* bytes hashed so far */
     unsigned char block[64];
-    size_t used;     /* bytes in block */
+    size_t used; /* bytes in block */
 };
 
 void accel__sha256_init(struct accel__sha256 *sha);
-void accel__sha256_update(struct accel__sha256 *sha, const void *data, size_t size);
+void accel__sha256_update(struct accel__sha256 *sha, const void *data,
+                          size_t size);
 void accel__sha256_final(struct accel__sha256 *sha,
                          unsigned char out_digest[ACCEL__SHA256_BYTES]);
 /* The digest of one buffer. */

@@ -20,8 +20,8 @@ _Static_assert(ACCEL_PARAM_KIND_POINTER == 1 && ACCEL_PARAM_KIND_VALUE == 2,
 
 static bool word_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_';
 }
 
 /* How many word characters `text` starts with, looking at `length` at most. */
@@ -45,12 +45,13 @@ accel_status accel__signature_check(const char *kernel,
         size_t length = strnlen(name, sizeof signature->param_names[i]);
         if (signature->param_kinds[i] > ACCEL_PARAM_KIND_VALUE ||
             signature->param_types[i] >= ACCEL_PARAM_TYPE_COUNT ||
-            length == sizeof signature->param_names[i] || word_length(name, length) != length)
-            return accel__error(ACCEL_ERR_PLUGIN_ABI,
-                                "kernel_get: '%s' parameter %" PRIu32 " has kind %u, type "
-                                "%u, or a name that is not a NUL-terminated word",
-                                kernel, i, signature->param_kinds[i],
-                                signature->param_types[i]);
+            length == sizeof signature->param_names[i] ||
+            word_length(name, length) != length)
+            return accel__error(
+                ACCEL_ERR_PLUGIN_ABI,
+                "kernel_get: '%s' parameter %" PRIu32 " has kind %u, type "
+                "%u, or a name that is not a NUL-terminated word",
+                kernel, i, signature->param_kinds[i], signature->param_types[i]);
     }
     return ACCEL_OK;
 }
@@ -76,7 +77,8 @@ static bool elem_type_named(const char *text, size_t length, uint8_t *out_type)
  * many bytes it took. Returns what is wrong, or NULL.
  */
 static const char *parse_param(const char *text, size_t length, uint32_t index,
-                               struct accel_kernel_signature *out, size_t *out_used)
+                               struct accel_kernel_signature *out,
+                               size_t *out_used)
 {
     size_t name = word_length(text, length);
     if (name == 0 || name > SIGNATURE_NAME_MAX)
@@ -106,7 +108,8 @@ static const char *parse_param(const char *text, size_t length, uint32_t index,
  * kernel name's length into *out_name_length. Returns what is wrong, or
  * NULL.
  */
-static const char *parse_line(const char *line, size_t length, size_t *out_name_length,
+static const char *parse_line(const char *line, size_t length,
+                              size_t *out_name_length,
                               struct accel_kernel_signature *out)
 {
     size_t pos = word_length(line, length);
@@ -120,8 +123,8 @@ static const char *parse_line(const char *line, size_t length, size_t *out_name_
         if (out->param_count == ACCEL_KERNEL_MAX_PARAMS)
             return "a kernel has more than 64 parameters";
         size_t used = 0;
-        const char *wrong = parse_param(line + pos + 1, length - pos - 1, out->param_count,
-                                        out, &used);
+        const char *wrong = parse_param(line + pos + 1, length - pos - 1,
+                                        out->param_count, out, &used);
         if (wrong != NULL)
             return wrong;
         out->param_count++;
@@ -134,8 +137,9 @@ static const char *parse_line(const char *line, size_t length, size_t *out_name_
  * The lines after the header, one at a time: *pos moves past each. False
  * at the end, or with *out_wrong set when the text breaks off.
  */
-static bool next_line(const char *text, size_t size, size_t *pos, const char **out_line,
-                      size_t *out_length, const char **out_wrong)
+static bool next_line(const char *text, size_t size, size_t *pos,
+                      const char **out_line, size_t *out_length,
+                      const char **out_wrong)
 {
     *out_wrong = NULL;
     if (*pos >= size)
@@ -154,31 +158,38 @@ static bool next_line(const char *text, size_t size, size_t *pos, const char **o
 static size_t header_length(const char *text, size_t size)
 {
     size_t length = strlen(ACCEL__SIGNATURES_HEADER);
-    return size >= length && memcmp(text, ACCEL__SIGNATURES_HEADER, length) == 0 ? length : 0;
+    return size >= length && memcmp(text, ACCEL__SIGNATURES_HEADER, length) == 0
+               ? length
+               : 0;
 }
 
 accel_status accel__signatures_check(const char *text, size_t size)
 {
     size_t pos = header_length(text, size);
     if (pos == 0)
-        return accel__error(ACCEL_ERR_MODULE, "the bundle's signatures do not start with "
+        return accel__error(ACCEL_ERR_MODULE,
+                            "the bundle's signatures do not start with "
                             "\"accel-signatures 1\"");
     const char *line, *wrong = NULL;
     size_t length, name_length;
     struct accel_kernel_signature signature;
-    for (uint32_t number = 2; next_line(text, size, &pos, &line, &length, &wrong); number++) {
+    for (uint32_t number = 2;
+         next_line(text, size, &pos, &line, &length, &wrong); number++) {
         wrong = parse_line(line, length, &name_length, &signature);
         if (wrong != NULL)
-            return accel__error(ACCEL_ERR_MODULE, "the bundle's signatures, line %" PRIu32
-                                ": %s", number, wrong);
+            return accel__error(ACCEL_ERR_MODULE,
+                                "the bundle's signatures, line %" PRIu32 ": %s",
+                                number, wrong);
     }
     if (wrong != NULL)
-        return accel__error(ACCEL_ERR_MODULE, "the bundle's signatures: %s", wrong);
+        return accel__error(ACCEL_ERR_MODULE, "the bundle's signatures: %s",
+                            wrong);
     return ACCEL_OK;
 }
 
 /* The size a parameter of the entry implies: 0 for a value of bytes. */
-static uint32_t implied_size(const struct accel_kernel_signature *typed, uint32_t i)
+static uint32_t implied_size(const struct accel_kernel_signature *typed,
+                             uint32_t i)
 {
     if (typed->param_kinds[i] == ACCEL_PARAM_KIND_POINTER)
         return (uint32_t)sizeof(uint64_t);
@@ -188,7 +199,8 @@ static uint32_t implied_size(const struct accel_kernel_signature *typed, uint32_
 }
 
 /* Put the entry's `typed` view of `kernel` into the plugin's `signature`. */
-static accel_status merge(const char *kernel, const struct accel_kernel_signature *typed,
+static accel_status merge(const char *kernel,
+                          const struct accel_kernel_signature *typed,
                           struct accel_kernel_signature *signature)
 {
     bool counted = signature->param_count != ACCEL_PARAM_COUNT_UNKNOWN;
@@ -201,11 +213,11 @@ static accel_status merge(const char *kernel, const struct accel_kernel_signatur
         uint32_t size = implied_size(typed, i);
         uint32_t known = counted ? signature->param_sizes[i] : 0;
         if (known != 0 && size != 0 && known != size)
-            return accel__error(ACCEL_ERR_MODULE,
-                                "kernel '%s': parameter %" PRIu32 " (%s) is %" PRIu32
-                                " bytes in the bundle's signatures, %" PRIu32
-                                " in its image",
-                                kernel, i, typed->param_names[i], size, known);
+            return accel__error(
+                ACCEL_ERR_MODULE,
+                "kernel '%s': parameter %" PRIu32 " (%s) is %" PRIu32
+                " bytes in the bundle's signatures, %" PRIu32 " in its image",
+                kernel, i, typed->param_names[i], size, known);
         signature->param_sizes[i] = known != 0 ? known : size;
         signature->param_kinds[i] = typed->param_kinds[i];
         signature->param_types[i] = typed->param_types[i];
@@ -226,7 +238,8 @@ static bool has_kinds(const struct accel_kernel_signature *signature)
     return false;
 }
 
-accel_status accel__signature_complete(const char *text, size_t size, const char *kernel,
+accel_status accel__signature_complete(const char *text, size_t size,
+                                       const char *kernel,
                                        struct accel_kernel_signature *signature)
 {
     if (text == NULL || has_kinds(signature))
@@ -241,30 +254,35 @@ accel_status accel__signature_complete(const char *text, size_t size, const char
             continue;
         wrong = parse_line(line, length, &name_length, &typed);
         if (wrong != NULL)
-            return accel__error(ACCEL_ERR_MODULE, "kernel '%s': the bundle's signatures: %s",
+            return accel__error(ACCEL_ERR_MODULE,
+                                "kernel '%s': the bundle's signatures: %s",
                                 kernel, wrong);
         return merge(kernel, &typed, signature);
     }
-    accel__log(ACCEL_LOG_DEBUG, "kernel '%s': no typed signature in the bundle; launches "
-               "are checked by size", kernel);
+    accel__log(ACCEL_LOG_DEBUG,
+               "kernel '%s': no typed signature in the bundle; launches "
+               "are checked by size",
+               kernel);
     return ACCEL_OK;
 }
 
 /* ---- launches ---- */
 
 /* "2 (x)", or "2" for a parameter without a name. */
-static const char *param_label(const struct accel_kernel_signature *signature, uint32_t index,
-                               char *out, size_t size)
+static const char *param_label(const struct accel_kernel_signature *signature,
+                               uint32_t index, char *out, size_t size)
 {
     if (signature->param_names[index][0] != '\0')
-        snprintf(out, size, "%" PRIu32 " (%s)", index, signature->param_names[index]);
+        snprintf(out, size, "%" PRIu32 " (%s)", index,
+                 signature->param_names[index]);
     else
         snprintf(out, size, "%" PRIu32, index);
     return out;
 }
 
 /* The parameter's kind, or unknown when the signature does not say. */
-static uint8_t kind_of(const struct accel_kernel_signature *signature, uint32_t index)
+static uint8_t kind_of(const struct accel_kernel_signature *signature,
+                       uint32_t index)
 {
     if (signature->param_count == ACCEL_PARAM_COUNT_UNKNOWN ||
         index >= signature->param_count)
@@ -272,30 +290,35 @@ static uint8_t kind_of(const struct accel_kernel_signature *signature, uint32_t 
     return signature->param_kinds[index];
 }
 
-accel_status accel__signature_check_kind(const char *kernel,
-                                         const struct accel_kernel_signature *signature,
-                                         uint32_t index, const accel_arg *arg)
+accel_status
+accel__signature_check_kind(const char *kernel,
+                            const struct accel_kernel_signature *signature,
+                            uint32_t index, const accel_arg *arg)
 {
     uint8_t kind = kind_of(signature, index);
     char label[ACCEL_PARAM_NAME_MAX + 16];
-    const char *type = accel_elem_type_name((accel_elem_type)signature->param_types[index]);
+    const char *type = accel_elem_type_name(
+        (accel_elem_type)signature->param_types[index]);
     if (kind == ACCEL_PARAM_KIND_POINTER && arg->kind != ACCEL_ARG_KIND_REF)
-        return accel__error(ACCEL_ERR_TYPE_MISMATCH,
-                            "accel_launch: argument %s of '%s' is a pointer to %s: "
-                            "pass a ref, not a value",
-                            param_label(signature, index, label, sizeof label), kernel, type);
+        return accel__error(
+            ACCEL_ERR_TYPE_MISMATCH,
+            "accel_launch: argument %s of '%s' is a pointer to %s: "
+            "pass a ref, not a value",
+            param_label(signature, index, label, sizeof label), kernel, type);
     if (kind == ACCEL_PARAM_KIND_VALUE && arg->kind != ACCEL_ARG_KIND_VALUE)
-        return accel__error(ACCEL_ERR_TYPE_MISMATCH,
-                            "accel_launch: argument %s of '%s' is a value (%s, %" PRIu32
-                            " bytes): pass a value, not a ref",
-                            param_label(signature, index, label, sizeof label), kernel, type,
-                            signature->param_sizes[index]);
+        return accel__error(
+            ACCEL_ERR_TYPE_MISMATCH,
+            "accel_launch: argument %s of '%s' is a value (%s, %" PRIu32
+            " bytes): pass a value, not a ref",
+            param_label(signature, index, label, sizeof label), kernel, type,
+            signature->param_sizes[index]);
     return ACCEL_OK;
 }
 
-accel_status accel__signature_check_ref_type(const char *kernel,
-                                             const struct accel_kernel_signature *signature,
-                                             uint32_t index, uint32_t ref_type)
+accel_status
+accel__signature_check_ref_type(const char *kernel,
+                                const struct accel_kernel_signature *signature,
+                                uint32_t index, uint32_t ref_type)
 {
     if (kind_of(signature, index) != ACCEL_PARAM_KIND_POINTER)
         return ACCEL_OK;
@@ -304,9 +327,10 @@ accel_status accel__signature_check_ref_type(const char *kernel,
     if (type == ACCEL_BYTE || ref_type == ACCEL_BYTE || type == ref_type)
         return ACCEL_OK;
     char label[ACCEL_PARAM_NAME_MAX + 16];
-    return accel__error(ACCEL_ERR_TYPE_MISMATCH,
-                        "accel_launch: argument %s of '%s' points to %s; the ref holds %s",
-                        param_label(signature, index, label, sizeof label), kernel,
-                        accel_elem_type_name((accel_elem_type)type),
-                        accel_elem_type_name((accel_elem_type)ref_type));
+    return accel__error(
+        ACCEL_ERR_TYPE_MISMATCH,
+        "accel_launch: argument %s of '%s' points to %s; the ref holds %s",
+        param_label(signature, index, label, sizeof label), kernel,
+        accel_elem_type_name((accel_elem_type)type),
+        accel_elem_type_name((accel_elem_type)ref_type));
 }

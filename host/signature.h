@@ -50,7 +50,8 @@ accel_status accel__signatures_check(const char *text, size_t size);
  * entry has a line for the kernel. The entry's parameters must agree with
  * what the plugin knows (count, sizes), else ACCEL_ERR_MODULE.
  */
-accel_status accel__signature_complete(const char *text, size_t size, const char *kernel,
+accel_status accel__signature_complete(const char *text, size_t size,
+                                       const char *kernel,
                                        struct accel_kernel_signature *signature);
 
 /*
@@ -58,17 +59,19 @@ accel_status accel__signature_complete(const char *text, size_t size, const char
  * parameter, a value for a value parameter. ACCEL_ERR_TYPE_MISMATCH names
  * the parameter. Nothing is checked where the kind is unknown.
  */
-accel_status accel__signature_check_kind(const char *kernel,
-                                         const struct accel_kernel_signature *signature,
-                                         uint32_t index, const accel_arg *arg);
+accel_status
+accel__signature_check_kind(const char *kernel,
+                            const struct accel_kernel_signature *signature,
+                            uint32_t index, const accel_arg *arg);
 
 /*
  * Check that a ref whose memory holds `ref_type` elements fits pointer
  * parameter `index`: the same element type, or bytes on either side.
  * ACCEL_ERR_TYPE_MISMATCH names the parameter.
  */
-accel_status accel__signature_check_ref_type(const char *kernel,
-                                             const struct accel_kernel_signature *signature,
-                                             uint32_t index, uint32_t ref_type);
+accel_status
+accel__signature_check_ref_type(const char *kernel,
+                                const struct accel_kernel_signature *signature,
+                                uint32_t index, uint32_t ref_type);
 
 #endif /* ACCEL_HOST_SIGNATURE_H */

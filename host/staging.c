@@ -41,11 +41,11 @@ uint64_t accel__staging_chunk_from_env(void)
     unsigned long long value = strtoull(text, &end, 10);
     if (*end != '\0' || text[0] == '-' || value < STAGING_MIN_CHUNK ||
         value > STAGING_MAX_CHUNK) {
-        accel__log(ACCEL_LOG_WARN,
-                   "ACCEL_STAGING_CHUNK='%s' is not a byte count from %u to %u; "
-                   "using %u",
-                   text, STAGING_MIN_CHUNK, STAGING_MAX_CHUNK,
-                   STAGING_DEFAULT_CHUNK);
+        accel__log(
+            ACCEL_LOG_WARN,
+            "ACCEL_STAGING_CHUNK='%s' is not a byte count from %u to %u; "
+            "using %u",
+            text, STAGING_MIN_CHUNK, STAGING_MAX_CHUNK, STAGING_DEFAULT_CHUNK);
         return STAGING_DEFAULT_CHUNK;
     }
     return value;
@@ -95,7 +95,8 @@ static accel_status buffers_take(accel_device *device,
 {
     struct accel__staging *staging = &device->staging;
     *out_count = 0;
-    while (staging->idle_count == 0 && staging->total >= ACCEL__STAGING_MAX_BUFFERS)
+    while (staging->idle_count == 0 &&
+           staging->total >= ACCEL__STAGING_MAX_BUFFERS)
         pthread_cond_wait(&staging->returned, &device->lock);
     accel__borrow_begin(device);
     for (uint32_t i = 0; i < 2; i++) {
@@ -168,10 +169,10 @@ static bool walk_next(struct piece_walk *walk, struct piece *out_piece)
     uint64_t device_offset = walk->host_is_source ? l->dst_offset : l->src_offset;
     uint64_t host_pitch = walk->host_is_source ? l->src_pitch : l->dst_pitch;
     uint64_t device_pitch = walk->host_is_source ? l->dst_pitch : l->src_pitch;
-    uint64_t host_slice =
-        walk->host_is_source ? l->src_slice_pitch : l->dst_slice_pitch;
-    uint64_t device_slice =
-        walk->host_is_source ? l->dst_slice_pitch : l->src_slice_pitch;
+    uint64_t host_slice = walk->host_is_source ? l->src_slice_pitch
+                                               : l->dst_slice_pitch;
+    uint64_t device_slice = walk->host_is_source ? l->dst_slice_pitch
+                                                 : l->src_slice_pitch;
 
     struct piece p = {
         .host_offset = host_offset + walk->slice * host_slice +
@@ -225,7 +226,8 @@ static struct accel_copy_layout piece_layout(const struct piece *p,
         l.src_pitch = p->device_pitch;
         l.dst_pitch = p->row_bytes;
     }
-    if (p->rows == 1 || (l.src_pitch == l.row_bytes && l.dst_pitch == l.row_bytes)) {
+    if (p->rows == 1 ||
+        (l.src_pitch == l.row_bytes && l.dst_pitch == l.row_bytes)) {
         l.row_bytes *= l.rows;
         l.rows = 1;
         l.src_pitch = l.dst_pitch = l.row_bytes;
@@ -239,8 +241,8 @@ static void pack(void *buffer, const unsigned char *host, const struct piece *p)
 {
     unsigned char *out = buffer;
     for (uint64_t r = 0; r < p->rows; r++)
-        memcpy(out + r * p->row_bytes, host + p->host_offset + r * p->host_pitch,
-               p->row_bytes);
+        memcpy(out + r * p->row_bytes,
+               host + p->host_offset + r * p->host_pitch, p->row_bytes);
 }
 
 static void unpack(unsigned char *host, const void *buffer, const struct piece *p)
@@ -280,13 +282,17 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
     if (status == ACCEL_OK) {
         struct accel_copy_layout l = piece_layout(p, host_is_source);
         status = host_is_source
-                     ? device->drv->copy_to_device(device->drv_device, stream->drv,
-                                                   slot->slice.address, buffer->ptr, &l)
-                     : device->drv->copy_to_host(device->drv_device, stream->drv,
-                                                 buffer->ptr, slot->slice.address, &l);
+                     ? device->drv->copy_to_device(
+                           device->drv_device, stream->drv, slot->slice.address,
+                           buffer->ptr, &l)
+                     : device->drv->copy_to_host(device->drv_device,
+                                                 stream->drv, buffer->ptr,
+                                                 slot->slice.address, &l);
         status = accel__from_plugin(status, host_is_source ? "copy_to_device"
                                                            : "copy_to_host");
-        accel__trace_copy(stream, host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
+        accel__trace_copy(stream,
+                          host_is_source ? ACCEL__TRACE_COPY_H2D
+                                         : ACCEL__TRACE_COPY_D2H,
                           status, accel__layout_bytes(&l));
         slot->lanes |= accel__lane_bit(stream);
     }
@@ -302,12 +308,10 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
     return accel__submit_end(stream, status);
 }
 
-static accel_status staged_run(accel_stream *stream, accel_ref ref,
-                               unsigned char *host,
-                               const struct accel_copy_layout *layout,
-                               bool host_is_source,
-                               struct accel__staging_buffer *buffers,
-                               uint32_t count)
+static accel_status
+staged_run(accel_stream *stream, accel_ref ref, unsigned char *host,
+           const struct accel_copy_layout *layout, bool host_is_source,
+           struct accel__staging_buffer *buffers, uint32_t count)
 {
     struct piece_walk walk = {
         .layout = layout,
@@ -363,7 +367,8 @@ accel_status accel__staged_copy(accel_stream *stream, accel_ref ref, void *host,
     pthread_mutex_unlock(&device->lock);
     if (status != ACCEL_OK)
         return status;
-    status = staged_run(stream, ref, host, layout, host_is_source, buffers, count);
+    status = staged_run(stream, ref, host, layout, host_is_source, buffers,
+                        count);
     pthread_mutex_lock(&device->lock);
     buffers_give(device, buffers, count);
     pthread_mutex_unlock(&device->lock);
@@ -392,7 +397,8 @@ static accel_status transfer_through_own(accel_device *device, accel_ref ref,
     if (status == ACCEL_OK)
         status = accel__from_plugin(
             host_is_source
-                ? device->drv->copy_to_device(device->drv_device, device->own.stream,
+                ? device->drv->copy_to_device(device->drv_device,
+                                              device->own.stream,
                                               slot->slice.address, host, &l)
                 : device->drv->copy_to_host(device->drv_device, device->own.stream,
                                             host, slot->slice.address, &l),

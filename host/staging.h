@@ -15,16 +15,16 @@
 #define ACCEL__STAGING_MAX_BUFFERS 8
 
 struct accel__staging_buffer {
-    void *ptr;                 /* pinned, `chunk` bytes */
-    accel_drv_event *event;    /* recorded behind its last transfer */
+    void *ptr;              /* pinned, `chunk` bytes */
+    accel_drv_event *event; /* recorded behind its last transfer */
 };
 
 struct accel__staging {
     struct accel__staging_buffer idle[ACCEL__STAGING_MAX_BUFFERS];
     uint32_t idle_count;
-    uint32_t total;            /* idle and checked out */
+    uint32_t total; /* idle and checked out */
     uint64_t chunk;
-    pthread_cond_t returned;   /* with the device lock */
+    pthread_cond_t returned; /* with the device lock */
 };
 
 uint64_t accel__staging_chunk_from_env(void);

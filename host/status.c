@@ -22,8 +22,8 @@ static _Thread_local accel_status last_status;
 const char *accel_status_name(accel_status status)
 {
     switch (status) {
-#define ACCEL__NAME_CASE(name, value, text) \
-    case name:                             \
+#define ACCEL__NAME_CASE(name, value, text)                                    \
+    case name:                                                                 \
         return #name;
         ACCEL_STATUS_LIST(ACCEL__NAME_CASE)
 #undef ACCEL__NAME_CASE
@@ -34,8 +34,8 @@ const char *accel_status_name(accel_status status)
 const char *accel_status_string(accel_status status)
 {
     switch (status) {
-#define ACCEL__TEXT_CASE(name, value, text) \
-    case name:                             \
+#define ACCEL__TEXT_CASE(name, value, text)                                    \
+    case name:                                                                 \
         return text;
         ACCEL_STATUS_LIST(ACCEL__TEXT_CASE)
 #undef ACCEL__TEXT_CASE

@@ -25,7 +25,8 @@
 /* The lowest free lane of 0..62, or the shared lane 63. */
 static uint32_t lane_take(accel_device *device)
 {
-    uint64_t free_lanes = ~device->queues.lanes_taken & ((1ull << (ACCEL__LANES - 1)) - 1);
+    uint64_t free_lanes = ~device->queues.lanes_taken &
+                          ((1ull << (ACCEL__LANES - 1)) - 1);
     if (free_lanes == 0)
         return ACCEL__LANES - 1;
     uint32_t lane = (uint32_t)__builtin_ctzll(free_lanes);
@@ -176,7 +177,8 @@ static accel_status give_back(accel_device *device, accel_status status,
     status = accel__device_check_loss(device, status);
     /* The host may know of a loss the plugin has not seen (it was told so
      * by another call): nothing succeeds on a lost device. */
-    if ((status == ACCEL_OK || status == ACCEL_NOT_READY) && atomic_load(&device->lost))
+    if ((status == ACCEL_OK || status == ACCEL_NOT_READY) &&
+        atomic_load(&device->lost))
         status = accel__device_gone(device, what);
     if (collect && status == ACCEL_OK && device->drop.list != NULL)
         accel__drop_collect(device, false);
@@ -209,8 +211,8 @@ static accel_status stream_sync_untraced(accel_stream *stream)
     accel_drv_stream *drv = NULL;
     accel_drv_event *unused = NULL;
     struct accel__cb_point callbacks;
-    accel_status status = borrow(device, stream, NULL, "accel_stream_sync", &drv,
-                                 &unused, &callbacks);
+    accel_status status = borrow(device, stream, NULL, "accel_stream_sync",
+                                 &drv, &unused, &callbacks);
     if (status != ACCEL_OK)
         return status;
     status = give_back(device, device->drv->stream_sync(device->drv_device, drv),
@@ -225,7 +227,8 @@ accel_status accel_stream_sync(accel_stream *stream)
     return accel__trace_end("accel_stream_sync", traced, status, 0);
 }
 
-static accel_status event_create_untraced(accel_device *device, accel_event **out_event)
+static accel_status event_create_untraced(accel_device *device,
+                                          accel_event **out_event)
 {
     if (out_event != NULL)
         *out_event = NULL;
@@ -289,8 +292,9 @@ void accel_event_destroy(accel_event *event)
 }
 
 /* An event and, unless NULL is allowed, a stream of the same device. */
-static accel_status check_pair(const accel_event *event, const accel_stream *stream,
-                               bool need_stream, const char *what)
+static accel_status check_pair(const accel_event *event,
+                               const accel_stream *stream, bool need_stream,
+                               const char *what)
 {
     if (event == NULL || (need_stream && stream == NULL))
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s: NULL %s", what,
@@ -390,7 +394,8 @@ static accel_status event_query_untraced(accel_event *event)
     if (accel__process_check(device->pid, "accel_event_query") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
     atomic_fetch_add(&device->lockless_calls, 1);
-    bool usable = !atomic_load(&device->lost) && !atomic_load(&device->resetting) &&
+    bool usable = !atomic_load(&device->lost) &&
+                  !atomic_load(&device->resetting) &&
                   !atomic_load(&event->callbacks_pending) && event->drv != NULL;
     if (usable)
         status = device->drv->event_query(device->drv_device, event->drv);
@@ -407,7 +412,8 @@ static accel_status event_query_untraced(accel_event *event)
 accel_status accel_event_query(accel_event *event)
 {
     uint64_t traced = accel__trace_now();
-    return accel__trace_end("accel_event_query", traced, event_query_untraced(event), 0);
+    return accel__trace_end("accel_event_query", traced,
+                            event_query_untraced(event), 0);
 }
 
 static accel_status event_sync_untraced(accel_event *event)
@@ -436,7 +442,8 @@ accel_status accel_event_sync(accel_event *event)
     return accel__trace_end("accel_event_sync", traced, status, 0);
 }
 
-static accel_status stream_wait_event_untraced(accel_stream *stream, accel_event *event)
+static accel_status stream_wait_event_untraced(accel_stream *stream,
+                                               accel_event *event)
 {
     accel_status status = submit_pair(event, stream, "accel_stream_wait_event");
     if (status != ACCEL_OK)
@@ -540,9 +547,11 @@ static accel_status host_block_room(accel_device *device)
 {
     if (device->host_memory.count < device->host_memory.capacity)
         return ACCEL_OK;
-    size_t capacity = device->host_memory.capacity ? device->host_memory.capacity * 2 : 8;
-    struct accel__host_block *blocks =
-        realloc(device->host_memory.list, capacity * sizeof *blocks);
+    size_t capacity = device->host_memory.capacity
+                          ? device->host_memory.capacity * 2
+                          : 8;
+    struct accel__host_block *blocks = realloc(device->host_memory.list,
+                                               capacity * sizeof *blocks);
     if (blocks == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pinned block list");
     device->host_memory.list = blocks;
@@ -623,7 +632,8 @@ static void host_free_untraced(accel_device *device, void *ptr)
     for (size_t i = 0; i < device->host_memory.count; i++) {
         if (device->host_memory.list[i].ptr == ptr) {
             device->drv->host_free(device->drv_device, ptr);
-            device->host_memory.list[i] = device->host_memory.list[--device->host_memory.count];
+            device->host_memory.list[i] =
+                device->host_memory.list[--device->host_memory.count];
             break;
         }
     }

@@ -22,7 +22,7 @@
 
 struct accel_stream {
     struct accel_device *device;
-    accel_drv_stream *drv;   /* NULL while the device is lost */
+    accel_drv_stream *drv; /* NULL while the device is lost */
     uint32_t lane;
     /* Made at the first callback; device lock. */
     struct accel__cb_counter *callbacks;
@@ -36,13 +36,13 @@ static inline uint64_t accel__lane_bit(const struct accel_stream *stream)
 
 struct accel_event {
     struct accel_device *device;
-    accel_drv_event *drv;    /* NULL while the device is lost */
+    accel_drv_event *drv; /* NULL while the device is lost */
     /* The callbacks enqueued before the event's last record: it completes
      * only once they have run. Device lock; `callbacks_pending` is read
      * without it by the lockless query. */
     struct accel__cb_point callbacks;
     _Atomic bool callbacks_pending;
-    bool recorded;           /* since its plugin event was made; device lock */
+    bool recorded; /* since its plugin event was made; device lock */
     struct accel_event *next;
 };
 
@@ -66,6 +66,7 @@ accel_status accel__streams_cb_points(accel_device *device,
 /* After device work that ended with `status`, wait for the points' callbacks
  * (unless it failed) and let go of them; no device lock held. */
 accel_status accel__cb_points_finish(accel_device *device, accel_status status,
-                                     struct accel__cb_point *points, size_t count);
+                                     struct accel__cb_point *points,
+                                     size_t count);
 
 #endif /* ACCEL_HOST_STREAM_H */

@@ -37,8 +37,7 @@ accel_status accel__submit_failed(accel_status status, const char *site,
 
 /* What every plugin call ends with: the hook, then the status taken in. */
 static inline accel_status accel__submit_done(accel_status status,
-                                              const char *site,
-                                              const char *entry)
+                                              const char *site, const char *entry)
 {
     if (__builtin_expect(accel__submit_hook != NULL, 0))
         accel__submit_hook(site, entry, status);
@@ -52,10 +51,9 @@ static inline accel_status accel__submit_done(accel_status status,
  * and the arguments after it, and take its status in: the error names the
  * calling function and the entry without either being typed at the call.
  */
-#define ACCEL__DRV_CALL(device, entry, ...)                                    \
-    accel__submit_done(                                                        \
-        (device)->drv->entry((device)->drv_device, __VA_ARGS__), __func__,     \
-        #entry)
+#define ACCEL__DRV_CALL(device, entry, ...)                                     \
+    accel__submit_done((device)->drv->entry((device)->drv_device, __VA_ARGS__), \
+                       __func__, #entry)
 /* The same for an entry that takes the device's plugin object alone. */
 #define ACCEL__DRV_CALL0(device, entry)                                        \
     accel__submit_done((device)->drv->entry((device)->drv_device), __func__,   \

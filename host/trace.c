@@ -35,7 +35,7 @@ enum rec_type { REC_API, REC_COMMAND, REC_MARK, REC_CALLBACK };
 
 /* A launch's kernel and geometry, kept once for every launch like it. */
 struct launch_info {
-    const char *key;         /* the kernel's name pointer when first seen */
+    const char *key; /* the kernel's name pointer when first seen */
     char kernel[TRACE_KERNEL_NAME];
     uint32_t grid[3], block[3];
     struct launch_info *next;
@@ -47,16 +47,16 @@ struct launch_info {
  */
 struct rec {
     uint8_t type;
-    uint8_t kind;            /* enum accel__trace_kind, for commands */
-    bool device_timed;       /* a command placed by the device's clock */
+    uint8_t kind;      /* enum accel__trace_kind, for commands */
+    bool device_timed; /* a command placed by the device's clock */
     int8_t status;
     uint32_t pid, tid;
-    uint64_t ts, dur;        /* ns, accel__now_ns's clock */
+    uint64_t ts, dur; /* ns, accel__now_ns's clock */
     union {
         uint64_t bytes;
         const struct launch_info *launch; /* launches */
     } u;
-    const char *name;        /* a static string */
+    const char *name; /* a static string */
 };
 
 /*
@@ -125,7 +125,7 @@ static struct {
     pthread_mutex_t lock;
     FILE *file;
     char *path;
-    pid_t pid;               /* the process that opened the file */
+    pid_t pid; /* the process that opened the file */
     uint64_t start_ns;
     bool wrote_any;
     struct tbuf *bufs;
@@ -166,7 +166,8 @@ static struct tbuf *tbuf_self(void)
 static struct chunk *chunk_take(struct tbuf *buf)
 {
     if (buf->ready == NULL)
-        buf->ready = atomic_exchange_explicit(&buf->spare, NULL, memory_order_acquire);
+        buf->ready = atomic_exchange_explicit(&buf->spare, NULL,
+                                              memory_order_acquire);
     struct chunk *chunk = buf->ready;
     if (chunk != NULL)
         buf->ready = chunk->spare_next;
@@ -185,9 +186,8 @@ static void chunk_give(struct tbuf *buf, struct chunk *chunk)
     struct chunk *top = atomic_load_explicit(&buf->spare, memory_order_relaxed);
     do
         chunk->spare_next = top;
-    while (!atomic_compare_exchange_weak_explicit(&buf->spare, &top, chunk,
-                                                  memory_order_release,
-                                                  memory_order_relaxed));
+    while (!atomic_compare_exchange_weak_explicit(
+        &buf->spare, &top, chunk, memory_order_release, memory_order_relaxed));
 }
 
 /* Append a record to this thread's buffer; dropped when out of memory. */
@@ -227,8 +227,13 @@ void accel__trace_api(const char *name, uint64_t begin, accel_status status,
                       uint64_t bytes)
 {
     uint64_t end = accel__now_ns();
-    struct rec rec = {.type = REC_API, .status = (int8_t)status, .pid = TRACE_HOST_PID,
-                      .ts = begin, .dur = end - begin, .u.bytes = bytes, .name = name};
+    struct rec rec = {.type = REC_API,
+                      .status = (int8_t)status,
+                      .pid = TRACE_HOST_PID,
+                      .ts = begin,
+                      .dur = end - begin,
+                      .u.bytes = bytes,
+                      .name = name};
     rec_push(&rec);
 }
 
@@ -236,17 +241,24 @@ void accel__trace_callback(uint64_t begin)
 {
     if (begin == 0)
         return;
-    struct rec rec = {.type = REC_CALLBACK, .pid = TRACE_HOST_PID, .ts = begin,
-                      .dur = accel__now_ns() - begin, .name = "callback"};
+    struct rec rec = {.type = REC_CALLBACK,
+                      .pid = TRACE_HOST_PID,
+                      .ts = begin,
+                      .dur = accel__now_ns() - begin,
+                      .name = "callback"};
     rec_push(&rec);
 }
 
-void accel__trace_device_mark(accel_device *device, const char *what, uint64_t bytes)
+void accel__trace_device_mark(accel_device *device, const char *what,
+                              uint64_t bytes)
 {
     if (!accel__tracing())
         return;
-    struct rec rec = {.type = REC_MARK, .pid = TRACE_DEVICE_PID + device->id,
-                      .ts = accel__now_ns(), .u.bytes = bytes, .name = what};
+    struct rec rec = {.type = REC_MARK,
+                      .pid = TRACE_DEVICE_PID + device->id,
+                      .ts = accel__now_ns(),
+                      .u.bytes = bytes,
+                      .name = what};
     rec_push(&rec);
 }
 
@@ -285,14 +297,16 @@ static void spare_give(struct accel__trace_device *node, accel_drv_event *event)
 static void anchor_make(struct accel__trace_device *node)
 {
     accel_device *device = node->device;
-    if (device->drv->event_elapsed == NULL || accel__internal_stream(device) != ACCEL_OK) {
+    if (device->drv->event_elapsed == NULL ||
+        accel__internal_stream(device) != ACCEL_OK) {
         node->untimable = true;
         return;
     }
     accel_drv_event *anchor = spare_take(node);
     uint64_t before = accel__now_ns();
     if (anchor == NULL ||
-        device->drv->event_record(device->drv_device, anchor, device->own.stream) != ACCEL_OK ||
+        device->drv->event_record(device->drv_device, anchor,
+                                  device->own.stream) != ACCEL_OK ||
         device->drv->event_sync(device->drv_device, anchor) != ACCEL_OK ||
         device->drv->event_query(device->drv_device, anchor) != ACCEL_OK) {
         if (anchor != NULL)
@@ -305,17 +319,25 @@ static void anchor_make(struct accel__trace_device *node)
 }
 
 static const char *const kind_names[] = {
-    [ACCEL__TRACE_COPY_H2D] = "copy h2d", [ACCEL__TRACE_COPY_D2H] = "copy d2h",
-    [ACCEL__TRACE_COPY_D2D] = "copy d2d", [ACCEL__TRACE_COPY_PEER] = "copy peer",
-    [ACCEL__TRACE_FILL] = "fill",         [ACCEL__TRACE_LAUNCH] = "launch",
+    [ACCEL__TRACE_COPY_H2D] = "copy h2d",
+    [ACCEL__TRACE_COPY_D2H] = "copy d2h",
+    [ACCEL__TRACE_COPY_D2D] = "copy d2d",
+    [ACCEL__TRACE_COPY_PEER] = "copy peer",
+    [ACCEL__TRACE_FILL] = "fill",
+    [ACCEL__TRACE_LAUNCH] = "launch",
 };
 
 static void command_rec(struct accel__trace_device *node, const struct pending *p,
                         uint64_t begin, uint64_t end, bool device_timed)
 {
-    struct rec rec = {.type = REC_COMMAND, .kind = (uint8_t)p->kind,
-                      .device_timed = device_timed, .pid = node->pid, .tid = p->lane + 1,
-                      .ts = begin, .dur = end - begin, .u.bytes = p->bytes,
+    struct rec rec = {.type = REC_COMMAND,
+                      .kind = (uint8_t)p->kind,
+                      .device_timed = device_timed,
+                      .pid = node->pid,
+                      .tid = p->lane + 1,
+                      .ts = begin,
+                      .dur = end - begin,
+                      .u.bytes = p->bytes,
                       .name = kind_names[p->kind]};
     if (p->kind == ACCEL__TRACE_LAUNCH)
         rec.u.launch = p->launch;
@@ -329,18 +351,19 @@ static void command_rec(struct accel__trace_device *node, const struct pending *
  * (the device failed, or the plugin no longer knows) is drawn at its
  * submission.
  */
-static bool pending_end(struct accel__trace_device *node, struct pending *p, bool wait,
-                        uint64_t *out_end, bool *out_timed)
+static bool pending_end(struct accel__trace_device *node, struct pending *p,
+                        bool wait, uint64_t *out_end, bool *out_timed)
 {
     accel_device *device = node->device;
     int64_t ns = 0;
     if (wait)
         device->drv->event_sync(device->drv_device, p->event);
-    accel_status status =
-        device->drv->event_elapsed(device->drv_device, node->anchor, p->event, &ns);
+    accel_status status = device->drv->event_elapsed(
+        device->drv_device, node->anchor, p->event, &ns);
     if (status == ACCEL_NOT_READY)
         return false;
-    *out_timed = status == ACCEL_OK && (ns >= 0 || (uint64_t)-ns <= node->anchor_ns);
+    *out_timed = status == ACCEL_OK &&
+                 (ns >= 0 || (uint64_t)-ns <= node->anchor_ns);
     *out_end = *out_timed ? node->anchor_ns + (uint64_t)ns : p->submit_ns;
     return true;
 }
@@ -356,8 +379,9 @@ static void place_done(struct accel__trace_device *node, bool wait)
             break;
         /* On an in-order stream a command starts once the one before it has
          * ended, or when it was submitted if the stream was idle then. */
-        uint64_t begin = node->last_end[p->lane] > p->submit_ns ? node->last_end[p->lane]
-                                                               : p->submit_ns;
+        uint64_t begin = node->last_end[p->lane] > p->submit_ns
+                             ? node->last_end[p->lane]
+                             : p->submit_ns;
         if (begin > end)
             begin = end;
         node->last_end[p->lane] = end;
@@ -395,11 +419,13 @@ static bool launch_matches(const struct launch_info *info,
 }
 
 /* The kept description of a launch like `command`; node lock held. */
-static const struct launch_info *launch_info_of(struct accel__trace_device *node,
-                                                const struct accel__trace_command *command)
+static const struct launch_info *
+launch_info_of(struct accel__trace_device *node,
+               const struct accel__trace_command *command)
 {
     size_t slot = ((uintptr_t)command->kernel >> 4 ^ command->grid[0] * 31u ^
-                   command->block[0] * 17u) % 64u;
+                   command->block[0] * 17u) %
+                  64u;
     struct launch_info *info = node->launches[slot];
     if (info != NULL && launch_matches(info, command))
         return info;
@@ -425,7 +451,8 @@ static struct accel__trace_device *node_of(accel_device *device)
         return device->trace;
     struct accel__trace_device *node = calloc(1, sizeof *node);
     struct label *label = calloc(1, sizeof *label);
-    if (node == NULL || label == NULL || pthread_mutex_init(&node->lock, NULL) != 0) {
+    if (node == NULL || label == NULL ||
+        pthread_mutex_init(&node->lock, NULL) != 0) {
         free(node);
         free(label);
         return NULL;
@@ -447,7 +474,8 @@ static struct accel__trace_device *node_of(accel_device *device)
     return node;
 }
 
-void accel__trace_command(accel_stream *stream, const struct accel__trace_command *command)
+void accel__trace_command(accel_stream *stream,
+                          const struct accel__trace_command *command)
 {
     accel_device *device = stream->device;
     struct accel__trace_device *node = node_of(device);
@@ -460,8 +488,10 @@ void accel__trace_command(accel_stream *stream, const struct accel__trace_comman
         place_done(node, false);
     /* The call that submits it began a moment before: one clock read less. */
     uint64_t submit_ns = call_begin != 0 ? call_begin : accel__now_ns();
-    struct pending p = {.submit_ns = submit_ns, .lane = stream->lane,
-                        .kind = command->kind, .bytes = command->bytes};
+    struct pending p = {.submit_ns = submit_ns,
+                        .lane = stream->lane,
+                        .kind = command->kind,
+                        .bytes = command->bytes};
     if (command->kind == ACCEL__TRACE_LAUNCH) {
         p.launch = launch_info_of(node, command);
         if (p.launch == NULL) {
@@ -471,8 +501,8 @@ void accel__trace_command(accel_stream *stream, const struct accel__trace_comman
     }
     if (node->anchor != NULL && pending_room(node))
         p.event = spare_take(node);
-    if (p.event != NULL &&
-        device->drv->event_record(device->drv_device, p.event, stream->drv) != ACCEL_OK) {
+    if (p.event != NULL && device->drv->event_record(device->drv_device, p.event,
+                                                     stream->drv) != ACCEL_OK) {
         spare_give(node, p.event);
         p.event = NULL;
     }
@@ -500,7 +530,8 @@ void accel__trace_device_empty(accel_device *device)
     node->anchor = NULL;
     node->untimable = false;
     while (node->spare_count > 0)
-        device->drv->event_destroy(device->drv_device, node->spare[--node->spare_count]);
+        device->drv->event_destroy(device->drv_device,
+                                   node->spare[--node->spare_count]);
     memset(node->last_end, 0, sizeof node->last_end);
     pthread_mutex_unlock(&node->lock);
 }
@@ -549,15 +580,16 @@ static double trace_us(uint64_t ns)
 static void rec_args(FILE *file, const struct rec *rec)
 {
     if (rec->type == REC_API) {
-        fprintf(file, "\"status\":\"%s\"", accel_status_name((accel_status)rec->status));
+        fprintf(file, "\"status\":\"%s\"",
+                accel_status_name((accel_status)rec->status));
         if (rec->u.bytes != 0)
             fprintf(file, ",\"bytes\":%llu", (unsigned long long)rec->u.bytes);
     } else if (rec->type == REC_COMMAND && rec->kind == ACCEL__TRACE_LAUNCH) {
         const struct launch_info *l = rec->u.launch;
         fputs("\"kernel\":", file);
         json_string(file, l->kernel);
-        fprintf(file, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", l->grid[0], l->grid[1],
-                l->grid[2], l->block[0], l->block[1], l->block[2]);
+        fprintf(file, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u]", l->grid[0],
+                l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2]);
     } else if (rec->type == REC_COMMAND) {
         fprintf(file, "\"bytes\":%llu", (unsigned long long)rec->u.bytes);
         if (rec->kind != ACCEL__TRACE_FILL)
@@ -566,7 +598,8 @@ static void rec_args(FILE *file, const struct rec *rec)
         fprintf(file, "\"bytes\":%llu", (unsigned long long)rec->u.bytes);
     }
     if (rec->type == REC_COMMAND)
-        fprintf(file, "%s\"timing\":\"%s\"", ",", rec->device_timed ? "device" : "host");
+        fprintf(file, "%s\"timing\":\"%s\"", ",",
+                rec->device_timed ? "device" : "host");
 }
 
 static void rec_write(FILE *file, const struct rec *rec)
@@ -591,8 +624,9 @@ static void rec_write(FILE *file, const struct rec *rec)
 static void meta_write(FILE *file, const char *what, uint32_t pid, uint32_t tid,
                        const char *name)
 {
-    fprintf(file, "%s{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
-            g.wrote_any ? ",\n" : "", what, pid, tid);
+    fprintf(
+        file, "%s{\"name\":\"%s\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
+        g.wrote_any ? ",\n" : "", what, pid, tid);
     json_string(file, name);
     fputs("}}", file);
     g.wrote_any = true;
@@ -637,14 +671,17 @@ static int rec_order(const void *a, const void *b)
 }
 
 /* Append what `buf` has published since the last read; g.lock held. */
-static bool buf_read(struct tbuf *buf, struct rec **recs, size_t *count, size_t *capacity)
+static bool buf_read(struct tbuf *buf, struct rec **recs, size_t *count,
+                     size_t *capacity)
 {
     for (;;) {
         struct chunk *chunk = buf->head;
-        size_t published = atomic_load_explicit(&chunk->count, memory_order_acquire);
+        size_t published = atomic_load_explicit(&chunk->count,
+                                                memory_order_acquire);
         size_t n = published - buf->read;
         if (*count + n > *capacity) {
-            size_t grown = *capacity * 2 > *count + n ? *capacity * 2 : *count + n;
+            size_t grown = *capacity * 2 > *count + n ? *capacity * 2
+                                                      : *count + n;
             struct rec *more = realloc(*recs, grown * sizeof *more);
             if (more == NULL)
                 return false;
@@ -654,7 +691,8 @@ static bool buf_read(struct tbuf *buf, struct rec **recs, size_t *count, size_t 
         memcpy(*recs + *count, chunk->recs + buf->read, n * sizeof **recs);
         *count += n;
         buf->read = published;
-        struct chunk *next = atomic_load_explicit(&chunk->next, memory_order_acquire);
+        struct chunk *next = atomic_load_explicit(&chunk->next,
+                                                  memory_order_acquire);
         if (published < TRACE_CHUNK || next == NULL)
             return true;
         buf->head = next;
@@ -673,8 +711,8 @@ static accel_status records_take(struct rec **out_recs, size_t *out_count)
         ok = buf_read(buf, &recs, &count, &capacity);
     if (!ok) {
         free(recs);
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_trace_flush: %zu records",
-                            count);
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                            "accel_trace_flush: %zu records", count);
     }
     qsort(recs, count, sizeof *recs, rec_order);
     *out_recs = recs;
@@ -699,8 +737,9 @@ static accel_status trace_write(void)
     fputs("\n]\n", g.file);
     bool failed = fflush(g.file) != 0 || fseek(g.file, -3, SEEK_CUR) != 0;
     if (failed)
-        return accel__error(ACCEL_ERR_NOT_SUPPORTED, "ACCEL_TRACE: writing %s failed: %s",
-                            g.path, strerror(errno));
+        return accel__error(ACCEL_ERR_NOT_SUPPORTED,
+                            "ACCEL_TRACE: writing %s failed: %s", g.path,
+                            strerror(errno));
     return ACCEL_OK;
 }
 
@@ -708,7 +747,8 @@ static accel_status trace_write(void)
 static void devices_place(void)
 {
     pthread_mutex_lock(&devices_lock);
-    for (struct accel__trace_device *node = devices; node != NULL; node = node->next) {
+    for (struct accel__trace_device *node = devices; node != NULL;
+         node = node->next) {
         pthread_mutex_lock(&node->lock);
         place_done(node, false);
         pthread_mutex_unlock(&node->lock);
@@ -723,7 +763,8 @@ accel_status accel_trace_flush(void)
     devices_place();
     pthread_mutex_lock(&g.lock);
     /* A fork's child shares the parent's open file: it writes nothing. */
-    accel_status status = g.file != NULL && g.pid == accel__pid ? trace_write() : ACCEL_OK;
+    accel_status status = g.file != NULL && g.pid == accel__pid ? trace_write()
+                                                                : ACCEL_OK;
     pthread_mutex_unlock(&g.lock);
     return status;
 }
@@ -739,8 +780,9 @@ void accel__trace_host_begin(const struct accel__ids *ids)
         g.path = strdup(path);
         g.file = g.path != NULL ? fopen(path, "we") : NULL;
         if (g.file == NULL) {
-            accel__log(ACCEL_LOG_WARN, "ACCEL_TRACE: cannot write %s: %s; not tracing",
-                       path, strerror(errno));
+            accel__log(ACCEL_LOG_WARN,
+                       "ACCEL_TRACE: cannot write %s: %s; not tracing", path,
+                       strerror(errno));
         } else {
             fputs("[\n", g.file);
             g.pid = accel__pid;

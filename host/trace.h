@@ -26,7 +26,8 @@ extern _Atomic bool accel__trace_on;
 
 static inline bool accel__tracing(void)
 {
-    return __builtin_expect(atomic_load_explicit(&accel__trace_on, memory_order_relaxed), 0);
+    return __builtin_expect(
+        atomic_load_explicit(&accel__trace_on, memory_order_relaxed), 0);
 }
 
 /* A host is being made: open ACCEL_TRACE's file if `ids` may read it. */
@@ -65,8 +66,8 @@ enum accel__trace_kind {
 
 struct accel__trace_command {
     enum accel__trace_kind kind;
-    uint64_t bytes;          /* copies and fills */
-    const char *kernel;      /* launches: the kernel's name, copied */
+    uint64_t bytes;     /* copies and fills */
+    const char *kernel; /* launches: the kernel's name, copied */
     uint32_t grid[3], block[3];
 };
 
@@ -74,10 +75,12 @@ struct accel__trace_command {
  * A command was just enqueued on `stream` (the plugin said ACCEL_OK): mark
  * its end with a trace event. Call only while accel__tracing().
  */
-void accel__trace_command(accel_stream *stream, const struct accel__trace_command *command);
+void accel__trace_command(accel_stream *stream,
+                          const struct accel__trace_command *command);
 
 /* A copy or fill of `bytes` the plugin took (status ACCEL_OK). */
-static inline void accel__trace_copy(accel_stream *stream, enum accel__trace_kind kind,
+static inline void accel__trace_copy(accel_stream *stream,
+                                     enum accel__trace_kind kind,
                                      accel_status status, uint64_t bytes)
 {
     if (accel__tracing() && status == ACCEL_OK) {
@@ -93,15 +96,18 @@ static inline void accel__trace_launch(accel_stream *stream, accel_status status
 {
     if (accel__tracing() && status == ACCEL_OK) {
         struct accel__trace_command command = {
-            .kind = ACCEL__TRACE_LAUNCH, .kernel = kernel,
-            .grid = {grid[0], grid[1], grid[2]}, .block = {block[0], block[1], block[2]}};
+            .kind = ACCEL__TRACE_LAUNCH,
+            .kernel = kernel,
+            .grid = {grid[0], grid[1], grid[2]},
+            .block = {block[0], block[1], block[2]}};
         accel__trace_command(stream, &command);
     }
 }
 
 /* Something that happened to a device: a relocation (bytes), a reset, a
  * loss. Any lock may be held. */
-void accel__trace_device_mark(accel_device *device, const char *what, uint64_t bytes);
+void accel__trace_device_mark(accel_device *device, const char *what,
+                              uint64_t bytes);
 
 /* Place what the device's streams have finished, and drop the trace's
  * plugin events: the device is being emptied (close, reset). Lock held. */

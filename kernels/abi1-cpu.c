@@ -26,7 +26,8 @@ static void abi1_add_one(const struct abi1_block *block, void *const *args)
 {
     uint32_t n = *(const uint32_t *)args[0];
     uint32_t *data = *(uint32_t *const *)args[1];
-    uint32_t threads = block->block_dim[0] * block->block_dim[1] * block->block_dim[2];
+    uint32_t threads = block->block_dim[0] * block->block_dim[1] *
+                       block->block_dim[2];
 
     for (uint32_t t = 0; t < threads; t++) {
         uint64_t i = (uint64_t)block->block_idx[0] * threads + t;
@@ -36,7 +37,8 @@ static void abi1_add_one(const struct abi1_block *block, void *const *args)
     }
 }
 
-__attribute__((visibility("default"))) const struct abi1_kernel accel_cpu_kernel_add_one_v1 = {
+__attribute__((visibility("default")))
+const struct abi1_kernel accel_cpu_kernel_add_one_v1 = {
     .abi = 1,
     .param_count = 2,
     .param_sizes = {sizeof(uint32_t), sizeof(uint32_t *)},

@@ -41,7 +41,8 @@ static void corpus_open(struct corpus *c, const char *bundle)
     ok(accel_host_create(&options, &c->host), "accel_host_create");
     ok(accel_device_open(c->host, "null", 0, &c->device), "accel_device_open");
     ok(accel_stream_create(c->device, &c->stream), "accel_stream_create");
-    ok(accel_module_load_file(c->device, bundle, &c->module), "accel_module_load_file");
+    ok(accel_module_load_file(c->device, bundle, &c->module),
+       "accel_module_load_file");
 }
 
 static void corpus_close(struct corpus *c)
@@ -62,22 +63,25 @@ static accel_ref array(struct corpus *c, accel_elem_type type, uint32_t count)
     if (data == NULL)
         fail("malloc");
     for (size_t i = 0; i < bytes / 4; i++)
-        data[i] = type == ACCEL_F32 ? 0x3f800000u : (uint32_t)i + 1; /* 1.0f, or i + 1 */
+        data[i] = type == ACCEL_F32 ? 0x3f800000u
+                                    : (uint32_t)i + 1; /* 1.0f, or i + 1 */
     ok(accel_alloc(c->device, type, count, &ref), "accel_alloc");
-    ok(accel_copy_to_device(c->stream, ref, 0, data, bytes), "accel_copy_to_device");
+    ok(accel_copy_to_device(c->stream, ref, 0, data, bytes),
+       "accel_copy_to_device");
     ok(accel_stream_sync(c->stream), "accel_stream_sync");
     free(data);
     return ref;
 }
 
-static void launch(struct corpus *c, const char *name, uint32_t grid, uint32_t block,
-                   uint32_t shared, const accel_arg *args, uint32_t nargs)
+static void launch(struct corpus *c, const char *name, uint32_t grid,
+                   uint32_t block, uint32_t shared, const accel_arg *args,
+                   uint32_t nargs)
 {
     accel_kernel *kernel;
 
     ok(accel_kernel_get(c->module, name, &kernel), name);
-    ok(accel_launch(c->stream, kernel, (accel_dim3){grid, 1, 1}, (accel_dim3){block, 1, 1},
-                    shared, args, nargs),
+    ok(accel_launch(c->stream, kernel, (accel_dim3){grid, 1, 1},
+                    (accel_dim3){block, 1, 1}, shared, args, nargs),
        name);
     ok(accel_stream_sync(c->stream), name);
 }
@@ -110,7 +114,8 @@ static void run_use_after_free(struct corpus *c)
     ok(accel_ref_native(c->device, x, &address), "accel_ref_native");
     ok(accel_free(c->device, x), "accel_free");
     ok(accel_device_sync(c->device), "accel_device_sync");
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(address), ACCEL_ARG_REF(y)};
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(address),
+                        ACCEL_ARG_REF(y)};
     launch(c, "check_read_raw", 2, 32, 0, args, 3);
 }
 
@@ -152,8 +157,10 @@ static void run_correct(struct corpus *c)
     uint32_t bins[256] = {0}, total = 0;
     accel_ref x = array(c, ACCEL_U32, n), partial = array(c, ACCEL_U32, blocks);
     accel_ref hist = array(c, ACCEL_U32, 256), out = array(c, ACCEL_U32, 1024);
-    accel_arg reduce[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(x), ACCEL_ARG_REF(partial)};
-    accel_arg histogram[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(x), ACCEL_ARG_REF(hist)};
+    accel_arg reduce[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(x),
+                          ACCEL_ARG_REF(partial)};
+    accel_arg histogram[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(x),
+                             ACCEL_ARG_REF(hist)};
     accel_arg reverse[] = {ACCEL_ARG_REF(x), ACCEL_ARG_REF(out)};
 
     launch(c, "block_reduce_shared", blocks, 256, 0, reduce, 3);
@@ -162,14 +169,16 @@ static void run_correct(struct corpus *c)
     ok(accel_copy_to_device(c->stream, hist, 0, bins, sizeof(bins)), "copy");
     launch(c, "block_histogram", 4, 128, 0, histogram, 3);
     ok(accel_copy_to_host(c->stream, bins, hist, 0, sizeof(bins)), "copy");
-    launch(c, "block_reverse_dynamic", 3, 256, 256 * sizeof(uint32_t), reverse, 2);
+    launch(c, "block_reverse_dynamic", 3, 256, 256 * sizeof(uint32_t), reverse,
+           2);
     ok(accel_stream_sync(c->stream), "accel_stream_sync");
     for (uint32_t i = 0; i < n; i++)
         want[i / 256] += i + 1;
     for (uint32_t b = 0; b < 256; b++)
         total += bins[b];
     if (memcmp(sums, want, sizeof(sums)) != 0 || total != n) {
-        fprintf(stderr, "check-corpus: wrong results: sums %u %u %u %u, histogram %u\n",
+        fprintf(stderr,
+                "check-corpus: wrong results: sums %u %u %u %u, histogram %u\n",
                 sums[0], sums[1], sums[2], sums[3], total);
         exit(1);
     }
@@ -198,7 +207,8 @@ int main(int argc, char **argv)
         run_uninit(&c);
     else
         run_bug(&c, argv[2]);
-    fprintf(stderr, "check-corpus: %s ran to the end: the bug went unseen\n", argv[2]);
+    fprintf(stderr, "check-corpus: %s ran to the end: the bug went unseen\n",
+            argv[2]);
     corpus_close(&c);
     return 3;
 }

@@ -31,19 +31,21 @@ static void write_wrapper(struct compile_case *c, const char *real_cc)
     snprintf(c->runs, sizeof c->runs, "%s/runs", c->dir);
     FILE *file = fopen(c->wrapper, "w");
     assert_non_null(file);
-    fprintf(file,
-            "#!/bin/sh\n"
-            "echo run >> '%s'\n"
-            "# COMPILE_CASE_MEET=N: wait (up to 10 s) until N runs have begun,\n"
-            "# so that racing processes both compile.\n"
-            "if [ -n \"${COMPILE_CASE_MEET:-}\" ]; then\n"
-            "    i=0\n"
-            "    while [ \"$(wc -l < '%s')\" -lt \"$COMPILE_CASE_MEET\" ] && [ $i -lt 200 ]; do\n"
-            "        sleep 0.05; i=$((i + 1))\n"
-            "    done\n"
-            "fi\n"
-            "exec '%s' \"$@\"\n",
-            c->runs, c->runs, real_cc);
+    fprintf(
+        file,
+        "#!/bin/sh\n"
+        "echo run >> '%s'\n"
+        "# COMPILE_CASE_MEET=N: wait (up to 10 s) until N runs have begun,\n"
+        "# so that racing processes both compile.\n"
+        "if [ -n \"${COMPILE_CASE_MEET:-}\" ]; then\n"
+        "    i=0\n"
+        "    while [ \"$(wc -l < '%s')\" -lt \"$COMPILE_CASE_MEET\" ] && [ $i "
+        "-lt 200 ]; do\n"
+        "        sleep 0.05; i=$((i + 1))\n"
+        "    done\n"
+        "fi\n"
+        "exec '%s' \"$@\"\n",
+        c->runs, c->runs, real_cc);
     fclose(file);
     assert_int_equal(chmod(c->wrapper, 0700), 0);
 }
@@ -123,13 +125,15 @@ accel_module *compile_case_saxpy(struct compile_case *c, const char *options)
     accel_status status = accel_module_compile(c->null.device, SAXPY_SOURCE,
                                                options, &module);
     if (status != ACCEL_OK)
-        fail_msg("accel_module_compile: %s: %s\nlog:\n%s", accel_status_name(status),
-                 accel_last_error(), accel_last_build_log());
+        fail_msg("accel_module_compile: %s: %s\nlog:\n%s",
+                 accel_status_name(status), accel_last_error(),
+                 accel_last_build_log());
     assert_non_null(module);
     return module;
 }
 
-void compile_case_check_saxpy(struct compile_case *c, accel_module *module, float bias)
+void compile_case_check_saxpy(struct compile_case *c, accel_module *module,
+                              float bias)
 {
     enum { N = 1000 };
     float x[N], y[N], result[N];
@@ -142,16 +146,20 @@ void compile_case_check_saxpy(struct compile_case *c, accel_module *module, floa
     accel_ref dx, dy;
     assert_status(accel_alloc(c->null.device, ACCEL_F32, N, &dx), ACCEL_OK);
     assert_status(accel_alloc(c->null.device, ACCEL_F32, N, &dy), ACCEL_OK);
-    assert_status(accel_copy_to_device(c->null.stream, dx, 0, x, sizeof x), ACCEL_OK);
-    assert_status(accel_copy_to_device(c->null.stream, dy, 0, y, sizeof y), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->null.stream, dx, 0, x, sizeof x),
+                  ACCEL_OK);
+    assert_status(accel_copy_to_device(c->null.stream, dy, 0, y, sizeof y),
+                  ACCEL_OK);
     uint32_t n = N;
     float a = 2.0f;
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
-                        ACCEL_ARG_REF(dy)};
-    assert_status(accel_launch(c->null.stream, kernel, (accel_dim3){(N + 127) / 128, 1, 1},
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                        ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
+    assert_status(accel_launch(c->null.stream, kernel,
+                               (accel_dim3){(N + 127) / 128, 1, 1},
                                (accel_dim3){128, 1, 1}, 0, args, 4),
                   ACCEL_OK);
-    assert_status(accel_copy_to_host(c->null.stream, result, dy, 0, sizeof result), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->null.stream, result, dy, 0, sizeof result),
+                  ACCEL_OK);
     assert_status(accel_stream_sync(c->null.stream), ACCEL_OK);
     for (uint32_t i = 0; i < N; i++)
         assert_float_equal(result[i], 2.0f * x[i] + y[i] + bias, 1e-4);

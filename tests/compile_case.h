@@ -39,7 +39,8 @@ int compile_case_teardown(void **state);
 int compile_case_runs(const struct compile_case *c);
 /* How many cache entries (*.kc) the cache directory holds; the first's
  * path in out_path when not NULL. Fails the test on a leftover temp file. */
-int compile_case_entries(const struct compile_case *c, char *out_path, size_t size);
+int compile_case_entries(const struct compile_case *c, char *out_path,
+                         size_t size);
 /* Compile SAXPY_SOURCE with `options`, expecting ACCEL_OK. */
 accel_module *compile_case_saxpy(struct compile_case *c, const char *options);
 /* Launch saxpy from `module` and check y = 2x + y + bias. */

@@ -53,8 +53,7 @@ void support_remove_dir(char *dir);
 void support_install_fixture(const char *dir, const char *variant,
                              const char *name);
 /* Copy any file to dir/file_name. */
-void support_copy_file(const char *from, const char *dir,
-                       const char *file_name);
+void support_copy_file(const char *from, const char *dir, const char *file_name);
 
 /*
  * The candidate named `name`, the `nth` (0-based) of that name in search

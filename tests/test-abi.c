@@ -77,7 +77,8 @@ static void round_trip(accel_device *device, accel_ref ref, size_t count)
 
 /* ---- devices without kernels ---- */
 
-static void test_plugin_without_kernel_entries_loads_and_refuses_modules(void **state)
+static void
+test_plugin_without_kernel_entries_loads_and_refuses_modules(void **state)
 {
     struct scratch *s = *state;
     open_fixture(s, "nokernels");
@@ -94,7 +95,8 @@ static void test_plugin_without_kernel_entries_loads_and_refuses_modules(void **
     assert_status(accel_free(s->device, ref), ACCEL_OK);
 }
 
-static void test_module_load_without_the_kernel_cap_is_answered_by_the_host(void **state)
+static void
+test_module_load_without_the_kernel_cap_is_answered_by_the_host(void **state)
 {
     /* The good fixture has kernel entries but its devices lack the cap:
      * the host answers, and the fixture's own refusal is never reached. */
@@ -136,7 +138,8 @@ static void test_misaligned_device_memory_is_a_plugin_abi_error(void **state)
     struct scratch *s = *state;
     open_fixture(s, "misaligned");
     accel_ref ref;
-    assert_status(accel_alloc(s->device, ACCEL_BYTE, 100, &ref), ACCEL_ERR_PLUGIN_ABI);
+    assert_status(accel_alloc(s->device, ACCEL_BYTE, 100, &ref),
+                  ACCEL_ERR_PLUGIN_ABI);
     assert_contains(accel_last_error(), "not aligned to 256 bytes");
     /* The page went back: nothing is left reserved, and the device lives. */
     assert_int_equal(support_memory_stats(s->device).reserved_bytes, 0);
@@ -151,7 +154,8 @@ static void count_call(void *user, accel_status status)
     (*(int *)user)++;
 }
 
-static void test_host_function_run_inline_by_the_plugin_delivers_the_callback(void **state)
+static void
+test_host_function_run_inline_by_the_plugin_delivers_the_callback(void **state)
 {
     /* The fixture runs fn inside host_func, on the caller's thread. */
     struct scratch *s = *state;
@@ -160,7 +164,8 @@ static void test_host_function_run_inline_by_the_plugin_delivers_the_callback(vo
     int calls = 0;
     assert_status(accel_stream_create(s->device, &stream), ACCEL_OK);
     for (int i = 0; i < 3; i++)
-        assert_status(accel_stream_add_callback(stream, count_call, &calls), ACCEL_OK);
+        assert_status(accel_stream_add_callback(stream, count_call, &calls),
+                      ACCEL_OK);
     assert_status(accel_stream_sync(stream), ACCEL_OK);
     accel_stream_destroy(stream);
     accel_device_close(s->device);
@@ -170,15 +175,16 @@ static void test_host_function_run_inline_by_the_plugin_delivers_the_callback(vo
 
 /* ---- the services, both ways ---- */
 
-static void test_plugin_expecting_newer_services_reads_only_what_is_there(void **state)
+static void
+test_plugin_expecting_newer_services_reads_only_what_is_there(void **state)
 {
     struct scratch *s = *state;
     open_fixture(s, "services");
     accel_device_info info;
     assert_status(accel_device_info_get(s->device, &info), ACCEL_OK);
     char expected[96];
-    snprintf(expected, sizeof expected, "host minor %d privilege 0 future absent",
-             ACCEL_DRIVER_ABI_MINOR);
+    snprintf(expected, sizeof expected,
+             "host minor %d privilege 0 future absent", ACCEL_DRIVER_ABI_MINOR);
     assert_string_equal(info.props.name, expected);
 }
 
@@ -187,15 +193,16 @@ static void test_plugin_expecting_newer_services_reads_only_what_is_there(void *
  * (its table says ACCEL_DRIVER_ABI_MINOR + 1 and has one entry more) loads
  * on this host, works, and sees this host's minor in the services.
  */
-static void test_plugin_of_the_next_minor_loads_and_sees_the_hosts_minor(void **state)
+static void
+test_plugin_of_the_next_minor_loads_and_sees_the_hosts_minor(void **state)
 {
     struct scratch *s = *state;
     open_fixture(s, "nextminor");
     accel_device_info info;
     assert_status(accel_device_info_get(s->device, &info), ACCEL_OK);
     char expected[96];
-    snprintf(expected, sizeof expected, "host minor %d privilege 0 future absent",
-             ACCEL_DRIVER_ABI_MINOR);
+    snprintf(expected, sizeof expected,
+             "host minor %d privilege 0 future absent", ACCEL_DRIVER_ABI_MINOR);
     assert_string_equal(info.props.name, expected);
     accel_ref ref;
     uint32_t in[4] = {1, 2, 3, 4}, out[4] = {0};
@@ -233,12 +240,14 @@ static void test_services_tell_elevation_and_the_programs_opt_in(void **state)
         struct accel__ids as = ids;
         if (cases[i].elevated)
             as.ruid = ids.euid == 1000 ? 1001 : 1000;
-        accel_host_options options = {.plugin_path = s->dir,
-                                      .vendor_runtimes_when_elevated = cases[i].opt_in};
+        accel_host_options options = {
+            .plugin_path = s->dir,
+            .vendor_runtimes_when_elevated = cases[i].opt_in};
         accel_host *host = NULL;
         struct accel_device_props props;
         assert_status(accel__host_create_as(&options, &as, &host), ACCEL_OK);
-        assert_status(accel_host_device_props(host, "services", 0, &props), ACCEL_OK);
+        assert_status(accel_host_device_props(host, "services", 0, &props),
+                      ACCEL_OK);
         assert_contains(props.name, cases[i].privilege);
         accel_host_destroy(host);
     }
@@ -325,7 +334,8 @@ static void test_services_smaller_than_1_0_are_refused(void **state)
     assert_non_null(library);
     const struct accel_driver_v1 *table = dlsym(library, ACCEL_DRIVER_SYMBOL);
     accel_drv_plugin *plugin = NULL;
-    assert_status(table->plugin_open(&services, &plugin), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(table->plugin_open(&services, &plugin),
+                  ACCEL_ERR_INVALID_ARGUMENT);
     assert_null(plugin);
     dlclose(library);
 }

@@ -32,7 +32,8 @@ static int run_program(char *const argv[], const char *out_path)
 
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (freopen(out_path != NULL ? out_path : "/dev/null", "w", stdout) == NULL)
+        if (freopen(out_path != NULL ? out_path : "/dev/null", "w", stdout) ==
+            NULL)
             _exit(126);
         execv(argv[0], argv);
         _exit(127);
@@ -59,8 +60,9 @@ static struct bench_samples samples_of(const double *values, size_t count)
     return s;
 }
 
-static struct bench_result result(const char *case_name, const char *variant, uint64_t bytes,
-                                  const char *impl, const char *unit, double median)
+static struct bench_result result(const char *case_name, const char *variant,
+                                  uint64_t bytes, const char *impl,
+                                  const char *unit, double median)
 {
     struct bench_result r = {0};
 
@@ -86,8 +88,10 @@ static void fill_report(struct bench_report *report)
     snprintf(report->machine.arch, sizeof(report->machine.arch), "x86_64");
     report->machine.cpus = 2;
     {
-        struct bench_result a = result("launch_empty", "", 0, "accel", BENCH_UNIT_NS, 500.0);
-        struct bench_result o = result("launch_empty", "", 0, "opencl", BENCH_UNIT_NS, 50000.0);
+        struct bench_result a = result("launch_empty", "", 0, "accel",
+                                       BENCH_UNIT_NS, 500.0);
+        struct bench_result o = result("launch_empty", "", 0, "opencl",
+                                       BENCH_UNIT_NS, 50000.0);
 
         assert_true(bench_report_add(report, &a));
         assert_true(bench_report_add(report, &o));
@@ -96,16 +100,18 @@ static void fill_report(struct bench_report *report)
         static const char *const variants[] = {"pageable", "pinned"};
 
         for (size_t v = 0; v < 2; v++) {
-            struct bench_result a = result("copy_h2d", variants[v], sizes[i], "accel",
-                                           BENCH_UNIT_GBPS, 2.0 + (double)i);
-            struct bench_result c = result("copy_h2d", variants[v], sizes[i], "c",
-                                           BENCH_UNIT_GBPS, 4.0 + (double)i);
+            struct bench_result a = result("copy_h2d", variants[v], sizes[i],
+                                           "accel", BENCH_UNIT_GBPS,
+                                           2.0 + (double)i);
+            struct bench_result c = result("copy_h2d", variants[v], sizes[i],
+                                           "c", BENCH_UNIT_GBPS, 4.0 + (double)i);
 
             assert_true(bench_report_add(report, &a));
             assert_true(bench_report_add(report, &c));
         }
     }
-    assert_true(bench_report_note(report, "opencl: a note with \"quotes\" and a\ttab"));
+    assert_true(
+        bench_report_note(report, "opencl: a note with \"quotes\" and a\ttab"));
 }
 
 /* ---- statistics ---- */
@@ -172,8 +178,10 @@ static bool count_step(void *context, double *out_ns)
 
 static void test_sample_warms_up_then_keeps_to_the_budget(void **state)
 {
-    struct bench_budget many = {.warmup = 2, .min_runs = 3, .max_runs = 7, .max_ns = UINT64_MAX};
-    struct bench_budget timed_out = {.warmup = 1, .min_runs = 3, .max_runs = 7, .max_ns = 0};
+    struct bench_budget many = {
+        .warmup = 2, .min_runs = 3, .max_runs = 7, .max_ns = UINT64_MAX};
+    struct bench_budget timed_out = {
+        .warmup = 1, .min_runs = 3, .max_runs = 7, .max_ns = 0};
     struct counting_step c = {0};
     struct bench_samples s;
 
@@ -193,7 +201,8 @@ static void test_sample_warms_up_then_keeps_to_the_budget(void **state)
 
 static void test_sample_stops_at_a_failing_step(void **state)
 {
-    struct bench_budget budget = {.warmup = 1, .min_runs = 5, .max_runs = 10, .max_ns = 0};
+    struct bench_budget budget = {
+        .warmup = 1, .min_runs = 5, .max_runs = 10, .max_ns = 0};
     struct counting_step c = {.fail_at = 3};
     struct bench_samples s;
 
@@ -231,7 +240,8 @@ static void test_json_string_escapes_quotes_controls_and_bad_utf8(void **state)
 
     (void)state;
     text = capture(write_string, "a\"b\\c\n\x01\x7f é \xff\xc3");
-    assert_string_equal(text, "\"a\\\"b\\\\c\\n\\u0001\\u007f é \\ufffd\\ufffd\"");
+    assert_string_equal(text,
+                        "\"a\\\"b\\\\c\\n\\u0001\\u007f é \\ufffd\\ufffd\"");
     free(text);
     /* An overlong encoding and a surrogate are not UTF-8 either. */
     text = capture(write_string, "\xc0\xaf\xed\xa0\x80");
@@ -265,13 +275,15 @@ static void test_table_shows_accel_first_with_ratios(void **state)
 static void test_ratio_needs_accel_in_the_same_group(void **state)
 {
     struct bench_report report;
-    struct bench_result lonely = result("copy_d2d", "", 4096, "c", BENCH_UNIT_GBPS, 1.0);
+    struct bench_result lonely = result("copy_d2d", "", 4096, "c",
+                                        BENCH_UNIT_GBPS, 1.0);
     double ratio;
 
     (void)state;
     fill_report(&report);
     assert_true(bench_report_add(&report, &lonely));
-    assert_false(bench_report_ratio(&report, &report.results[report.count - 1], &ratio));
+    assert_false(
+        bench_report_ratio(&report, &report.results[report.count - 1], &ratio));
     assert_false(bench_report_ratio(&report, &report.results[0], &ratio));
     assert_true(bench_report_ratio(&report, &report.results[1], &ratio));
     assert_float_equal(ratio, 0.01, 1e-12);
@@ -303,9 +315,12 @@ static const char json_shape_check[] =
     "import json, sys\n"
     "doc = json.load(open(sys.argv[1], encoding='utf-8'))\n"
     "assert doc['tool'] == 'accel-bench'\n"
-    "assert isinstance(doc['device']['name'], str) and 'quoted' in doc['device']['name']\n"
-    "assert isinstance(doc['notes'], list) and '\"quotes\"' in doc['notes'][0]\n"
-    "keys = {'case', 'variant', 'bytes', 'impl', 'detail', 'median', 'p10', 'p90',\n"
+    "assert isinstance(doc['device']['name'], str) and 'quoted' in "
+    "doc['device']['name']\n"
+    "assert isinstance(doc['notes'], list) and '\"quotes\"' in "
+    "doc['notes'][0]\n"
+    "keys = {'case', 'variant', 'bytes', 'impl', 'detail', 'median', 'p10', "
+    "'p90',\n"
     "        'unit', 'runs', 'accel_ratio'}\n"
     "assert len(doc['results']) == 14\n"
     "for r in doc['results']:\n"
@@ -317,7 +332,8 @@ static const char json_shape_check[] =
 static void test_json_document_parses_with_every_field(void **state)
 {
     struct bench_report report;
-    char *dir = support_make_temp_dir(), *path = support_path_in(dir, "report.json");
+    char *dir = support_make_temp_dir(),
+         *path = support_path_in(dir, "report.json");
     FILE *out = fopen(path, "w");
 
     (void)state;
@@ -337,7 +353,8 @@ static const char svg_check[] =
     "ns = '{http://www.w3.org/2000/svg}'\n"
     "assert root.tag == ns + 'svg', root.tag\n"
     "assert float(root.get('width')) > 0 and float(root.get('height')) > 0\n"
-    "lines = [p for p in root.iter(ns + 'path') if p.get('stroke-width') == '2']\n"
+    "lines = [p for p in root.iter(ns + 'path') if p.get('stroke-width') == "
+    "'2']\n"
     "if len(sys.argv) > 2:\n"
     "    assert len(lines) == int(sys.argv[2]), len(lines)\n"
     "    for p in lines:\n"
@@ -346,7 +363,8 @@ static const char svg_check[] =
 static void assert_svg(const char *path, int lines)
 {
     char count[16];
-    char *argv[] = {PYTHON3_PATH, "-c", (char *)svg_check, (char *)path, count, NULL};
+    char *argv[] = {PYTHON3_PATH, "-c",  (char *)svg_check,
+                    (char *)path, count, NULL};
 
     snprintf(count, sizeof(count), "%d", lines);
     if (lines < 0)
@@ -357,7 +375,8 @@ static void assert_svg(const char *path, int lines)
 static void test_svg_is_well_formed_with_a_line_per_series(void **state)
 {
     struct bench_report report, empty;
-    char *dir = support_make_temp_dir(), *path = support_path_in(dir, "plot.svg");
+    char *dir = support_make_temp_dir(),
+         *path = support_path_in(dir, "plot.svg");
     FILE *out = fopen(path, "w");
 
     (void)state;
@@ -405,10 +424,11 @@ static const char quick_alloc_check[] =
 
 static void test_quick_case_writes_json_and_svg(void **state)
 {
-    char *dir = support_make_temp_dir(), *json = support_path_in(dir, "out.json"),
+    char *dir = support_make_temp_dir(),
+         *json = support_path_in(dir, "out.json"),
          *svg = support_path_in(dir, "out.svg");
-    char *argv[] = {ACCEL_BENCH_PATH, "--quick", "--case", "alloc_free", "--json",
-                    "--svg", svg, NULL};
+    char *argv[] = {ACCEL_BENCH_PATH, "--quick", "--case", "alloc_free",
+                    "--json",         "--svg",   svg,      NULL};
 
     (void)state;
     assert_int_equal(run_program(argv, json), 0);
@@ -433,17 +453,22 @@ static const char workload_check[] =
     "doc = json.load(open(sys.argv[1], encoding='utf-8'))\n"
     "points = {('matvec', '32x8'), ('matvec', '256x1'), ('stencil_2d', ''),\n"
     "          ('conv3d', ''), ('histogram', ''), ('stencil_2d', 'tiled'),\n"
-    "          ('gemm_tiled', 'tiled'), ('gemm_tiled', 'naive'), ('reduce_shared', ''),\n"
+    "          ('gemm_tiled', 'tiled'), ('gemm_tiled', 'naive'), "
+    "('reduce_shared', ''),\n"
     "          ('scan_block', '')}\n"
-    "rows = [r for r in doc['results'] if (r['case'], r['variant']) in points]\n"
+    "rows = [r for r in doc['results'] if (r['case'], r['variant']) in "
+    "points]\n"
     "notes = ' '.join(doc['notes'])\n"
     "assert ', expected ' not in notes, notes\n"
-    "opencl = not any(n.startswith('opencl: not built') or n.startswith('opencl: no ')\n"
+    "opencl = not any(n.startswith('opencl: not built') or "
+    "n.startswith('opencl: no ')\n"
     "                 for n in doc['notes'])\n"
     "for case, variant in points:\n"
-    "    mine = [r for r in rows if (r['case'], r['variant']) == (case, variant)]\n"
+    "    mine = [r for r in rows if (r['case'], r['variant']) == (case, "
+    "variant)]\n"
     "    impls = [r['impl'] for r in mine]\n"
-    "    assert impls.count('accel') == 1 and impls.count('c') >= 1, (case, impls, notes)\n"
+    "    assert impls.count('accel') == 1 and impls.count('c') >= 1, (case, "
+    "impls, notes)\n"
     "    assert not opencl or 'opencl' in impls, (case, impls, notes)\n"
     "    for r in mine:\n"
     "        assert r['unit'] == 'GB/s' and r['median'] > 0, r\n";
@@ -452,20 +477,25 @@ static const char quick_run_check[] =
     "import json, sys\n"
     "doc = json.load(open(sys.argv[1], encoding='utf-8'))\n"
     "cases = {r['case'] for r in doc['results'] if r['impl'] == 'accel'}\n"
-    "want = {'discovery', 'discovery_many', 'dispatch', 'launch_empty', 'launch_stream', 'vadd',\n"
+    "want = {'discovery', 'discovery_many', 'dispatch', 'launch_empty', "
+    "'launch_stream', 'vadd',\n"
     "        'copy_h2d', 'copy_d2h', 'copy_d2d', 'fill', 'alloc_free',\n"
     "        'matvec', 'stencil_2d', 'conv3d', 'histogram',\n"
     "        'gemm_tiled', 'reduce_shared', 'scan_block', 'compile'}\n"
     "assert cases == want, (cases, doc['notes'])\n"
-    "assert {r['variant'] for r in doc['results'] if r['case'] == 'compile'} == \\\n"
+    "assert {r['variant'] for r in doc['results'] if r['case'] == 'compile'} "
+    "== \\\n"
     "    {'cold', 'warm'}\n"
-    "assert {r['variant'] for r in doc['results'] if r['case'] == 'copy_h2d'} == \\\n"
+    "assert {r['variant'] for r in doc['results'] if r['case'] == 'copy_h2d'} "
+    "== \\\n"
     "    {'pageable', 'pinned'}\n"
     "assert any(r['impl'] == 'plugin' for r in doc['results'])\n";
 
-static void test_quick_run_finishes_every_case_and_checks_each_workload_result(void **state)
+static void
+test_quick_run_finishes_every_case_and_checks_each_workload_result(void **state)
 {
-    char *dir = support_make_temp_dir(), *json = support_path_in(dir, "out.json"),
+    char *dir = support_make_temp_dir(),
+         *json = support_path_in(dir, "out.json"),
          *svg = support_path_in(dir, "out.svg");
     char *argv[] = {ACCEL_BENCH_PATH, "--quick", "--json", "--svg", svg, NULL};
 
@@ -501,10 +531,13 @@ int main(void)
         cmocka_unit_test(test_format_scales_units),
         cmocka_unit_test(test_json_document_parses_with_every_field),
         cmocka_unit_test(test_svg_is_well_formed_with_a_line_per_series),
-        cmocka_unit_test_setup(test_quick_case_writes_json_and_svg, setup_tool_environment),
-        cmocka_unit_test_setup(test_quick_run_finishes_every_case_and_checks_each_workload_result,
+        cmocka_unit_test_setup(test_quick_case_writes_json_and_svg,
                                setup_tool_environment),
-        cmocka_unit_test_setup(test_unknown_case_is_a_usage_error, setup_tool_environment),
+        cmocka_unit_test_setup(
+            test_quick_run_finishes_every_case_and_checks_each_workload_result,
+            setup_tool_environment),
+        cmocka_unit_test_setup(test_unknown_case_is_a_usage_error,
+                               setup_tool_environment),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

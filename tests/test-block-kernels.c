@@ -57,7 +57,8 @@ static int teardown(void **state)
 }
 
 /* Open the null device with `name`=`value` set (both may be NULL), load `image`. */
-static int open_case(void **state, const char *name, const char *value, const char *image)
+static int open_case(void **state, const char *name, const char *value,
+                     const char *image)
 {
     struct blocks_case *c = calloc(1, sizeof *c);
     if (c == NULL)
@@ -66,7 +67,7 @@ static int open_case(void **state, const char *name, const char *value, const ch
     support_clean_environment();
     if (name != NULL)
         setenv(name, value, 1);
-    accel_host_options options = { .plugin_path = NULL_PLUGIN_PATH };
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
     if (accel_host_create(&options, &c->host) != ACCEL_OK ||
         accel_device_open(c->host, "null", 0, &c->device) != ACCEL_OK ||
         accel_stream_create(c->device, &c->stream) != ACCEL_OK ||
@@ -108,8 +109,8 @@ static accel_kernel *kernel_of(struct blocks_case *c, const char *name)
 }
 
 /* A device array of `count` elements holding `data` (zeros when NULL). */
-static accel_ref upload(struct blocks_case *c, accel_elem_type type, uint64_t count,
-                        const void *data)
+static accel_ref upload(struct blocks_case *c, accel_elem_type type,
+                        uint64_t count, const void *data)
 {
     size_t bytes = count * accel_elem_size(type);
     void *zeros = NULL;
@@ -135,12 +136,12 @@ static void download(struct blocks_case *c, void *dst, accel_ref ref)
 }
 
 /* Launch and wait; the status of the wait. */
-static accel_status run(struct blocks_case *c, const char *name, accel_dim3 grid,
-                        accel_dim3 block, uint32_t shared, const accel_arg *args,
-                        uint32_t nargs)
+static accel_status run(struct blocks_case *c, const char *name,
+                        accel_dim3 grid, accel_dim3 block, uint32_t shared,
+                        const accel_arg *args, uint32_t nargs)
 {
-    assert_status(accel_launch(c->stream, kernel_of(c, name), grid, block, shared, args,
-                               nargs),
+    assert_status(accel_launch(c->stream, kernel_of(c, name), grid, block,
+                               shared, args, nargs),
                   ACCEL_OK);
     return accel_stream_sync(c->stream);
 }
@@ -157,16 +158,18 @@ static void *alloc_or_fail(size_t bytes)
     return p;
 }
 
-static void assert_u32_equal(const uint32_t *actual, const uint32_t *expected, uint64_t n)
+static void assert_u32_equal(const uint32_t *actual, const uint32_t *expected,
+                             uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
         if (actual[i] != expected[i])
-            fail_msg("element %llu is %u, expected %u", (unsigned long long)i, actual[i],
-                     expected[i]);
+            fail_msg("element %llu is %u, expected %u", (unsigned long long)i,
+                     actual[i], expected[i]);
     }
 }
 
-static void assert_f32_equal(const float *actual, const float *expected, uint64_t n)
+static void assert_f32_equal(const float *actual, const float *expected,
+                             uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
         if (actual[i] != expected[i])
@@ -207,10 +210,11 @@ static void check_sgemm(struct blocks_case *c, uint32_t n)
     accel_ref da = upload(c, ACCEL_F32, (uint64_t)n * n, a);
     accel_ref db = upload(c, ACCEL_F32, (uint64_t)n * n, b);
     accel_ref dc = upload(c, ACCEL_F32, (uint64_t)n * n, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(da), ACCEL_ARG_REF(db),
-                         ACCEL_ARG_REF(dc) };
-    assert_status(run(c, "block_sgemm", (accel_dim3){ blocks_for(n, 16), blocks_for(n, 16), 1 },
-                      (accel_dim3){ 16, 16, 1 }, 0, args, 4),
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(da),
+                        ACCEL_ARG_REF(db), ACCEL_ARG_REF(dc)};
+    assert_status(run(c, "block_sgemm",
+                      (accel_dim3){blocks_for(n, 16), blocks_for(n, 16), 1},
+                      (accel_dim3){16, 16, 1}, 0, args, 4),
                   ACCEL_OK);
     download(c, result, dc);
     assert_f32_equal(result, expected, (uint64_t)n * n);
@@ -232,8 +236,8 @@ static void test_tiled_sgemm_matches_reference(void **state)
 
 /* ---- reductions ---- */
 
-static void check_reduction(struct blocks_case *c, const char *kernel, uint32_t n,
-                            uint32_t block)
+static void check_reduction(struct blocks_case *c, const char *kernel,
+                            uint32_t n, uint32_t block)
 {
     uint32_t blocks = blocks_for(n, block);
     uint32_t *x = alloc_or_fail(n * sizeof *x);
@@ -247,9 +251,9 @@ static void check_reduction(struct blocks_case *c, const char *kernel, uint32_t 
     }
     accel_ref dx = upload(c, ACCEL_U32, n, x);
     accel_ref dp = upload(c, ACCEL_U32, blocks, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dp) };
-    assert_status(run(c, kernel, (accel_dim3){ blocks, 1, 1 }, (accel_dim3){ block, 1, 1 }, 0,
-                      args, 3),
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dp)};
+    assert_status(run(c, kernel, (accel_dim3){blocks, 1, 1},
+                      (accel_dim3){block, 1, 1}, 0, args, 3),
                   ACCEL_OK);
     download(c, result, dp);
     assert_u32_equal(result, expected, blocks);
@@ -277,8 +281,8 @@ static void test_warp_shuffle_reduction_matches_reference(void **state)
 /* ---- scans ---- */
 
 /* Inclusive sums restarting at each segment of `segment` elements. */
-static void check_scan(struct blocks_case *c, const char *kernel, uint32_t n, uint32_t block,
-                       uint32_t segment)
+static void check_scan(struct blocks_case *c, const char *kernel, uint32_t n,
+                       uint32_t block, uint32_t segment)
 {
     uint32_t *x = alloc_or_fail(n * sizeof *x);
     uint32_t *expected = alloc_or_fail(n * sizeof *x);
@@ -292,9 +296,10 @@ static void check_scan(struct blocks_case *c, const char *kernel, uint32_t n, ui
     }
     accel_ref dx = upload(c, ACCEL_U32, n, x);
     accel_ref dout = upload(c, ACCEL_U32, n, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dout) };
-    assert_status(run(c, kernel, (accel_dim3){ blocks_for(n, segment), 1, 1 },
-                      (accel_dim3){ block, 1, 1 }, 0, args, 3),
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx),
+                        ACCEL_ARG_REF(dout)};
+    assert_status(run(c, kernel, (accel_dim3){blocks_for(n, segment), 1, 1},
+                      (accel_dim3){block, 1, 1}, 0, args, 3),
                   ACCEL_OK);
     download(c, result, dout);
     assert_u32_equal(result, expected, n);
@@ -324,7 +329,7 @@ static void test_histogram_with_shared_bins_matches_reference(void **state)
     struct blocks_case *c = *state;
     const uint32_t n = 200003;
     uint32_t *data = alloc_or_fail(n * sizeof *data);
-    uint32_t expected[256] = { 0 }, result[256];
+    uint32_t expected[256] = {0}, result[256];
 
     for (uint32_t i = 0; i < n; i++) {
         data[i] = input_at(i) % 300; /* the low byte is the bin */
@@ -332,9 +337,9 @@ static void test_histogram_with_shared_bins_matches_reference(void **state)
     }
     accel_ref dd = upload(c, ACCEL_U32, n, data);
     accel_ref db = upload(c, ACCEL_U32, 256, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dd), ACCEL_ARG_REF(db) };
-    assert_status(run(c, "block_histogram", (accel_dim3){ 37, 1, 1 }, (accel_dim3){ 128, 1, 1 },
-                      0, args, 3),
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dd), ACCEL_ARG_REF(db)};
+    assert_status(run(c, "block_histogram", (accel_dim3){37, 1, 1},
+                      (accel_dim3){128, 1, 1}, 0, args, 3),
                   ACCEL_OK);
     download(c, result, db);
     assert_u32_equal(result, expected, 256);
@@ -358,19 +363,21 @@ static void test_padded_tile_transpose_matches_reference(void **state)
             expected[x * height + y] = in[y * width + x];
     accel_ref din = upload(c, ACCEL_F32, width * height, in);
     accel_ref dout = upload(c, ACCEL_F32, width * height, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(width), ACCEL_ARG_VALUE(height), ACCEL_ARG_REF(din),
-                         ACCEL_ARG_REF(dout) };
-    assert_status(run(c, "block_transpose",
-                      (accel_dim3){ blocks_for(width, 32), blocks_for(height, 32), 1 },
-                      (accel_dim3){ 32, 8, 1 }, 0, args, 4),
-                  ACCEL_OK);
+    accel_arg args[] = {ACCEL_ARG_VALUE(width), ACCEL_ARG_VALUE(height),
+                        ACCEL_ARG_REF(din), ACCEL_ARG_REF(dout)};
+    assert_status(
+        run(c, "block_transpose",
+            (accel_dim3){blocks_for(width, 32), blocks_for(height, 32), 1},
+            (accel_dim3){32, 8, 1}, 0, args, 4),
+        ACCEL_OK);
     download(c, result, dout);
     assert_f32_equal(result, expected, width * height);
     accel_free(c->device, din);
     accel_free(c->device, dout);
 }
 
-static float stencil_at(const float *in, int64_t x, int64_t y, int64_t w, int64_t h)
+static float stencil_at(const float *in, int64_t x, int64_t y, int64_t w,
+                        int64_t h)
 {
     return x >= 0 && y >= 0 && x < w && y < h ? in[y * w + x] : 0.0f;
 }
@@ -393,12 +400,13 @@ static void test_stencil_with_shared_halo_matches_reference(void **state)
                           stencil_at(in, x, y + 1, width, height));
     accel_ref din = upload(c, ACCEL_F32, width * height, in);
     accel_ref dout = upload(c, ACCEL_F32, width * height, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(width), ACCEL_ARG_VALUE(height), ACCEL_ARG_REF(din),
-                         ACCEL_ARG_REF(dout) };
-    assert_status(run(c, "block_stencil",
-                      (accel_dim3){ blocks_for(width, 16), blocks_for(height, 16), 1 },
-                      (accel_dim3){ 16, 16, 1 }, 0, args, 4),
-                  ACCEL_OK);
+    accel_arg args[] = {ACCEL_ARG_VALUE(width), ACCEL_ARG_VALUE(height),
+                        ACCEL_ARG_REF(din), ACCEL_ARG_REF(dout)};
+    assert_status(
+        run(c, "block_stencil",
+            (accel_dim3){blocks_for(width, 16), blocks_for(height, 16), 1},
+            (accel_dim3){16, 16, 1}, 0, args, 4),
+        ACCEL_OK);
     download(c, result, dout);
     assert_f32_equal(result, expected, width * height);
     accel_free(c->device, din);
@@ -422,9 +430,9 @@ static void check_bitonic(struct blocks_case *c, uint32_t block, uint32_t blocks
     for (uint32_t i = 0; i < n; i++)
         data[i] = input_at(i) % 5000;
     accel_ref dd = upload(c, ACCEL_U32, n, data);
-    accel_arg args[] = { ACCEL_ARG_REF(dd) };
-    assert_status(run(c, "block_bitonic_sort", (accel_dim3){ blocks, 1, 1 },
-                      (accel_dim3){ block, 1, 1 }, 0, args, 1),
+    accel_arg args[] = {ACCEL_ARG_REF(dd)};
+    assert_status(run(c, "block_bitonic_sort", (accel_dim3){blocks, 1, 1},
+                      (accel_dim3){block, 1, 1}, 0, args, 1),
                   ACCEL_OK);
     download(c, result, dd);
     for (uint32_t b = 0; b < blocks; b++)
@@ -450,7 +458,7 @@ static void test_cas_lock_free_updates_match_reference(void **state)
     const uint32_t n = 50021;
     uint32_t *x = alloc_or_fail(n * sizeof *x);
     uint64_t best = 0, expected_best = 0;
-    int64_t sums[16], expected_sums[16] = { 0 };
+    int64_t sums[16], expected_sums[16] = {0};
 
     for (uint32_t i = 0; i < n; i++) {
         x[i] = input_at(i) % 100000;
@@ -461,10 +469,11 @@ static void test_cas_lock_free_updates_match_reference(void **state)
     accel_ref dx = upload(c, ACCEL_U32, n, x);
     accel_ref dbest = upload(c, ACCEL_U64, 1, NULL);
     accel_ref dsums = upload(c, ACCEL_I64, 16, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dbest),
-                         ACCEL_ARG_REF(dsums) };
-    assert_status(run(c, "block_cas_update", (accel_dim3){ blocks_for(n, 128), 1, 1 },
-                      (accel_dim3){ 128, 1, 1 }, 0, args, 4),
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx),
+                        ACCEL_ARG_REF(dbest), ACCEL_ARG_REF(dsums)};
+    assert_status(run(c, "block_cas_update",
+                      (accel_dim3){blocks_for(n, 128), 1, 1},
+                      (accel_dim3){128, 1, 1}, 0, args, 4),
                   ACCEL_OK);
     download(c, &best, dbest);
     download(c, sums, dsums);
@@ -496,10 +505,11 @@ static void test_ballot_compaction_keeps_exactly_the_multiples_of_three(void **s
     accel_ref din = upload(c, ACCEL_U32, n, in);
     accel_ref dout = upload(c, ACCEL_U32, n, NULL);
     accel_ref dcount = upload(c, ACCEL_U32, 1, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(din), ACCEL_ARG_REF(dout),
-                         ACCEL_ARG_REF(dcount) };
-    assert_status(run(c, "block_ballot_compact", (accel_dim3){ blocks_for(n, 256), 1, 1 },
-                      (accel_dim3){ 256, 1, 1 }, 0, args, 4),
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(din),
+                        ACCEL_ARG_REF(dout), ACCEL_ARG_REF(dcount)};
+    assert_status(run(c, "block_ballot_compact",
+                      (accel_dim3){blocks_for(n, 256), 1, 1},
+                      (accel_dim3){256, 1, 1}, 0, args, 4),
                   ACCEL_OK);
     download(c, &count, dcount);
     download(c, result, dout);
@@ -530,14 +540,15 @@ static void check_warp_ops(struct blocks_case *c, uint32_t block, uint32_t block
 
         expected[5 * g + 0] = 3 < lanes ? (warp0 + 3) * 7 + 1 : v;
         expected[5 * g + 1] = lane >= 1 ? v - 7 : v;
-        expected[5 * g + 2] = (lane ^ 1) < lanes ? (warp0 + (lane ^ 1)) * 7 + 1 : v;
+        expected[5 * g + 2] = (lane ^ 1) < lanes ? (warp0 + (lane ^ 1)) * 7 + 1
+                                                 : v;
         expected[5 * g + 3] = 5 < lanes;
         expected[5 * g + 4] = 1;
     }
     accel_ref dout = upload(c, ACCEL_U32, 5 * n, NULL);
-    accel_arg args[] = { ACCEL_ARG_REF(dout) };
-    assert_status(run(c, "block_warp_ops", (accel_dim3){ blocks, 1, 1 },
-                      (accel_dim3){ block, 1, 1 }, 0, args, 1),
+    accel_arg args[] = {ACCEL_ARG_REF(dout)};
+    assert_status(run(c, "block_warp_ops", (accel_dim3){blocks, 1, 1},
+                      (accel_dim3){block, 1, 1}, 0, args, 1),
                   ACCEL_OK);
     download(c, result, dout);
     assert_u32_equal(result, expected, 5 * n);
@@ -584,24 +595,28 @@ static void test_every_atomic_matches_reference(void **state)
 {
     struct blocks_case *c = *state;
     const uint32_t blocks = 40, block = 128, n = blocks * block;
-    int32_t gi[9] = { 0, 0, INT32_MAX, -1, 0, -1, 0, 0, 0 };
-    uint32_t gu[9] = { 0, 0, UINT32_MAX, 0, 0, UINT32_MAX, 0, 0, 0 };
-    int64_t gl[9] = { 0, 0, INT64_MAX, -1, 0, -1, 0, 0, 0 };
-    uint64_t gul[9] = { 0, 0, UINT64_MAX, 0, 0, UINT64_MAX, 0, 0, 0 };
+    int32_t gi[9] = {0, 0, INT32_MAX, -1, 0, -1, 0, 0, 0};
+    uint32_t gu[9] = {0, 0, UINT32_MAX, 0, 0, UINT32_MAX, 0, 0, 0};
+    int64_t gl[9] = {0, 0, INT64_MAX, -1, 0, -1, 0, 0, 0};
+    uint64_t gul[9] = {0, 0, UINT64_MAX, 0, 0, UINT64_MAX, 0, 0, 0};
     float gf = 0;
     double gd = 0;
     uint64_t *shared = alloc_or_fail(blocks * 9 * sizeof *shared);
     uint64_t want[9], want_shared[9];
 
-    accel_ref dgi = upload(c, ACCEL_I32, 9, gi), dgu = upload(c, ACCEL_U32, 9, gu);
-    accel_ref dgl = upload(c, ACCEL_I64, 9, gl), dgul = upload(c, ACCEL_U64, 9, gul);
-    accel_ref dgf = upload(c, ACCEL_F32, 1, NULL), dgd = upload(c, ACCEL_F64, 1, NULL);
+    accel_ref dgi = upload(c, ACCEL_I32, 9, gi),
+              dgu = upload(c, ACCEL_U32, 9, gu);
+    accel_ref dgl = upload(c, ACCEL_I64, 9, gl),
+              dgul = upload(c, ACCEL_U64, 9, gul);
+    accel_ref dgf = upload(c, ACCEL_F32, 1, NULL),
+              dgd = upload(c, ACCEL_F64, 1, NULL);
     accel_ref dsh = upload(c, ACCEL_U64, blocks * 9, NULL);
-    accel_arg args[] = { ACCEL_ARG_REF(dgi), ACCEL_ARG_REF(dgu), ACCEL_ARG_REF(dgl),
-                         ACCEL_ARG_REF(dgul), ACCEL_ARG_REF(dgf), ACCEL_ARG_REF(dgd),
-                         ACCEL_ARG_REF(dsh) };
-    assert_status(run(c, "block_atomics", (accel_dim3){ blocks, 1, 1 },
-                      (accel_dim3){ block, 1, 1 }, 0, args, 7),
+    accel_arg args[] = {ACCEL_ARG_REF(dgi), ACCEL_ARG_REF(dgu),
+                        ACCEL_ARG_REF(dgl), ACCEL_ARG_REF(dgul),
+                        ACCEL_ARG_REF(dgf), ACCEL_ARG_REF(dgd),
+                        ACCEL_ARG_REF(dsh)};
+    assert_status(run(c, "block_atomics", (accel_dim3){blocks, 1, 1},
+                      (accel_dim3){block, 1, 1}, 0, args, 7),
                   ACCEL_OK);
     download(c, gi, dgi);
     download(c, gu, dgu);
@@ -663,9 +678,10 @@ static void test_dynamic_shared_memory_is_shared_across_a_barrier(void **state)
         expected[i] = in[i - i % block + (block - 1 - i % block)];
     accel_ref din = upload(c, ACCEL_U32, n, in);
     accel_ref dout = upload(c, ACCEL_U32, n, NULL);
-    accel_arg args[] = { ACCEL_ARG_REF(din), ACCEL_ARG_REF(dout) };
-    assert_status(run(c, "block_reverse_dynamic", (accel_dim3){ blocks, 1, 1 },
-                      (accel_dim3){ block, 1, 1 }, block * sizeof(uint32_t), args, 2),
+    accel_arg args[] = {ACCEL_ARG_REF(din), ACCEL_ARG_REF(dout)};
+    assert_status(run(c, "block_reverse_dynamic", (accel_dim3){blocks, 1, 1},
+                      (accel_dim3){block, 1, 1}, block * sizeof(uint32_t), args,
+                      2),
                   ACCEL_OK);
     download(c, result, dout);
     assert_u32_equal(result, expected, n);
@@ -686,7 +702,7 @@ static void check_shape(struct blocks_case *c, accel_dim3 grid, accel_dim3 block
     for (uint64_t i = 0; i < n; i++)
         expected[i] = 2 * (uint32_t)(i % threads) + (uint32_t)(i / threads);
     accel_ref dout = upload(c, ACCEL_U32, n, NULL);
-    accel_arg args[] = { ACCEL_ARG_REF(dout) };
+    accel_arg args[] = {ACCEL_ARG_REF(dout)};
     assert_status(run(c, "block_shape", grid, block, 0, args, 1), ACCEL_OK);
     download(c, result, dout);
     assert_u32_equal(result, expected, n);
@@ -698,32 +714,33 @@ static void check_shape(struct blocks_case *c, accel_dim3 grid, accel_dim3 block
 static void test_every_block_shape_runs_barriers(void **state)
 {
     static const accel_dim3 shapes[] = {
-        { 1, 1, 1 },    { 2, 1, 1 },   { 31, 1, 1 },  { 32, 1, 1 },   { 33, 1, 1 },
-        { 1, 7, 1 },    { 1, 1, 9 },   { 3, 5, 7 },   { 64, 1, 1 },   { 10, 10, 10 },
-        { 1024, 1, 1 }, { 1, 1024, 1 }, { 32, 32, 1 }, { 16, 1, 64 }, { 8, 8, 16 },
-        { 2, 8, 64 },
+        {1, 1, 1},   {2, 1, 1},    {31, 1, 1},   {32, 1, 1},
+        {33, 1, 1},  {1, 7, 1},    {1, 1, 9},    {3, 5, 7},
+        {64, 1, 1},  {10, 10, 10}, {1024, 1, 1}, {1, 1024, 1},
+        {32, 32, 1}, {16, 1, 64},  {8, 8, 16},   {2, 8, 64},
     };
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
-        check_shape(*state, (accel_dim3){ 3, 2, 2 }, shapes[i]);
+        check_shape(*state, (accel_dim3){3, 2, 2}, shapes[i]);
 }
 
 static void test_grids_of_one_block_and_of_65535_run_barriers(void **state)
 {
-    check_shape(*state, (accel_dim3){ 1, 1, 1 }, (accel_dim3){ 256, 1, 1 });
-    check_shape(*state, (accel_dim3){ 65535, 1, 1 }, (accel_dim3){ 32, 1, 1 });
-    check_shape(*state, (accel_dim3){ 1, 65535, 1 }, (accel_dim3){ 4, 2, 1 });
+    check_shape(*state, (accel_dim3){1, 1, 1}, (accel_dim3){256, 1, 1});
+    check_shape(*state, (accel_dim3){65535, 1, 1}, (accel_dim3){32, 1, 1});
+    check_shape(*state, (accel_dim3){1, 65535, 1}, (accel_dim3){4, 2, 1});
 }
 
 /* ---- barriers not every thread reaches ---- */
 
 /* Launch `kernel` on one block of 64 threads; it must fail, naming where. */
-static void check_divergence(struct blocks_case *c, const char *kernel, const char *thread,
-                             const char *what)
+static void check_divergence(struct blocks_case *c, const char *kernel,
+                             const char *thread, const char *what)
 {
     accel_ref dout = upload(c, ACCEL_U32, 64, NULL);
-    accel_arg args[] = { ACCEL_ARG_REF(dout) };
+    accel_arg args[] = {ACCEL_ARG_REF(dout)};
 
-    assert_status(run(c, kernel, (accel_dim3){ 2, 1, 1 }, (accel_dim3){ 64, 1, 1 }, 0, args, 1),
+    assert_status(run(c, kernel, (accel_dim3){2, 1, 1}, (accel_dim3){64, 1, 1},
+                      0, args, 1),
                   ACCEL_ERR_LAUNCH);
     assert_contains(accel_last_error(), kernel);
     assert_contains(accel_last_error(), "block (");
@@ -733,14 +750,16 @@ static void check_divergence(struct blocks_case *c, const char *kernel, const ch
     accel_stream_destroy(c->stream);
     assert_status(accel_stream_create(c->device, &c->stream), ACCEL_OK);
     accel_free(c->device, dout);
-    check_shape(c, (accel_dim3){ 2, 1, 1 }, (accel_dim3){ 64, 1, 1 });
+    check_shape(c, (accel_dim3){2, 1, 1}, (accel_dim3){64, 1, 1});
 }
 
 static void test_thread_returning_before_a_barrier_fails_the_launch(void **state)
 {
-    check_divergence(*state, "block_diverge_return", "thread (0,0,0): waits at "
-                     "accel_sync_threads() that thread (5,0,0) never reaches (it returned)",
-                     "not every thread reaches the barrier");
+    check_divergence(
+        *state, "block_diverge_return",
+        "thread (0,0,0): waits at "
+        "accel_sync_threads() that thread (5,0,0) never reaches (it returned)",
+        "not every thread reaches the barrier");
 }
 
 static void test_barrier_in_divergent_code_fails_the_launch(void **state)
@@ -751,16 +770,20 @@ static void test_barrier_in_divergent_code_fails_the_launch(void **state)
 
 static void test_extra_barrier_in_one_thread_fails_the_launch(void **state)
 {
-    check_divergence(*state, "block_diverge_count", "thread (0,0,0): waits at "
-                     "accel_sync_threads() that thread (1,0,0) never reaches (it returned)",
-                     "not every thread reaches the barrier");
+    check_divergence(
+        *state, "block_diverge_count",
+        "thread (0,0,0): waits at "
+        "accel_sync_threads() that thread (1,0,0) never reaches (it returned)",
+        "not every thread reaches the barrier");
 }
 
 static void test_warp_operation_missing_lanes_fails_the_launch(void **state)
 {
-    check_divergence(*state, "block_diverge_warp", "thread (0,0,0): waits at a warp "
-                     "operation that thread (16,0,0) never reaches (it returned)",
-                     "block_diverge_warp");
+    check_divergence(
+        *state, "block_diverge_warp",
+        "thread (0,0,0): waits at a warp "
+        "operation that thread (16,0,0) never reaches (it returned)",
+        "block_diverge_warp");
 }
 
 /*
@@ -773,11 +796,11 @@ static void test_barriers_at_two_call_sites_meet_only_on_fibers(void **state)
 
     if (!BLOCKS_CBS) {
         accel_ref dout = upload(c, ACCEL_U32, 64, NULL);
-        accel_arg args[] = { ACCEL_ARG_REF(dout) };
+        accel_arg args[] = {ACCEL_ARG_REF(dout)};
         uint32_t out[64];
 
-        assert_status(run(c, "block_diverge_sites", (accel_dim3){ 1, 1, 1 },
-                          (accel_dim3){ 64, 1, 1 }, 0, args, 1),
+        assert_status(run(c, "block_diverge_sites", (accel_dim3){1, 1, 1},
+                          (accel_dim3){64, 1, 1}, 0, args, 1),
                       ACCEL_OK);
         download(c, out, dout);
         for (uint32_t t = 0; t < 64; t++)
@@ -785,14 +808,18 @@ static void test_barriers_at_two_call_sites_meet_only_on_fibers(void **state)
         accel_free(c->device, dout);
         return;
     }
-    check_divergence(c, "block_diverge_sites", "thread (0,0,0): waits at "
-                     "accel_sync_threads() that thread (1,0,0) never reaches (it waits at "
-                     "barrier", "block_diverge_sites");
+    check_divergence(
+        c, "block_diverge_sites",
+        "thread (0,0,0): waits at "
+        "accel_sync_threads() that thread (1,0,0) never reaches (it waits at "
+        "barrier",
+        "block_diverge_sites");
 }
 
 static void test_divergence_fails_with_one_host_thread_too(void **state)
 {
-    check_divergence(*state, "block_diverge_return", "thread (5,0,0)", "returned");
+    check_divergence(*state, "block_diverge_return", "thread (5,0,0)",
+                     "returned");
 }
 
 /* ---- which kernels the barrier pass splits ---- */
@@ -819,15 +846,27 @@ static void check_run_regions(void *image, const char *name, bool split)
 static void test_only_the_pass_splits_barrier_kernels(void **state)
 {
     static const char *const split[] = {
-        "block_sgemm", "block_reduce_shared", "block_scan_hillis_steele",
-        "block_scan_blelloch", "block_histogram", "block_transpose", "block_stencil",
-        "block_bitonic_sort", "block_atomics", "block_shape", "block_reverse_dynamic",
-        "block_diverge_return", "block_diverge_branch", "block_diverge_count",
-        "block_diverge_sites", "block_barriers",
+        "block_sgemm",
+        "block_reduce_shared",
+        "block_scan_hillis_steele",
+        "block_scan_blelloch",
+        "block_histogram",
+        "block_transpose",
+        "block_stencil",
+        "block_bitonic_sort",
+        "block_atomics",
+        "block_shape",
+        "block_reverse_dynamic",
+        "block_diverge_return",
+        "block_diverge_branch",
+        "block_diverge_count",
+        "block_diverge_sites",
+        "block_barriers",
     };
     static const char *const fibers[] = {
-        "block_reduce_warp", "block_ballot_compact", "block_warp_ops", "block_diverge_warp",
-        "block_stack_overflow", "block_shuffles", "block_cas_update", "block_no_barriers",
+        "block_reduce_warp",  "block_ballot_compact", "block_warp_ops",
+        "block_diverge_warp", "block_stack_overflow", "block_shuffles",
+        "block_cas_update",   "block_no_barriers",
     };
     void *image = dlopen(BLOCKS_CPU_IMAGE, RTLD_NOW | RTLD_LOCAL);
 
@@ -851,9 +890,9 @@ static void test_abi1_images_still_run(void **state)
     for (uint32_t i = 0; i < n; i++)
         data[i] = i;
     accel_ref dd = upload(c, ACCEL_U32, n, data);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dd) };
-    assert_status(run(c, "add_one_v1", (accel_dim3){ blocks_for(n, 64), 1, 1 },
-                      (accel_dim3){ 64, 1, 1 }, 0, args, 2),
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dd)};
+    assert_status(run(c, "add_one_v1", (accel_dim3){blocks_for(n, 64), 1, 1},
+                      (accel_dim3){64, 1, 1}, 0, args, 2),
                   ACCEL_OK);
     download(c, data, dd);
     for (uint32_t i = 0; i < n; i++)
@@ -864,14 +903,15 @@ static void test_abi1_images_still_run(void **state)
 
 /* ---- fiber stacks ---- */
 
-static void launch_deep(struct blocks_case *c, uint32_t depth, accel_status expected)
+static void launch_deep(struct blocks_case *c, uint32_t depth,
+                        accel_status expected)
 {
     accel_ref dout = upload(c, ACCEL_U32, 32, NULL);
-    accel_arg args[] = { ACCEL_ARG_VALUE(depth), ACCEL_ARG_REF(dout) };
+    accel_arg args[] = {ACCEL_ARG_VALUE(depth), ACCEL_ARG_REF(dout)};
     uint32_t out[32];
 
-    assert_status(run(c, "block_stack_overflow", (accel_dim3){ 1, 1, 1 },
-                      (accel_dim3){ 32, 1, 1 }, 0, args, 2),
+    assert_status(run(c, "block_stack_overflow", (accel_dim3){1, 1, 1},
+                      (accel_dim3){32, 1, 1}, 0, args, 2),
                   expected);
     download(c, out, dout);
     accel_free(c->device, dout);
@@ -885,12 +925,13 @@ static void test_stack_size_knob_lets_deep_kernels_run(void **state)
 
 static void test_stack_size_knob_out_of_range_leaves_no_device(void **state)
 {
-    static const char *const bad[] = { "ACCEL_NULL_STACK_KB=8", "ACCEL_NULL_STACK_KB=0",
-                                       "ACCEL_NULL_STACK_KB=65537",
-                                       "ACCEL_NULL_STACK_KB=64k", "ACCEL_NULL_STACK_KB=" };
+    static const char *const bad[] = {
+        "ACCEL_NULL_STACK_KB=8", "ACCEL_NULL_STACK_KB=0",
+        "ACCEL_NULL_STACK_KB=65537", "ACCEL_NULL_STACK_KB=64k",
+        "ACCEL_NULL_STACK_KB="};
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        const char *env[] = { bad[i], NULL };
+        const char *env[] = {bad[i], NULL};
         struct support_null null;
         assert_int_not_equal(support_null_open(&null, env), 0);
         support_null_close(&null);
@@ -905,7 +946,7 @@ static void test_stack_size_knob_out_of_range_leaves_no_device(void **state)
 static void test_stack_overflow_is_reported_and_stops_the_process(void **state)
 {
     int pipe_fds[2];
-    char text[4096] = { 0 };
+    char text[4096] = {0};
     size_t got = 0;
     int status = 0;
     pid_t child;
@@ -942,51 +983,62 @@ static void test_stack_overflow_is_reported_and_stops_the_process(void **state)
 int main(void)
 {
 #ifdef BLOCKS_CBS_MISSING
-    printf("SKIP: accel-cc's barrier pass is not built: %s\n", BLOCKS_CBS_MISSING);
+    printf("SKIP: accel-cc's barrier pass is not built: %s\n",
+           BLOCKS_CBS_MISSING);
     return 77;
 #endif
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_tiled_sgemm_matches_reference, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_shared_tree_reduction_matches_reference, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_warp_shuffle_reduction_matches_reference, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_hillis_steele_scan_matches_reference, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_blelloch_scan_matches_reference, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_histogram_with_shared_bins_matches_reference,
+        cmocka_unit_test_setup_teardown(test_tiled_sgemm_matches_reference,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_padded_tile_transpose_matches_reference, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_stencil_with_shared_halo_matches_reference, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_bitonic_sort_sorts_each_block, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cas_lock_free_updates_match_reference, setup,
-                                        teardown),
         cmocka_unit_test_setup_teardown(
-            test_ballot_compaction_keeps_exactly_the_multiples_of_three, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_warp_shuffles_and_votes_match_cuda, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_every_atomic_matches_reference, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dynamic_shared_memory_is_shared_across_a_barrier,
+            test_shared_tree_reduction_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_warp_shuffle_reduction_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_hillis_steele_scan_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_blelloch_scan_matches_reference,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_every_block_shape_runs_barriers, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_grids_of_one_block_and_of_65535_run_barriers,
+        cmocka_unit_test_setup_teardown(
+            test_histogram_with_shared_bins_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_padded_tile_transpose_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_stencil_with_shared_halo_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bitonic_sort_sorts_each_block,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_thread_returning_before_a_barrier_fails_the_launch,
+        cmocka_unit_test_setup_teardown(
+            test_cas_lock_free_updates_match_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_ballot_compaction_keeps_exactly_the_multiples_of_three, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_warp_shuffles_and_votes_match_cuda,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_barrier_in_divergent_code_fails_the_launch, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_extra_barrier_in_one_thread_fails_the_launch,
+        cmocka_unit_test_setup_teardown(test_every_atomic_matches_reference,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_warp_operation_missing_lanes_fails_the_launch,
+        cmocka_unit_test_setup_teardown(
+            test_dynamic_shared_memory_is_shared_across_a_barrier, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_every_block_shape_runs_barriers,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_barriers_at_two_call_sites_meet_only_on_fibers,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_divergence_fails_with_one_host_thread_too,
-                                        setup_one_thread, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_grids_of_one_block_and_of_65535_run_barriers, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_thread_returning_before_a_barrier_fails_the_launch, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_barrier_in_divergent_code_fails_the_launch, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_extra_barrier_in_one_thread_fails_the_launch, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_warp_operation_missing_lanes_fails_the_launch, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_barriers_at_two_call_sites_meet_only_on_fibers, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_divergence_fails_with_one_host_thread_too, setup_one_thread,
+            teardown),
         cmocka_unit_test(test_only_the_pass_splits_barrier_kernels),
-        cmocka_unit_test_setup_teardown(test_abi1_images_still_run, setup_abi1, teardown),
+        cmocka_unit_test_setup_teardown(test_abi1_images_still_run, setup_abi1,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_stack_size_knob_lets_deep_kernels_run,
                                         setup_big_stack, teardown),
         cmocka_unit_test(test_stack_size_knob_out_of_range_leaves_no_device),

@@ -103,12 +103,12 @@ static void sample_make(struct sample *s)
     fill_pattern(s->elf, sizeof s->elf, 1);
     fill_pattern(s->cubin, sizeof s->cubin, 2);
     fill_pattern(s->ptx, sizeof s->ptx, 3);
-    s->images[0] = (struct accel__bundle_image){ "null", "x86_64", "elf",
-                                                 s->elf, sizeof s->elf };
-    s->images[1] = (struct accel__bundle_image){ "cuda", "sm_90", "cubin",
-                                                 s->cubin, sizeof s->cubin };
-    s->images[2] = (struct accel__bundle_image){ "cuda", "compute_80", "ptx",
-                                                 s->ptx, sizeof s->ptx };
+    s->images[0] = (struct accel__bundle_image){"null", "x86_64", "elf", s->elf,
+                                                sizeof s->elf};
+    s->images[1] = (struct accel__bundle_image){"cuda", "sm_90", "cubin",
+                                                s->cubin, sizeof s->cubin};
+    s->images[2] = (struct accel__bundle_image){"cuda", "compute_80", "ptx",
+                                                s->ptx, sizeof s->ptx};
     void *data = NULL;
     assert_status(accel__bundle_write(s->images, 3, &data, &s->size), ACCEL_OK);
     s->data = data;
@@ -124,8 +124,7 @@ static void sample_free(struct sample *s)
  * Parse a copy of exactly `size` bytes, so that the sanitizers catch any
  * read past the end, and expect ACCEL_ERR_MODULE with `fragment`.
  */
-static void expect_rejected(const uint8_t *data, size_t size,
-                            const char *fragment)
+static void expect_rejected(const uint8_t *data, size_t size, const char *fragment)
 {
     uint8_t *copy = malloc(size > 0 ? size : 1);
     assert_non_null(copy);
@@ -141,9 +140,8 @@ static void expect_rejected(const uint8_t *data, size_t size,
         assert_contains(accel_last_error(), fragment);
 }
 
-static struct accel__bundle_entry make_entry(const char *backend,
-                                             const char *target,
-                                             const char *format)
+static struct accel__bundle_entry
+make_entry(const char *backend, const char *target, const char *format)
 {
     struct accel__bundle_entry e;
     memset(&e, 0, sizeof e);
@@ -210,14 +208,14 @@ static void test_writer_rejects_what_the_format_forbids(void **state)
     (void)state;
     uint8_t byte = 1;
     const struct accel__bundle_image bad[] = {
-        { "CUDA", "sm_90", "cubin", &byte, 1 },
-        { "cuda", "sm_90", "spirv", &byte, 1 },
-        { "cuda", "sm 90", "cubin", &byte, 1 },
-        { "cuda", "", "cubin", &byte, 1 },
-        { "cuda", "sm_90", "cubin", &byte, 0 },
-        { "cuda", "a_target_name_that_is_much_too_long", "ptx", &byte, 1 },
-        { "a_backend_name_of_thirty_two_chars", "sm_90", "ptx", &byte, 1 },
-        { NULL, "sm_90", "ptx", &byte, 1 },
+        {"CUDA", "sm_90", "cubin", &byte, 1},
+        {"cuda", "sm_90", "spirv", &byte, 1},
+        {"cuda", "sm 90", "cubin", &byte, 1},
+        {"cuda", "", "cubin", &byte, 1},
+        {"cuda", "sm_90", "cubin", &byte, 0},
+        {"cuda", "a_target_name_that_is_much_too_long", "ptx", &byte, 1},
+        {"a_backend_name_of_thirty_two_chars", "sm_90", "ptx", &byte, 1},
+        {NULL, "sm_90", "ptx", &byte, 1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         void *data = &byte;
@@ -228,8 +226,8 @@ static void test_writer_rejects_what_the_format_forbids(void **state)
         assert_int_equal(size, 0);
     }
     const struct accel__bundle_image twice[] = {
-        { "cuda", "sm_90", "cubin", &byte, 1 },
-        { "cuda", "sm_90", "cubin", &byte, 1 },
+        {"cuda", "sm_90", "cubin", &byte, 1},
+        {"cuda", "sm_90", "cubin", &byte, 1},
     };
     void *data = NULL;
     size_t size = 0;
@@ -541,14 +539,14 @@ static void test_bundle_of_the_maximum_count_parses(void **state)
     uint8_t byte = 0x5a;
     for (int i = 0; i < ACCEL__BUNDLE_MAX_ENTRIES; i++) {
         snprintf(targets[i], sizeof targets[i], "t%d", i);
-        images[i] = (struct accel__bundle_image){ "null", targets[i], "elf",
-                                                  &byte, 1 };
+        images[i] = (struct accel__bundle_image){"null", targets[i], "elf",
+                                                 &byte, 1};
     }
     void *data = NULL;
     size_t size = 0;
-    assert_status(accel__bundle_write(images, ACCEL__BUNDLE_MAX_ENTRIES, &data,
-                                      &size),
-                  ACCEL_OK);
+    assert_status(
+        accel__bundle_write(images, ACCEL__BUNDLE_MAX_ENTRIES, &data, &size),
+        ACCEL_OK);
     struct accel__bundle_entry entries[ACCEL__BUNDLE_MAX_ENTRIES];
     uint32_t count = 0;
     assert_status(accel__bundle_parse(data, size, entries, &count), ACCEL_OK);
@@ -589,8 +587,8 @@ static uint32_t pick_at_level(const struct accel__bundle_entry *entries,
                               uint32_t count, const char *arch, unsigned level)
 {
     uint32_t index = UINT32_MAX;
-    assert_status(accel__bundle_pick_at_level(entries, count, "null", arch, level,
-                                              &index),
+    assert_status(accel__bundle_pick_at_level(entries, count, "null", arch,
+                                              level, &index),
                   ACCEL_OK);
     return index;
 }
@@ -628,8 +626,9 @@ static void test_pick_never_takes_an_isa_level_above_the_cpus(void **state)
     };
     uint32_t index = UINT32_MAX;
     /* A v2 CPU (no AVX2, no AVX-512) runs neither image. */
-    assert_status(accel__bundle_pick_at_level(entries, 2, "null", "x86_64", 2, &index),
-                  ACCEL_ERR_NOT_FOUND);
+    assert_status(
+        accel__bundle_pick_at_level(entries, 2, "null", "x86_64", 2, &index),
+        ACCEL_ERR_NOT_FOUND);
     assert_non_null(strstr(accel_last_error(), "x86_64-v4"));
     /* A v3 CPU without AVX-512 takes v3, never v4. */
     assert_int_equal(pick_at_level(entries, 2, "x86_64", 3), 1);
@@ -639,8 +638,9 @@ static void test_pick_never_takes_an_isa_level_above_the_cpus(void **state)
         make_entry("null", "x86_64-v0", "elf"),
         make_entry("null", "x86_64-vx", "elf"),
     };
-    assert_status(accel__bundle_pick_at_level(other, 3, "null", "x86_64", 4, &index),
-                  ACCEL_ERR_NOT_FOUND);
+    assert_status(
+        accel__bundle_pick_at_level(other, 3, "null", "x86_64", 4, &index),
+        ACCEL_ERR_NOT_FOUND);
 }
 
 static void test_cpu_isa_level_agrees_with_the_compilers_cpu_checks(void **state)
@@ -790,7 +790,7 @@ static void run_pack(const char *dir, const char *const *args,
     char out_path[4096], err_path[4096];
     format_path(out_path, sizeof out_path, "%s/stdout", dir);
     format_path(err_path, sizeof err_path, "%s/stderr", dir);
-    const char *argv[16] = { ACCEL_PACK_PATH };
+    const char *argv[16] = {ACCEL_PACK_PATH};
     size_t argc = 1;
     for (; args[argc - 1] != NULL; argc++) {
         assert_true(argc < 15);
@@ -838,7 +838,7 @@ static char *pack_sample(struct sample *s, char *bundle_path, size_t path_size)
 {
     char *dir = support_make_temp_dir();
     char paths[3][4096], specs[3][4200];
-    const char *names[3] = { "k.so", "k.cubin", "k.ptx" };
+    const char *names[3] = {"k.so", "k.cubin", "k.ptx"};
     for (int i = 0; i < 3; i++) {
         format_path(paths[i], sizeof paths[i], "%s/%s", dir, names[i]);
         write_bytes(paths[i], s->images[i].data, s->images[i].size);
@@ -848,8 +848,9 @@ static char *pack_sample(struct sample *s, char *bundle_path, size_t path_size)
     }
     format_path(bundle_path, path_size, "%s/k.bundle", dir);
     struct pack_run run;
-    run_pack(dir, (const char *[]){ "create", bundle_path, specs[0], specs[1],
-                                    specs[2], NULL },
+    run_pack(dir,
+             (const char *[]){"create", bundle_path, specs[0], specs[1],
+                              specs[2], NULL},
              &run);
     assert_int_equal(run.exit_code, 0);
     return dir;
@@ -871,18 +872,20 @@ static void test_pack_round_trip_gives_back_every_image(void **state)
     for (int i = 0; i < 3; i++) {
         char index[4];
         snprintf(index, sizeof index, "%d", i);
-        run_pack(dir, (const char *[]){ "extract", bundle, index, out, NULL },
+        run_pack(dir, (const char *[]){"extract", bundle, index, out, NULL},
                  &run);
         assert_int_equal(run.exit_code, 0);
         assert_file_equals(out, s.images[i].data, s.images[i].size);
     }
-    run_pack(dir, (const char *[]){ "extract", bundle, "--backend", "cuda",
-                                    "--target", "sm_86", out, NULL },
+    run_pack(dir,
+             (const char *[]){"extract", bundle, "--backend", "cuda",
+                              "--target", "sm_86", out, NULL},
              &run);
     assert_int_equal(run.exit_code, 0);
     assert_file_equals(out, s.ptx, sizeof s.ptx);
-    run_pack(dir, (const char *[]){ "extract", bundle, "--backend", "cuda",
-                                    "--target", "sm_90", out, NULL },
+    run_pack(dir,
+             (const char *[]){"extract", bundle, "--backend", "cuda",
+                              "--target", "sm_90", out, NULL},
              &run);
     assert_int_equal(run.exit_code, 0);
     assert_file_equals(out, s.cubin, sizeof s.cubin);
@@ -900,14 +903,14 @@ static void test_pack_list_shows_every_image(void **state)
     char *dir = pack_sample(&s, bundle, sizeof bundle);
 
     struct pack_run run;
-    run_pack(dir, (const char *[]){ "list", bundle, NULL }, &run);
+    run_pack(dir, (const char *[]){"list", bundle, NULL}, &run);
     assert_int_equal(run.exit_code, 0);
     assert_contains(run.out, "index  backend  target      format");
     assert_contains(run.out, "    0  null     x86_64      elf");
     assert_contains(run.out, "    1  cuda     sm_90       cubin");
     assert_contains(run.out, "    2  cuda     compute_80  ptx");
 
-    run_pack(dir, (const char *[]){ "list", "--json", bundle, NULL }, &run);
+    run_pack(dir, (const char *[]){"list", "--json", bundle, NULL}, &run);
     assert_int_equal(run.exit_code, 0);
     assert_contains(run.out, "\"target\": \"compute_80\"");
     assert_contains(run.out, "\"offset\": 320");
@@ -929,41 +932,42 @@ static void test_pack_reports_errors_with_nonzero_exit(void **state)
     format_path(out, sizeof out, "%s/extracted", dir);
     struct pack_run run;
 
-    run_pack(dir, (const char *[]){ "extract", bundle, "--backend", "cuda",
-                                    "--target", "sm_75", out, NULL },
+    run_pack(dir,
+             (const char *[]){"extract", bundle, "--backend", "cuda",
+                              "--target", "sm_75", out, NULL},
              &run);
     assert_int_equal(run.exit_code, 1);
     assert_contains(run.err, "no image in the bundle fits");
     assert_int_equal(access(out, F_OK), -1);
 
-    run_pack(dir, (const char *[]){ "extract", bundle, "3", out, NULL }, &run);
+    run_pack(dir, (const char *[]){"extract", bundle, "3", out, NULL}, &run);
     assert_int_equal(run.exit_code, 1);
     assert_contains(run.err, "INDEX '3' is not one of 0 to 2");
 
     s.data[s.size - 1] ^= 0xff;
     write_bytes(bundle, s.data, s.size);
-    run_pack(dir, (const char *[]){ "list", bundle, NULL }, &run);
+    run_pack(dir, (const char *[]){"list", bundle, NULL}, &run);
     assert_int_equal(run.exit_code, 1);
     assert_contains(run.err, "checksum mismatch");
 
-    run_pack(dir, (const char *[]){ "list", dir, NULL }, &run);
+    run_pack(dir, (const char *[]){"list", dir, NULL}, &run);
     assert_int_equal(run.exit_code, 1);
     assert_contains(run.err, "is a directory");
 
-    run_pack(dir, (const char *[]){ "create", bundle, "cuda:sm_90=x", NULL },
-             &run);
+    run_pack(dir, (const char *[]){"create", bundle, "cuda:sm_90=x", NULL}, &run);
     assert_int_equal(run.exit_code, 2);
     assert_contains(run.err, "is not backend:target:format=PATH");
 
-    run_pack(dir, (const char *[]){ "create", bundle, "cuda:sm_90:cubin=/nonexistent",
-                                    NULL },
+    run_pack(dir,
+             (const char *[]){"create", bundle, "cuda:sm_90:cubin=/nonexistent",
+                              NULL},
              &run);
     assert_int_equal(run.exit_code, 1);
     assert_contains(run.err, "/nonexistent");
 
-    run_pack(dir, (const char *[]){ "frobnicate", NULL }, &run);
+    run_pack(dir, (const char *[]){"frobnicate", NULL}, &run);
     assert_int_equal(run.exit_code, 2);
-    run_pack(dir, (const char *[]){ "--help", NULL }, &run);
+    run_pack(dir, (const char *[]){"--help", NULL}, &run);
     assert_int_equal(run.exit_code, 0);
     assert_contains(run.out, "Usage: accel-pack create OUT IMAGE...");
 

@@ -42,10 +42,12 @@ static const char *why_no_children(void)
     if (getenv("ACCEL_TEST_UNDER_VALGRIND") != NULL)
         return "AddressSanitizer does not run under valgrind";
 #ifdef CHECK_TSAN_BUILD
-    return "a ThreadSanitizer program can take neither ASan's runtime nor libaccel-race";
+    return "a ThreadSanitizer program can take neither ASan's runtime nor "
+           "libaccel-race";
 #endif
 #if defined(CHECK_CLANG_ASAN_BUILD) && defined(__clang__)
-    return "this program has clang's ASan runtime; the kernels were built by gcc";
+    return "this program has clang's ASan runtime; the kernels were built by "
+           "gcc";
 #endif
     if (CHECK_CORPUS_BUNDLE[0] == '\0')
         return "no checked kernels: the compiler has no -fsanitize=address";
@@ -66,8 +68,8 @@ static void skip_without_children(void)
  * Run `accel-check --check MODE check-corpus BUNDLE CASE`; its stderr into
  * `text` (of `size`), its wait status returned.
  */
-static int run_case(const char *mode, const char *bundle, const char *name, char *text,
-                    size_t size)
+static int run_case(const char *mode, const char *bundle, const char *name,
+                    char *text, size_t size)
 {
     int pipe_fds[2], status = 0;
     size_t got = 0;
@@ -84,8 +86,8 @@ static int run_case(const char *mode, const char *bundle, const char *name, char
         support_clean_environment();
         /* The report's own line needs no symbols; symbolizing takes seconds. */
         setenv("ASAN_OPTIONS", "symbolize=0", 1);
-        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, "--check", mode, CHECK_CORPUS_PATH, bundle,
-              name, (char *)NULL);
+        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, "--check", mode,
+              CHECK_CORPUS_PATH, bundle, name, (char *)NULL);
         _exit(127);
     }
     close(pipe_fds[1]);
@@ -106,16 +108,17 @@ static int run_case(const char *mode, const char *bundle, const char *name, char
  * The case ended by ASan (not clean, not "the bug went unseen") with a
  * report holding both `who` and `what`.
  */
-static void expect_report_of(const char *mode, const char *name, const char *who,
-                             const char *what)
+static void expect_report_of(const char *mode, const char *name,
+                             const char *who, const char *what)
 {
     static char text[1 << 16];
     int status;
 
     skip_without_children();
     status = run_case(mode, CHECK_CORPUS_BUNDLE, name, text, sizeof(text));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 3 ||
-        strstr(text, who) == NULL || strstr(text, what) == NULL)
+    if (!WIFEXITED(status) || WEXITSTATUS(status) == 0 ||
+        WEXITSTATUS(status) == 3 || strstr(text, who) == NULL ||
+        strstr(text, what) == NULL)
         print_error("%s", text);
     assert_true(WIFEXITED(status) || WIFSIGNALED(status));
     assert_false(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -150,40 +153,48 @@ static void expect_clean(const char *mode, const char *bundle, const char *name)
 static void test_off_by_one_read_names_kernel_block_thread_and_ref(void **state)
 {
     (void)state;
-    expect_report("check_off_by_one_read",
-                  "accel-check: heap-buffer-overflow: kernel 'check_off_by_one_read' block "
-                  "(1,0,0) thread (31,0,0): READ of 4 bytes at ",
-                  " 0 bytes past the end of argument 1 'const float * x' (float[64], 256 "
-                  "bytes): byte offset 256, element 64 of 64");
+    expect_report(
+        "check_off_by_one_read",
+        "accel-check: heap-buffer-overflow: kernel 'check_off_by_one_read' "
+        "block "
+        "(1,0,0) thread (31,0,0): READ of 4 bytes at ",
+        " 0 bytes past the end of argument 1 'const float * x' (float[64], 256 "
+        "bytes): byte offset 256, element 64 of 64");
 }
 
 static void test_off_by_one_write_names_kernel_block_thread_and_ref(void **state)
 {
     (void)state;
-    expect_report("check_off_by_one_write",
-                  "kernel 'check_off_by_one_write' block (2,0,0) thread (0,0,0): WRITE of 4 "
-                  "bytes at ",
-                  "past the end of argument 2 'float * y' (float[64], 256 bytes): byte "
-                  "offset 256, element 64 of 64");
+    expect_report(
+        "check_off_by_one_write",
+        "kernel 'check_off_by_one_write' block (2,0,0) thread (0,0,0): WRITE "
+        "of 4 "
+        "bytes at ",
+        "past the end of argument 2 'float * y' (float[64], 256 bytes): byte "
+        "offset 256, element 64 of 64");
 }
 
 static void test_negative_index_names_kernel_block_thread_and_ref(void **state)
 {
     (void)state;
-    expect_report("check_negative_index",
-                  "kernel 'check_negative_index' block (0,0,0) thread (0,0,0): READ of 4 "
-                  "bytes at ",
-                  "4 bytes before the start of argument 1 'const float * x' (float[64], 256 "
-                  "bytes): byte offset -4, element -1 of 64");
+    expect_report(
+        "check_negative_index",
+        "kernel 'check_negative_index' block (0,0,0) thread (0,0,0): READ of 4 "
+        "bytes at ",
+        "4 bytes before the start of argument 1 'const float * x' (float[64], "
+        "256 "
+        "bytes): byte offset -4, element -1 of 64");
 }
 
 static void test_shared_memory_overflow_names_the_thread_past_it(void **state)
 {
     (void)state;
     expect_report("check_shared_overflow",
-                  "kernel 'check_shared_overflow' block (0,0,0) thread (31,0,0): WRITE of 4 "
+                  "kernel 'check_shared_overflow' block (0,0,0) thread "
+                  "(31,0,0): WRITE of 4 "
                   "bytes at ",
-                  "0 bytes past the end of the block's dynamic shared memory (128 bytes): "
+                  "0 bytes past the end of the block's dynamic shared memory "
+                  "(128 bytes): "
                   "byte offset 128");
 }
 
@@ -191,9 +202,11 @@ static void test_use_after_free_through_native_address_is_reported(void **state)
 {
     (void)state;
     expect_report("use_after_free",
-                  "accel-check: heap-use-after-free: kernel 'check_read_raw' block (0,0,0) "
+                  "accel-check: heap-use-after-free: kernel 'check_read_raw' "
+                  "block (0,0,0) "
                   "thread (0,0,0): READ of 4 bytes at ",
-                  "inside FREED memory reached through argument 1 'uint64_t address' (256 "
+                  "inside FREED memory reached through argument 1 'uint64_t "
+                  "address' (256 "
                   "bytes): byte offset 0");
 }
 
@@ -208,25 +221,29 @@ static void test_correct_block_kernels_report_nothing(void **state)
 static void test_missing_barrier_is_a_race_within_the_block(void **state)
 {
     (void)state;
-    expect_report_of("race", "check_missing_barrier",
-                     "accel-check: data race: kernel 'check_missing_barrier' block (0,0,0) "
-                     "thread (1,0,0): WRITE of 4 bytes at ",
-                     "inside the block's dynamic shared memory (128 bytes): byte offset 4: "
-                     "races with a READ by block (0,0,0) thread (0,0,0), a thread of the same "
-                     "block, with no barrier between them");
+    expect_report_of(
+        "race", "check_missing_barrier",
+        "accel-check: data race: kernel 'check_missing_barrier' block (0,0,0) "
+        "thread (1,0,0): WRITE of 4 bytes at ",
+        "inside the block's dynamic shared memory (128 bytes): byte offset 4: "
+        "races with a READ by block (0,0,0) thread (0,0,0), a thread of the "
+        "same "
+        "block, with no barrier between them");
 }
 
 static void test_two_blocks_writing_one_element_is_a_race(void **state)
 {
     (void)state;
-    expect_report_of("race", "check_blocks_write_one",
-                     "accel-check: data race: kernel 'check_blocks_write_one' block (",
-                     ") thread (0,0,0): WRITE of 4 bytes at ");
-    expect_report_of("race", "check_blocks_write_one",
-                     "inside argument 0 'float * out' (float[64], 256 bytes): byte "
-                     "offset 0, element 0 of 64: races with a WRITE by block (",
-                     "another block of the same launch (blocks are not ordered: use an "
-                     "atomic)");
+    expect_report_of(
+        "race", "check_blocks_write_one",
+        "accel-check: data race: kernel 'check_blocks_write_one' block (",
+        ") thread (0,0,0): WRITE of 4 bytes at ");
+    expect_report_of(
+        "race", "check_blocks_write_one",
+        "inside argument 0 'float * out' (float[64], 256 bytes): byte "
+        "offset 0, element 0 of 64: races with a WRITE by block (",
+        "another block of the same launch (blocks are not ordered: use an "
+        "atomic)");
 }
 
 static void test_race_fixed_by_an_atomic_reports_nothing(void **state)
@@ -240,11 +257,13 @@ static void test_race_fixed_by_an_atomic_reports_nothing(void **state)
 static void test_read_of_never_written_memory_is_reported(void **state)
 {
     (void)state;
-    expect_report_of("init", "uninit",
-                     "accel-check: uninitialised read: kernel 'check_copy' block (1,0,0) "
-                     "thread (0,0,0): READ of 4 bytes at ",
-                     "inside argument 1 'const float * x' (float[64], 256 bytes): byte offset "
-                     "128, element 32 of 64: never written by a copy or a kernel");
+    expect_report_of(
+        "init", "uninit",
+        "accel-check: uninitialised read: kernel 'check_copy' block (1,0,0) "
+        "thread (0,0,0): READ of 4 bytes at ",
+        "inside argument 1 'const float * x' (float[64], 256 bytes): byte "
+        "offset "
+        "128, element 32 of 64: never written by a copy or a kernel");
 }
 
 static void test_correct_block_kernels_read_nothing_unwritten(void **state)
@@ -276,7 +295,9 @@ static void test_bad_check_value_leaves_no_device(void **state)
     assert_int_not_equal(support_null_open(&null, env), 0);
     snprintf(reason, sizeof(reason), "%s", accel_last_error());
     support_null_close(&null);
-    assert_contains(reason, "ACCEL_NULL_CHECK='bogus' is not a check: memory, race, init or off");
+    assert_contains(
+        reason,
+        "ACCEL_NULL_CHECK='bogus' is not a check: memory, race, init or off");
 }
 
 static void test_race_and_init_checks_need_their_runtime(void **state)
@@ -290,7 +311,8 @@ static void test_race_and_init_checks_need_their_runtime(void **state)
         struct support_null null;
 
         snprintf(variable, sizeof(variable), "ACCEL_NULL_CHECK=%s", modes[i]);
-        snprintf(want, sizeof(want), "ACCEL_NULL_CHECK=%s needs libaccel-race in the process",
+        snprintf(want, sizeof(want),
+                 "ACCEL_NULL_CHECK=%s needs libaccel-race in the process",
                  modes[i]);
         assert_int_not_equal(support_null_open(&null, env), 0);
         snprintf(reason, sizeof(reason), "%s", accel_last_error());
@@ -321,7 +343,8 @@ static void test_memory_check_needs_the_runtime_and_owns_allocations(void **stat
         snprintf(reason, sizeof(reason), "%s", accel_last_error());
         support_null_close(&null);
         assert_int_not_equal(rc, 0);
-        assert_contains(reason, "needs AddressSanitizer's runtime in the process");
+        assert_contains(reason,
+                        "needs AddressSanitizer's runtime in the process");
         assert_contains(reason, "accel-check");
         return;
     }

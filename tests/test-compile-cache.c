@@ -19,7 +19,8 @@
 
 extern char **environ;
 
-static void test_second_compile_loads_from_the_cache_without_the_compiler(void **state)
+static void
+test_second_compile_loads_from_the_cache_without_the_compiler(void **state)
 {
     struct compile_case *c = *state;
     accel_module *first = compile_case_saxpy(c, "-DSAXPY_BIAS=0");
@@ -63,7 +64,8 @@ static void flip_byte(const char *path, off_t from_end)
 }
 
 /* The path of the one entry that appeared since `before` (a path). */
-static void new_entry(struct compile_case *c, const char *before, char *out, size_t size)
+static void new_entry(struct compile_case *c, const char *before, char *out,
+                      size_t size)
 {
     DIR *dir = opendir(c->cache);
     assert_non_null(dir);
@@ -175,7 +177,8 @@ static pid_t spawn_child(const char *self)
 
 static const char *self_path;
 
-static void test_two_processes_compiling_one_kernel_both_succeed_with_one_entry(void **state)
+static void
+test_two_processes_compiling_one_kernel_both_succeed_with_one_entry(void **state)
 {
     struct compile_case *c = *state;
     /* The wrapper holds each compile until both have begun: a real race. */
@@ -209,10 +212,12 @@ static int race_child(void)
     int result = 1;
     if (accel_host_create(&options, &host) == ACCEL_OK &&
         accel_device_open(host, "null", 0, &device) == ACCEL_OK &&
-        accel_module_compile(device, SAXPY_SOURCE, "-DSAXPY_BIAS=0", &module) == ACCEL_OK)
+        accel_module_compile(device, SAXPY_SOURCE, "-DSAXPY_BIAS=0", &module) ==
+            ACCEL_OK)
         result = 0;
     else
-        fprintf(stderr, "race child: %s\n%s\n", accel_last_error(), accel_last_build_log());
+        fprintf(stderr, "race child: %s\n%s\n", accel_last_error(),
+                accel_last_build_log());
     accel_module_unload(module);
     accel_device_close(device);
     accel_host_destroy(host);
@@ -225,7 +230,9 @@ int main(int argc, char **argv)
         return race_child();
     self_path = argv[0];
     const struct CMUnitTest tests[] = {
-#define CASE(test) cmocka_unit_test_setup_teardown(test, compile_case_setup, compile_case_teardown)
+#define CASE(test)                                                             \
+    cmocka_unit_test_setup_teardown(test, compile_case_setup,                  \
+                                    compile_case_teardown)
         CASE(test_second_compile_loads_from_the_cache_without_the_compiler),
         CASE(test_cache_turned_off_compiles_every_time),
         CASE(test_tampered_entry_is_detected_and_compiled_again),

@@ -41,8 +41,8 @@ static void test_elevated_process_uses_no_cache_and_ignores_accel_cc(void **stat
     accel_device *device = open_as(&ids, &host);
     for (int i = 0; i < 2; i++) {
         accel_module *module = NULL;
-        accel_status status =
-            accel_module_compile(device, SAXPY_SOURCE, "-DSAXPY_BIAS=0", &module);
+        accel_status status = accel_module_compile(device, SAXPY_SOURCE,
+                                                   "-DSAXPY_BIAS=0", &module);
         if (status != ACCEL_OK)
             fail_msg("%s\n%s", accel_last_error(), accel_last_build_log());
         accel_module_unload(module);
@@ -62,8 +62,9 @@ static void test_elevated_process_uses_no_cache_and_ignores_accel_cc(void **stat
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_elevated_process_uses_no_cache_and_ignores_accel_cc,
-                                        compile_case_setup, compile_case_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_elevated_process_uses_no_cache_and_ignores_accel_cc,
+            compile_case_setup, compile_case_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,8 +21,8 @@ static void test_saxpy_compiled_from_source_computes(void **state)
 static void test_options_define_macros_in_order(void **state)
 {
     struct compile_case *c = *state;
-    accel_module *module =
-        compile_case_saxpy(c, "-DSAXPY_BIAS=9.0f  -USAXPY_BIAS\t-DSAXPY_BIAS=1.5f");
+    accel_module *module = compile_case_saxpy(
+        c, "-DSAXPY_BIAS=9.0f  -USAXPY_BIAS\t-DSAXPY_BIAS=1.5f");
     compile_case_check_saxpy(c, module, 1.5f);
     accel_module_unload(module);
 }
@@ -45,7 +45,8 @@ static void test_barrier_kernel_compiled_from_source_computes(void **state)
     struct compile_case *c = *state;
     enum { BLOCK = 256, BLOCKS = 8, N = BLOCK * BLOCKS };
     accel_module *module = NULL;
-    accel_status status = accel_module_compile(c->null.device, barrier_source, NULL, &module);
+    accel_status status = accel_module_compile(c->null.device, barrier_source,
+                                               NULL, &module);
     if (status != ACCEL_OK)
         fail_msg("%s\n%s", accel_last_error(), accel_last_build_log());
     accel_kernel *kernel = NULL;
@@ -56,12 +57,14 @@ static void test_barrier_kernel_compiled_from_source_computes(void **state)
     accel_ref din, dout;
     assert_status(accel_alloc(c->null.device, ACCEL_U32, N, &din), ACCEL_OK);
     assert_status(accel_alloc(c->null.device, ACCEL_U32, N, &dout), ACCEL_OK);
-    assert_status(accel_copy_to_device(c->null.stream, din, 0, in, sizeof in), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->null.stream, din, 0, in, sizeof in),
+                  ACCEL_OK);
     accel_arg args[] = {ACCEL_ARG_REF(din), ACCEL_ARG_REF(dout)};
     assert_status(accel_launch(c->null.stream, kernel, (accel_dim3){BLOCKS, 1, 1},
                                (accel_dim3){BLOCK, 1, 1}, 0, args, 2),
                   ACCEL_OK);
-    assert_status(accel_copy_to_host(c->null.stream, out, dout, 0, sizeof out), ACCEL_OK);
+    assert_status(accel_copy_to_host(c->null.stream, out, dout, 0, sizeof out),
+                  ACCEL_OK);
     assert_status(accel_stream_sync(c->null.stream), ACCEL_OK);
     for (uint32_t b = 0; b < BLOCKS; b++)
         for (uint32_t t = 0; t < BLOCK; t++)
@@ -94,7 +97,8 @@ static void test_syntax_error_returns_the_whole_log_with_its_line(void **state)
     assert_int_equal(compile_case_entries(c, NULL, 0), 0);
 }
 
-static void test_includes_outside_the_dialect_are_refused_before_compiling(void **state)
+static void
+test_includes_outside_the_dialect_are_refused_before_compiling(void **state)
 {
     struct compile_case *c = *state;
     static const char *sources[] = {
@@ -108,12 +112,14 @@ static void test_includes_outside_the_dialect_are_refused_before_compiling(void 
         "#include <accel/kernel.h>\n#inc\\\nlude <stdio.h>\n",
         "#include <accel/kernel.h>\n/* a\n comment */\n\n#include <stdio.h>\n",
     };
-    static const char *lines[] = {"line 2", "line 2", "line 2", "line 2", "line 2",
-                                  "line 1", "line 2", "line 2", "line 5"};
+    static const char *lines[] = {"line 2", "line 2", "line 2",
+                                  "line 2", "line 2", "line 1",
+                                  "line 2", "line 2", "line 5"};
     for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++) {
         accel_module *module = NULL;
-        assert_status(accel_module_compile(c->null.device, sources[i], NULL, &module),
-                      ACCEL_ERR_MODULE);
+        assert_status(
+            accel_module_compile(c->null.device, sources[i], NULL, &module),
+            ACCEL_ERR_MODULE);
         assert_null(module);
         assert_contains(accel_last_error(), "outside the dialect");
         assert_contains(accel_last_error(), lines[i]);
@@ -125,13 +131,20 @@ static void test_options_other_than_defines_are_refused(void **state)
 {
     struct compile_case *c = *state;
     static const char *options[] = {
-        "-I/etc", "-include /etc/passwd", "-o /tmp/x", "-DX=\"a\"", "-D1X", "-UX=1",
-        "-DX=`id`", "--help", "-DX -fplugin=/tmp/p.so",
+        "-I/etc",
+        "-include /etc/passwd",
+        "-o /tmp/x",
+        "-DX=\"a\"",
+        "-D1X",
+        "-UX=1",
+        "-DX=`id`",
+        "--help",
+        "-DX -fplugin=/tmp/p.so",
     };
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         accel_module *module = NULL;
-        assert_status(accel_module_compile(c->null.device, SAXPY_SOURCE, options[i],
-                                           &module),
+        assert_status(accel_module_compile(c->null.device, SAXPY_SOURCE,
+                                           options[i], &module),
                       ACCEL_ERR_INVALID_ARGUMENT);
         assert_null(module);
     }
@@ -157,8 +170,8 @@ static void test_missing_compiler_is_not_supported(void **state)
     struct compile_case *c = *state;
     setenv("ACCEL_CC", "/nonexistent/accel-test-cc", 1);
     accel_module *module = NULL;
-    assert_status(accel_module_compile(c->null.device, SAXPY_SOURCE, "-DSAXPY_BIAS=0",
-                                       &module),
+    assert_status(accel_module_compile(c->null.device, SAXPY_SOURCE,
+                                       "-DSAXPY_BIAS=0", &module),
                   ACCEL_ERR_NOT_SUPPORTED);
     assert_contains(accel_last_error(), "accel-test-cc");
 }
@@ -166,7 +179,9 @@ static void test_missing_compiler_is_not_supported(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-#define CASE(test) cmocka_unit_test_setup_teardown(test, compile_case_setup, compile_case_teardown)
+#define CASE(test)                                                             \
+    cmocka_unit_test_setup_teardown(test, compile_case_setup,                  \
+                                    compile_case_teardown)
         CASE(test_saxpy_compiled_from_source_computes),
         CASE(test_options_define_macros_in_order),
         CASE(test_barrier_kernel_compiled_from_source_computes),

@@ -87,7 +87,8 @@ static void wait_with(void **state, accel_wait_mode mode)
     assert_status(accel_event_wait(event, mode, ACCEL_WAIT_FOREVER), ACCEL_OK);
     assert_status(accel_event_query(event), ACCEL_OK);
     enqueue_work(c, c->stream);
-    assert_status(accel_stream_wait(c->stream, mode, ACCEL_WAIT_FOREVER), ACCEL_OK);
+    assert_status(accel_stream_wait(c->stream, mode, ACCEL_WAIT_FOREVER),
+                  ACCEL_OK);
     accel_event_destroy(event);
 }
 
@@ -214,9 +215,9 @@ static void add_callbacks(struct completion_case *c, struct record *r,
             accel_stream *stream = s ? c->other : c->stream;
             if (i % 50 == 0)
                 enqueue_work(c, stream);
-            assert_status(accel_stream_add_callback(stream, on_complete,
-                                                    &calls[s][i]),
-                          ACCEL_OK);
+            assert_status(
+                accel_stream_add_callback(stream, on_complete, &calls[s][i]),
+                ACCEL_OK);
         }
     }
 }
@@ -273,7 +274,8 @@ static void test_callbacks_through_the_fd_with_poll(void **state)
 static void test_dispatch_without_fd_mode_is_an_error(void **state)
 {
     struct completion_case *c = *state;
-    assert_status(accel_device_dispatch(c->device, NULL), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_device_dispatch(c->device, NULL),
+                  ACCEL_ERR_INVALID_ARGUMENT);
 }
 
 static atomic_int closing_calls;
@@ -337,7 +339,8 @@ static void ran_and_free(struct slow_data *data, bool on_this_thread)
 {
     assert_int_equal(atomic_load(&data->ran), 1);
     assert_status(data->status, ACCEL_OK);
-    assert_int_equal(pthread_equal(data->thread, pthread_self()) != 0, on_this_thread);
+    assert_int_equal(pthread_equal(data->thread, pthread_self()) != 0,
+                     on_this_thread);
     free(data);
 }
 
@@ -350,8 +353,9 @@ static void test_stream_sync_waits_for_callbacks_on_the_thread(void **state)
     ran_and_free(data, false);
     /* accel_stream_wait is a sync too, in every mode. */
     data = add_slow(c->stream);
-    assert_status(accel_stream_wait(c->stream, ACCEL_WAIT_SPIN, ACCEL_WAIT_FOREVER),
-                  ACCEL_OK);
+    assert_status(
+        accel_stream_wait(c->stream, ACCEL_WAIT_SPIN, ACCEL_WAIT_FOREVER),
+        ACCEL_OK);
     ran_and_free(data, false);
 }
 
@@ -441,7 +445,8 @@ static void test_user_data_freed_right_after_a_sync_is_not_used_again(void **sta
         enqueue_work(c, c->stream);
         struct slow_data *data = calloc(1, sizeof *data);
         assert_non_null(data);
-        assert_status(accel_stream_add_callback(c->stream, on_slow, data), ACCEL_OK);
+        assert_status(accel_stream_add_callback(c->stream, on_slow, data),
+                      ACCEL_OK);
         assert_status(accel_stream_sync(c->stream), ACCEL_OK);
         free(data);
         nanosleep(&(struct timespec){.tv_nsec = 60000000}, NULL);
@@ -463,8 +468,9 @@ static void test_a_sync_from_the_streams_own_callback_is_refused(void **state)
 {
     struct completion_case *c = *state;
     atomic_store(&nested_status, -1);
-    assert_status(accel_stream_add_callback(c->stream, on_sync_own_stream, c->stream),
-                  ACCEL_OK);
+    assert_status(
+        accel_stream_add_callback(c->stream, on_sync_own_stream, c->stream),
+        ACCEL_OK);
     struct slow_data *data = add_slow(c->stream);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_status(atomic_load(&nested_status), ACCEL_ERR_INVALID_ARGUMENT);

@@ -229,16 +229,20 @@ static void test_event_queries_race_with_resets(void **state)
     pthread_t threads[POLLERS];
     for (int i = 0; i < POLLERS; i++) {
         pollers[i] = (struct poller){.shared = &s};
-        assert_status(accel_stream_create(s.device, &pollers[i].stream), ACCEL_OK);
+        assert_status(accel_stream_create(s.device, &pollers[i].stream),
+                      ACCEL_OK);
         assert_status(accel_event_create(s.device, &pollers[i].event), ACCEL_OK);
-        assert_int_equal(pthread_create(&threads[i], NULL, poll_events, &pollers[i]), 0);
+        assert_int_equal(
+            pthread_create(&threads[i], NULL, poll_events, &pollers[i]), 0);
     }
     for (int i = 0; i < RESETS; i++) {
         accel_status status = accel_device_reset(s.device);
         if (status != ACCEL_OK)
             fail_once(&s, "accel_device_reset", status);
         /* Let the pollers in between resets. */
-        for (int spin = 0; spin < 1000 && atomic_load(&pollers[i % POLLERS].answered) == 0; spin++)
+        for (int spin = 0;
+             spin < 1000 && atomic_load(&pollers[i % POLLERS].answered) == 0;
+             spin++)
             sched_yield();
     }
     atomic_store(&s.stop, true);

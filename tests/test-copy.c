@@ -28,7 +28,7 @@ static int try_open_case(void **state, const char *device_count)
     *state = c;
     if (device_count != NULL)
         setenv("ACCEL_NULL_DEVICES", device_count, 1);
-    accel_host_options options = { .plugin_path = NULL_PLUGIN_PATH };
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
     accel_status status = accel_host_create(&options, &c->host);
     unsetenv("ACCEL_NULL_DEVICES");
     if (status != ACCEL_OK ||
@@ -69,8 +69,7 @@ static int open_case(void **state, const char *device_count)
 {
     if (try_open_case(state, device_count) == 0)
         return 0;
-    print_error("setup on %s failed: %s\n", NULL_PLUGIN_PATH,
-                accel_last_error());
+    print_error("setup on %s failed: %s\n", NULL_PLUGIN_PATH, accel_last_error());
     teardown(state);
     *state = NULL;
     return -1;
@@ -101,9 +100,10 @@ static void apply_layout(unsigned char *dst, const unsigned char *src,
     uint64_t rows = l->rows == 0 ? 1 : l->rows;
     for (uint64_t s = 0; s < depth; s++)
         for (uint64_t r = 0; r < rows; r++)
-            memcpy(dst + l->dst_offset + s * l->dst_slice_pitch + r * l->dst_pitch,
-                   src + l->src_offset + s * l->src_slice_pitch + r * l->src_pitch,
-                   l->row_bytes);
+            memcpy(
+                dst + l->dst_offset + s * l->dst_slice_pitch + r * l->dst_pitch,
+                src + l->src_offset + s * l->src_slice_pitch + r * l->src_pitch,
+                l->row_bytes);
 }
 
 static void write_all(struct copy_case *c, accel_ref ref, const unsigned char *p)
@@ -217,8 +217,12 @@ static void check_layout_all_directions(struct copy_case *c,
 static void test_2d_copies_with_pitches_keep_padding(void **state)
 {
     struct accel_copy_layout l = {
-        .src_offset = 4, .dst_offset = 8, .row_bytes = 32, .rows = 6,
-        .src_pitch = 40, .dst_pitch = 48,
+        .src_offset = 4,
+        .dst_offset = 8,
+        .row_bytes = 32,
+        .rows = 6,
+        .src_pitch = 40,
+        .dst_pitch = 48,
     };
     check_layout_all_directions(*state, &l);
 }
@@ -227,8 +231,12 @@ static void test_2d_copy_to_the_last_byte_is_allowed(void **state)
 {
     /* The last row ends exactly at the end of the allocation. */
     struct accel_copy_layout l = {
-        .src_offset = 0, .dst_offset = BUF - (3 * 100 + 64), .row_bytes = 64,
-        .rows = 4, .src_pitch = 100, .dst_pitch = 100,
+        .src_offset = 0,
+        .dst_offset = BUF - (3 * 100 + 64),
+        .row_bytes = 64,
+        .rows = 4,
+        .src_pitch = 100,
+        .dst_pitch = 100,
     };
     check_layout_all_directions(*state, &l);
 }
@@ -236,8 +244,12 @@ static void test_2d_copy_to_the_last_byte_is_allowed(void **state)
 static void test_contiguous_2d_layout_copies_like_1d(void **state)
 {
     struct accel_copy_layout l = {
-        .src_offset = 16, .dst_offset = 3, .row_bytes = 20, .rows = 10,
-        .src_pitch = 20, .dst_pitch = 20,
+        .src_offset = 16,
+        .dst_offset = 3,
+        .row_bytes = 20,
+        .rows = 10,
+        .src_pitch = 20,
+        .dst_pitch = 20,
     };
     check_layout_all_directions(*state, &l);
 }
@@ -245,9 +257,15 @@ static void test_contiguous_2d_layout_copies_like_1d(void **state)
 static void test_3d_copies_with_slice_pitches(void **state)
 {
     struct accel_copy_layout l = {
-        .src_offset = 5, .dst_offset = 2, .row_bytes = 8, .rows = 3,
-        .src_pitch = 10, .dst_pitch = 12, .depth = 4,
-        .src_slice_pitch = 33, .dst_slice_pitch = 40,
+        .src_offset = 5,
+        .dst_offset = 2,
+        .row_bytes = 8,
+        .rows = 3,
+        .src_pitch = 10,
+        .dst_pitch = 12,
+        .depth = 4,
+        .src_slice_pitch = 33,
+        .dst_slice_pitch = 40,
     };
     check_layout_all_directions(*state, &l);
 }
@@ -256,8 +274,13 @@ static void test_zero_rows_and_depth_count_as_one(void **state)
 {
     /* Pitches are ignored for one row and one slice, even tiny ones. */
     struct accel_copy_layout l = {
-        .src_offset = 7, .dst_offset = 9, .row_bytes = 50, .rows = 0,
-        .src_pitch = 1, .dst_pitch = 0, .depth = 0,
+        .src_offset = 7,
+        .dst_offset = 9,
+        .row_bytes = 50,
+        .rows = 0,
+        .src_pitch = 1,
+        .dst_pitch = 0,
+        .depth = 0,
     };
     check_layout_all_directions(*state, &l);
 }
@@ -312,7 +335,7 @@ static void test_1d_range_is_checked_against_the_element_bytes(void **state)
     /* 4 floats are 16 bytes: byte 17 is past the end though count is 4. */
     struct copy_case *c = *state;
     accel_ref f32;
-    unsigned char host[32] = { 0 };
+    unsigned char host[32] = {0};
     assert_status(accel_alloc(c->device, ACCEL_F32, 4, &f32), ACCEL_OK);
     assert_status(accel_copy_to_device(c->stream, f32, 0, host, 16), ACCEL_OK);
     assert_status(accel_copy_to_device(c->stream, f32, 0, host, 17),
@@ -336,9 +359,9 @@ static void test_1d_overflowing_offset_is_rejected(void **state)
                   ACCEL_ERR_INVALID_ARGUMENT);
     assert_status(accel_copy_to_host(c->stream, host, c->a, 8, UINT64_MAX),
                   ACCEL_ERR_INVALID_ARGUMENT);
-    assert_status(accel_copy_on_device(c->stream, c->b, UINT64_MAX - 1, c->a,
-                                       0, 4),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(
+        accel_copy_on_device(c->stream, c->b, UINT64_MAX - 1, c->a, 0, 4),
+        ACCEL_ERR_INVALID_ARGUMENT);
     assert_unchanged(c, c->a, 16);
     assert_unchanged(c, c->b, 17);
 }
@@ -346,24 +369,27 @@ static void test_1d_overflowing_offset_is_rejected(void **state)
 static void test_layout_whose_last_row_passes_the_end_is_rejected(void **state)
 {
     /* Rows start in range, but 3 * 150 + 64 > 512. */
-    struct accel_copy_layout l = { .row_bytes = 64, .rows = 4,
-                                   .src_pitch = 150, .dst_pitch = 150 };
+    struct accel_copy_layout l = {
+        .row_bytes = 64, .rows = 4, .src_pitch = 150, .dst_pitch = 150};
     expect_layout_rejected(*state, &l);
 }
 
 static void test_layout_whose_last_slice_passes_the_end_is_rejected(void **state)
 {
-    struct accel_copy_layout l = { .row_bytes = 16, .rows = 2, .src_pitch = 16,
-                                   .dst_pitch = 16, .depth = 5,
-                                   .src_slice_pitch = 121,
-                                   .dst_slice_pitch = 121 };
+    struct accel_copy_layout l = {.row_bytes = 16,
+                                  .rows = 2,
+                                  .src_pitch = 16,
+                                  .dst_pitch = 16,
+                                  .depth = 5,
+                                  .src_slice_pitch = 121,
+                                  .dst_slice_pitch = 121};
     expect_layout_rejected(*state, &l);
 }
 
 static void test_pitch_smaller_than_row_is_rejected(void **state)
 {
-    struct accel_copy_layout l = { .row_bytes = 32, .rows = 4,
-                                   .src_pitch = 16, .dst_pitch = 16 };
+    struct accel_copy_layout l = {
+        .row_bytes = 32, .rows = 4, .src_pitch = 16, .dst_pitch = 16};
     expect_layout_rejected(*state, &l);
     l.src_pitch = 32; /* now only the destination's is too small */
     expect_layout_rejected(*state, &l);
@@ -375,35 +401,49 @@ static void test_pitch_smaller_than_row_is_rejected(void **state)
 static void test_slice_pitch_smaller_than_slice_is_rejected(void **state)
 {
     /* A slice of 4 rows at pitch 16 needs 64 bytes; 48 would overlap. */
-    struct accel_copy_layout l = { .row_bytes = 16, .rows = 4, .src_pitch = 16,
-                                   .dst_pitch = 16, .depth = 2,
-                                   .src_slice_pitch = 48,
-                                   .dst_slice_pitch = 48 };
+    struct accel_copy_layout l = {.row_bytes = 16,
+                                  .rows = 4,
+                                  .src_pitch = 16,
+                                  .dst_pitch = 16,
+                                  .depth = 2,
+                                  .src_slice_pitch = 48,
+                                  .dst_slice_pitch = 48};
     expect_layout_rejected(*state, &l);
 }
 
 static void test_overflowing_layouts_are_rejected(void **state)
 {
     const struct accel_copy_layout bad[] = {
-        { .dst_offset = UINT64_MAX, .row_bytes = 1, .rows = 1 },
-        { .src_offset = UINT64_MAX, .row_bytes = 1, .rows = 1 },
-        { .dst_offset = UINT64_MAX - 3, .row_bytes = 8, .rows = 1 },
-        { .row_bytes = UINT64_MAX, .rows = 1 },
-        { .row_bytes = 8, .rows = 2, .src_pitch = UINT64_MAX,
-          .dst_pitch = UINT64_MAX },
-        { .row_bytes = 8, .rows = 2, .src_pitch = 8, .dst_pitch = UINT64_MAX },
-        { .row_bytes = 8, .rows = UINT64_MAX, .src_pitch = 8, .dst_pitch = 8 },
-        { .row_bytes = 8, .rows = (UINT64_MAX / 8) + 2, .src_pitch = 8,
-          .dst_pitch = 8 },
-        { .row_bytes = 8, .rows = 1, .depth = 2,
-          .src_slice_pitch = UINT64_MAX, .dst_slice_pitch = UINT64_MAX },
-        { .row_bytes = 8, .rows = 2, .src_pitch = 8, .dst_pitch = 8,
-          .depth = UINT64_MAX, .src_slice_pitch = 16, .dst_slice_pitch = 16 },
-        { .row_bytes = 8, .rows = UINT64_C(1) << 31,
-          .src_pitch = UINT64_C(1) << 31, .dst_pitch = UINT64_C(1) << 31,
-          .depth = UINT64_C(1) << 30,
-          .src_slice_pitch = UINT64_C(1) << 62,
-          .dst_slice_pitch = UINT64_C(1) << 62 },
+        {.dst_offset = UINT64_MAX, .row_bytes = 1, .rows = 1},
+        {.src_offset = UINT64_MAX, .row_bytes = 1, .rows = 1},
+        {.dst_offset = UINT64_MAX - 3, .row_bytes = 8, .rows = 1},
+        {.row_bytes = UINT64_MAX, .rows = 1},
+        {.row_bytes = 8, .rows = 2, .src_pitch = UINT64_MAX, .dst_pitch = UINT64_MAX},
+        {.row_bytes = 8, .rows = 2, .src_pitch = 8, .dst_pitch = UINT64_MAX},
+        {.row_bytes = 8, .rows = UINT64_MAX, .src_pitch = 8, .dst_pitch = 8},
+        {.row_bytes = 8,
+         .rows = (UINT64_MAX / 8) + 2,
+         .src_pitch = 8,
+         .dst_pitch = 8},
+        {.row_bytes = 8,
+         .rows = 1,
+         .depth = 2,
+         .src_slice_pitch = UINT64_MAX,
+         .dst_slice_pitch = UINT64_MAX},
+        {.row_bytes = 8,
+         .rows = 2,
+         .src_pitch = 8,
+         .dst_pitch = 8,
+         .depth = UINT64_MAX,
+         .src_slice_pitch = 16,
+         .dst_slice_pitch = 16},
+        {.row_bytes = 8,
+         .rows = UINT64_C(1) << 31,
+         .src_pitch = UINT64_C(1) << 31,
+         .dst_pitch = UINT64_C(1) << 31,
+         .depth = UINT64_C(1) << 30,
+         .src_slice_pitch = UINT64_C(1) << 62,
+         .dst_slice_pitch = UINT64_C(1) << 62},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         print_message("layout %zu\n", i);
@@ -414,8 +454,8 @@ static void test_overflowing_layouts_are_rejected(void **state)
 static void test_zero_row_bytes_is_rejected(void **state)
 {
     struct copy_case *c = *state;
-    struct accel_copy_layout l = { .row_bytes = 0, .rows = 2, .src_pitch = 8,
-                                   .dst_pitch = 8 };
+    struct accel_copy_layout l = {
+        .row_bytes = 0, .rows = 2, .src_pitch = 8, .dst_pitch = 8};
     expect_layout_rejected(c, &l);
 }
 
@@ -423,8 +463,8 @@ static void test_null_host_pointer_or_layout_is_rejected(void **state)
 {
     struct copy_case *c = *state;
     unsigned char host[64];
-    struct accel_copy_layout l = { .row_bytes = 8, .rows = 2, .src_pitch = 8,
-                                   .dst_pitch = 8 };
+    struct accel_copy_layout l = {
+        .row_bytes = 8, .rows = 2, .src_pitch = 8, .dst_pitch = 8};
     prefill(c, c->a, 18);
     prefill(c, c->b, 19);
     assert_status(accel_copy_to_device(c->stream, c->a, 0, NULL, 8),
@@ -494,8 +534,8 @@ static void test_device_sync_waits_for_every_stream(void **state)
     /* Copies large enough to be still running when device_sync is called. */
     struct copy_case *c = *state;
     enum { BIG = 16 << 20 };
-    accel_stream *streams[2] = { c->stream, c->stream2 };
-    accel_event *events[2] = { c->event, NULL };
+    accel_stream *streams[2] = {c->stream, c->stream2};
+    accel_event *events[2] = {c->event, NULL};
     unsigned char *in[2], *out[2];
     accel_ref refs[2];
     assert_status(accel_event_create(c->device, &events[1]), ACCEL_OK);
@@ -516,10 +556,10 @@ static void test_device_sync_waits_for_every_stream(void **state)
         assert_status(accel_event_record(events[i], streams[i]), ACCEL_OK);
     }
     accel_status synced = accel_device_sync(c->device);
-    accel_status queried[2] = { accel_event_query(events[0]),
-                                accel_event_query(events[1]) };
-    int same[2] = { memcmp(in[0], out[0], BIG) == 0,
-                    memcmp(in[1], out[1], BIG) == 0 };
+    accel_status queried[2] = {accel_event_query(events[0]),
+                               accel_event_query(events[1])};
+    int same[2] = {memcmp(in[0], out[0], BIG) == 0,
+                   memcmp(in[1], out[1], BIG) == 0};
 
     accel_event_destroy(events[1]);
     for (int i = 0; i < 2; i++) {
@@ -559,14 +599,17 @@ static void test_typed_copy_of_char_data_into_a_wider_ref_is_refused(void **stat
     memset(small, 0x5a, 4);
     accel_ref f32;
     assert_status(accel_alloc(c->device, ACCEL_F32, 4, &f32), ACCEL_OK);
-    assert_status(accel_copy_in(c->stream, f32, small, 4), ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_in(c->stream, f32, small, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
     assert_contains(accel_last_error(), "f32");
-    assert_status(accel_copy_out(c->stream, small, f32, 4), ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_out(c->stream, small, f32, 4),
+                  ACCEL_ERR_TYPE_MISMATCH);
     /* The entry points under the macros refuse every one-byte type alike. */
-    const accel_elem_type bytes[] = { ACCEL_BYTE, ACCEL_I8, ACCEL_U8 };
+    const accel_elem_type bytes[] = {ACCEL_BYTE, ACCEL_I8, ACCEL_U8};
     for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
-        assert_status(accel_copy_to_device_typed(c->stream, f32, bytes[i], small, 4),
-                      ACCEL_ERR_TYPE_MISMATCH);
+        assert_status(
+            accel_copy_to_device_typed(c->stream, f32, bytes[i], small, 4),
+            ACCEL_ERR_TYPE_MISMATCH);
         assert_status(accel_copy_to_host_typed(c->stream, bytes[i], small, f32, 4),
                       ACCEL_ERR_TYPE_MISMATCH);
     }
@@ -582,22 +625,22 @@ static void test_typed_copy_of_char_data_into_a_wider_ref_is_refused(void **stat
 static void test_typed_copy_takes_only_the_refs_own_host_type(void **state)
 {
     struct copy_case *c = *state;
-    uint64_t host[4] = { 0 };
+    uint64_t host[4] = {0};
     for (int r = 0; r < ACCEL_ELEM_TYPE_COUNT; r++) {
         accel_ref ref;
-        assert_status(accel_alloc(c->device, (accel_elem_type)r, 4, &ref), ACCEL_OK);
+        assert_status(accel_alloc(c->device, (accel_elem_type)r, 4, &ref),
+                      ACCEL_OK);
         for (int h = 0; h < ACCEL_ELEM_TYPE_COUNT; h++) {
             accel_elem_type type = (accel_elem_type)h;
-            bool fits = h == r ||
-                        (r == ACCEL_BYTE && accel_elem_size(type) == 1);
+            bool fits = h == r || (r == ACCEL_BYTE && accel_elem_size(type) == 1);
             accel_status want = fits ? ACCEL_OK : ACCEL_ERR_TYPE_MISMATCH;
             for (uint64_t count = 0; count <= 4; count += 4) {
                 assert_status(accel_copy_to_device_typed(c->stream, ref, type,
                                                          host, count),
                               want);
-                assert_status(accel_copy_to_host_typed(c->stream, type, host,
-                                                       ref, count),
-                              want);
+                assert_status(
+                    accel_copy_to_host_typed(c->stream, type, host, ref, count),
+                    want);
             }
         }
         assert_status(accel_stream_sync(c->stream), ACCEL_OK);
@@ -608,12 +651,13 @@ static void test_typed_copy_takes_only_the_refs_own_host_type(void **state)
 static void test_typed_copy_counts_elements_of_the_host_type(void **state)
 {
     struct copy_case *c = *state;
-    uint16_t in[8] = { 1, 2, 3, 4, 5, 6, 7, 0xffff }, out[9] = { 0 };
+    uint16_t in[8] = {1, 2, 3, 4, 5, 6, 7, 0xffff}, out[9] = {0};
     accel_ref u16;
     assert_status(accel_alloc(c->device, ACCEL_U16, 8, &u16), ACCEL_OK);
     assert_status(accel_copy_in(c->stream, u16, in, 8), ACCEL_OK);
     assert_status(accel_copy_out(c->stream, out, u16, 8), ACCEL_OK);
-    assert_status(accel_copy_out(c->stream, out, u16, 9), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_copy_out(c->stream, out, u16, 9),
+                  ACCEL_ERR_INVALID_ARGUMENT);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_memory_equal(in, out, sizeof in);
     assert_int_equal(out[8], 0);
@@ -623,22 +667,25 @@ static void test_typed_copy_counts_elements_of_the_host_type(void **state)
     accel_ref raw;
     assert_status(accel_alloc(c->device, ACCEL_BYTE, 8, &raw), ACCEL_OK);
     char text[8] = "abcdefg";
-    int8_t signed_bytes[8] = { -1, -2, -3, -4, -5, -6, -7, -8 };
-    uint8_t back[8] = { 0 };
+    int8_t signed_bytes[8] = {-1, -2, -3, -4, -5, -6, -7, -8};
+    uint8_t back[8] = {0};
     assert_status(accel_copy_in(c->stream, raw, text, 8), ACCEL_OK);
     assert_status(accel_copy_out(c->stream, back, raw, 8), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_memory_equal(text, back, 8);
     assert_status(accel_copy_in(c->stream, raw, signed_bytes, 8), ACCEL_OK);
     assert_status(accel_copy_out(c->stream, back, raw, 8), ACCEL_OK);
-    assert_status(accel_copy_in(c->stream, raw, back, 9), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_copy_in(c->stream, raw, back, 9),
+                  ACCEL_ERR_INVALID_ARGUMENT);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_memory_equal(signed_bytes, back, 8);
     /* But wider host data is not bytes. */
-    float floats[2] = { 1, 2 };
-    assert_status(accel_copy_in(c->stream, raw, floats, 2), ACCEL_ERR_TYPE_MISMATCH);
+    float floats[2] = {1, 2};
+    assert_status(accel_copy_in(c->stream, raw, floats, 2),
+                  ACCEL_ERR_TYPE_MISMATCH);
     assert_contains(accel_last_error(), "byte ref");
-    assert_status(accel_copy_out(c->stream, floats, raw, 2), ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_out(c->stream, floats, raw, 2),
+                  ACCEL_ERR_TYPE_MISMATCH);
     assert_status(accel_free(c->device, raw), ACCEL_OK);
 }
 
@@ -647,7 +694,7 @@ static void test_typed_copy_counts_elements_of_the_host_type(void **state)
  * that element; and none passes against a ref of another element. */
 #define ROUND_TRIP(T, want)                                                    \
     do {                                                                       \
-        T in_[3] = { (T)1, (T)2, (T)3 }, out_[3] = { (T)0 };                   \
+        T in_[3] = {(T)1, (T)2, (T)3}, out_[3] = {(T)0};                       \
         accel_ref ref_;                                                        \
         assert_int_equal(ACCEL_ELEM_TYPE_OF(in_), (want));                     \
         assert_status(accel_alloc(c->device, (want), 3, &ref_), ACCEL_OK);     \
@@ -683,10 +730,11 @@ static void test_typed_macros_copy_every_standard_type(void **state)
     ROUND_TRIP(_Float16, ACCEL_F16);
 #endif
     /* long long is not a double, though both are 8 bytes. */
-    long long wide[2] = { 1, 2 };
+    long long wide[2] = {1, 2};
     accel_ref f64;
     assert_status(accel_alloc(c->device, ACCEL_F64, 2, &f64), ACCEL_OK);
-    assert_status(accel_copy_in(c->stream, f64, wide, 2), ACCEL_ERR_TYPE_MISMATCH);
+    assert_status(accel_copy_in(c->stream, f64, wide, 2),
+                  ACCEL_ERR_TYPE_MISMATCH);
     assert_status(accel_free(c->device, f64), ACCEL_OK);
     assert_status(accel_free(c->device, wrong), ACCEL_OK);
 }
@@ -694,22 +742,22 @@ static void test_typed_macros_copy_every_standard_type(void **state)
 static void test_typed_copy_of_a_type_outside_the_enum_is_invalid(void **state)
 {
     struct copy_case *c = *state;
-    uint64_t host[2] = { 0 };
-    const accel_elem_type bad[] = { ACCEL_ELEM_TYPE_COUNT, (accel_elem_type)-1,
-                                    (accel_elem_type)0x7fffffff };
+    uint64_t host[2] = {0};
+    const accel_elem_type bad[] = {ACCEL_ELEM_TYPE_COUNT, (accel_elem_type)-1,
+                                   (accel_elem_type)0x7fffffff};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         for (uint64_t count = 0; count <= 1; count++) {
             assert_status(accel_copy_to_device_typed(c->stream, c->a, bad[i],
                                                      host, count),
                           ACCEL_ERR_INVALID_ARGUMENT);
-            assert_status(accel_copy_to_host_typed(c->stream, bad[i], host,
-                                                   c->a, count),
-                          ACCEL_ERR_INVALID_ARGUMENT);
+            assert_status(
+                accel_copy_to_host_typed(c->stream, bad[i], host, c->a, count),
+                ACCEL_ERR_INVALID_ARGUMENT);
         }
     }
-    assert_status(accel_copy_to_device_typed(c->stream, c->a, ACCEL_U8, host,
-                                             UINT64_MAX),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(
+        accel_copy_to_device_typed(c->stream, c->a, ACCEL_U8, host, UINT64_MAX),
+        ACCEL_ERR_INVALID_ARGUMENT);
     accel_ref u64;
     assert_status(accel_alloc(c->device, ACCEL_U64, 2, &u64), ACCEL_OK);
     assert_status(accel_copy_to_host_typed(c->stream, ACCEL_U64, host, u64,

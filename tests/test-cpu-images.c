@@ -51,10 +51,11 @@ static void check_root_sum(struct support_null *null, accel_module *module)
     assert_status(accel_alloc(null->device, ACCEL_F32, N, &o), ACCEL_OK);
     assert_status(accel_copy_in(null->stream, s, squares, N), ACCEL_OK);
     assert_status(accel_copy_in(null->stream, c, cubes, N), ACCEL_OK);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(s), ACCEL_ARG_REF(c),
-                         ACCEL_ARG_REF(o) };
-    assert_status(accel_launch(null->stream, kernel, (accel_dim3){ (N + 127) / 128, 1, 1 },
-                               (accel_dim3){ 128, 1, 1 }, 0, args, 4),
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(s), ACCEL_ARG_REF(c),
+                        ACCEL_ARG_REF(o)};
+    assert_status(accel_launch(null->stream, kernel,
+                               (accel_dim3){(N + 127) / 128, 1, 1},
+                               (accel_dim3){128, 1, 1}, 0, args, 4),
                   ACCEL_OK);
     assert_status(accel_copy_out(null->stream, out, o, N), ACCEL_OK);
     assert_status(accel_stream_sync(null->stream), ACCEL_OK);
@@ -65,7 +66,8 @@ static void check_root_sum(struct support_null *null, accel_module *module)
         if (error < 0)
             error = -error;
         if (error > 1e-5f * expected)
-            fail_msg("root_sum[%u] = %.9g, expected %.9g", k, (double)out[k], (double)expected);
+            fail_msg("root_sum[%u] = %.9g, expected %.9g", k, (double)out[k],
+                     (double)expected);
     }
     accel_free(null->device, o);
     accel_free(null->device, c);
@@ -77,7 +79,8 @@ static void test_image_calling_libm_loads_in_a_program_without_libm(void **state
     struct support_null *null = *state;
     accel_module *module = NULL;
 
-    assert_status(accel_module_load_file(null->device, LIBM_BUNDLE, &module), ACCEL_OK);
+    assert_status(accel_module_load_file(null->device, LIBM_BUNDLE, &module),
+                  ACCEL_OK);
     check_root_sum(null, module);
     accel_module_unload(module);
 }
@@ -88,7 +91,8 @@ static void test_bundle_of_isa_levels_loads_and_runs(void **state)
     accel_module *module = NULL;
     accel_kernel *kernel = NULL;
 
-    assert_status(accel_module_load_file(null->device, EXAMPLES_BUNDLE, &module), ACCEL_OK);
+    assert_status(accel_module_load_file(null->device, EXAMPLES_BUNDLE, &module),
+                  ACCEL_OK);
     assert_status(accel_kernel_get(module, "saxpy", &kernel), ACCEL_OK);
     accel_module_unload(module);
 }
@@ -133,7 +137,8 @@ static uintptr_t perf_map_lookup(const char *path, const char *function)
     if (map == NULL)
         return 0;
     while (fgets(line, sizeof line, map) != NULL)
-        if (sscanf(line, "%" SCNxPTR " %" SCNx64 " %255s", &start, &size, name) == 3 &&
+        if (sscanf(line, "%" SCNxPTR " %" SCNx64 " %255s", &start, &size,
+                   name) == 3 &&
             strcmp(name, function) == 0 && size > 0)
             address = start;
     fclose(map);
@@ -149,7 +154,8 @@ static void test_perf_map_lists_kernel_functions_when_asked(void **state)
 
     unlink(path);
     setenv("ACCEL_PERF_MAP", "1", 1);
-    assert_status(accel_module_load_file(null->device, LIBM_BUNDLE, &module), ACCEL_OK);
+    assert_status(accel_module_load_file(null->device, LIBM_BUNDLE, &module),
+                  ACCEL_OK);
     unsetenv("ACCEL_PERF_MAP");
     address = perf_map_lookup(path, "accel__run_root_sum");
     assert_true(address != 0);
@@ -167,7 +173,8 @@ static void test_perf_map_is_not_written_unless_asked(void **state)
     char *path = perf_map_path();
 
     unlink(path);
-    assert_status(accel_module_load_file(null->device, LIBM_BUNDLE, &module), ACCEL_OK);
+    assert_status(accel_module_load_file(null->device, LIBM_BUNDLE, &module),
+                  ACCEL_OK);
     assert_int_equal(access(path, F_OK), -1);
     accel_module_unload(module);
     free(path);
@@ -176,14 +183,15 @@ static void test_perf_map_is_not_written_unless_asked(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_image_calling_libm_loads_in_a_program_without_libm,
+        cmocka_unit_test_setup_teardown(
+            test_image_calling_libm_loads_in_a_program_without_libm, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_bundle_of_isa_levels_loads_and_runs,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bundle_of_isa_levels_loads_and_runs, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_perf_map_lists_kernel_functions_when_asked, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_perf_map_is_not_written_unless_asked, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            test_perf_map_lists_kernel_functions_when_asked, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_perf_map_is_not_written_unless_asked, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,7 +33,7 @@
 /* 256 KiB refs: eight fill a 2 MiB pool page, so a ninth starts another. */
 #define WORDS 65536u
 #define REFS 9
-#define MOVER 8              /* the ref alone on the second page */
+#define MOVER 8 /* the ref alone on the second page */
 #define FRESH_WORDS 4096u
 #define CALLBACKS 2
 #define WAIT_NS 5000000000ull
@@ -81,7 +81,7 @@ struct run {
     accel_ref fresh;
     struct callback_record callbacks[CALLBACKS];
     int callbacks_added;
-    uint32_t compacted;      /* pages the compaction emptied */
+    uint32_t compacted; /* pages the compaction emptied */
     /* The first step that failed, its status and detail. */
     const char *failed_step;
     accel_status failed;
@@ -158,7 +158,8 @@ static void fill(uint32_t *words, uint32_t count, uint32_t seed, uint32_t add)
 }
 
 /* Whether `words` hold what fill(seed, add) wrote. */
-static bool holds(const uint32_t *words, uint32_t count, uint32_t seed, uint32_t add)
+static bool holds(const uint32_t *words, uint32_t count, uint32_t seed,
+                  uint32_t add)
 {
     for (uint32_t i = 0; i < count; i++) {
         if (words[i] != ((seed * 2654435761u) ^ (i * 40503u)) + add)
@@ -176,9 +177,8 @@ static void on_callback(void *user, accel_status status)
 
 /* ---- losses told through a recovery policy ---- */
 
-
-static void on_loss(accel_device *device, uint32_t generation, accel_status status,
-                    void *user)
+static void on_loss(accel_device *device, uint32_t generation,
+                    accel_status status, void *user)
 {
     (void)device;
     struct loss_record *r = user;
@@ -225,7 +225,8 @@ static accel_status launch_add(struct run *run, accel_ref ref, uint32_t value)
     uint32_t n = (uint32_t)ref.count;
     accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(ref),
                         ACCEL_ARG_VALUE(value)};
-    return accel_launch(run->stream, run->add, (accel_dim3){(n + 255) / 256, 1, 1},
+    return accel_launch(run->stream, run->add,
+                        (accel_dim3){(n + 255) / 256, 1, 1},
                         (accel_dim3){256, 1, 1}, 0, args, 3);
 }
 
@@ -233,7 +234,8 @@ static accel_status add_callback(struct run *run)
 {
     assert_true(run->callbacks_added < CALLBACKS);
     struct callback_record *record = &run->callbacks[run->callbacks_added];
-    accel_status status = accel_stream_add_callback(run->stream, on_callback, record);
+    accel_status status = accel_stream_add_callback(run->stream, on_callback,
+                                                    record);
     if (status == ACCEL_OK)
         run->callbacks_added++;
     return status;
@@ -250,22 +252,26 @@ static bool open_and_load(struct run *run)
     accel_pool_policy policy = {.automatic = false, .outdated_percent = 50};
     assert_status(accel_device_set_pool_policy(run->device, &policy), ACCEL_OK);
     if (run->automatic) {
-        accel_recovery_policy recovery = {.automatic = true, .max_losses = 4,
-                                          .on_loss = on_loss, .user = run->losses};
-        assert_status(accel_device_set_recovery(run->device, &recovery), ACCEL_OK);
+        accel_recovery_policy recovery = {.automatic = true,
+                                          .max_losses = 4,
+                                          .on_loss = on_loss,
+                                          .user = run->losses};
+        assert_status(accel_device_set_recovery(run->device, &recovery),
+                      ACCEL_OK);
     }
     return step(run, accel_stream_create(run->device, &run->stream),
                 "accel_stream_create") &&
-           step(run, accel_module_load_file(run->device, TESTING_CPU_IMAGE,
-                                            &run->module),
+           step(run,
+                accel_module_load_file(run->device, TESTING_CPU_IMAGE,
+                                       &run->module),
                 "accel_module_load_file") &&
            step(run, accel_kernel_get(run->module, "add_u32", &run->add),
                 "accel_kernel_get");
 }
 
 /* Copy `src` (fill(seed)) into ref `i`; until it succeeds, i is unknown. */
-static bool copy_in_step(struct run *run, int i, const uint32_t *src, uint32_t seed,
-                         const char *what)
+static bool copy_in_step(struct run *run, int i, const uint32_t *src,
+                         uint32_t seed, const char *what)
 {
     run->expect[i].known = false;
     if (!step(run, accel_copy_in(run->stream, run->refs[i], src, WORDS), what))
@@ -293,8 +299,9 @@ static bool copy_and_launch(struct run *run)
         !copy_in_step(run, 0, run->b, 2, "copy in"))
         return false;
     run->expect[1].known = false;
-    if (!step(run, accel_copy_on_device(run->stream, run->refs[1], 0, run->refs[0], 0,
-                                        accel_ref_bytes(run->refs[0])),
+    if (!step(run,
+              accel_copy_on_device(run->stream, run->refs[1], 0, run->refs[0],
+                                   0, accel_ref_bytes(run->refs[0])),
               "accel_copy_on_device"))
         return false;
     run->expect[1] = run->expect[0];
@@ -321,14 +328,16 @@ static bool compact_and_check(struct run *run)
         run->refs[i].count = 0;
     }
     if (!add_step(run, MOVER, 1, "accel_launch (mover)") ||
-        !step(run, accel_device_compact(run->device, &pages), "accel_device_compact") ||
+        !step(run, accel_device_compact(run->device, &pages),
+              "accel_device_compact") ||
         !step(run, accel_copy_out(run->stream, run->out, run->refs[MOVER], WORDS),
               "copy out (mover)") ||
         !step(run, accel_stream_sync(run->stream), "accel_stream_sync (mover)"))
         return false;
     run->compacted = pages;
     if (!holds(run->out, WORDS, 1, 8))
-        fail_msg("a launch's result came back wrong (compacted: %u page(s))", pages);
+        fail_msg("a launch's result came back wrong (compacted: %u page(s))",
+                 pages);
     return true;
 }
 
@@ -336,11 +345,14 @@ static bool compact_and_check(struct run *run)
 static bool events_and_pinned(struct run *run)
 {
     uint32_t *pinned = NULL;
-    if (!step(run, accel_event_create(run->device, &run->event), "accel_event_create") ||
-        !step(run, accel_event_record(run->event, run->stream), "accel_event_record") ||
+    if (!step(run, accel_event_create(run->device, &run->event),
+              "accel_event_create") ||
+        !step(run, accel_event_record(run->event, run->stream),
+              "accel_event_record") ||
         !step(run, accel_event_sync(run->event), "accel_event_sync") ||
         !step(run, accel_event_query(run->event), "accel_event_query") ||
-        !step(run, accel_host_alloc(run->device, WORDS * sizeof(uint32_t), &run->pinned),
+        !step(run,
+              accel_host_alloc(run->device, WORDS * sizeof(uint32_t), &run->pinned),
               "accel_host_alloc"))
         return false;
     pinned = run->pinned;
@@ -381,7 +393,8 @@ static accel_status fresh_work(struct run *run)
     if (run->stream == NULL)
         status = accel_stream_create(run->device, &run->stream);
     if (status == ACCEL_OK && run->module == NULL)
-        status = accel_module_load_file(run->device, TESTING_CPU_IMAGE, &run->module);
+        status = accel_module_load_file(run->device, TESTING_CPU_IMAGE,
+                                        &run->module);
     if (status == ACCEL_OK && run->add == NULL)
         status = accel_kernel_get(run->module, "add_u32", &run->add);
     if (status == ACCEL_OK && run->fresh.count == 0)
@@ -415,7 +428,8 @@ static void check_survivors(struct run *run)
                       ACCEL_OK);
         assert_status(accel_stream_sync(run->stream), ACCEL_OK);
         if (!holds(run->out, WORDS, run->expect[i].seed, run->expect[i].add))
-            fail_msg("ref %d lost its contents after %s failed", i, run->failed_step);
+            fail_msg("ref %d lost its contents after %s failed", i,
+                     run->failed_step);
     }
 }
 
@@ -428,7 +442,8 @@ static void check_stale(struct run *run)
                           ACCEL_ERR_STALE_REF);
     }
     if (run->fresh.count != 0)
-        assert_status(accel_ref_check(run->device, run->fresh), ACCEL_ERR_STALE_REF);
+        assert_status(accel_ref_check(run->device, run->fresh),
+                      ACCEL_ERR_STALE_REF);
     run->fresh.count = 0;
 }
 
@@ -536,7 +551,9 @@ static struct report run_once(enum mode mode, unsigned long long n)
     char knob[64];
     bool lose = mode == MODE_LOSE || mode == MODE_RECOVER;
     snprintf(knob, sizeof knob, mode == MODE_FAIL ? "any:%llu" : "%llu", n);
-    set_environment(lose ? NULL : mode == MODE_FAIL ? knob : "any:0",
+    set_environment(lose                ? NULL
+                    : mode == MODE_FAIL ? knob
+                                        : "any:0",
                     lose ? knob : NULL);
     struct loss_record losses = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                  .cond = PTHREAD_COND_INITIALIZER};
@@ -547,7 +564,8 @@ static struct report run_once(enum mode mode, unsigned long long n)
     workflow(run);
     support_clean_environment();
     if (run->failed != ACCEL_OK &&
-        (mode == MODE_COUNT || !failure_allowed(run, mode) || run->detail[0] == '\0'))
+        (mode == MODE_COUNT || !failure_allowed(run, mode) ||
+         run->detail[0] == '\0'))
         fail_msg("%s %llu: %s returned %s: \"%s\"",
                  lose ? "ACCEL_NULL_LOSE_AT" : "ACCEL_NULL_FAIL", n,
                  run->failed_step, accel_status_name(run->failed), run->detail);
@@ -658,8 +676,10 @@ static void test_stale_refs_after_a_loss_until_reset(void **state)
     assert_status(accel_device_status(run->device), ACCEL_ERR_DEVICE_LOST);
     assert_status(accel_ref_check(run->device, before), ACCEL_ERR_STALE_REF);
     accel_ref other = {0};
-    assert_status(accel_alloc(run->device, ACCEL_U32, 16, &other), ACCEL_ERR_DEVICE_LOST);
-    assert_status(accel_copy_in(run->stream, before, run->a, 16), ACCEL_ERR_DEVICE_LOST);
+    assert_status(accel_alloc(run->device, ACCEL_U32, 16, &other),
+                  ACCEL_ERR_DEVICE_LOST);
+    assert_status(accel_copy_in(run->stream, before, run->a, 16),
+                  ACCEL_ERR_DEVICE_LOST);
     assert_status(accel_stream_sync(run->stream), ACCEL_ERR_DEVICE_LOST);
 
     assert_status(accel_device_reset(run->device), ACCEL_OK);
@@ -679,7 +699,8 @@ static void test_out_of_memory_leaves_the_device_usable(void **state)
     accel_device_info info;
     assert_status(accel_device_info_get(run->device, &info), ACCEL_OK);
     accel_ref huge = {0};
-    assert_status(accel_alloc(run->device, ACCEL_BYTE, info.props.total_memory * 2, &huge),
+    assert_status(accel_alloc(run->device, ACCEL_BYTE,
+                              info.props.total_memory * 2, &huge),
                   ACCEL_ERR_OUT_OF_DEVICE_MEMORY);
     assert_status(accel_device_status(run->device), ACCEL_OK);
     assert_status(accel_ref_check(run->device, run->refs[0]), ACCEL_OK);
@@ -716,8 +737,8 @@ static void test_injected_status_and_detail_reach_the_caller(void **state)
 static void test_entries_returning_nothing_count_but_never_fail(void **state)
 {
     (void)state;
-    const char *knobs[] = {"mem_free:1", "stream_destroy:1", "event_destroy:1",
-                           "host_free:1", "module_unload:1", "device_close:1"};
+    const char *knobs[] = {"mem_free:1",  "stream_destroy:1", "event_destroy:1",
+                           "host_free:1", "module_unload:1",  "device_close:1"};
     for (size_t i = 0; i < sizeof knobs / sizeof knobs[0]; i++) {
         struct run *run = open_with(knobs[i], NULL);
         assert_status(fresh_work(run), ACCEL_OK);
@@ -731,11 +752,16 @@ static void test_malformed_fault_knobs_leave_no_device(void **state)
 {
     (void)state;
     const char *const bad[][2] = {
-        {"ACCEL_NULL_FAIL", ""},           {"ACCEL_NULL_FAIL", "mem_alloc"},
-        {"ACCEL_NULL_FAIL", "nosuch:1"},   {"ACCEL_NULL_FAIL", "any:x"},
-        {"ACCEL_NULL_FAIL", "any:-1"},     {"ACCEL_NULL_FAIL", "any:1:ACCEL_OK"},
-        {"ACCEL_NULL_FAIL", "any:1:NOPE"}, {"ACCEL_NULL_FAIL", "any:1:"},
-        {"ACCEL_NULL_LOSE_AT", "x"},       {"ACCEL_NULL_LOSE_AT", "nosuch:3"},
+        {"ACCEL_NULL_FAIL", ""},
+        {"ACCEL_NULL_FAIL", "mem_alloc"},
+        {"ACCEL_NULL_FAIL", "nosuch:1"},
+        {"ACCEL_NULL_FAIL", "any:x"},
+        {"ACCEL_NULL_FAIL", "any:-1"},
+        {"ACCEL_NULL_FAIL", "any:1:ACCEL_OK"},
+        {"ACCEL_NULL_FAIL", "any:1:NOPE"},
+        {"ACCEL_NULL_FAIL", "any:1:"},
+        {"ACCEL_NULL_LOSE_AT", "x"},
+        {"ACCEL_NULL_LOSE_AT", "nosuch:3"},
         {"ACCEL_NULL_LOSE_AT", "99999999999999999999"},
         {"ACCEL_NULL_REPORT", ""},
     };
@@ -747,7 +773,8 @@ static void test_malformed_fault_knobs_leave_no_device(void **state)
         accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
         assert_status(accel_host_create(&options, &host), ACCEL_OK);
         support_clean_environment();
-        assert_status(accel_device_open(host, "null", 0, &device), ACCEL_ERR_NO_DEVICE);
+        assert_status(accel_device_open(host, "null", 0, &device),
+                      ACCEL_ERR_NO_DEVICE);
         const accel_plugin_info *null = support_find_plugin(host, "null", 0);
         assert_non_null(null);
         assert_int_equal(null->device_count, 0);
@@ -762,9 +789,11 @@ static void test_automatic_recovery_rebuilds_and_tells(void **state)
     struct loss_record losses = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                  .cond = PTHREAD_COND_INITIALIZER};
     struct run *run = open_with(NULL, "launch:1");
-    accel_recovery_policy policy = {.automatic = true, .max_losses = 2,
+    accel_recovery_policy policy = {.automatic = true,
+                                    .max_losses = 2,
                                     .window_ns = 60000000000ull,
-                                    .on_loss = on_loss, .user = &losses};
+                                    .on_loss = on_loss,
+                                    .user = &losses};
     assert_status(accel_device_set_recovery(run->device, &policy), ACCEL_OK);
     uint32_t before = generation_of(run->device);
     /* A callback queued before the loss runs once, reached or not. */
@@ -774,7 +803,8 @@ static void test_automatic_recovery_rebuilds_and_tells(void **state)
     assert_contains(accel_last_error(), "rebuilt");
     /* Rebuilt before the call returned: the device takes work at once. */
     assert_status(accel_device_status(run->device), ACCEL_OK);
-    assert_status(accel_ref_check(run->device, run->refs[0]), ACCEL_ERR_STALE_REF);
+    assert_status(accel_ref_check(run->device, run->refs[0]),
+                  ACCEL_ERR_STALE_REF);
     uint32_t after = generation_of(run->device);
     assert_true(after > before);
     await_losses(&losses, 1);
@@ -794,9 +824,11 @@ static void test_losses_past_the_budget_make_the_device_unrecoverable(void **sta
                                  .cond = PTHREAD_COND_INITIALIZER};
     /* Two losses: a real one, then one the plugin only reports. */
     struct run *run = open_with("launch:2:ACCEL_ERR_DEVICE_LOST", "launch:1");
-    accel_recovery_policy policy = {.automatic = true, .max_losses = 1,
+    accel_recovery_policy policy = {.automatic = true,
+                                    .max_losses = 1,
                                     .window_ns = 60000000000ull,
-                                    .on_loss = on_loss, .user = &losses};
+                                    .on_loss = on_loss,
+                                    .user = &losses};
     assert_status(accel_device_set_recovery(run->device, &policy), ACCEL_OK);
     assert_status(launch_add(run, run->refs[0], 1), ACCEL_ERR_DEVICE_LOST);
     assert_status(accel_device_status(run->device), ACCEL_OK);
@@ -814,14 +846,17 @@ static void test_losses_past_the_budget_make_the_device_unrecoverable(void **sta
     accel_ref ref = {0};
     accel_event *event = NULL;
     assert_status(accel_device_status(run->device), ACCEL_ERR_UNRECOVERABLE);
-    assert_status(accel_alloc(run->device, ACCEL_U32, 16, &ref), ACCEL_ERR_UNRECOVERABLE);
+    assert_status(accel_alloc(run->device, ACCEL_U32, 16, &ref),
+                  ACCEL_ERR_UNRECOVERABLE);
     assert_status(accel_copy_in(run->stream, run->refs[1], run->a, 16),
                   ACCEL_ERR_UNRECOVERABLE);
     assert_status(launch_add(run, run->refs[1], 1), ACCEL_ERR_UNRECOVERABLE);
     assert_status(accel_stream_sync(run->stream), ACCEL_ERR_UNRECOVERABLE);
-    assert_status(accel_event_create(run->device, &event), ACCEL_ERR_UNRECOVERABLE);
+    assert_status(accel_event_create(run->device, &event),
+                  ACCEL_ERR_UNRECOVERABLE);
     assert_status(accel_device_sync(run->device), ACCEL_ERR_UNRECOVERABLE);
-    assert_status(accel_ref_check(run->device, run->refs[1]), ACCEL_ERR_STALE_REF);
+    assert_status(accel_ref_check(run->device, run->refs[1]),
+                  ACCEL_ERR_STALE_REF);
 
     /* The application may still decide to try again. */
     assert_status(accel_device_reset(run->device), ACCEL_OK);
@@ -842,8 +877,8 @@ static void test_the_call_that_exceeds_the_budget_returns_unrecoverable(void **s
     struct loss_record losses = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                  .cond = PTHREAD_COND_INITIALIZER};
     struct run *run = open_with(NULL, "launch:1");
-    accel_recovery_policy policy = {.automatic = true, .max_losses = 0,
-                                    .on_loss = on_loss, .user = &losses};
+    accel_recovery_policy policy = {
+        .automatic = true, .max_losses = 0, .on_loss = on_loss, .user = &losses};
     assert_status(accel_device_set_recovery(run->device, &policy), ACCEL_OK);
     assert_status(launch_add(run, run->refs[0], 1), ACCEL_ERR_UNRECOVERABLE);
     assert_contains(accel_last_error(), "unrecoverable");
@@ -863,9 +898,11 @@ static void test_losses_further_apart_than_the_window_are_recovered(void **state
     struct loss_record losses = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                  .cond = PTHREAD_COND_INITIALIZER};
     struct run *run = open_with("launch:2:ACCEL_ERR_DEVICE_LOST", "launch:1");
-    accel_recovery_policy policy = {.automatic = true, .max_losses = 1,
+    accel_recovery_policy policy = {.automatic = true,
+                                    .max_losses = 1,
                                     .window_ns = 1000000, /* 1 ms */
-                                    .on_loss = on_loss, .user = &losses};
+                                    .on_loss = on_loss,
+                                    .user = &losses};
     assert_status(accel_device_set_recovery(run->device, &policy), ACCEL_OK);
     assert_status(launch_add(run, run->refs[0], 1), ACCEL_ERR_DEVICE_LOST);
     nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
@@ -904,7 +941,8 @@ static void test_without_automatic_recovery_a_loss_is_told_and_waits(void **stat
 }
 
 /* Work queued behind a slow command when the device is lost. */
-static void test_work_queued_at_a_loss_is_dropped_and_callbacks_run_once(void **state)
+static void
+test_work_queued_at_a_loss_is_dropped_and_callbacks_run_once(void **state)
 {
     (void)state;
     set_environment(NULL, "event_create:1");
@@ -915,21 +953,25 @@ static void test_work_queued_at_a_loss_is_dropped_and_callbacks_run_once(void **
     assert_non_null(run);
     assert_true(open_and_load(run));
     support_clean_environment();
-    assert_status(accel_alloc(run->device, ACCEL_U32, WORDS, &run->refs[0]), ACCEL_OK);
+    assert_status(accel_alloc(run->device, ACCEL_U32, WORDS, &run->refs[0]),
+                  ACCEL_OK);
     fill(run->b, WORDS, 6, 0);
-    assert_status(accel_copy_in(run->stream, run->refs[0], run->b, WORDS), ACCEL_OK);
+    assert_status(accel_copy_in(run->stream, run->refs[0], run->b, WORDS),
+                  ACCEL_OK);
     assert_status(add_callback(run), ACCEL_OK);
     assert_status(launch_add(run, run->refs[0], 1), ACCEL_OK);
-    assert_status(accel_copy_out(run->stream, run->out, run->refs[0], WORDS), ACCEL_OK);
+    assert_status(accel_copy_out(run->stream, run->out, run->refs[0], WORDS),
+                  ACCEL_OK);
     assert_status(add_callback(run), ACCEL_OK);
     /* Lost here, with the copies, the launch and the callbacks in flight. */
-    assert_status(accel_event_create(run->device, &run->event), ACCEL_ERR_DEVICE_LOST);
+    assert_status(accel_event_create(run->device, &run->event),
+                  ACCEL_ERR_DEVICE_LOST);
     assert_status(accel_stream_sync(run->stream), ACCEL_ERR_DEVICE_LOST);
     assert_status(accel_device_reset(run->device), ACCEL_OK);
     /* A callback the stream never reached was told so at the reset. */
     for (int i = 0; i < run->callbacks_added; i++) {
-        for (int wait = 0; wait < 5000 && atomic_load(&run->callbacks[i].runs) == 0;
-             wait++)
+        for (int wait = 0;
+             wait < 5000 && atomic_load(&run->callbacks[i].runs) == 0; wait++)
             nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
         assert_int_equal(atomic_load(&run->callbacks[i].runs), 1);
     }
@@ -958,8 +1000,10 @@ static void test_a_failed_reset_leaves_the_device_lost_until_another(void **stat
         struct run *run = open_with(knobs[i / 2], "launch:1");
         /* An event of the application's, rebuilt with the streams. */
         assert_status(accel_event_create(run->device, &run->event), ACCEL_OK);
-        accel_recovery_policy policy = {.automatic = automatic, .max_losses = 4,
-                                        .on_loss = on_loss, .user = &losses};
+        accel_recovery_policy policy = {.automatic = automatic,
+                                        .max_losses = 4,
+                                        .on_loss = on_loss,
+                                        .user = &losses};
         assert_status(accel_device_set_recovery(run->device, &policy), ACCEL_OK);
         assert_status(launch_add(run, run->refs[0], 1), ACCEL_ERR_DEVICE_LOST);
         run->refs[0].count = 0;
@@ -998,8 +1042,8 @@ static void test_a_loss_in_a_copy_between_devices_is_recovered(void **state)
     /* The stream's device is the one opened later: its lock is taken
      * second, and the loss must still be handled under it. */
     assert_status(accel_stream_create(second, &stream), ACCEL_OK);
-    accel_recovery_policy policy = {.automatic = true, .max_losses = 1,
-                                    .on_loss = on_loss, .user = &losses};
+    accel_recovery_policy policy = {
+        .automatic = true, .max_losses = 1, .on_loss = on_loss, .user = &losses};
     assert_status(accel_device_set_recovery(second, &policy), ACCEL_OK);
     accel_ref here = {0};
     assert_status(accel_alloc(run->device, ACCEL_U32, FRESH_WORDS, &run->refs[0]),

@@ -102,14 +102,17 @@ static int use_parents_objects(struct parent *p)
         return 3;
     if (!refused(accel_alloc(device, ACCEL_U32, WORDS, &ref)))
         return 4;
-    if (!refused(accel_device_status(device)) || !refused(accel_device_sync(device)))
+    if (!refused(accel_device_status(device)) ||
+        !refused(accel_device_sync(device)))
         return 5;
     if (!refused(accel_event_record(p->event, stream)) ||
-        !refused(accel_event_sync(p->event)) || !refused(accel_event_query(p->event)))
+        !refused(accel_event_sync(p->event)) ||
+        !refused(accel_event_query(p->event)))
         return 6;
     if (!refused(accel_stream_create(device, &other)) || other != NULL)
         return 7;
-    if (!refused(accel_free(device, p->ref)) || !refused(accel_device_reset(device)))
+    if (!refused(accel_free(device, p->ref)) ||
+        !refused(accel_device_reset(device)))
         return 8;
     if (!refused(accel_stream_wait(stream, ACCEL_WAIT_SPIN, 1000000)))
         return 9;
@@ -132,7 +135,8 @@ static int use_own_host(struct parent *p)
     static uint32_t in[WORDS], out[WORDS];
     if (support_null_open(&own, NULL) != 0)
         return 1;
-    if (accel_module_load_file(own.device, TESTING_CPU_IMAGE, &module) != ACCEL_OK ||
+    if (accel_module_load_file(own.device, TESTING_CPU_IMAGE, &module) !=
+            ACCEL_OK ||
         accel_kernel_get(module, "add_u32", &add) != ACCEL_OK)
         return 2;
     if (accel_alloc(own.device, ACCEL_U32, WORDS, &ref) != ACCEL_OK)
@@ -163,7 +167,8 @@ static int setup(void **state)
     *state = p;
     if (support_null_open(&p->null, NULL) != 0)
         return -1;
-    if (accel_module_load_file(p->null.device, TESTING_CPU_IMAGE, &p->module) != ACCEL_OK ||
+    if (accel_module_load_file(p->null.device, TESTING_CPU_IMAGE, &p->module) !=
+            ACCEL_OK ||
         accel_kernel_get(p->module, "add_u32", &p->add) != ACCEL_OK ||
         accel_event_create(p->null.device, &p->event) != ACCEL_OK ||
         accel_alloc(p->null.device, ACCEL_U32, WORDS, &p->ref) != ACCEL_OK) {
@@ -207,9 +212,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_a_child_using_the_parents_stream_is_refused_at_once, setup, teardown),
+            test_a_child_using_the_parents_stream_is_refused_at_once, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(
-            test_a_child_with_its_own_host_runs_a_copy_and_a_kernel, setup, teardown),
+            test_a_child_with_its_own_host_runs_a_copy_and_a_kernel, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

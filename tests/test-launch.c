@@ -15,7 +15,7 @@ struct launch_case {
     accel_device *device1;
     accel_stream *stream;
     accel_module *module;
-    accel_kernel *add;   /* add_u32(n, data, value): data[i] += value */
+    accel_kernel *add; /* add_u32(n, data, value): data[i] += value */
     accel_ref data;
 };
 
@@ -32,7 +32,8 @@ static int setup(void **state)
         accel_device_open(c->host, "null", 0, &c->device) == ACCEL_OK &&
         accel_device_open(c->host, "null", 1, &c->device1) == ACCEL_OK &&
         accel_stream_create(c->device, &c->stream) == ACCEL_OK &&
-        accel_module_load_file(c->device, TESTING_CPU_IMAGE, &c->module) == ACCEL_OK &&
+        accel_module_load_file(c->device, TESTING_CPU_IMAGE, &c->module) ==
+            ACCEL_OK &&
         accel_kernel_get(c->module, "add_u32", &c->add) == ACCEL_OK &&
         accel_alloc(c->device, ACCEL_U32, N, &c->data) == ACCEL_OK)
         result = 0;
@@ -60,8 +61,8 @@ static int teardown(void **state)
 static const accel_dim3 one = {1, 1, 1};
 
 /* Launch add_u32 over N elements with `value`, blocks of 128. */
-static accel_status add(struct launch_case *c, accel_kernel *kernel, accel_ref data,
-                        uint32_t value)
+static accel_status add(struct launch_case *c, accel_kernel *kernel,
+                        accel_ref data, uint32_t value)
 {
     uint32_t n = N;
     accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(data),
@@ -140,9 +141,11 @@ static void test_wrong_argument_count_or_size_is_rejected(void **state)
                   ACCEL_ERR_INVALID_ARGUMENT);
     assert_contains(accel_last_error(), "argument 2");
     /* The typed signature knows data is a pointer (test-signatures.c). */
-    assert_status(accel_launch(c->stream, c->add, grid, block, 0, value_for_ref, 3),
-                  ACCEL_ERR_TYPE_MISMATCH);
-    assert_contains(accel_last_error(), "argument 1 (data) of 'add_u32' is a pointer to u32");
+    assert_status(
+        accel_launch(c->stream, c->add, grid, block, 0, value_for_ref, 3),
+        ACCEL_ERR_TYPE_MISMATCH);
+    assert_contains(accel_last_error(),
+                    "argument 1 (data) of 'add_u32' is a pointer to u32");
     assert_status(accel_launch(c->stream, c->add, grid, block, 0, NULL, 3),
                   ACCEL_ERR_INVALID_ARGUMENT);
     expect_sum(c, 0);
@@ -179,15 +182,13 @@ static void test_bad_geometry_is_rejected(void **state)
         accel_dim3 grid, block;
         uint32_t shared;
     } bad[] = {
-        {{0, 1, 1}, {128, 1, 1}, 0},
-        {{1, 0, 1}, {128, 1, 1}, 0},
-        {{1, 1, 1}, {0, 1, 1}, 0},
-        {{1, 1, 0}, {1, 1, 1}, 0},
-        {{1, 70000, 1}, {1, 1, 1}, 0},     /* grid y past 65535 */
-        {{1, 1, 1}, {2048, 1, 1}, 0},      /* block x past 1024 */
-        {{1, 1, 1}, {64, 64, 1}, 0},       /* 4096 threads in a block */
-        {{1, 1, 1}, {1, 1, 128}, 0},       /* block z past 64 */
-        {{1, 1, 1}, {1, 1, 1}, 1u << 20},  /* 1 MiB of shared memory */
+        {{0, 1, 1}, {128, 1, 1}, 0},      {{1, 0, 1}, {128, 1, 1}, 0},
+        {{1, 1, 1}, {0, 1, 1}, 0},        {{1, 1, 0}, {1, 1, 1}, 0},
+        {{1, 70000, 1}, {1, 1, 1}, 0},    /* grid y past 65535 */
+        {{1, 1, 1}, {2048, 1, 1}, 0},     /* block x past 1024 */
+        {{1, 1, 1}, {64, 64, 1}, 0},      /* 4096 threads in a block */
+        {{1, 1, 1}, {1, 1, 128}, 0},      /* block z past 64 */
+        {{1, 1, 1}, {1, 1, 1}, 1u << 20}, /* 1 MiB of shared memory */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_status(accel_launch(c->stream, c->add, bad[i].grid, bad[i].block,
@@ -264,10 +265,11 @@ static void test_module_from_bundle_picks_this_device(void **state)
     assert_status(accel_copy_in(c->stream, y, hy, N), ACCEL_OK);
     uint32_t n = N;
     float a = 2.0f;
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(x),
-                        ACCEL_ARG_REF(y)};
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                        ACCEL_ARG_REF(x), ACCEL_ARG_REF(y)};
     accel_dim3 grid = {(N + 63) / 64, 1, 1}, block = {64, 1, 1};
-    assert_status(accel_launch(c->stream, saxpy, grid, block, 0, args, 4), ACCEL_OK);
+    assert_status(accel_launch(c->stream, saxpy, grid, block, 0, args, 4),
+                  ACCEL_OK);
     assert_status(accel_copy_out(c->stream, out, y, N), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     for (int i = 0; i < N; i++)
@@ -303,12 +305,14 @@ static void test_small_copies_keep_their_place_behind_kernels(void **state)
     accel_ref big;
     assert_non_null(zeros);
     assert_status(accel_alloc(c->device, ACCEL_U32, BIG, &big), ACCEL_OK);
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(big), ACCEL_ARG_VALUE(one_add)};
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(big),
+                        ACCEL_ARG_VALUE(one_add)};
     accel_dim3 grid = {BIG / 256, 1, 1}, block = {256, 1, 1};
 
     assert_status(accel_copy_in(c->stream, big, zeros, BIG), ACCEL_OK);
     for (int i = 0; i < 4; i++)
-        assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3), ACCEL_OK);
+        assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3),
+                      ACCEL_OK);
     /* Read behind four adds, then write behind them too. */
     assert_status(accel_copy_out(c->stream, head, big, SMALL), ACCEL_OK);
     for (int i = 0; i < SMALL; i++)
@@ -319,7 +323,8 @@ static void test_small_copies_keep_their_place_behind_kernels(void **state)
         assert_int_equal(head[i], 4);
 
     /* On the idle stream, the small copy in comes before the next add. */
-    assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3), ACCEL_OK);
+    assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3),
+                  ACCEL_OK);
     assert_status(accel_copy_out(c->stream, head, big, SMALL), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     for (int i = 0; i < SMALL; i++)

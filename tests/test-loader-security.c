@@ -65,23 +65,22 @@ static int teardown(void **state)
 
 static void create_host(struct sec_case *c, const char *plugin_path)
 {
-    accel_host_options options = { .plugin_path = plugin_path };
+    accel_host_options options = {.plugin_path = plugin_path};
     assert_status(accel_host_create(&options, &c->host), ACCEL_OK);
 }
 
 static void expect_refused(struct sec_case *c, const char *name,
                            const char *fragment)
 {
-    const accel_plugin_info *info =
-        support_expect_plugin(c->host, name, ACCEL_PLUGIN_REJECTED);
+    const accel_plugin_info *info = support_expect_plugin(c->host, name,
+                                                          ACCEL_PLUGIN_REJECTED);
     assert_contains(info->reason, fragment);
 }
 
-static void expect_usable(struct sec_case *c, const char *name,
-                          uint32_t devices)
+static void expect_usable(struct sec_case *c, const char *name, uint32_t devices)
 {
-    const accel_plugin_info *info =
-        support_expect_plugin(c->host, name, ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *info = support_expect_plugin(c->host, name,
+                                                          ACCEL_PLUGIN_LOADED);
     assert_int_equal(info->device_count, devices);
     accel_device *device = NULL;
     assert_status(accel_device_open(c->host, name, 0, &device), ACCEL_OK);
@@ -170,7 +169,8 @@ static void test_file_swapped_between_check_and_load_is_not_what_loads(void **st
     expect_usable(c, "peer", 1);
     /* And the object mapped is the inode checked, not the one now at the
      * path. */
-    struct accel__plugin *plugin = accel__catalog_find(&c->host->catalog, "peer");
+    struct accel__plugin *plugin = accel__catalog_find(&c->host->catalog,
+                                                       "peer");
     assert_non_null(plugin);
     assert_non_null(plugin->dl);
     struct link_map *map = NULL;
@@ -236,10 +236,10 @@ static void test_two_hosts_load_the_same_plugin_file(void **state)
     support_install_fixture(c->dir, "good", "good");
     create_host(c, c->dir);
     accel_host *second = NULL;
-    accel_host_options options = { .plugin_path = c->dir };
+    accel_host_options options = {.plugin_path = c->dir};
     assert_status(accel_host_create(&options, &second), ACCEL_OK);
-    const accel_plugin_info *info =
-        support_expect_plugin(second, "good", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *info = support_expect_plugin(second, "good",
+                                                          ACCEL_PLUGIN_LOADED);
     assert_int_equal(info->device_count, 2);
     accel_host_destroy(second);
     expect_usable(c, "good", 2);
@@ -259,15 +259,17 @@ static bool hide_proc(void)
 static int no_proc_child(const char *dir)
 {
     accel_host *host = NULL;
-    accel_host_options options = { .plugin_path = dir };
+    accel_host_options options = {.plugin_path = dir};
     if (accel_host_create(&options, &host) != ACCEL_OK)
         return 3;
     const accel_plugin_info *info = support_find_plugin(host, "good", 0);
     int code = info != NULL && info->state == ACCEL_PLUGIN_REJECTED &&
                        strstr(info->reason, "is /proc mounted?") != NULL
-                   ? 0 : 4;
+                   ? 0
+                   : 4;
     if (code != 0)
-        fprintf(stderr, "good: %s\n", info && info->reason ? info->reason : "loaded");
+        fprintf(stderr, "good: %s\n",
+                info && info->reason ? info->reason : "loaded");
     accel_host_destroy(host);
     /* _exit: LeakSanitizer's check at exit needs /proc (to find the
      * threads) and would fail this process whatever libaccel did; it cannot
@@ -281,7 +283,8 @@ static void test_without_proc_the_plugin_is_refused_not_loaded_by_path(void **st
     struct sec_case *c = *state;
     skip_unless_root();
     support_install_fixture(c->dir, "good", "good");
-    run_self(NO_PROC_CHILD, c->dir, hide_proc, "without /proc (a mount namespace)");
+    run_self(NO_PROC_CHILD, c->dir, hide_proc,
+             "without /proc (a mount namespace)");
 }
 
 /* ---- links in directories others can write ---- */
@@ -299,9 +302,10 @@ static void test_link_of_another_user_in_a_sticky_directory_is_refused(void **st
     assert_int_equal(chmod(c->dir, 01777), 0);
     support_install_fixture(c->dir, "good", "good");
     create_host(c, c->dir);
-    expect_refused(c, "peer", "the symbolic link is owned by uid 65534, neither "
-                              "root nor the effective user (uid 0), in a "
-                              "directory others can write to");
+    expect_refused(c, "peer",
+                   "the symbolic link is owned by uid 65534, neither "
+                   "root nor the effective user (uid 0), in a "
+                   "directory others can write to");
     expect_usable(c, "good", 2);
     accel_host_destroy(c->host);
     c->host = NULL;
@@ -323,12 +327,14 @@ static void setfacl_or_skip(const char *args, const char *path)
     int rc = system(command);
     if (rc != 0) {
         print_message("skipped: setfacl %s failed (no acl tools, or no ACL "
-                      "support on this file system)\n", args);
+                      "support on this file system)\n",
+                      args);
         skip();
     }
 }
 
-static void test_file_writable_by_another_user_through_an_acl_is_refused(void **state)
+static void
+test_file_writable_by_another_user_through_an_acl_is_refused(void **state)
 {
     struct sec_case *c = *state;
     support_install_fixture(c->dir, "good", "good");
@@ -336,8 +342,9 @@ static void test_file_writable_by_another_user_through_an_acl_is_refused(void **
     char *path = support_path_in(c->dir, "accel-plugin-peer.so");
     setfacl_or_skip("-m u:65534:rw", path);
     create_host(c, c->dir);
-    expect_refused(c, "peer", "the file is writable by uid 65534 through its ACL "
-                              "(system.posix_acl_access)");
+    expect_refused(c, "peer",
+                   "the file is writable by uid 65534 through its ACL "
+                   "(system.posix_acl_access)");
     expect_usable(c, "good", 2);
     accel_host_destroy(c->host);
     c->host = NULL;
@@ -349,7 +356,8 @@ static void test_file_writable_by_another_user_through_an_acl_is_refused(void **
     free(path);
 }
 
-static void test_file_writable_by_a_named_group_through_an_acl_is_refused(void **state)
+static void
+test_file_writable_by_a_named_group_through_an_acl_is_refused(void **state)
 {
     struct sec_case *c = *state;
     support_install_fixture(c->dir, "peer", "peer");
@@ -360,14 +368,16 @@ static void test_file_writable_by_a_named_group_through_an_acl_is_refused(void *
     expect_refused(c, "peer", "writable by gid 65534 through its ACL");
 }
 
-static void test_directory_writable_by_another_user_through_an_acl_is_refused(void **state)
+static void
+test_directory_writable_by_another_user_through_an_acl_is_refused(void **state)
 {
     struct sec_case *c = *state;
     support_install_fixture(c->dir, "peer", "peer");
     setfacl_or_skip("-m u:65534:rwx", c->dir);
     create_host(c, c->dir);
-    expect_refused(c, "peer", "is writable by uid 65534 through its ACL "
-                              "(system.posix_acl_access) and not sticky");
+    expect_refused(c, "peer",
+                   "is writable by uid 65534 through its ACL "
+                   "(system.posix_acl_access) and not sticky");
 }
 
 static void test_directory_default_acl_granting_write_is_refused(void **state)
@@ -376,7 +386,8 @@ static void test_directory_default_acl_granting_write_is_refused(void **state)
     support_install_fixture(c->dir, "peer", "peer");
     setfacl_or_skip("-d -m u:65534:rw", c->dir);
     create_host(c, c->dir);
-    expect_refused(c, "peer", "through its default ACL (system.posix_acl_default)");
+    expect_refused(c, "peer",
+                   "through its default ACL (system.posix_acl_default)");
 }
 
 static void test_insecure_override_lifts_the_acl_checks(void **state)
@@ -400,13 +411,14 @@ static void test_insecure_override_lifts_the_acl_checks(void **state)
 static int relative_child(void)
 {
     accel_host *host = NULL;
-    accel_host_options options = { .plugin_path = "accel-plugin-peer.so" };
+    accel_host_options options = {.plugin_path = "accel-plugin-peer.so"};
     if (accel_host_create(&options, &host) != ACCEL_OK)
         return 3;
     const accel_plugin_info *info = support_find_plugin(host, "peer", 0);
-    int code = info == NULL ? 4
+    int code = info == NULL                         ? 4
                : info->state != ACCEL_PLUGIN_LOADED ? 5
-               : info->device_count == 1 ? 0 : 6;
+               : info->device_count == 1            ? 0
+                                                    : 6;
     accel_host_destroy(host);
     return code;
 }
@@ -445,8 +457,8 @@ static void test_relative_entry_is_listed_resolved(void **state)
     assert_true(count >= 1);
     char *expected = support_path_in(c->dir, "accel-plugin-peer.so");
     assert_string_equal(entries[0], expected);
-    const accel_plugin_info *info =
-        support_expect_plugin(c->host, "peer", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *info = support_expect_plugin(c->host, "peer",
+                                                          ACCEL_PLUGIN_LOADED);
     assert_string_equal(info->path, expected);
     free(expected);
 }
@@ -486,7 +498,7 @@ static int damaged_child(const char *name)
 {
     const char *dir = getenv("ACCEL_TEST_DIR");
     accel_host *host = NULL;
-    accel_host_options options = { .plugin_path = dir };
+    accel_host_options options = {.plugin_path = dir};
     if (dir == NULL || accel_host_create(&options, &host) != ACCEL_OK)
         return 3;
     const accel_plugin_info *bad = support_find_plugin(host, name, 0);
@@ -518,7 +530,8 @@ static void test_truncated_or_garbled_plugin_is_refused_without_a_crash(void **s
     size_t size = 0;
     void *good = support_read_file(from, &size);
     support_install_fixture(c->dir, "good", "good");
-    for (unsigned percent = 1; percent <= 95; percent = percent == 1 ? 5 : percent + 5) {
+    for (unsigned percent = 1; percent <= 95;
+         percent = percent == 1 ? 5 : percent + 5) {
         size_t cut = size * percent / 100;
         char name[32];
         snprintf(name, sizeof name, "cut%u", percent);
@@ -534,14 +547,15 @@ static void test_truncated_or_garbled_plugin_is_refused_without_a_crash(void **s
 /* ---- CPU module images: the same checks in the null plugin ---- */
 
 /* The image's dynamic entry of tag `tag` (found through its PT_DYNAMIC). */
-static ElfW(Dyn) *image_dynamic_entry(unsigned char *image, size_t size, int64_t tag)
+static ElfW(Dyn) *
+    image_dynamic_entry(unsigned char *image, size_t size, int64_t tag)
 {
     ElfW(Ehdr) header;
     assert_true(size >= sizeof header);
     memcpy(&header, image, sizeof header);
     for (unsigned i = 0; i < header.e_phnum; i++) {
-        ElfW(Phdr) *segment =
-            (ElfW(Phdr) *)(image + header.e_phoff + (size_t)i * sizeof *segment);
+        ElfW(Phdr) *segment = (ElfW(Phdr) *)(image + header.e_phoff +
+                                             (size_t)i * sizeof *segment);
         if (segment->p_type != PT_DYNAMIC)
             continue;
         ElfW(Dyn) *entry = (ElfW(Dyn) *)(image + segment->p_offset);
@@ -565,11 +579,13 @@ static int module_child(const char *fragment)
     void *image = path ? support_read_file(path, &size) : NULL;
     struct support_null null;
     accel_module *module = NULL;
-    int code = image == NULL ? 2
+    int code = image == NULL                         ? 2
                : support_null_open(&null, NULL) != 0 ? 3
                : accel_module_load(null.device, image, size, &module) !=
-                         ACCEL_ERR_MODULE ? 4
-               : strstr(accel_last_error(), fragment) == NULL ? 5 : 0;
+                       ACCEL_ERR_MODULE
+                   ? 4
+               : strstr(accel_last_error(), fragment) == NULL ? 5
+                                                              : 0;
     if (code >= 4)
         fprintf(stderr, "detail: %s\n", accel_last_error());
     accel_module_unload(module);
@@ -609,8 +625,8 @@ static void test_cpu_image_with_a_corrupt_dynamic_entry_is_refused(void **state)
     ElfW(Ehdr) header;
     memcpy(&header, image, sizeof header);
     for (unsigned i = 0; i < header.e_phnum; i++) {
-        ElfW(Phdr) *segment =
-            (ElfW(Phdr) *)(image + header.e_phoff + (size_t)i * sizeof *segment);
+        ElfW(Phdr) *segment = (ElfW(Phdr) *)(image + header.e_phoff +
+                                             (size_t)i * sizeof *segment);
         if (segment->p_type == PT_DYNAMIC)
             segment->p_offset = size + 4096;
     }
@@ -656,7 +672,8 @@ static double cpu_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void test_directory_with_more_candidates_than_the_cap_is_refused_quickly(void **state)
+static void
+test_directory_with_more_candidates_than_the_cap_is_refused_quickly(void **state)
 {
     struct sec_case *c = *state;
     char *crowd = make_crowd_dir();
@@ -675,7 +692,8 @@ static void test_directory_with_more_candidates_than_the_cap_is_refused_quickly(
     accel_host_plugins(c->host, &list, &count);
     assert_string_equal(list[0].path, crowd);
     assert_int_equal(list[0].state, ACCEL_PLUGIN_REJECTED);
-    assert_contains(list[0].reason, "more than 4096 files named accel-plugin-*.so");
+    assert_contains(list[0].reason,
+                    "more than 4096 files named accel-plugin-*.so");
     expect_usable(c, "good", 2);
     /* Counting 5,000 names costs milliseconds, where opening each would
      * cost a hundred times more; a generous bound all the same. */
@@ -697,7 +715,7 @@ static double discovery_cpu(unsigned dirs, unsigned per_dir, char **paths)
             strcat(path, ":");
     }
     accel_host *host = NULL;
-    accel_host_options options = { .plugin_path = path };
+    accel_host_options options = {.plugin_path = path};
     double start = cpu_seconds();
     assert_status(accel_host_create(&options, &host), ACCEL_OK);
     double spent = cpu_seconds() - start;
@@ -731,7 +749,8 @@ static void test_discovery_of_50000_candidates_grows_near_linearly(void **state)
         large = l < large ? l : large;
     }
     print_message("discovery CPU time: 5,000 candidates %.3f s, 50,000 %.3f s "
-                  "(x%.1f)\n", small, large, large / small);
+                  "(x%.1f)\n",
+                  small, large, large / small);
     for (unsigned i = 0; i < DIRS; i++)
         support_remove_dir(paths[i]);
     assert_true(large < 30.0 * small + 0.05);
@@ -745,7 +764,7 @@ static void test_discovery_of_50000_candidates_grows_near_linearly(void **state)
 static int log_child(const char *dir)
 {
     accel_host *host = NULL;
-    accel_host_options options = { .plugin_path = dir };
+    accel_host_options options = {.plugin_path = dir};
     accel_status status = accel_host_create(&options, &host);
     accel_host_destroy(host);
     return status == ACCEL_OK ? 0 : 3;
@@ -800,7 +819,8 @@ static void test_reason_escapes_control_characters_as_accel_info_does(void **sta
     assert_int_equal(symlink("gone\x1b]0;title\x07.so", link), 0);
     free(link);
     create_host(c, c->dir);
-    expect_refused(c, "linked", "a broken symbolic link to gone\\x1b]0;title\\x07.so");
+    expect_refused(c, "linked",
+                   "a broken symbolic link to gone\\x1b]0;title\\x07.so");
 }
 
 #define SEC_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -833,7 +853,8 @@ int main(int argc, char **argv)
         SEC_TEST(test_relative_entry_is_listed_resolved),
         SEC_TEST(test_truncated_or_garbled_plugin_is_refused_without_a_crash),
         SEC_TEST(test_cpu_image_with_a_corrupt_dynamic_entry_is_refused),
-        SEC_TEST(test_directory_with_more_candidates_than_the_cap_is_refused_quickly),
+        SEC_TEST(
+            test_directory_with_more_candidates_than_the_cap_is_refused_quickly),
         SEC_TEST(test_discovery_of_50000_candidates_grows_near_linearly),
         SEC_TEST(test_log_line_escapes_control_characters_in_a_file_name),
         SEC_TEST(test_reason_escapes_control_characters_as_accel_info_does),

@@ -39,7 +39,7 @@ static int teardown(void **state)
 
 static void create_host(struct loader_case *c, const char *plugin_path)
 {
-    accel_host_options options = { .plugin_path = plugin_path };
+    accel_host_options options = {.plugin_path = plugin_path};
     assert_status(accel_host_create(&options, &c->host), ACCEL_OK);
     assert_non_null(c->host);
 }
@@ -47,8 +47,8 @@ static void create_host(struct loader_case *c, const char *plugin_path)
 /* The good plugin loads with both devices and can open one. */
 static void expect_good_usable(struct loader_case *c)
 {
-    const accel_plugin_info *good = 
-        support_expect_plugin(c->host, "good", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *good = support_expect_plugin(c->host, "good",
+                                                          ACCEL_PLUGIN_LOADED);
     assert_int_equal(good->device_count, 2);
 
     accel_device *device = NULL;
@@ -64,8 +64,8 @@ static void expect_good_usable(struct loader_case *c)
 static void expect_rejected_beside_good(struct loader_case *c, const char *name,
                                         const char *fragment)
 {
-    const accel_plugin_info *bad = 
-        support_expect_plugin(c->host, name, ACCEL_PLUGIN_REJECTED);
+    const accel_plugin_info *bad = support_expect_plugin(c->host, name,
+                                                         ACCEL_PLUGIN_REJECTED);
     assert_non_null(bad->reason);
     assert_contains(bad->reason, fragment);
     assert_int_equal(bad->device_count, 0);
@@ -95,7 +95,8 @@ static const accel_plugin_info *entry_by_file(accel_host *host, const char *file
     accel_host_plugins(host, &plugins, &count);
     for (size_t i = 0; i < count; i++) {
         size_t length = strlen(plugins[i].path);
-        if (length >= strlen(file) && strcmp(plugins[i].path + length - strlen(file), file) == 0)
+        if (length >= strlen(file) &&
+            strcmp(plugins[i].path + length - strlen(file), file) == 0)
             return &plugins[i];
     }
     fail_msg("no catalog entry for %s", file);
@@ -109,8 +110,8 @@ static void test_good_plugin_loads_with_version_priority_and_devices(void **stat
     create_host(c, c->dir);
 
     assert_int_equal(support_plugin_count(c->host), 1);
-    const accel_plugin_info *good = 
-        support_expect_plugin(c->host, "good", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *good = support_expect_plugin(c->host, "good",
+                                                          ACCEL_PLUGIN_LOADED);
     assert_null(good->reason);
     assert_non_null(good->version);
     assert_string_equal(good->version, "fixture-1.0");
@@ -177,7 +178,8 @@ static void test_file_that_is_not_a_shared_object_is_rejected(void **state)
     support_copy_file(FIXTURE_SRC_DIR "/not-a-shared-object.txt", c->dir,
                       "accel-plugin-text.so");
     create_host(c, c->dir);
-    expect_rejected_beside_good(c, "text", "not a loadable shared object: not an ELF file");
+    expect_rejected_beside_good(
+        c, "text", "not a loadable shared object: not an ELF file");
 }
 
 static void test_table_name_differing_from_file_name_is_rejected(void **state)
@@ -198,8 +200,8 @@ static void test_plugin_without_device_is_kept_with_its_reason(void **state)
     support_install_fixture(c->dir, "zero", "zero");
     create_host(c, c->dir);
 
-    const accel_plugin_info *zero = support_expect_plugin(c->host, "zero",
-                                                          ACCEL_PLUGIN_NO_DEVICE);
+    const accel_plugin_info *zero = support_expect_plugin(
+        c->host, "zero", ACCEL_PLUGIN_NO_DEVICE);
     assert_int_equal(zero->device_count, 0);
     assert_non_null(zero->reason);
     assert_contains(zero->reason, "fixture has no device");
@@ -250,7 +252,7 @@ static void test_candidates_are_sorted_by_name_within_a_directory(void **state)
     size_t count = 0;
     accel_host_plugins(c->host, &plugins, &count);
     assert_int_equal(count, 4);
-    const char *expected[] = { "good", "high", "peer", "zero" };
+    const char *expected[] = {"good", "high", "peer", "zero"};
     for (size_t i = 0; i < count; i++)
         assert_string_equal(plugins[i].name, expected[i]);
 }
@@ -395,8 +397,8 @@ static void test_directory_listed_twice_loads_each_file_once(void **state)
 static void test_every_rejection_is_listed_beside_a_loaded_plugin(void **state)
 {
     struct loader_case *c = *state;
-    const char *bad[] = { "badmajor", "smalltable", "nullentry", "nosymbol",
-                          "openfails" };
+    const char *bad[] = {"badmajor", "smalltable", "nullentry", "nosymbol",
+                         "openfails"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         support_install_fixture(c->dir, bad[i], bad[i]);
     support_install_fixture(c->dir, "zero", "zero");
@@ -405,8 +407,8 @@ static void test_every_rejection_is_listed_beside_a_loaded_plugin(void **state)
 
     assert_int_equal(support_plugin_count(c->host), 7);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const accel_plugin_info *info = support_expect_plugin(c->host, bad[i],
-                                                              ACCEL_PLUGIN_REJECTED);
+        const accel_plugin_info *info = support_expect_plugin(
+            c->host, bad[i], ACCEL_PLUGIN_REJECTED);
         assert_non_null(info->reason);
         assert_true(info->reason[0] != '\0');
     }
@@ -433,7 +435,7 @@ static void test_plugin_path_option_wins_over_environment(void **state)
     support_install_fixture(c->dir, "good", "good");
     support_install_fixture(c->dir2, "high", "high");
     setenv("ACCEL_PLUGIN_PATH", c->dir2, 1);
-    accel_host_options options = { .plugin_path = c->dir };
+    accel_host_options options = {.plugin_path = c->dir};
     accel_status status = accel_host_create(&options, &c->host);
     unsetenv("ACCEL_PLUGIN_PATH");
     assert_status(status, ACCEL_OK);
@@ -458,8 +460,9 @@ static void test_plugin_state_names_are_distinct_words(void **state)
 {
     (void)state;
     assert_string_equal(accel_plugin_state_name(ACCEL_PLUGIN_LOADED), "loaded");
-    const accel_plugin_state states[] = { ACCEL_PLUGIN_LOADED,
-        ACCEL_PLUGIN_NO_DEVICE, ACCEL_PLUGIN_REJECTED, ACCEL_PLUGIN_SKIPPED };
+    const accel_plugin_state states[] = {
+        ACCEL_PLUGIN_LOADED, ACCEL_PLUGIN_NO_DEVICE, ACCEL_PLUGIN_REJECTED,
+        ACCEL_PLUGIN_SKIPPED};
     for (size_t i = 0; i < 4; i++) {
         const char *a = accel_plugin_state_name(states[i]);
         assert_non_null(a);
@@ -472,16 +475,19 @@ static void test_plugin_state_names_are_distinct_words(void **state)
 
 /* ---- hints for common vendor mistakes ---- */
 
-static void test_plugin_exporting_more_than_its_table_loads_with_a_warning(void **state)
+static void
+test_plugin_exporting_more_than_its_table_loads_with_a_warning(void **state)
 {
     struct loader_case *c = *state;
     support_install_fixture(c->dir, "exports", "exports");
     create_host(c, c->dir);
 
-    const accel_plugin_info *p =
-        support_expect_plugin(c->host, "exports", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *p = support_expect_plugin(c->host, "exports",
+                                                       ACCEL_PLUGIN_LOADED);
     assert_non_null(p->reason);
-    assert_contains(p->reason, "exports 5 symbols; only accel_driver_v1 should be exported");
+    assert_contains(
+        p->reason,
+        "exports 5 symbols; only accel_driver_v1 should be exported");
     accel_device *device = NULL;
     assert_status(accel_device_open(c->host, "exports", 0, &device), ACCEL_OK);
     accel_device_close(device);
@@ -501,7 +507,8 @@ static void test_misnamed_plugin_files_are_listed_with_their_right_name(void **s
     support_copy_file(FIXTURE_DIR "/fixture-high.so", c->dir, cases[1].file);
     support_copy_file(FIXTURE_DIR "/fixture-zero.so", c->dir, cases[2].file);
     /* Neither a plugin nor a near miss: not listed at all. */
-    support_copy_file(FIXTURE_DIR "/fixture-good.so", c->dir, "accel-plugin-good.so.bak");
+    support_copy_file(FIXTURE_DIR "/fixture-good.so", c->dir,
+                      "accel-plugin-good.so.bak");
     create_host(c, c->dir);
 
     assert_int_equal(support_plugin_count(c->host), 3);
@@ -518,20 +525,24 @@ static void test_misnamed_plugin_files_are_listed_with_their_right_name(void **s
         assert_null(dlopen(path, RTLD_NOW | RTLD_NOLOAD));
     }
     accel_device *device = NULL;
-    assert_status(accel_device_open(c->host, "good", 0, &device), ACCEL_ERR_NOT_FOUND);
+    assert_status(accel_device_open(c->host, "good", 0, &device),
+                  ACCEL_ERR_NOT_FOUND);
 }
 
 /* Named on the path directly, the same hint. */
 static void test_misnamed_file_on_the_path_gets_the_hint(void **state)
 {
     struct loader_case *c = *state;
-    support_copy_file(FIXTURE_DIR "/fixture-good.so", c->dir, "accel-plugin-good.so.1");
+    support_copy_file(FIXTURE_DIR "/fixture-good.so", c->dir,
+                      "accel-plugin-good.so.1");
     char path[4096];
     snprintf(path, sizeof path, "%s/accel-plugin-good.so.1", c->dir);
     create_host(c, path);
-    const accel_plugin_info *p = entry_by_file(c->host, "accel-plugin-good.so.1");
+    const accel_plugin_info *p = entry_by_file(c->host,
+                                               "accel-plugin-good.so.1");
     assert_int_equal(p->state, ACCEL_PLUGIN_REJECTED);
-    assert_contains(p->reason, "not a candidate: did you mean accel-plugin-good.so?");
+    assert_contains(p->reason,
+                    "not a candidate: did you mean accel-plugin-good.so?");
     assert_null(dlopen(path, RTLD_NOW | RTLD_NOLOAD));
 }
 

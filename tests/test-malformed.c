@@ -61,15 +61,15 @@ static int teardown(void **state)
 
 static void create_host(struct scratch *s)
 {
-    accel_host_options options = { .plugin_path = s->dir };
+    accel_host_options options = {.plugin_path = s->dir};
     assert_status(accel_host_create(&options, &s->host), ACCEL_OK);
 }
 
 /* The good plugin loads with both its devices, and one opens and works. */
 static void expect_good_usable(struct scratch *s)
 {
-    const accel_plugin_info *good = 
-        support_expect_plugin(s->host, "good", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *good = support_expect_plugin(s->host, "good",
+                                                          ACCEL_PLUGIN_LOADED);
     assert_int_equal(good->device_count, 2);
     accel_device *device = NULL;
     assert_status(accel_device_open(s->host, "good", 1, &device), ACCEL_OK);
@@ -83,8 +83,8 @@ static void expect_good_usable(struct scratch *s)
 static void expect_refused(struct scratch *s, const char *name,
                            const char *fragment)
 {
-    const accel_plugin_info *bad = 
-        support_expect_plugin(s->host, name, ACCEL_PLUGIN_REJECTED);
+    const accel_plugin_info *bad = support_expect_plugin(s->host, name,
+                                                         ACCEL_PLUGIN_REJECTED);
     assert_non_null(bad->reason);
     assert_contains(bad->reason, fragment);
     assert_int_equal(bad->device_count, 0);
@@ -109,39 +109,37 @@ static void test_malformed_plugin_is_refused_beside_good(void **state)
 }
 
 static const struct malformed_case refused_cases[] = {
-    { "abi0", "abi0", "ABI major version 0," },
-    { "abi2", "abi2", "ABI major version 2," },
-    { "abi65535", "abi65535", "ABI major version 65535," },
-    { "size0", "size0", "table size 0 does not fit" },
-    { "size_short", "size_short", "table size 248 does not fit" },
-    { "size_huge", "size_huge", "table size 4294967295 does not fit" },
-    { "name_null", "name_null", "the table's name is NULL" },
-    { "name_empty", "name_empty", "the table's name is empty" },
-    { "name_long", "name_long", "the table's name is longer than 31" },
-    { "name_upper", "name_upper", "byte 0x4e at 0, outside [a-z0-9_]" },
-    { "name_control", "name_control", "byte 0x01 at 3, outside [a-z0-9_]" },
-    { "name_wild", "name_wild", "the table's name points outside the plugin" },
-    { "good", "renamed", "'good' does not match the file name's 'renamed'" },
-    { "version_control", "version_control",
-      "the table's version has control byte 0x1b at 3" },
-    { "nosymbol", "nosymbol", "no symbol accel_driver_v1" },
+    {"abi0", "abi0", "ABI major version 0,"},
+    {"abi2", "abi2", "ABI major version 2,"},
+    {"abi65535", "abi65535", "ABI major version 65535,"},
+    {"size0", "size0", "table size 0 does not fit"},
+    {"size_short", "size_short", "table size 248 does not fit"},
+    {"size_huge", "size_huge", "table size 4294967295 does not fit"},
+    {"name_null", "name_null", "the table's name is NULL"},
+    {"name_empty", "name_empty", "the table's name is empty"},
+    {"name_long", "name_long", "the table's name is longer than 31"},
+    {"name_upper", "name_upper", "byte 0x4e at 0, outside [a-z0-9_]"},
+    {"name_control", "name_control", "byte 0x01 at 3, outside [a-z0-9_]"},
+    {"name_wild", "name_wild", "the table's name points outside the plugin"},
+    {"good", "renamed", "'good' does not match the file name's 'renamed'"},
+    {"version_control", "version_control",
+     "the table's version has control byte 0x1b at 3"},
+    {"nosymbol", "nosymbol", "no symbol accel_driver_v1"},
     /* 8 bytes, or more where a sanitizer pads globals. */
-    { "symbol_small", "symbol_small",
-      "bytes, smaller than a 1.0 table (256)" },
-    { "symbol_function", "symbol_function",
-      "symbol accel_driver_v1 is not a data object" },
-    { "open_status", "open_status",
-      "plugin_open returned 12345, which is not an accel_status" },
-    { "open_not_ready", "open_not_ready",
-      "plugin_open returned ACCEL_NOT_READY" },
-    { "open_null", "open_null", "plugin_open succeeded without a plugin" },
-    { "open_fails", "open_fails",
-      "plugin_open failed: ACCEL_ERR_DRIVER: fixture: plugin_open fails on "
-      "purpose" },
-    { "count_status", "count_status",
-      "device_count returned 12345, which is not an accel_status" },
-    { "count_huge", "count_huge",
-      "device_count reported 2147483648 devices, more than a plugin may have" },
+    {"symbol_small", "symbol_small", "bytes, smaller than a 1.0 table (256)"},
+    {"symbol_function", "symbol_function",
+     "symbol accel_driver_v1 is not a data object"},
+    {"open_status", "open_status",
+     "plugin_open returned 12345, which is not an accel_status"},
+    {"open_not_ready", "open_not_ready", "plugin_open returned ACCEL_NOT_READY"},
+    {"open_null", "open_null", "plugin_open succeeded without a plugin"},
+    {"open_fails", "open_fails",
+     "plugin_open failed: ACCEL_ERR_DRIVER: fixture: plugin_open fails on "
+     "purpose"},
+    {"count_status", "count_status",
+     "device_count returned 12345, which is not an accel_status"},
+    {"count_huge", "count_huge",
+     "device_count reported 2147483648 devices, more than a plugin may have"},
 };
 
 /* ---- contained: loaded, and each failure stays with its call ---- */
@@ -209,8 +207,8 @@ static void test_more_devices_than_open_fail_one_by_one(void **state)
     struct scratch *s = *state;
     support_install_fixture(s->dir, "unopenable", "unopenable");
     create_host(s);
-    const accel_plugin_info *info =
-        support_expect_plugin(s->host, "unopenable", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *info = support_expect_plugin(s->host, "unopenable",
+                                                          ACCEL_PLUGIN_LOADED);
     assert_int_equal(info->device_count, 3);
 
     accel_device *first = NULL, *device = NULL;
@@ -255,7 +253,8 @@ static void test_truncated_shared_object_is_refused(void **state)
     assert_int_equal(truncate(path, 100), 0);
     free(path);
     create_host(s);
-    expect_refused(s, "truncated", "not a loadable shared object: the program headers");
+    expect_refused(s, "truncated",
+                   "not a loadable shared object: the program headers");
 }
 
 static void test_empty_file_is_refused(void **state)
@@ -465,17 +464,17 @@ static void test_whole_corpus_in_one_directory_keeps_every_reason(void **state)
         }
     }
     for (size_t i = 0; i < refused; i++)
-        assert_contains(support_find_plugin(s->host, refused_cases[i].name, 0)
-                            ->reason,
-                        refused_cases[i].fragment);
+        assert_contains(
+            support_find_plugin(s->host, refused_cases[i].name, 0)->reason,
+            refused_cases[i].fragment);
     expect_good_usable(s);
 }
 
 /* ---- the lists of entries, from the build ---- */
 
 /* Split "a,b,c" once into `entries`. */
-static const char **split_list(char *text, const char **entries,
-                               size_t *count, size_t *out_count)
+static const char **split_list(char *text, const char **entries, size_t *count,
+                               size_t *out_count)
 {
     if (*count == 0) {
         for (char *save = NULL, *entry = strtok_r(text, ",", &save);
@@ -533,7 +532,7 @@ static struct malformed_case *null_entry_cases(size_t *out_count)
         else
             assert_true(asprintf(&fragment, "required entry '%s' is NULL",
                                  entries[i]) > 0);
-        cases[i] = (struct malformed_case){ variant, variant, fragment };
+        cases[i] = (struct malformed_case){variant, variant, fragment};
     }
     *out_count = count;
     return cases;
@@ -542,8 +541,8 @@ static struct malformed_case *null_entry_cases(size_t *out_count)
 static struct CMUnitTest refused_test(const struct malformed_case *c)
 {
     char *name = NULL;
-    assert_true(asprintf(&name, "test_%s_is_refused: %s", c->name,
-                         c->fragment) > 0);
+    assert_true(
+        asprintf(&name, "test_%s_is_refused: %s", c->name, c->fragment) > 0);
     return (struct CMUnitTest){
         .name = name,
         .test_func = test_malformed_plugin_is_refused_beside_good,

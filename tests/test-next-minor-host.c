@@ -39,7 +39,8 @@ static void test_plugin_of_1_0_loads_on_the_next_minors_host(void **state)
     assert_int_equal(accel_device_open(host, "oldminor", 0, &device), ACCEL_OK);
     assert_int_equal(accel_device_info_get(device, &info), ACCEL_OK);
     char expected[96];
-    snprintf(expected, sizeof expected, "host minor %d privilege 0 future present",
+    snprintf(expected, sizeof expected,
+             "host minor %d privilege 0 future present",
              ACCEL_DRIVER_ABI_MINOR + 1);
     assert_string_equal(info.props.name, expected);
 

@@ -66,12 +66,14 @@ static int open_case_with(void **state, const char *name, const char *value)
     support_clean_environment();
     if (name != NULL)
         setenv(name, value, 1);
-    accel_host_options options = { .plugin_path = NULL_PLUGIN_PATH };
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
     if (accel_host_create(&options, &c->host) != ACCEL_OK ||
         accel_device_open(c->host, "null", 0, &c->device) != ACCEL_OK ||
         accel_stream_create(c->device, &c->stream) != ACCEL_OK ||
-        accel_module_load_file(c->device, EXAMPLES_CPU_IMAGE, &c->examples) != ACCEL_OK ||
-        accel_module_load_file(c->device, TESTING_CPU_IMAGE, &c->testing) != ACCEL_OK) {
+        accel_module_load_file(c->device, EXAMPLES_CPU_IMAGE, &c->examples) !=
+            ACCEL_OK ||
+        accel_module_load_file(c->device, TESTING_CPU_IMAGE, &c->testing) !=
+            ACCEL_OK) {
         print_error("setup failed: %s\n", accel_last_error());
         teardown(state);
         return -1;
@@ -177,11 +179,11 @@ static void check_saxpy(struct kernels_case *c, uint32_t n, uint32_t block)
 
     accel_ref dx = alloc_filled(c, ACCEL_F32, n, x);
     accel_ref dy = alloc_filled(c, ACCEL_F32, n + guard, y);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
-                         ACCEL_ARG_REF(dy) };
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                        ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
     assert_status(accel_launch(c->stream, kernel_of(c->examples, "saxpy"),
-                               (accel_dim3){ blocks_for(n, block), 1, 1 },
-                               (accel_dim3){ block, 1, 1 }, 0, args, 4),
+                               (accel_dim3){blocks_for(n, block), 1, 1},
+                               (accel_dim3){block, 1, 1}, 0, args, 4),
                   ACCEL_OK);
     read_back(c, result, dy);
     for (uint32_t i = 0; i < n + guard; i++)
@@ -227,11 +229,11 @@ static void check_vadd(struct kernels_case *c, uint32_t n, uint32_t block)
     accel_ref db = alloc_filled(c, ACCEL_F32, n, b);
     accel_ref dc;
     assert_status(accel_alloc(c->device, ACCEL_F32, n, &dc), ACCEL_OK);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(da), ACCEL_ARG_REF(db),
-                         ACCEL_ARG_REF(dc) };
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(da),
+                        ACCEL_ARG_REF(db), ACCEL_ARG_REF(dc)};
     assert_status(accel_launch(c->stream, kernel_of(c->examples, "vadd"),
-                               (accel_dim3){ blocks_for(n, block), 1, 1 },
-                               (accel_dim3){ block, 1, 1 }, 0, args, 4),
+                               (accel_dim3){blocks_for(n, block), 1, 1},
+                               (accel_dim3){block, 1, 1}, 0, args, 4),
                   ACCEL_OK);
     read_back(c, sum, dc);
     for (uint32_t i = 0; i < n; i++)
@@ -244,7 +246,8 @@ static void check_vadd(struct kernels_case *c, uint32_t n, uint32_t block)
     free(sum);
 }
 
-static void test_vadd_matches_reference_for_dividing_and_overhanging_grids(void **state)
+static void
+test_vadd_matches_reference_for_dividing_and_overhanging_grids(void **state)
 {
     check_vadd(*state, 3, 64);
     check_vadd(*state, 512, 64);
@@ -272,21 +275,23 @@ static void check_volume(struct kernels_case *c, struct volume v)
     assert_non_null(hits);
     accel_ref dindex = alloc_filled(c, ACCEL_U32, count, index);
     accel_ref dhits = alloc_filled(c, ACCEL_U32, count, hits);
-    accel_arg args[] = { ACCEL_ARG_REF(dindex), ACCEL_ARG_REF(dhits),
-                         ACCEL_ARG_VALUE(v.nx), ACCEL_ARG_VALUE(v.ny),
-                         ACCEL_ARG_VALUE(v.nz) };
-    accel_dim3 grid = { blocks_for(v.nx, v.block.x), blocks_for(v.ny, v.block.y),
-                        blocks_for(v.nz, v.block.z) };
-    assert_status(accel_launch(c->stream, kernel_of(c->testing, "mark_index"), grid,
-                               v.block, 0, args, 5),
+    accel_arg args[] = {ACCEL_ARG_REF(dindex), ACCEL_ARG_REF(dhits),
+                        ACCEL_ARG_VALUE(v.nx), ACCEL_ARG_VALUE(v.ny),
+                        ACCEL_ARG_VALUE(v.nz)};
+    accel_dim3 grid = {blocks_for(v.nx, v.block.x), blocks_for(v.ny, v.block.y),
+                       blocks_for(v.nz, v.block.z)};
+    assert_status(accel_launch(c->stream, kernel_of(c->testing, "mark_index"),
+                               grid, v.block, 0, args, 5),
                   ACCEL_OK);
     read_back(c, index, dindex);
     read_back(c, hits, dhits);
     for (uint64_t i = 0; i < count; i++) {
         if (index[i] != i + 1 || hits[i] != 1)
-            fail_msg("%ux%ux%u in blocks %ux%ux%u: element %llu holds %u with %u "
-                     "hit(s)", v.nx, v.ny, v.nz, v.block.x, v.block.y, v.block.z,
-                     (unsigned long long)i, index[i], hits[i]);
+            fail_msg(
+                "%ux%ux%u in blocks %ux%ux%u: element %llu holds %u with %u "
+                "hit(s)",
+                v.nx, v.ny, v.nz, v.block.x, v.block.y, v.block.z,
+                (unsigned long long)i, index[i], hits[i]);
     }
     accel_free(c->device, dindex);
     accel_free(c->device, dhits);
@@ -296,26 +301,26 @@ static void check_volume(struct kernels_case *c, struct volume v)
 
 static void test_1d_grids_cover_each_index_once(void **state)
 {
-    check_volume(*state, (struct volume){ 1024, 1, 1, { 128, 1, 1 } });
-    check_volume(*state, (struct volume){ 1000, 1, 1, { 128, 1, 1 } });
-    check_volume(*state, (struct volume){ 1, 1, 1, { 32, 1, 1 } });
-    check_volume(*state, (struct volume){ 200001, 1, 1, { 64, 1, 1 } });
+    check_volume(*state, (struct volume){1024, 1, 1, {128, 1, 1}});
+    check_volume(*state, (struct volume){1000, 1, 1, {128, 1, 1}});
+    check_volume(*state, (struct volume){1, 1, 1, {32, 1, 1}});
+    check_volume(*state, (struct volume){200001, 1, 1, {64, 1, 1}});
 }
 
 static void test_2d_grids_cover_each_index_once(void **state)
 {
-    check_volume(*state, (struct volume){ 64, 32, 1, { 16, 8, 1 } });
-    check_volume(*state, (struct volume){ 37, 29, 1, { 8, 4, 1 } });
-    check_volume(*state, (struct volume){ 300, 200, 1, { 16, 16, 1 } });
-    check_volume(*state, (struct volume){ 3, 1000, 1, { 1, 64, 1 } });
+    check_volume(*state, (struct volume){64, 32, 1, {16, 8, 1}});
+    check_volume(*state, (struct volume){37, 29, 1, {8, 4, 1}});
+    check_volume(*state, (struct volume){300, 200, 1, {16, 16, 1}});
+    check_volume(*state, (struct volume){3, 1000, 1, {1, 64, 1}});
 }
 
 static void test_3d_grids_cover_each_index_once(void **state)
 {
-    check_volume(*state, (struct volume){ 16, 8, 6, { 4, 2, 3 } });
-    check_volume(*state, (struct volume){ 13, 7, 5, { 4, 2, 3 } });
-    check_volume(*state, (struct volume){ 70, 50, 33, { 8, 8, 4 } });
-    check_volume(*state, (struct volume){ 1, 1, 300, { 1, 1, 64 } });
+    check_volume(*state, (struct volume){16, 8, 6, {4, 2, 3}});
+    check_volume(*state, (struct volume){13, 7, 5, {4, 2, 3}});
+    check_volume(*state, (struct volume){70, 50, 33, {8, 8, 4}});
+    check_volume(*state, (struct volume){1, 1, 300, {1, 1, 64}});
 }
 
 /* ---- transpose with pitched rows ---- */
@@ -339,13 +344,14 @@ static void test_transpose_of_pitched_rows_matches_reference(void **state)
         out[i] = -7.0f; /* the padding, never written */
     accel_ref din = alloc_filled(c, ACCEL_F32, in_words, in);
     accel_ref dout = alloc_filled(c, ACCEL_F32, out_words, out);
-    accel_arg args[] = { ACCEL_ARG_REF(dout), ACCEL_ARG_VALUE(out_pitch),
-                         ACCEL_ARG_REF(din), ACCEL_ARG_VALUE(in_pitch),
-                         ACCEL_ARG_VALUE(rows), ACCEL_ARG_VALUE(cols) };
-    assert_status(accel_launch(c->stream, kernel_of(c->examples, "transpose_f32"),
-                               (accel_dim3){ blocks_for(cols, 16), blocks_for(rows, 16), 1 },
-                               (accel_dim3){ 16, 16, 1 }, 0, args, 6),
-                  ACCEL_OK);
+    accel_arg args[] = {ACCEL_ARG_REF(dout),   ACCEL_ARG_VALUE(out_pitch),
+                        ACCEL_ARG_REF(din),    ACCEL_ARG_VALUE(in_pitch),
+                        ACCEL_ARG_VALUE(rows), ACCEL_ARG_VALUE(cols)};
+    assert_status(
+        accel_launch(c->stream, kernel_of(c->examples, "transpose_f32"),
+                     (accel_dim3){blocks_for(cols, 16), blocks_for(rows, 16), 1},
+                     (accel_dim3){16, 16, 1}, 0, args, 6),
+        ACCEL_OK);
     read_back(c, out, dout);
     for (uint32_t k = 0; k < cols; k++) {
         for (uint32_t j = 0; j < 48; j++) {
@@ -370,7 +376,7 @@ static void test_reduction_matches_reference_per_block_and_in_total(void **state
     const uint32_t grid = 64, block = 128;
     /* Small whole numbers: every partial sum is exact in any order. */
     float *x = malloc(n * sizeof *x);
-    float sums[64] = { 0 }, expected_sums[64] = { 0 }, total = 0, expected_total = 0;
+    float sums[64] = {0}, expected_sums[64] = {0}, total = 0, expected_total = 0;
     assert_non_null(x);
     for (uint64_t i = 0; i < n; i++) {
         x[i] = (float)(i % 7);
@@ -381,11 +387,11 @@ static void test_reduction_matches_reference_per_block_and_in_total(void **state
     accel_ref dx = alloc_filled(c, ACCEL_F32, n, x);
     accel_ref dsums = alloc_filled(c, ACCEL_F32, grid, sums);
     accel_ref dtotal = alloc_filled(c, ACCEL_F32, 1, &total);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dsums),
-                         ACCEL_ARG_REF(dtotal) };
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx),
+                        ACCEL_ARG_REF(dsums), ACCEL_ARG_REF(dtotal)};
     assert_status(accel_launch(c->stream, kernel_of(c->examples, "reduce_sum_f32"),
-                               (accel_dim3){ grid, 1, 1 }, (accel_dim3){ block, 1, 1 },
-                               0, args, 4),
+                               (accel_dim3){grid, 1, 1},
+                               (accel_dim3){block, 1, 1}, 0, args, 4),
                   ACCEL_OK);
     read_back(c, sums, dsums);
     read_back(c, &total, dtotal);
@@ -404,11 +410,11 @@ static void test_empty_kernel_launches_complete(void **state)
 {
     struct kernels_case *c = *state;
     accel_kernel *empty = kernel_of(c->examples, "empty");
-    accel_dim3 one = { 1, 1, 1 };
+    accel_dim3 one = {1, 1, 1};
     assert_status(accel_launch(c->stream, empty, one, one, 0, NULL, 0), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
-    assert_status(accel_launch(c->stream, empty, (accel_dim3){ 1000, 3, 2 },
-                               (accel_dim3){ 256, 2, 2 }, 0, NULL, 0),
+    assert_status(accel_launch(c->stream, empty, (accel_dim3){1000, 3, 2},
+                               (accel_dim3){256, 2, 2}, 0, NULL, 0),
                   ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
 }
@@ -436,16 +442,18 @@ static void test_back_to_back_launches_run_in_order(void **state)
     accel_ref dlarge = alloc_filled(c, ACCEL_U32, large_n, large);
     accel_kernel *add = kernel_of(c->testing, "add_u32");
     uint32_t one = 1;
-    accel_arg small_args[] = { ACCEL_ARG_VALUE(small_n), ACCEL_ARG_REF(dsmall),
-                               ACCEL_ARG_VALUE(one) };
-    accel_arg large_args[] = { ACCEL_ARG_VALUE(large_n), ACCEL_ARG_REF(dlarge),
-                               ACCEL_ARG_VALUE(one) };
+    accel_arg small_args[] = {ACCEL_ARG_VALUE(small_n), ACCEL_ARG_REF(dsmall),
+                              ACCEL_ARG_VALUE(one)};
+    accel_arg large_args[] = {ACCEL_ARG_VALUE(large_n), ACCEL_ARG_REF(dlarge),
+                              ACCEL_ARG_VALUE(one)};
     for (uint32_t r = 0; r < rounds; r++) {
-        assert_status(accel_launch(c->stream, add, (accel_dim3){ blocks_for(small_n, 256), 1, 1 },
-                                   (accel_dim3){ 256, 1, 1 }, 0, small_args, 3),
+        assert_status(accel_launch(c->stream, add,
+                                   (accel_dim3){blocks_for(small_n, 256), 1, 1},
+                                   (accel_dim3){256, 1, 1}, 0, small_args, 3),
                       ACCEL_OK);
-        assert_status(accel_launch(c->stream, add, (accel_dim3){ blocks_for(large_n, 256), 1, 1 },
-                                   (accel_dim3){ 256, 1, 1 }, 0, large_args, 3),
+        assert_status(accel_launch(c->stream, add,
+                                   (accel_dim3){blocks_for(large_n, 256), 1, 1},
+                                   (accel_dim3){256, 1, 1}, 0, large_args, 3),
                       ACCEL_OK);
     }
     read_back(c, small, dsmall);
@@ -473,13 +481,13 @@ static void *launch_rounds(void *arg)
 {
     struct stream_worker *w = arg;
     uint32_t one = 1;
-    accel_arg args[] = { ACCEL_ARG_VALUE(w->n), ACCEL_ARG_REF(w->data),
-                         ACCEL_ARG_VALUE(one) };
+    accel_arg args[] = {ACCEL_ARG_VALUE(w->n), ACCEL_ARG_REF(w->data),
+                        ACCEL_ARG_VALUE(one)};
     w->status = ACCEL_OK;
     for (uint32_t r = 0; r < w->rounds && w->status == ACCEL_OK; r++)
         w->status = accel_launch(w->stream, w->add,
-                                 (accel_dim3){ blocks_for(w->n, 128), 1, 1 },
-                                 (accel_dim3){ 128, 1, 1 }, 0, args, 3);
+                                 (accel_dim3){blocks_for(w->n, 128), 1, 1},
+                                 (accel_dim3){128, 1, 1}, 0, args, 3);
     if (w->status == ACCEL_OK)
         w->status = accel_stream_sync(w->stream);
     return NULL;
@@ -498,14 +506,19 @@ static void test_launches_on_two_streams_from_two_threads(void **state)
     uint32_t *data = calloc(n, sizeof *data);
     assert_non_null(data);
     for (int i = 0; i < 2; i++) {
-        workers[i] = (struct stream_worker){ .c = c, .add = kernel_of(c->testing, "add_u32"),
-                                             .n = n, .rounds = rounds + (uint32_t)i * 7 };
-        assert_status(accel_stream_create(c->device, &workers[i].stream), ACCEL_OK);
+        workers[i] = (struct stream_worker){
+            .c = c,
+            .add = kernel_of(c->testing, "add_u32"),
+            .n = n,
+            .rounds = rounds + (uint32_t)i * 7};
+        assert_status(accel_stream_create(c->device, &workers[i].stream),
+                      ACCEL_OK);
         workers[i].data = alloc_filled(c, ACCEL_U32, n, data);
     }
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     for (int i = 0; i < 2; i++)
-        assert_int_equal(pthread_create(&threads[i], NULL, launch_rounds, &workers[i]), 0);
+        assert_int_equal(
+            pthread_create(&threads[i], NULL, launch_rounds, &workers[i]), 0);
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_join(threads[i], NULL), 0);
     for (int i = 0; i < 2; i++) {
@@ -529,16 +542,17 @@ static void test_arguments_of_every_size_arrive_intact(void **state)
     uint16_t s = 0xbeef;
     double d = 12345.0;
     float e = 678.0f;
-    test_u32x5 f = { { 1, 20, 300, 4000, 50000 } };
+    test_u32x5 f = {{1, 20, 300, 4000, 50000}};
     int8_t g = -5;
-    uint64_t out[7] = { 0 };
+    uint64_t out[7] = {0};
     accel_ref dout = alloc_filled(c, ACCEL_U64, 7, out);
-    accel_arg args[] = { ACCEL_ARG_VALUE(a), ACCEL_ARG_VALUE(b), ACCEL_ARG_VALUE(s),
-                         ACCEL_ARG_VALUE(d), ACCEL_ARG_VALUE(e), ACCEL_ARG_VALUE(f),
-                         ACCEL_ARG_VALUE(g), ACCEL_ARG_REF(dout) };
-    accel_dim3 one = { 1, 1, 1 };
-    assert_status(accel_launch(c->stream, kernel_of(c->testing, "echo_args"), one, one, 0,
-                               args, 8),
+    accel_arg args[] = {ACCEL_ARG_VALUE(a), ACCEL_ARG_VALUE(b),
+                        ACCEL_ARG_VALUE(s), ACCEL_ARG_VALUE(d),
+                        ACCEL_ARG_VALUE(e), ACCEL_ARG_VALUE(f),
+                        ACCEL_ARG_VALUE(g), ACCEL_ARG_REF(dout)};
+    accel_dim3 one = {1, 1, 1};
+    assert_status(accel_launch(c->stream, kernel_of(c->testing, "echo_args"),
+                               one, one, 0, args, 8),
                   ACCEL_OK);
     read_back(c, out, dout);
     assert_int_equal(out[0], a);
@@ -558,15 +572,15 @@ static void test_sixteen_arguments_and_a_large_one_arrive_intact(void **state)
     uint32_t p[15];
     accel_arg args[16];
     accel_ref dout = alloc_filled(c, ACCEL_U64, 1, &out);
-    accel_dim3 one = { 1, 1, 1 };
+    accel_dim3 one = {1, 1, 1};
     args[0] = ACCEL_ARG_REF(dout);
     for (uint32_t i = 0; i < 15; i++) {
         p[i] = 1000 + i * 37;
         expected += (uint64_t)p[i] * (i + 1);
         args[i + 1] = ACCEL_ARG_VALUE(p[i]);
     }
-    assert_status(accel_launch(c->stream, kernel_of(c->testing, "sixteen_args"), one, one, 0,
-                               args, 16),
+    assert_status(accel_launch(c->stream, kernel_of(c->testing, "sixteen_args"),
+                               one, one, 0, args, 16),
                   ACCEL_OK);
     read_back(c, &out, dout);
     assert_int_equal(out, expected);
@@ -578,27 +592,29 @@ static void test_sixteen_arguments_and_a_large_one_arrive_intact(void **state)
         blob.words[i] = i * i + 3;
         expected += blob.words[i];
     }
-    accel_arg big_args[] = { ACCEL_ARG_VALUE(blob), ACCEL_ARG_REF(dout) };
-    assert_status(accel_launch(c->stream, kernel_of(c->testing, "big_arg"), one, one, 0,
-                               big_args, 2),
+    accel_arg big_args[] = {ACCEL_ARG_VALUE(blob), ACCEL_ARG_REF(dout)};
+    assert_status(accel_launch(c->stream, kernel_of(c->testing, "big_arg"), one,
+                               one, 0, big_args, 2),
                   ACCEL_OK);
     read_back(c, &out, dout);
     assert_int_equal(out, expected);
     accel_free(c->device, dout);
 }
 
-static void check_shared_scratch(struct kernels_case *c, uint32_t n, uint32_t block,
-                                 uint32_t words)
+static void check_shared_scratch(struct kernels_case *c, uint32_t n,
+                                 uint32_t block, uint32_t words)
 {
     uint32_t *out = calloc(n, sizeof *out);
     assert_non_null(out);
     accel_ref dout = alloc_filled(c, ACCEL_U32, n, out);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(words), ACCEL_ARG_REF(dout) };
-    assert_status(accel_launch(c->stream, kernel_of(c->testing, "shared_scratch"),
-                               (accel_dim3){ blocks_for(n, block), 1, 1 },
-                               (accel_dim3){ block, 1, 1 },
-                               block * words * (uint32_t)sizeof(uint32_t), args, 3),
-                  ACCEL_OK);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(words),
+                        ACCEL_ARG_REF(dout)};
+    assert_status(
+        accel_launch(c->stream, kernel_of(c->testing, "shared_scratch"),
+                     (accel_dim3){blocks_for(n, block), 1, 1},
+                     (accel_dim3){block, 1, 1},
+                     block * words * (uint32_t)sizeof(uint32_t), args, 3),
+        ACCEL_OK);
     read_back(c, out, dout);
     for (uint32_t i = 0; i < n; i++) {
         uint32_t expected = words * i + words * (words - 1) / 2;
@@ -625,9 +641,9 @@ static void test_launch_with_too_much_shared_memory_is_rejected(void **state)
     struct kernels_case *c = *state;
     accel_device_info info;
     assert_status(accel_device_info_get(c->device, &info), ACCEL_OK);
-    accel_dim3 one = { 1, 1, 1 };
-    assert_status(accel_launch(c->stream, kernel_of(c->examples, "empty"), one, one,
-                               info.props.max_shared_bytes + 1, NULL, 0),
+    accel_dim3 one = {1, 1, 1};
+    assert_status(accel_launch(c->stream, kernel_of(c->examples, "empty"), one,
+                               one, info.props.max_shared_bytes + 1, NULL, 0),
                   ACCEL_ERR_INVALID_ARGUMENT);
 }
 
@@ -641,9 +657,11 @@ static void test_unknown_kernel_is_not_found(void **state)
                   ACCEL_ERR_NOT_FOUND);
     assert_contains(accel_last_error(), "no_such_kernel");
     assert_null(kernel);
-    assert_status(accel_kernel_get(c->examples, "not-a-name", &kernel), ACCEL_ERR_NOT_FOUND);
+    assert_status(accel_kernel_get(c->examples, "not-a-name", &kernel),
+                  ACCEL_ERR_NOT_FOUND);
     assert_contains(accel_last_error(), "not a kernel name");
-    assert_status(accel_kernel_get(c->examples, "", &kernel), ACCEL_ERR_NOT_FOUND);
+    assert_status(accel_kernel_get(c->examples, "", &kernel),
+                  ACCEL_ERR_NOT_FOUND);
     /* Only descriptors name kernels: other symbols of the image do not. */
     assert_status(accel_kernel_get(c->examples, "accel__run_saxpy", &kernel),
                   ACCEL_ERR_NOT_FOUND);
@@ -653,9 +671,11 @@ static void test_malformed_descriptors_are_refused(void **state)
 {
     struct kernels_case *c = *state;
     accel_kernel *kernel = NULL;
-    assert_status(accel_kernel_get(c->testing, "future_abi", &kernel), ACCEL_ERR_MODULE);
+    assert_status(accel_kernel_get(c->testing, "future_abi", &kernel),
+                  ACCEL_ERR_MODULE);
     assert_contains(accel_last_error(), "ABI");
-    assert_status(accel_kernel_get(c->testing, "no_runner", &kernel), ACCEL_ERR_MODULE);
+    assert_status(accel_kernel_get(c->testing, "no_runner", &kernel),
+                  ACCEL_ERR_MODULE);
     assert_contains(accel_last_error(), "run_block");
 }
 
@@ -665,14 +685,18 @@ static void test_modules_loaded_together_keep_their_own_kernels(void **state)
     struct kernels_case *c = *state;
     accel_module *again = NULL;
     accel_kernel *kernel = NULL;
-    assert_status(accel_kernel_get(c->testing, "saxpy", &kernel), ACCEL_ERR_NOT_FOUND);
-    assert_status(accel_kernel_get(c->examples, "mark_index", &kernel), ACCEL_ERR_NOT_FOUND);
+    assert_status(accel_kernel_get(c->testing, "saxpy", &kernel),
+                  ACCEL_ERR_NOT_FOUND);
+    assert_status(accel_kernel_get(c->examples, "mark_index", &kernel),
+                  ACCEL_ERR_NOT_FOUND);
     /* Unload and load in another order: the loader must not hand back the old one. */
     accel_module_unload(c->examples);
     c->examples = NULL;
-    assert_status(accel_module_load_file(c->device, TESTING_CPU_IMAGE, &again), ACCEL_OK);
-    assert_status(accel_module_load_file(c->device, EXAMPLES_CPU_IMAGE, &c->examples),
+    assert_status(accel_module_load_file(c->device, TESTING_CPU_IMAGE, &again),
                   ACCEL_OK);
+    assert_status(
+        accel_module_load_file(c->device, EXAMPLES_CPU_IMAGE, &c->examples),
+        ACCEL_OK);
     kernel_of(c->examples, "saxpy");
     kernel_of(again, "mark_index");
     assert_status(accel_kernel_get(again, "saxpy", &kernel), ACCEL_ERR_NOT_FOUND);
@@ -680,11 +704,12 @@ static void test_modules_loaded_together_keep_their_own_kernels(void **state)
     check_saxpy(c, 1000, 128);
 }
 
-static void expect_refused(struct kernels_case *c, const void *image, size_t size,
-                           const char *fragment)
+static void expect_refused(struct kernels_case *c, const void *image,
+                           size_t size, const char *fragment)
 {
     accel_module *module = NULL;
-    assert_status(accel_module_load(c->device, image, size, &module), ACCEL_ERR_MODULE);
+    assert_status(accel_module_load(c->device, image, size, &module),
+                  ACCEL_ERR_MODULE);
     assert_null(module);
     assert_contains(accel_last_error(), fragment);
 }
@@ -746,7 +771,7 @@ static void test_one_thread_runs_every_grid_on_the_stream(void **state)
     assert_status(accel_device_info_get(c->device, &info), ACCEL_OK);
     assert_int_equal(info.props.compute_units, 1);
     check_saxpy(c, 100003, 256);
-    check_volume(c, (struct volume){ 70, 50, 33, { 8, 8, 4 } });
+    check_volume(c, (struct volume){70, 50, 33, {8, 8, 4}});
 }
 
 static void test_three_threads_run_large_grids(void **state)
@@ -756,7 +781,7 @@ static void test_three_threads_run_large_grids(void **state)
     assert_status(accel_device_info_get(c->device, &info), ACCEL_OK);
     assert_int_equal(info.props.compute_units, 3);
     check_saxpy(c, 100003, 256);
-    check_volume(c, (struct volume){ 300, 200, 1, { 16, 16, 1 } });
+    check_volume(c, (struct volume){300, 200, 1, {16, 16, 1}});
 }
 
 static void test_not_host_visible_devices_still_run_kernels(void **state)
@@ -776,7 +801,7 @@ static void expect_no_device(const char *name, const char *value)
     accel_device *device = NULL;
     support_clean_environment();
     setenv(name, value, 1);
-    accel_host_options options = { .plugin_path = NULL_PLUGIN_PATH };
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
     assert_status(accel_host_create(&options, &host), ACCEL_OK);
     const accel_plugin_info *info = support_find_plugin(host, "null", 0);
     assert_non_null(info);
@@ -817,7 +842,8 @@ static void test_delay_keeps_launches_in_flight(void **state)
 {
     (void)state;
     void *case_state = NULL;
-    assert_int_equal(open_case_with(&case_state, "ACCEL_NULL_DELAY_US", "100000"), 0);
+    assert_int_equal(
+        open_case_with(&case_state, "ACCEL_NULL_DELAY_US", "100000"), 0);
     struct kernels_case *c = case_state;
     accel_event *event = NULL;
     uint32_t n = 1000, value = 5;
@@ -826,11 +852,12 @@ static void test_delay_keeps_launches_in_flight(void **state)
     accel_ref ddata = alloc_filled(c, ACCEL_U32, n, data);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_status(accel_event_create(c->device, &event), ACCEL_OK);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(ddata), ACCEL_ARG_VALUE(value) };
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(ddata),
+                        ACCEL_ARG_VALUE(value)};
     uint64_t start = now_ns();
     assert_status(accel_launch(c->stream, kernel_of(c->testing, "add_u32"),
-                               (accel_dim3){ blocks_for(n, 128), 1, 1 },
-                               (accel_dim3){ 128, 1, 1 }, 0, args, 3),
+                               (accel_dim3){blocks_for(n, 128), 1, 1},
+                               (accel_dim3){128, 1, 1}, 0, args, 3),
                   ACCEL_OK);
     assert_status(accel_event_record(event, c->stream), ACCEL_OK);
     /* Still pending: the launch returned before its 100 ms delay ran. */
@@ -901,7 +928,8 @@ static void table_open_with(struct table_case *t, const char *image_path,
     assert_status(t->table->plugin_open(services, &t->plugin), ACCEL_OK);
     assert_status(t->table->device_open(t->plugin, 0, &t->device), ACCEL_OK);
     assert_status(t->table->stream_create(t->device, &t->stream), ACCEL_OK);
-    assert_status(t->table->module_load(t->device, image, size, &t->module), ACCEL_OK);
+    assert_status(t->table->module_load(t->device, image, size, &t->module),
+                  ACCEL_OK);
     free(image);
 }
 
@@ -927,20 +955,23 @@ static void test_kernel_signature_gives_parameter_sizes(void **state)
     struct accel_kernel_signature signature;
     accel_drv_kernel *kernel = NULL;
     table_open(&t, TESTING_CPU_IMAGE);
-    assert_status(t.table->kernel_get(t.device, t.module, "echo_args", &kernel, &signature),
+    assert_status(t.table->kernel_get(t.device, t.module, "echo_args", &kernel,
+                                      &signature),
                   ACCEL_OK);
-    const uint32_t expected[] = { 1, 8, 2, 8, 4, 20, 1, 8 };
+    const uint32_t expected[] = {1, 8, 2, 8, 4, 20, 1, 8};
     assert_int_equal(signature.param_count, 8);
     for (uint32_t i = 0; i < 8; i++)
         assert_int_equal(signature.param_sizes[i], expected[i]);
     assert_int_equal(signature.param_sizes[8], 0);
-    assert_status(t.table->kernel_get(t.device, t.module, NULL, &kernel, &signature),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(
+        t.table->kernel_get(t.device, t.module, NULL, &kernel, &signature),
+        ACCEL_ERR_INVALID_ARGUMENT);
     char long_name[300];
     memset(long_name, 'k', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
-    assert_status(t.table->kernel_get(t.device, t.module, long_name, &kernel, &signature),
-                  ACCEL_ERR_NOT_FOUND);
+    assert_status(
+        t.table->kernel_get(t.device, t.module, long_name, &kernel, &signature),
+        ACCEL_ERR_NOT_FOUND);
     table_close(&t);
 }
 
@@ -955,13 +986,15 @@ static void test_typed_fields_are_written_for_hosts_of_minor_1_only(void **state
     struct table_case t;
     struct accel_kernel_signature signature;
     accel_drv_kernel *kernel = NULL;
-    unsigned char *typed = (unsigned char *)&signature + ACCEL_KERNEL_SIGNATURE_V1_0_SIZE;
+    unsigned char *typed = (unsigned char *)&signature +
+                           ACCEL_KERNEL_SIGNATURE_V1_0_SIZE;
     size_t typed_size = sizeof signature - ACCEL_KERNEL_SIGNATURE_V1_0_SIZE;
 
     table_open(&t, TESTING_CPU_IMAGE);
     memset(&signature, 0xa5, sizeof signature);
-    assert_status(t.table->kernel_get(t.device, t.module, "add_u32", &kernel, &signature),
-                  ACCEL_OK);
+    assert_status(
+        t.table->kernel_get(t.device, t.module, "add_u32", &kernel, &signature),
+        ACCEL_OK);
     assert_int_equal(signature.param_count, 3);
     for (size_t i = 0; i < typed_size; i++)
         assert_int_equal(typed[i], 0xa5);
@@ -971,9 +1004,11 @@ static void test_typed_fields_are_written_for_hosts_of_minor_1_only(void **state
     minor1.host_minor = 1;
     table_open_with(&t, TESTING_CPU_IMAGE, &minor1);
     memset(&signature, 0xa5, sizeof signature);
-    assert_status(t.table->kernel_get(t.device, t.module, "add_u32", &kernel, &signature),
-                  ACCEL_OK);
-    static const uint8_t kinds[] = {ACCEL_PARAM_KIND_VALUE, ACCEL_PARAM_KIND_POINTER,
+    assert_status(
+        t.table->kernel_get(t.device, t.module, "add_u32", &kernel, &signature),
+        ACCEL_OK);
+    static const uint8_t kinds[] = {ACCEL_PARAM_KIND_VALUE,
+                                    ACCEL_PARAM_KIND_POINTER,
                                     ACCEL_PARAM_KIND_VALUE, 0};
     static const uint8_t types[] = {11, 11, 11, 0}; /* u32, u32, u32, none */
     assert_memory_equal(signature.param_kinds, kinds, sizeof kinds);
@@ -992,35 +1027,41 @@ static void test_plugin_refuses_launches_that_break_the_signature(void **state)
     struct accel_kernel_signature signature;
     accel_drv_kernel *kernel = NULL;
     table_open(&t, EXAMPLES_CPU_IMAGE);
-    assert_status(t.table->kernel_get(t.device, t.module, "vadd", &kernel, &signature),
-                  ACCEL_OK);
+    assert_status(
+        t.table->kernel_get(t.device, t.module, "vadd", &kernel, &signature),
+        ACCEL_OK);
     uint32_t n = 0;
     uint64_t address = 0;
     uint16_t short_n = 0;
-    void *args[] = { &n, &address, &address, &address };
-    size_t sizes[] = { sizeof n, 8, 8, 8 };
-    struct accel_launch_config config = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
-    assert_status(t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 3),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+    void *args[] = {&n, &address, &address, &address};
+    size_t sizes[] = {sizeof n, 8, 8, 8};
+    struct accel_launch_config config = {{1, 1, 1}, {1, 1, 1}, 0};
+    assert_status(
+        t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 3),
+        ACCEL_ERR_INVALID_ARGUMENT);
     assert_contains(plugin_error, "takes 4");
     args[0] = &short_n;
     sizes[0] = sizeof short_n;
-    assert_status(t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 4),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(
+        t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 4),
+        ACCEL_ERR_INVALID_ARGUMENT);
     assert_contains(plugin_error, "argument 0");
     args[0] = &n;
     sizes[0] = sizeof n;
     config.shared_bytes = 1u << 20;
-    assert_status(t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 4),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(
+        t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 4),
+        ACCEL_ERR_INVALID_ARGUMENT);
     config.shared_bytes = 0;
     config.block[1] = 0;
-    assert_status(t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 4),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(
+        t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 4),
+        ACCEL_ERR_INVALID_ARGUMENT);
     /* n = 0: a valid launch that touches nothing. */
     config.block[1] = 1;
-    assert_status(t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 4),
-                  ACCEL_OK);
+    assert_status(
+        t.table->launch(t.device, t.stream, kernel, &config, args, sizes, 4),
+        ACCEL_OK);
     assert_status(t.table->stream_sync(t.device, t.stream), ACCEL_OK);
     table_close(&t);
 }
@@ -1028,46 +1069,58 @@ static void test_plugin_refuses_launches_that_break_the_signature(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_saxpy_matches_reference_when_grid_divides_size,
+        cmocka_unit_test_setup_teardown(
+            test_saxpy_matches_reference_when_grid_divides_size, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_saxpy_matches_reference_when_grid_overhangs_size, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_vadd_matches_reference_for_dividing_and_overhanging_grids,
+            setup, teardown),
+        cmocka_unit_test_setup_teardown(test_1d_grids_cover_each_index_once,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_saxpy_matches_reference_when_grid_overhangs_size,
+        cmocka_unit_test_setup_teardown(test_2d_grids_cover_each_index_once,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_3d_grids_cover_each_index_once,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
-            test_vadd_matches_reference_for_dividing_and_overhanging_grids, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_1d_grids_cover_each_index_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_2d_grids_cover_each_index_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_3d_grids_cover_each_index_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_transpose_of_pitched_rows_matches_reference,
+            test_transpose_of_pitched_rows_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_reduction_matches_reference_per_block_and_in_total, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(test_empty_kernel_launches_complete,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_device_reports_kernel_capability,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_back_to_back_launches_run_in_order,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
-            test_reduction_matches_reference_per_block_and_in_total, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_empty_kernel_launches_complete, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_device_reports_kernel_capability, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_back_to_back_launches_run_in_order, setup,
+            test_launches_on_two_streams_from_two_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_arguments_of_every_size_arrive_intact, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_sixteen_arguments_and_a_large_one_arrive_intact, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_dynamic_shared_memory_holds_each_threads_scratch, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_launch_with_too_much_shared_memory_is_rejected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_kernel_is_not_found, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_launches_on_two_streams_from_two_threads, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_arguments_of_every_size_arrive_intact, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_sixteen_arguments_and_a_large_one_arrive_intact,
+        cmocka_unit_test_setup_teardown(test_malformed_descriptors_are_refused,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dynamic_shared_memory_holds_each_threads_scratch,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_launch_with_too_much_shared_memory_is_rejected,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_kernel_is_not_found, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_malformed_descriptors_are_refused, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_modules_loaded_together_keep_their_own_kernels,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_images_are_refused_with_a_reason, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_one_thread_runs_every_grid_on_the_stream,
-                                        setup_one_thread, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_modules_loaded_together_keep_their_own_kernels, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_corrupt_images_are_refused_with_a_reason, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_one_thread_runs_every_grid_on_the_stream, setup_one_thread,
+            teardown),
         cmocka_unit_test_setup_teardown(test_three_threads_run_large_grids,
                                         setup_three_threads, teardown),
-        cmocka_unit_test_setup_teardown(test_not_host_visible_devices_still_run_kernels,
-                                        setup_not_host_visible, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_not_host_visible_devices_still_run_kernels,
+            setup_not_host_visible, teardown),
         cmocka_unit_test(test_bad_knob_values_leave_no_device),
         cmocka_unit_test(test_delay_keeps_launches_in_flight),
         cmocka_unit_test(test_kernel_signature_gives_parameter_sizes),

@@ -189,7 +189,8 @@ static void test_compaction_moves_slices_and_keeps_contents(void **state)
     assert_int_equal(pages, 2);
     assert_status(accel_device_sync(c->device), ACCEL_OK);
     accel_memory_stats after = support_memory_stats(c->device);
-    assert_int_equal(after.relocations - before.relocations, 2 * SLICES_PER_PAGE / 16);
+    assert_int_equal(after.relocations - before.relocations,
+                     2 * SLICES_PER_PAGE / 16);
     assert_int_equal(after.pages, 1);
     assert_int_equal(after.slices, before.slices);
     assert_true(after.reserved_bytes < before.reserved_bytes);
@@ -233,7 +234,8 @@ static void test_pinned_allocation_is_never_moved(void **state)
     assert_int_equal(after, address);
     check(c, pinned, 7);
     check(c, movable, 8);
-    assert_status(accel_ref_native(c->device, movable, &movable_address), ACCEL_OK);
+    assert_status(accel_ref_native(c->device, movable, &movable_address),
+                  ACCEL_OK);
     for (uint32_t i = 10; i < SLICES_PER_PAGE + 2; i++)
         assert_status(accel_free(c->device, refs[i]), ACCEL_OK);
     free(refs);
@@ -287,7 +289,8 @@ static void test_compaction_with_nothing_outdated_moves_nothing(void **state)
 {
     struct pool_case *c = *state;
     accel_ref ref;
-    assert_status(accel_alloc(c->device, ACCEL_BYTE, SLICE_BYTES, &ref), ACCEL_OK);
+    assert_status(accel_alloc(c->device, ACCEL_BYTE, SLICE_BYTES, &ref),
+                  ACCEL_OK);
     uint32_t pages = 99;
     assert_status(accel_device_compact(c->device, &pages), ACCEL_OK);
     assert_int_equal(pages, 0);

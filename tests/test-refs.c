@@ -24,7 +24,7 @@ static int try_open_null_devices(void **state, const char *device_count)
     *state = c;
     if (device_count != NULL)
         setenv("ACCEL_NULL_DEVICES", device_count, 1);
-    accel_host_options options = { .plugin_path = NULL_PLUGIN_PATH };
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
     accel_status status = accel_host_create(&options, &c->host);
     unsetenv("ACCEL_NULL_DEVICES");
     if (status != ACCEL_OK)
@@ -58,8 +58,7 @@ static int open_null_devices(void **state, const char *device_count)
 {
     if (try_open_null_devices(state, device_count) == 0)
         return 0;
-    print_error("setup on %s failed: %s\n", NULL_PLUGIN_PATH,
-                accel_last_error());
+    print_error("setup on %s failed: %s\n", NULL_PLUGIN_PATH, accel_last_error());
     teardown(state);
     *state = NULL;
     return -1;
@@ -108,7 +107,7 @@ static void test_f32_values_round_trip(void **state)
 static void test_u64_values_round_trip(void **state)
 {
     struct refs_case *c = *state;
-    uint64_t in[33], out[33] = { 0 };
+    uint64_t in[33], out[33] = {0};
     for (int i = 0; i < 33; i++)
         in[i] = UINT64_C(0x0123456789abcdef) * (uint64_t)(i + 1);
     accel_ref ref = alloc_ok(c->device, ACCEL_U64, 33);
@@ -150,7 +149,7 @@ static void test_device_is_described_without_opening(void **state)
 static void test_stale_ref_after_reset_is_rejected(void **state)
 {
     struct refs_case *c = *state;
-    float data[4] = { 1, 2, 3, 4 };
+    float data[4] = {1, 2, 3, 4};
     accel_ref ref = alloc_ok(c->device, ACCEL_F32, 4);
 
     accel_device_info before, after;
@@ -168,7 +167,7 @@ static void test_stale_ref_after_reset_is_rejected(void **state)
                   ACCEL_ERR_STALE_REF);
 
     /* The device, and the stream made before the reset, work on. */
-    float out[4] = { 0 };
+    float out[4] = {0};
     accel_ref fresh = alloc_ok(c->device, ACCEL_F32, 4);
     assert_status(accel_copy_in(c->stream, fresh, data, 4), ACCEL_OK);
     assert_status(accel_copy_out(c->stream, out, fresh, 4), ACCEL_OK);
@@ -196,7 +195,7 @@ static void test_every_reset_bumps_the_generation(void **state)
 static void test_freed_ref_is_rejected(void **state)
 {
     struct refs_case *c = *state;
-    int32_t data[8] = { 0 };
+    int32_t data[8] = {0};
     accel_ref ref = alloc_ok(c->device, ACCEL_I32, 8);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
 
@@ -230,7 +229,7 @@ static void test_ref_of_another_device_is_a_mismatch(void **state)
     assert_int_equal(info1.index, 1);
     assert_true(info0.id != info1.id);
 
-    float data[4] = { 0 };
+    float data[4] = {0};
     accel_ref ref0 = alloc_ok(c->device, ACCEL_F32, 4);
     accel_ref ref1 = alloc_ok(c->device1, ACCEL_F32, 4);
     assert_status(accel_ref_check(c->device1, ref0), ACCEL_ERR_DEVICE_MISMATCH);
@@ -257,7 +256,8 @@ static void test_copy_between_two_devices_of_one_plugin(void **state)
     accel_ref ref1 = alloc_ok(c->device1, ACCEL_F32, 4);
     assert_status(accel_copy_in(c->stream, ref0, in, 4), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
-    assert_status(accel_copy_on_device(c->stream1, ref1, 0, ref0, 0, 16), ACCEL_OK);
+    assert_status(accel_copy_on_device(c->stream1, ref1, 0, ref0, 0, 16),
+                  ACCEL_OK);
     assert_status(accel_copy_out(c->stream1, out, ref1, 4), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream1), ACCEL_OK);
     assert_memory_equal(in, out, sizeof in);
@@ -304,9 +304,9 @@ static void test_reset_of_one_device_leaves_the_other_refs_live(void **state)
 static void test_typed_copy_of_wrong_host_type_is_a_type_mismatch(void **state)
 {
     struct refs_case *c = *state;
-    double wrong[4] = { 1, 2, 3, 4 };
-    int32_t ints[4] = { 0 };
-    uint8_t bytes[4] = { 0 };
+    double wrong[4] = {1, 2, 3, 4};
+    int32_t ints[4] = {0};
+    uint8_t bytes[4] = {0};
     accel_ref ref = alloc_ok(c->device, ACCEL_F32, 4);
     assert_status(accel_copy_in(c->stream, ref, wrong, 4),
                   ACCEL_ERR_TYPE_MISMATCH);
@@ -319,7 +319,7 @@ static void test_typed_copy_of_wrong_host_type_is_a_type_mismatch(void **state)
                   ACCEL_ERR_TYPE_MISMATCH);
     /* char, raw bytes, fits no float ref; nor does long long a double. */
     char text[4] = "abc";
-    long long wide[4] = { 0 };
+    long long wide[4] = {0};
     assert_status(accel_copy_in(c->stream, ref, text, 4),
                   ACCEL_ERR_TYPE_MISMATCH);
     assert_status(accel_copy_out(c->stream, text, ref, 4),
@@ -334,9 +334,9 @@ static void test_byte_ref_takes_one_byte_host_types_only(void **state)
 {
     struct refs_case *c = *state;
     char text[4] = "abc";
-    uint8_t u8[4] = { 1, 2, 3, 4 };
-    int8_t i8[4] = { -1, -2, -3, -4 };
-    float values[4] = { 1.5f, 2.5f, 3.5f, 4.5f };
+    uint8_t u8[4] = {1, 2, 3, 4};
+    int8_t i8[4] = {-1, -2, -3, -4};
+    float values[4] = {1.5f, 2.5f, 3.5f, 4.5f};
     accel_ref raw = alloc_ok(c->device, ACCEL_BYTE, 16);
     assert_status(accel_copy_in(c->stream, raw, text, 4), ACCEL_OK);
     assert_status(accel_copy_in(c->stream, raw, u8, 4), ACCEL_OK);
@@ -377,7 +377,8 @@ static void test_zero_or_overflowing_size_is_invalid(void **state)
                   ACCEL_ERR_INVALID_ARGUMENT);
 }
 
-static void test_huge_allocation_is_out_of_memory_and_device_stays_usable(void **state)
+static void
+test_huge_allocation_is_out_of_memory_and_device_stays_usable(void **state)
 {
     struct refs_case *c = *state;
     accel_ref ref;
@@ -387,7 +388,7 @@ static void test_huge_allocation_is_out_of_memory_and_device_stays_usable(void *
                   ACCEL_ERR_OUT_OF_DEVICE_MEMORY);
     assert_status(accel_device_status(c->device), ACCEL_OK);
 
-    uint16_t in[5] = { 1, 2, 3, 4, 5 }, out[5] = { 0 };
+    uint16_t in[5] = {1, 2, 3, 4, 5}, out[5] = {0};
     ref = alloc_ok(c->device, ACCEL_U16, 5);
     assert_status(accel_copy_in(c->stream, ref, in, 5), ACCEL_OK);
     assert_status(accel_copy_out(c->stream, out, ref, 5), ACCEL_OK);
@@ -406,7 +407,7 @@ static void test_garbage_slot_index_is_a_freed_ref(void **state)
     assert_status(accel_ref_check(c->device, garbage), ACCEL_ERR_FREED_REF);
     garbage.slot = UINT32_MAX;
     assert_status(accel_ref_check(c->device, garbage), ACCEL_ERR_FREED_REF);
-    float data[4] = { 0 };
+    float data[4] = {0};
     assert_status(accel_copy_in(c->stream, garbage, data, 4),
                   ACCEL_ERR_FREED_REF);
     assert_status(accel_free(c->device, garbage), ACCEL_ERR_FREED_REF);
@@ -426,8 +427,8 @@ static void assert_every_ref_entry_says(struct refs_case *c, accel_ref ref,
                                         accel_status want)
 {
     accel_ref live = alloc_ok(c->device, ACCEL_F32, 4);
-    float data[4] = { 0 };
-    struct accel_copy_layout layout = { .row_bytes = 4, .rows = 1 };
+    float data[4] = {0};
+    struct accel_copy_layout layout = {.row_bytes = 4, .rows = 1};
     uint64_t address = 1;
     assert_status(accel_ref_check(c->device, ref), want);
     assert_status(accel_copy_to_device(c->stream, ref, 0, data, 4), want);
@@ -436,12 +437,14 @@ static void assert_every_ref_entry_says(struct refs_case *c, accel_ref ref,
     assert_status(accel_copy_in(c->stream, ref, data, 4), want);
     assert_status(accel_copy_out(c->stream, data, ref, 4), want);
     assert_status(accel_copy_in(c->stream, ref, data, 0), want);
-    assert_status(accel_copy_to_device_layout(c->stream, ref, data, &layout), want);
+    assert_status(accel_copy_to_device_layout(c->stream, ref, data, &layout),
+                  want);
     assert_status(accel_copy_to_host_layout(c->stream, data, ref, &layout), want);
     assert_status(accel_copy_on_device(c->stream, ref, 0, live, 0, 4), want);
     assert_status(accel_copy_on_device(c->stream, live, 0, ref, 0, 4), want);
     assert_status(accel_copy_on_device(c->stream, ref, 0, live, 0, 0), want);
-    assert_status(accel_copy_on_device_layout(c->stream, live, ref, &layout), want);
+    assert_status(accel_copy_on_device_layout(c->stream, live, ref, &layout),
+                  want);
     assert_status(accel_ref_native(c->device, ref, &address), want);
     assert_int_equal(address, 0);
     assert_status(accel_free(c->device, ref), want);
@@ -461,7 +464,7 @@ static void test_zeroed_ref_is_a_freed_ref_on_every_entry(void **state)
     assert_every_ref_entry_says(c, zero, ACCEL_ERR_FREED_REF);
     assert_contains(accel_last_error(), "never allocated");
     /* Zero with a plausible type and length is no better. */
-    accel_ref typed = { .type = ACCEL_F32, .count = 4 };
+    accel_ref typed = {.type = ACCEL_F32, .count = 4};
     assert_every_ref_entry_says(c, typed, ACCEL_ERR_FREED_REF);
     assert_status(accel_ref_check(c->device, live), ACCEL_OK);
     assert_status(accel_free(c->device, live), ACCEL_OK);
@@ -471,7 +474,7 @@ static void test_zeroed_ref_is_a_freed_ref_on_a_second_device(void **state)
 {
     /* Device ids start at 1: a zeroed ref is no device's, on any device. */
     struct refs_case *c = *state;
-    accel_ref zero = { .type = ACCEL_F32, .count = 4 };
+    accel_ref zero = {.type = ACCEL_F32, .count = 4};
     accel_ref theirs = alloc_ok(c->device1, ACCEL_F32, 4);
     assert_status(accel_ref_check(c->device1, zero), ACCEL_ERR_FREED_REF);
     assert_status(accel_copy_on_device(c->stream, theirs, 0, zero, 0, 4),
@@ -509,7 +512,7 @@ static void test_ref_whose_length_was_forged_is_rejected(void **state)
     accel_ref ref = alloc_ok(c->device, ACCEL_BYTE, 16);
     accel_ref forged = ref;
     forged.count = 1u << 20;
-    unsigned char big[64] = { 0 };
+    unsigned char big[64] = {0};
     assert_true(accel_copy_to_device(c->stream, forged, 0, big, sizeof big) !=
                 ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
@@ -537,7 +540,7 @@ static void test_elem_sizes_and_names(void **state)
     assert_string_equal(accel_elem_type_name(ACCEL_U8), "u8");
     assert_string_equal(accel_elem_type_name(ACCEL_ELEM_TYPE_COUNT), "?");
 
-    accel_ref ref = { .type = ACCEL_F64, .count = 3 };
+    accel_ref ref = {.type = ACCEL_F64, .count = 3};
     assert_int_equal(accel_ref_bytes(ref), 24);
 }
 
@@ -550,8 +553,8 @@ static void test_elem_type_of_host_pointers(void **state)
     const accel_f16 *f16 = NULL;
     char *s = NULL;
     const char *cs = NULL;
-    double array[2] = { 0 };
-    const short consts[2] = { 0 };
+    double array[2] = {0};
+    const short consts[2] = {0};
     float *const fixed = NULL;
     assert_int_equal(ACCEL_ELEM_TYPE_OF(f), ACCEL_F32);
     assert_int_equal(ACCEL_ELEM_TYPE_OF(d), ACCEL_F64);
@@ -588,7 +591,8 @@ static void test_elem_type_of_host_pointers(void **state)
 }
 
 #define REFS_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
-#define REFS_TEST2(f) cmocka_unit_test_setup_teardown(f, setup_two_devices, teardown)
+#define REFS_TEST2(f)                                                          \
+    cmocka_unit_test_setup_teardown(f, setup_two_devices, teardown)
 
 int main(void)
 {

@@ -35,8 +35,8 @@ struct shared {
     atomic_int losses_told; /* on_loss calls */
 };
 
-static void on_loss(accel_device *device, uint32_t generation, accel_status status,
-                    void *user)
+static void on_loss(accel_device *device, uint32_t generation,
+                    accel_status status, void *user)
 {
     (void)device;
     (void)generation;
@@ -107,7 +107,8 @@ static void *work(void *arg)
     accel_stream *stream = NULL;
     uint32_t *in = malloc(WORDS * sizeof *in), *out = malloc(WORDS * sizeof *out);
     if (in == NULL || out == NULL ||
-        !judge(s, "accel_stream_create", accel_stream_create(s->null.device, &stream))) {
+        !judge(s, "accel_stream_create",
+               accel_stream_create(s->null.device, &stream))) {
         atomic_fetch_add(&s->failures, 1);
     } else {
         for (uint32_t seed = 1; !atomic_load(&s->stop); seed += WORDS)
@@ -125,11 +126,13 @@ static void *launch_only(void *arg)
     struct shared *s = arg;
     accel_stream *stream = NULL;
     accel_ref ref = {0};
-    if (!judge(s, "accel_stream_create", accel_stream_create(s->null.device, &stream)))
+    if (!judge(s, "accel_stream_create",
+               accel_stream_create(s->null.device, &stream)))
         return NULL;
     while (!atomic_load(&s->stop)) {
         if (ref.count == 0 &&
-            !judge(s, "accel_alloc", accel_alloc(s->null.device, ACCEL_U32, 256, &ref)))
+            !judge(s, "accel_alloc",
+                   accel_alloc(s->null.device, ACCEL_U32, 256, &ref)))
             continue;
         if (judge(s, "accel_launch", launch_add(s, stream, ref, 1)))
             atomic_fetch_add(&s->verified, 1);
@@ -165,7 +168,8 @@ static int setup(void **state)
                          "ACCEL_NULL_THREADS=2", NULL};
     if (support_null_open(&s->null, env) != 0)
         return -1;
-    if (accel_module_load_file(s->null.device, TESTING_CPU_IMAGE, &s->module) != ACCEL_OK ||
+    if (accel_module_load_file(s->null.device, TESTING_CPU_IMAGE, &s->module) !=
+            ACCEL_OK ||
         accel_kernel_get(s->module, "add_u32", &s->add) != ACCEL_OK) {
         print_error("loading add_u32: %s\n", accel_last_error());
         return -1;
@@ -183,7 +187,8 @@ static int teardown(void **state)
 }
 
 /* Run WORKERS threads of `worker` while this one resets the device. */
-static void run_against_resets(struct shared *s, void *(*worker)(void *), int resets)
+static void run_against_resets(struct shared *s, void *(*worker)(void *),
+                               int resets)
 {
     pthread_t workers[WORKERS], watcher;
     for (int i = 0; i < WORKERS; i++)
@@ -192,8 +197,9 @@ static void run_against_resets(struct shared *s, void *(*worker)(void *), int re
     for (int i = 0; i < resets; i++) {
         /* Let the workers get some work in between. */
         int before = atomic_load(&s->verified) + atomic_load(&s->stale);
-        for (int spin = 0; spin < 100000 &&
-                           atomic_load(&s->verified) + atomic_load(&s->stale) == before;
+        for (int spin = 0;
+             spin < 100000 &&
+             atomic_load(&s->verified) + atomic_load(&s->stale) == before;
              spin++)
             sched_yield();
         assert_status(accel_device_reset(s->null.device), ACCEL_OK);
@@ -223,8 +229,8 @@ static void test_a_requested_reset_is_not_a_loss_to_other_threads(void **state)
     struct shared *s = *state;
     /* A budget of no losses: one counted loss would make the device
      * unrecoverable, and on_loss would hear of it. */
-    accel_recovery_policy policy = {.automatic = true, .max_losses = 0,
-                                    .on_loss = on_loss, .user = s};
+    accel_recovery_policy policy = {
+        .automatic = true, .max_losses = 0, .on_loss = on_loss, .user = s};
     assert_status(accel_device_set_recovery(s->null.device, &policy), ACCEL_OK);
     run_against_resets(s, work, RESETS);
     assert_int_equal(atomic_load(&s->lost), 0);
@@ -242,10 +248,11 @@ static void test_a_requested_reset_is_not_a_loss_to_other_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_launches_race_with_resets_without_a_data_race,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_a_requested_reset_is_not_a_loss_to_other_threads,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_launches_race_with_resets_without_a_data_race, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_requested_reset_is_not_a_loss_to_other_threads, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 /* ACCEL_NULL_THREADS=2: the stream's worker and one pool helper. */
-static const char *const two_threads[] = { "ACCEL_NULL_THREADS=2", NULL };
+static const char *const two_threads[] = {"ACCEL_NULL_THREADS=2", NULL};
 
 struct scheduling_case {
     struct support_null null;
@@ -25,8 +25,10 @@ static int setup(void **state)
         return -1;
     *state = c;
     if (support_null_open(&c->null, two_threads) != 0 ||
-        accel_module_load_file(c->null.device, SCHEDULING_CPU_IMAGE, &c->module) != ACCEL_OK ||
-        accel_kernel_get(c->module, "spin_and_tag", &c->spin_and_tag) != ACCEL_OK) {
+        accel_module_load_file(c->null.device, SCHEDULING_CPU_IMAGE,
+                               &c->module) != ACCEL_OK ||
+        accel_kernel_get(c->module, "spin_and_tag", &c->spin_and_tag) !=
+            ACCEL_OK) {
         print_error("setup failed: %s\n", accel_last_error());
         return -1;
     }
@@ -60,8 +62,8 @@ static uint32_t xorshift_rounds(uint32_t x, uint32_t rounds)
  * Launch n threads of `rounds` rounds each in blocks of `block`, check
  * every result, and return how many distinct host threads ran them.
  */
-static size_t launch_and_count_threads(struct scheduling_case *c, uint32_t n, uint32_t block,
-                                       uint32_t rounds)
+static size_t launch_and_count_threads(struct scheduling_case *c, uint32_t n,
+                                       uint32_t block, uint32_t rounds)
 {
     uint32_t *result = calloc(n, sizeof *result);
     uint64_t *where = calloc(n, sizeof *where);
@@ -71,15 +73,18 @@ static size_t launch_and_count_threads(struct scheduling_case *c, uint32_t n, ui
 
     assert_non_null(result);
     assert_non_null(where);
-    assert_status(accel_alloc(c->null.device, ACCEL_U32, n, &result_ref), ACCEL_OK);
-    assert_status(accel_alloc(c->null.device, ACCEL_U64, n, &where_ref), ACCEL_OK);
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(rounds), ACCEL_ARG_REF(result_ref),
-                         ACCEL_ARG_REF(where_ref) };
-    assert_status(accel_launch(c->null.stream, c->spin_and_tag,
-                               (accel_dim3){ (n + block - 1) / block, 1, 1 },
-                               (accel_dim3){ block, 1, 1 }, 0, args, 4),
+    assert_status(accel_alloc(c->null.device, ACCEL_U32, n, &result_ref),
                   ACCEL_OK);
-    assert_status(accel_copy_out(c->null.stream, result, result_ref, n), ACCEL_OK);
+    assert_status(accel_alloc(c->null.device, ACCEL_U64, n, &where_ref),
+                  ACCEL_OK);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(rounds),
+                        ACCEL_ARG_REF(result_ref), ACCEL_ARG_REF(where_ref)};
+    assert_status(accel_launch(c->null.stream, c->spin_and_tag,
+                               (accel_dim3){(n + block - 1) / block, 1, 1},
+                               (accel_dim3){block, 1, 1}, 0, args, 4),
+                  ACCEL_OK);
+    assert_status(accel_copy_out(c->null.stream, result, result_ref, n),
+                  ACCEL_OK);
     assert_status(accel_copy_out(c->null.stream, where, where_ref, n), ACCEL_OK);
     assert_status(accel_stream_sync(c->null.stream), ACCEL_OK);
     for (uint32_t i = 0; i < n; i++) {
@@ -98,7 +103,8 @@ static size_t launch_and_count_threads(struct scheduling_case *c, uint32_t n, ui
     return distinct;
 }
 
-static void test_small_grid_of_heavy_threads_runs_on_more_than_one_thread(void **state)
+static void
+test_small_grid_of_heavy_threads_runs_on_more_than_one_thread(void **state)
 {
     struct scheduling_case *c = *state;
 
@@ -147,11 +153,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_small_grid_of_heavy_threads_runs_on_more_than_one_thread, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_heavy_kernel_launched_again_still_uses_the_pool,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_tiny_grid_of_light_threads_runs_on_one_thread,
-                                        setup, teardown),
+            test_small_grid_of_heavy_threads_runs_on_more_than_one_thread,
+            setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_heavy_kernel_launched_again_still_uses_the_pool, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_tiny_grid_of_light_threads_runs_on_one_thread, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,10 +94,10 @@ static struct accel__ids ids_setgid(void)
 static void create_host_as(struct security_case *c, const char *plugin_path,
                            const struct accel__ids *ids)
 {
-    accel_host_options options = { .plugin_path = plugin_path };
-    assert_status(accel__host_create_as(plugin_path ? &options : NULL, ids,
-                                        &c->host),
-                  ACCEL_OK);
+    accel_host_options options = {.plugin_path = plugin_path};
+    assert_status(
+        accel__host_create_as(plugin_path ? &options : NULL, ids, &c->host),
+        ACCEL_OK);
 }
 
 static void create_host(struct security_case *c, const char *plugin_path)
@@ -146,8 +146,8 @@ static void expect_loaded_and_usable(struct security_case *c, const char *name)
 static void expect_refused(struct security_case *c, const char *name,
                            const char *fragment)
 {
-    const accel_plugin_info *info = 
-        support_expect_plugin(c->host, name, ACCEL_PLUGIN_REJECTED);
+    const accel_plugin_info *info = support_expect_plugin(c->host, name,
+                                                          ACCEL_PLUGIN_REJECTED);
     assert_contains(info->reason, fragment);
     accel_device *device = NULL;
     assert_true(accel_device_open(c->host, name, 0, &device) != ACCEL_OK);
@@ -200,7 +200,8 @@ static void test_directory_writable_by_others_without_sticky_is_refused(void **s
     install_pair(c->dir, "peer");
     assert_int_equal(chmod(c->dir, 0777), 0);
     create_host(c, c->dir);
-    expect_refused(c, "peer", "writable by other users and not sticky (mode 0777)");
+    expect_refused(c, "peer",
+                   "writable by other users and not sticky (mode 0777)");
     expect_refused(c, "good", "its directory");
 }
 
@@ -269,8 +270,9 @@ static void test_plugin_owned_by_the_effective_user_loads(void **state)
     create_host_as(c, c->dir, &ids);
     expect_loaded_and_usable(c, "peer");
     expect_loaded_and_usable(c, "good");
-    expect_refused(c, "high", "owned by uid 65533, neither root nor the "
-                              "effective user (uid 65534)");
+    expect_refused(c, "high",
+                   "owned by uid 65533, neither root nor the "
+                   "effective user (uid 65534)");
 }
 
 static void test_another_users_file_is_refused_for_any_effective_user(void **state)
@@ -427,9 +429,10 @@ static void test_elevated_ids_hide_every_variable(void **state)
     }
     assert_true(accel__ids_elevated(&setuid_ids));
     assert_true(accel__ids_elevated(&setgid_ids));
-    const char *names[] = { "ACCEL_PLUGIN_PATH", "ACCEL_BACKEND", "ACCEL_LOG",
-                            "ACCEL_ALLOW_INSECURE_PLUGINS", "ACCEL_NULL_DEVICES",
-                            "ACCEL_STAGING_CHUNK", "ACCEL_TRACE" };
+    const char *names[] = {"ACCEL_PLUGIN_PATH",  "ACCEL_BACKEND",
+                           "ACCEL_LOG",          "ACCEL_ALLOW_INSECURE_PLUGINS",
+                           "ACCEL_NULL_DEVICES", "ACCEL_STAGING_CHUNK",
+                           "ACCEL_TRACE"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         setenv(names[i], "1", 1);
         assert_string_equal(accel__getenv_as(&plain, names[i]), "1");
@@ -462,8 +465,8 @@ static void test_link_to_a_safe_plugin_is_followed(void **state)
     link_in(c->dir, "accel-plugin-peer.so", target);
     free(target);
     create_host(c, c->dir);
-    const accel_plugin_info *info = 
-        support_expect_plugin(c->host, "peer", ACCEL_PLUGIN_LOADED);
+    const accel_plugin_info *info = support_expect_plugin(c->host, "peer",
+                                                          ACCEL_PLUGIN_LOADED);
     /* Listed under the path it was found by. */
     assert_contains(info->path, c->dir);
     expect_loaded_and_usable(c, "peer");
@@ -490,7 +493,8 @@ static void test_link_to_a_link_is_refused(void **state)
     link_in(c->dir, "middle.so", "accel-plugin-real.so");
     link_in(c->dir, "accel-plugin-peer.so", "middle.so");
     create_host(c, c->dir);
-    expect_refused(c, "peer", "itself a symbolic link: only one link is followed");
+    expect_refused(c, "peer",
+                   "itself a symbolic link: only one link is followed");
 }
 
 static void test_link_to_a_group_writable_file_is_refused(void **state)
@@ -622,8 +626,9 @@ static void test_real_setuid_program_ignores_every_variable(void **state)
     unsigned euid = 0, ruid = 0;
     unsigned long secure = 0;
     char path[256] = "", devices[256] = "";
-    assert_int_equal(sscanf(line, "euid=%u ruid=%u secure=%lu path=%255s "
-                                  "devices=%255s",
+    assert_int_equal(sscanf(line,
+                            "euid=%u ruid=%u secure=%lu path=%255s "
+                            "devices=%255s",
                             &euid, &ruid, &secure, path, devices),
                      5);
     if (euid == ruid) {
@@ -637,7 +642,8 @@ static void test_real_setuid_program_ignores_every_variable(void **state)
     assert_string_equal(devices, "(null)");
 }
 
-static void test_process_that_changed_its_effective_user_ignores_variables(void **state)
+static void
+test_process_that_changed_its_effective_user_ignores_variables(void **state)
 {
     /* A root daemon that took another effective user after it started is
      * not in secure mode, so secure_getenv alone would still answer. */
@@ -696,7 +702,8 @@ int main(int argc, char **argv)
         SECURITY_TEST(test_link_to_a_directory_is_refused),
         SECURITY_TEST(test_broken_link_named_on_the_path_is_listed),
         SECURITY_TEST(test_real_setuid_program_ignores_every_variable),
-        SECURITY_TEST(test_process_that_changed_its_effective_user_ignores_variables),
+        SECURITY_TEST(
+            test_process_that_changed_its_effective_user_ignores_variables),
     };
     return cmocka_run_group_tests_name("security", tests, NULL, NULL);
 }

@@ -55,22 +55,24 @@ static int teardown(void **state)
 static void create_host(struct grammar_case *c, const char *backend)
 {
     drop_host(c);
-    accel_host_options options = { .plugin_path = c->dir, .backend = backend };
+    accel_host_options options = {.plugin_path = c->dir, .backend = backend};
     assert_status(accel_host_create(&options, &c->host), ACCEL_OK);
 }
 
 /* `backend` picks plugin:index, reported and opened alike. */
-static void expect_pick(struct grammar_case *c, const char *backend, const char *plugin,
-                        uint32_t index)
+static void expect_pick(struct grammar_case *c, const char *backend,
+                        const char *plugin, uint32_t index)
 {
     create_host(c, backend);
     const char *name = NULL;
     uint32_t picked = UINT32_MAX;
     accel_status status = accel_host_selection(c->host, &name, &picked);
     if (status != ACCEL_OK)
-        fail_msg("'%s': %s: %s", backend, accel_status_name(status), accel_last_error());
+        fail_msg("'%s': %s: %s", backend, accel_status_name(status),
+                 accel_last_error());
     if (strcmp(name, plugin) != 0 || picked != index)
-        fail_msg("'%s' picked %s:%u, expected %s:%u", backend, name, picked, plugin, index);
+        fail_msg("'%s' picked %s:%u, expected %s:%u", backend, name, picked,
+                 plugin, index);
     assert_status(accel_device_open_selected(c->host, &c->device), ACCEL_OK);
     accel_device_info info;
     assert_status(accel_device_info_get(c->device, &info), ACCEL_OK);
@@ -79,14 +81,15 @@ static void expect_pick(struct grammar_case *c, const char *backend, const char 
 }
 
 /* `backend` fails with `expected`, its detail holding each of `words` (NULL-ended). */
-static void expect_error(struct grammar_case *c, const char *backend, accel_status expected,
-                         const char *const *words)
+static void expect_error(struct grammar_case *c, const char *backend,
+                         accel_status expected, const char *const *words)
 {
     create_host(c, backend);
     accel_status status = accel_device_open_selected(c->host, &c->device);
     if (status != expected)
-        fail_msg("'%s' gave %s (%s), expected %s", backend, accel_status_name(status),
-                 accel_last_error(), accel_status_name(expected));
+        fail_msg("'%s' gave %s (%s), expected %s", backend,
+                 accel_status_name(status), accel_last_error(),
+                 accel_status_name(expected));
     assert_null(c->device);
     for (; *words != NULL; words++) {
         if (strstr(accel_last_error(), *words) == NULL)
@@ -111,7 +114,8 @@ static void test_a_1_0_plugins_uuid_is_not_read_and_abi_is_listed(void **state)
     support_install_fixture(c->dir, "minor0", "minor0");
     create_host(c, "minor0,good");
     struct accel_device_props props;
-    assert_status(accel_host_device_props(c->host, "minor0", 0, &props), ACCEL_OK);
+    assert_status(accel_host_device_props(c->host, "minor0", 0, &props),
+                  ACCEL_OK);
     assert_string_equal(props.name, "fixture device");
     assert_string_equal(props.uuid, "");
     assert_string_equal(props.pci_bus_id, "");
@@ -121,7 +125,7 @@ static void test_a_1_0_plugins_uuid_is_not_read_and_abi_is_listed(void **state)
     const accel_plugin_info *good = support_find_plugin(c->host, "good", 0);
     assert_int_equal(good->abi_minor, ACCEL_DRIVER_ABI_MINOR);
     assert_string_equal(good->optional_entries, "host_func");
-    const char *words[] = { "matches no device", "minor0:0 (no uuid)", NULL };
+    const char *words[] = {"matches no device", "minor0:0 (no uuid)", NULL};
     expect_error(c, "minor0:FIX-0000", ACCEL_ERR_NOT_FOUND, words);
 }
 
@@ -138,7 +142,7 @@ static void test_uuid_prefix_picks_the_device(void **state)
 static void test_ambiguous_uuid_prefix_is_an_error(void **state)
 {
     struct grammar_case *c = *state;
-    const char *words[] = { "ambiguous", "good:0", "good:1", NULL };
+    const char *words[] = {"ambiguous", "good:0", "good:1", NULL};
     expect_error(c, "good:FIX-0000", ACCEL_ERR_INVALID_ARGUMENT, words);
 }
 
@@ -190,7 +194,7 @@ static void test_wholly_excluded_plugin_is_not_opened(void **state)
 static void test_everything_excluded_is_no_device(void **state)
 {
     struct grammar_case *c = *state;
-    const char *words[] = { "excluded", NULL };
+    const char *words[] = {"excluded", NULL};
     expect_error(c, "good,!good:0,!good:1", ACCEL_ERR_NO_DEVICE, words);
 }
 
@@ -198,28 +202,29 @@ static void test_term_matching_no_device_is_an_error_naming_the_devices(void **s
 {
     /* Not covered by the next item: a typo in an identity must show. */
     struct grammar_case *c = *state;
-    const char *uuid[] = { "'good:FIX-99'", "matches no device",
-                           "FIX-00000000-5e1e-c7ed-0000", "pci=0000:11:00.0", NULL };
+    const char *uuid[] = {"'good:FIX-99'", "matches no device",
+                          "FIX-00000000-5e1e-c7ed-0000", "pci=0000:11:00.0",
+                          NULL};
     expect_error(c, "good:FIX-99,high", ACCEL_ERR_NOT_FOUND, uuid);
-    const char *pci[] = { "'good:pci=0000:41:00.0'", "good:1", NULL };
+    const char *pci[] = {"'good:pci=0000:41:00.0'", "good:1", NULL};
     expect_error(c, "good:pci=0000:41:00.0,high", ACCEL_ERR_NOT_FOUND, pci);
-    const char *glob[] = { "'*:name=*MI300*'", "'fixture device'", "high:0", NULL };
+    const char *glob[] = {"'*:name=*MI300*'", "'fixture device'", "high:0", NULL};
     expect_error(c, "*:name=*MI300*", ACCEL_ERR_NOT_FOUND, glob);
 }
 
 static void test_exclusion_taking_nothing_is_an_error(void **state)
 {
     struct grammar_case *c = *state;
-    const char *index[] = { "'!good:7'", "excludes no device", "good:0", NULL };
+    const char *index[] = {"'!good:7'", "excludes no device", "good:0", NULL};
     expect_error(c, "!good:7", ACCEL_ERR_NOT_FOUND, index);
-    const char *uuid[] = { "'!*:GPU-5b1c'", "excludes no device", NULL };
+    const char *uuid[] = {"'!*:GPU-5b1c'", "excludes no device", NULL};
     expect_error(c, "good,!*:GPU-5b1c", ACCEL_ERR_NOT_FOUND, uuid);
 }
 
 static void test_unknown_plugin_anywhere_is_not_found(void **state)
 {
     struct grammar_case *c = *state;
-    const char *words[] = { "'nosuch'", "good", "high", "zero", NULL };
+    const char *words[] = {"'nosuch'", "good", "high", "zero", NULL};
     expect_error(c, "!nosuch", ACCEL_ERR_NOT_FOUND, words);
     expect_error(c, "good,nosuch:GPU-5b1c", ACCEL_ERR_NOT_FOUND, words);
 }
@@ -229,7 +234,7 @@ static void test_rejected_plugin_named_is_no_device_with_its_reason(void **state
     /* badmajor's file is found but refused: its reason, not "not found". */
     struct grammar_case *c = *state;
     support_install_fixture(c->dir, "badmajor", "badmajor");
-    const char *words[] = { "badmajor: ", "major", NULL };
+    const char *words[] = {"badmajor: ", "major", NULL};
     expect_error(c, "badmajor:GPU-5b1c", ACCEL_ERR_NO_DEVICE, words);
     expect_pick(c, "badmajor,good:1", "good", 1);
 }
@@ -243,7 +248,7 @@ static void test_deviceless_plugin_falls_through_to_next_item(void **state)
 
 static void expect_malformed(struct grammar_case *c, const char *backend)
 {
-    const char *words[] = { "backend", NULL };
+    const char *words[] = {"backend", NULL};
     expect_error(c, backend, ACCEL_ERR_INVALID_ARGUMENT, words);
 }
 
@@ -251,9 +256,20 @@ static void test_malformed_terms_are_invalid_argument(void **state)
 {
     struct grammar_case *c = *state;
     const char *malformed[] = {
-        "good:pci=", "good:pci=41", "good:pci=0000:41:00", "good:pci=0000:41:20.0",
-        "good:pci=0000:41:00.8", "good:pci=000000000:41:00.0", "good:name=",
-        "good:GPU", "good:GPU_5b1c", "good:GPU-5b1c!", "!", "!*:", "**", "good:*",
+        "good:pci=",
+        "good:pci=41",
+        "good:pci=0000:41:00",
+        "good:pci=0000:41:20.0",
+        "good:pci=0000:41:00.8",
+        "good:pci=000000000:41:00.0",
+        "good:name=",
+        "good:GPU",
+        "good:GPU_5b1c",
+        "good:GPU-5b1c!",
+        "!",
+        "!*:",
+        "**",
+        "good:*",
         "good:a-very-long-uuid-prefix-that-has-more-than-47-characters",
     };
     for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
@@ -265,37 +281,43 @@ static void test_explain_says_what_each_item_found(void **state)
     struct grammar_case *c = *state;
     create_host(c, "zero,good:pci=0000:11:00.0");
     char text[4096];
-    assert_status(accel_host_selection_explain(c->host, text, sizeof text), ACCEL_OK);
+    assert_status(accel_host_selection_explain(c->host, text, sizeof text),
+                  ACCEL_OK);
     assert_contains(text, "'zero':");
     assert_contains(text, "fixture has no device");
-    assert_contains(text, "picks good:1 'fixture device' FIX-00000001-5e1e-c7ed-0000 "
-                          "pci=0000:11:00.0");
+    assert_contains(text,
+                    "picks good:1 'fixture device' FIX-00000001-5e1e-c7ed-0000 "
+                    "pci=0000:11:00.0");
 
     create_host(c, "good:FIX-99");
     assert_status(accel_host_selection_explain(c->host, text, sizeof text),
                   ACCEL_ERR_NOT_FOUND);
-    assert_contains(text, "error: ACCEL_ERR_NOT_FOUND: backend item 'good:FIX-99'");
+    assert_contains(text,
+                    "error: ACCEL_ERR_NOT_FOUND: backend item 'good:FIX-99'");
 
     /* A short buffer is cut, still terminated. */
     char small[8];
     assert_status(accel_host_selection_explain(c->host, small, sizeof small),
                   ACCEL_ERR_NOT_FOUND);
     assert_int_equal(strlen(small), sizeof small - 1);
-    assert_status(accel_host_selection_explain(c->host, NULL, 0), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_host_selection_explain(c->host, NULL, 0),
+                  ACCEL_ERR_INVALID_ARGUMENT);
 }
 
 static void test_cpu_plugin_uuid_is_stable_and_per_device(void **state)
 {
     (void)state;
     setenv("ACCEL_NULL_DEVICES", "2", 1);
-    accel_host_options options = { .plugin_path = NULL_PLUGIN_PATH, .backend = "null" };
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH,
+                                  .backend = "null"};
     struct accel_device_props first[2], again;
     for (int round = 0; round < 2; round++) {
         accel_host *host = NULL;
         assert_status(accel_host_create(&options, &host), ACCEL_OK);
         for (uint32_t i = 0; i < 2; i++) {
             struct accel_device_props *props = round == 0 ? &first[i] : &again;
-            assert_status(accel_host_device_props(host, "null", i, props), ACCEL_OK);
+            assert_status(accel_host_device_props(host, "null", i, props),
+                          ACCEL_OK);
             assert_int_equal(strncmp(props->uuid, "CPU-", 4), 0);
             assert_int_equal(strlen(props->uuid), 40);
             assert_string_equal(props->pci_bus_id, "");

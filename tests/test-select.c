@@ -51,8 +51,7 @@ static int teardown(void **state)
 static void create_host_at(struct select_case *c, const char *plugin_path,
                            const char *backend)
 {
-    accel_host_options options = { .plugin_path = plugin_path,
-                                   .backend = backend };
+    accel_host_options options = {.plugin_path = plugin_path, .backend = backend};
     assert_status(accel_host_create(&options, &c->host), ACCEL_OK);
     assert_non_null(c->host);
 }
@@ -218,7 +217,7 @@ static void test_unknown_name_is_not_found_and_lists_plugins(void **state)
 
 static void expect_malformed(struct select_case *c, const char *backend)
 {
-    accel_host_options options = { .plugin_path = c->dir, .backend = backend };
+    accel_host_options options = {.plugin_path = c->dir, .backend = backend};
     accel_host *host = NULL;
     /* A malformed selection does not stop the host: candidates are listed. */
     accel_status status = accel_host_create(&options, &host);
@@ -242,7 +241,12 @@ static void test_malformed_backend_is_invalid_argument(void **state)
 {
     struct select_case *c = *state;
     const char *malformed[] = {
-        "good:", ":1", "good:x", "a,,b", "good:-1", "go od",
+        "good:",
+        ":1",
+        "good:x",
+        "a,,b",
+        "good:-1",
+        "go od",
         "a_name_that_is_much_longer_than_31_chars",
     };
     for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
@@ -253,8 +257,8 @@ static void test_empty_edge_items_and_non_decimal_index_are_malformed(void **sta
 {
     /* Empty items at either end are as empty as "a,,b"'s; indexes are decimal. */
     struct select_case *c = *state;
-    const char *malformed[] = { "good,", ",good", "good:1:2", "good:0x1",
-                                "good:1x" };
+    const char *malformed[] = {"good,", ",good", "good:1:2", "good:0x1",
+                               "good:1x"};
     for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
         expect_malformed(c, malformed[i]);
 }
@@ -280,10 +284,10 @@ static void test_only_named_plugins_are_opened(void **state)
     assert_int_equal(good->state, ACCEL_PLUGIN_LOADED);
     assert_non_null(good->version);
 
-    const char *skipped[] = { "high", "zero", "badmajor" };
+    const char *skipped[] = {"high", "zero", "badmajor"};
     for (size_t i = 0; i < sizeof skipped / sizeof skipped[0]; i++) {
-        const accel_plugin_info *info = support_find_plugin(c->host,
-                                                            skipped[i], 0);
+        const accel_plugin_info *info = support_find_plugin(c->host, skipped[i],
+                                                            0);
         if (info == NULL)
             fail_msg("\"%s\" is not listed", skipped[i]);
         if (info->state != ACCEL_PLUGIN_SKIPPED)

@@ -84,8 +84,9 @@ static void round_trip(struct staging_case *c, size_t bytes, size_t offset)
 static void test_sizes_around_chunk_boundaries(void **state)
 {
     struct staging_case *c = *state;
-    const size_t sizes[] = {1, 2, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK,
-                            2 * CHUNK + 1, 37 * CHUNK + 5, 1u << 20};
+    const size_t sizes[] = {1,         2,         CHUNK - 1,     CHUNK,
+                            CHUNK + 1, 2 * CHUNK, 2 * CHUNK + 1, 37 * CHUNK + 5,
+                            1u << 20};
     const size_t offsets[] = {0, 1, 7, CHUNK - 1};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         for (size_t j = 0; j < sizeof offsets / sizeof offsets[0]; j++)
@@ -128,14 +129,17 @@ static void pitched(struct staging_case *c, uint64_t row_bytes, uint64_t rows)
     memset(out, 0x5a, host_bytes);
     accel_ref ref;
     assert_status(accel_alloc(c->device, ACCEL_U8, device_bytes, &ref), ACCEL_OK);
-    struct accel_copy_layout up = {.row_bytes = row_bytes, .rows = rows,
+    struct accel_copy_layout up = {.row_bytes = row_bytes,
+                                   .rows = rows,
                                    .src_pitch = host_pitch,
                                    .dst_pitch = device_pitch};
-    struct accel_copy_layout down = {.row_bytes = row_bytes, .rows = rows,
+    struct accel_copy_layout down = {.row_bytes = row_bytes,
+                                     .rows = rows,
                                      .src_pitch = device_pitch,
                                      .dst_pitch = host_pitch};
     assert_status(accel_copy_to_device_layout(c->stream, ref, in, &up), ACCEL_OK);
-    assert_status(accel_copy_to_host_layout(c->stream, out, ref, &down), ACCEL_OK);
+    assert_status(accel_copy_to_host_layout(c->stream, out, ref, &down),
+                  ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     for (uint64_t r = 0; r < rows; r++) {
         assert_memory_equal(in + r * host_pitch, out + r * host_pitch, row_bytes);
@@ -168,7 +172,8 @@ static void test_pinned_host_memory_is_copied_directly(void **state)
     accel_ref ref;
     assert_status(accel_alloc(c->device, ACCEL_U8, bytes, &ref), ACCEL_OK);
     uint64_t buffers = support_memory_stats(c->device).staging_buffers;
-    assert_status(accel_copy_to_device(c->stream, ref, 0, pinned, bytes), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, ref, 0, pinned, bytes),
+                  ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     memset(pinned, 0, bytes);
     assert_status(accel_copy_to_host(c->stream, pinned, ref, 0, bytes), ACCEL_OK);

@@ -12,10 +12,9 @@ struct status_entry {
     const char *text;
 };
 
-#define STATUS_ENTRY_(name, value, text) { name, #name, text },
+#define STATUS_ENTRY_(name, value, text) {name, #name, text},
 static const struct status_entry all_statuses[] = {
-    ACCEL_STATUS_LIST(STATUS_ENTRY_)
-};
+    ACCEL_STATUS_LIST(STATUS_ENTRY_)};
 #undef STATUS_ENTRY_
 
 #define STATUS_COUNT (sizeof all_statuses / sizeof all_statuses[0])
@@ -65,7 +64,7 @@ static void test_codes_keep_their_abi_values(void **state)
 static void test_unknown_code_is_answered(void **state)
 {
     (void)state;
-    const int unknown[] = { 2, 100, -20, -1000, 0x7fffffff, -0x7fffffff - 1 };
+    const int unknown[] = {2, 100, -20, -1000, 0x7fffffff, -0x7fffffff - 1};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         accel_status status = (accel_status)unknown[i];
         const char *name = accel_status_name(status);

@@ -27,13 +27,13 @@
 #define MAX_WORDS 20000u
 #define MAX_CALLBACKS 16384
 #define OPS 10
-#define MIN_OPS 250u           /* per thread, however slow the run */
+#define MIN_OPS 250u /* per thread, however slow the run */
 #define HARD_LIMIT_NS 120000000000ull
 
 struct record {
     accel_ref ref;
-    int device;          /* which of the shared devices holds it */
-    uint32_t seed, add;  /* it holds fill(seed) + add */
+    int device;         /* which of the shared devices holds it */
+    uint32_t seed, add; /* it holds fill(seed) + add */
 };
 
 struct callback_record {
@@ -44,7 +44,7 @@ struct callback_record {
 struct shared {
     accel_host *host;
     accel_device *device[DEVICES];
-    accel_stream *common[DEVICES];  /* streams every thread uses too */
+    accel_stream *common[DEVICES]; /* streams every thread uses too */
     accel_module *module[DEVICES];
     accel_kernel *add[DEVICES];
     uint64_t deadline_ns;
@@ -57,7 +57,7 @@ struct worker {
     struct shared *s;
     int id;
     uint64_t rng;
-    accel_stream *stream[DEVICES];  /* its own, one per device */
+    accel_stream *stream[DEVICES]; /* its own, one per device */
     accel_event *event[DEVICES];
     struct record refs[MAX_REFS];
     int count;
@@ -91,7 +91,8 @@ static void fill(uint32_t *words, uint64_t count, uint32_t seed, uint32_t add)
         words[i] = ((seed * 2654435761u) ^ ((uint32_t)i * 40503u)) + add;
 }
 
-static bool holds(const uint32_t *words, uint64_t count, uint32_t seed, uint32_t add)
+static bool holds(const uint32_t *words, uint64_t count, uint32_t seed,
+                  uint32_t add)
 {
     for (uint64_t i = 0; i < count; i++) {
         if (words[i] != ((seed * 2654435761u) ^ ((uint32_t)i * 40503u)) + add)
@@ -105,8 +106,8 @@ static bool check(struct worker *w, accel_status status, const char *what)
     if (status == ACCEL_OK)
         return true;
     if (atomic_fetch_add(&w->s->failures, 1) == 0)
-        print_error("thread %d: %s: %s: %s\n", w->id, what, accel_status_name(status),
-                    accel_last_error());
+        print_error("thread %d: %s: %s: %s\n", w->id, what,
+                    accel_status_name(status), accel_last_error());
     return false;
 }
 
@@ -169,7 +170,8 @@ static void op_verify(struct worker *w, struct record *r)
     bool shared;
     accel_stream *stream = pick_stream(w, r->device, &shared);
     memset(w->out, 0, r->ref.count * sizeof(uint32_t));
-    if (check(w, accel_copy_out(stream, w->out, r->ref, r->ref.count), "copy out") &&
+    if (check(w, accel_copy_out(stream, w->out, r->ref, r->ref.count),
+              "copy out") &&
         !holds(w->out, r->ref.count, r->seed, r->add))
         mismatch(w, "a ref");
 }
@@ -179,9 +181,10 @@ static void op_launch(struct worker *w, struct record *r)
     uint32_t n = (uint32_t)r->ref.count, value = 1 + next_random(w) % 1000;
     accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(r->ref),
                         ACCEL_ARG_VALUE(value)};
-    if (check(w, accel_launch(w->stream[r->device], w->s->add[r->device],
-                              (accel_dim3){(n + 127) / 128, 1, 1},
-                              (accel_dim3){128, 1, 1}, 0, args, 3),
+    if (check(w,
+              accel_launch(w->stream[r->device], w->s->add[r->device],
+                           (accel_dim3){(n + 127) / 128, 1, 1},
+                           (accel_dim3){128, 1, 1}, 0, args, 3),
               "accel_launch"))
         r->add += value;
 }
@@ -193,14 +196,16 @@ static void op_copy(struct worker *w, struct record *src, bool across)
         return;
     struct record dst = *src;
     dst.device = across ? 1 - src->device : src->device;
-    if (!check(w, accel_alloc(w->s->device[dst.device], ACCEL_U32, src->ref.count,
-                              &dst.ref),
+    if (!check(w,
+               accel_alloc(w->s->device[dst.device], ACCEL_U32, src->ref.count,
+                           &dst.ref),
                "accel_alloc (copy)"))
         return;
     /* Across devices the copy has completed on return; on one device the
      * destination's later work is on the same stream. */
-    if (!check(w, accel_copy_on_device(w->stream[src->device], dst.ref, 0, src->ref, 0,
-                                       accel_ref_bytes(src->ref)),
+    if (!check(w,
+               accel_copy_on_device(w->stream[src->device], dst.ref, 0,
+                                    src->ref, 0, accel_ref_bytes(src->ref)),
                across ? "copy between devices" : "copy on device")) {
         accel_free(w->s->device[dst.device], dst.ref);
         return;
@@ -236,9 +241,10 @@ static void op_event(struct worker *w)
     accel_status status = accel_event_query(w->event[device]);
     if (status != ACCEL_NOT_READY)
         check(w, status, "accel_event_query");
-    check(w, accel_event_wait(w->event[device],
-                              next_random(w) % 2 ? ACCEL_WAIT_YIELD : ACCEL_WAIT_BLOCK,
-                              ACCEL_WAIT_FOREVER),
+    check(w,
+          accel_event_wait(w->event[device],
+                           next_random(w) % 2 ? ACCEL_WAIT_YIELD : ACCEL_WAIT_BLOCK,
+                           ACCEL_WAIT_FOREVER),
           "accel_event_wait");
 }
 
@@ -248,10 +254,12 @@ static void op_pinned(struct worker *w, struct record *r)
     accel_device *device = w->s->device[r->device];
     uint32_t *pinned = NULL;
     uint64_t bytes = r->ref.count * sizeof(uint32_t);
-    if (!check(w, accel_host_alloc(device, bytes, (void **)&pinned), "accel_host_alloc"))
+    if (!check(w, accel_host_alloc(device, bytes, (void **)&pinned),
+               "accel_host_alloc"))
         return;
     accel_stream *stream = w->stream[r->device];
-    if (check(w, accel_copy_out(stream, pinned, r->ref, r->ref.count), "copy out (pinned)") &&
+    if (check(w, accel_copy_out(stream, pinned, r->ref, r->ref.count),
+              "copy out (pinned)") &&
         check(w, accel_stream_sync(stream), "sync (pinned)") &&
         !holds(pinned, r->ref.count, r->seed, r->add))
         mismatch(w, "a ref read into pinned memory");
@@ -269,22 +277,44 @@ static void one_op(struct worker *w)
 {
     uint32_t op = next_random(w) % OPS;
     atomic_fetch_add(&w->s->ops[op], 1);
-    struct record *r = w->count > 0 ? &w->refs[next_random(w) % (uint32_t)w->count] : NULL;
+    struct record *r = w->count > 0
+                           ? &w->refs[next_random(w) % (uint32_t)w->count]
+                           : NULL;
     if (r == NULL && op != 0 && op != 5 && op != 6 && op != 8) {
         op_alloc(w);
         return;
     }
     switch (op) {
-    case 0: op_alloc(w); break;
-    case 1: op_launch(w, r); break;
-    case 2: op_verify(w, r); break;
-    case 3: op_copy(w, r, false); break;
-    case 4: op_copy(w, r, true); break;
-    case 5: op_callback(w); break;
-    case 6: op_compact(w); break;
-    case 7: op_free(w, (int)(r - w->refs)); break;
-    case 8: op_event(w); break;
-    case 9: op_pinned(w, r); break;
+    case 0:
+        op_alloc(w);
+        break;
+    case 1:
+        op_launch(w, r);
+        break;
+    case 2:
+        op_verify(w, r);
+        break;
+    case 3:
+        op_copy(w, r, false);
+        break;
+    case 4:
+        op_copy(w, r, true);
+        break;
+    case 5:
+        op_callback(w);
+        break;
+    case 6:
+        op_compact(w);
+        break;
+    case 7:
+        op_free(w, (int)(r - w->refs));
+        break;
+    case 8:
+        op_event(w);
+        break;
+    case 9:
+        op_pinned(w, r);
+        break;
     }
 }
 
@@ -301,7 +331,8 @@ static void *work(void *arg)
      * hard bound. */
     for (uint32_t done = 0; atomic_load(&s->failures) == 0; done++) {
         uint64_t now = now_ns();
-        if ((now >= s->deadline_ns && done >= MIN_OPS) || now >= s->hard_deadline_ns)
+        if ((now >= s->deadline_ns && done >= MIN_OPS) ||
+            now >= s->hard_deadline_ns)
             break;
         one_op(w);
     }
@@ -333,14 +364,17 @@ static void open_devices(struct shared *s)
     /* Pages outdated often: automatic relocations under the threads. */
     accel_pool_policy eager = {.automatic = true, .outdated_percent = 60};
     for (int d = 0; d < DEVICES; d++) {
-        assert_status(accel_device_open(s->host, "null", (uint32_t)d, &s->device[d]),
+        assert_status(
+            accel_device_open(s->host, "null", (uint32_t)d, &s->device[d]),
+            ACCEL_OK);
+        assert_status(accel_device_set_pool_policy(s->device[d], &eager),
                       ACCEL_OK);
-        assert_status(accel_device_set_pool_policy(s->device[d], &eager), ACCEL_OK);
         assert_status(accel_stream_create(s->device[d], &s->common[d]), ACCEL_OK);
         assert_status(accel_module_load_file(s->device[d], TESTING_CPU_IMAGE,
                                              &s->module[d]),
                       ACCEL_OK);
-        assert_status(accel_kernel_get(s->module[d], "add_u32", &s->add[d]), ACCEL_OK);
+        assert_status(accel_kernel_get(s->module[d], "add_u32", &s->add[d]),
+                      ACCEL_OK);
     }
     support_clean_environment();
 }
@@ -394,8 +428,9 @@ static void test_threads_on_two_devices_mix_every_operation(void **state)
     for (int i = 0; i < THREADS; i++) {
         for (int c = 0; c < workers[i].callbacks_added; c++) {
             assert_int_equal(atomic_load(&workers[i].callbacks[c].runs), 1);
-            assert_status((accel_status)atomic_load(&workers[i].callbacks[c].status),
-                          ACCEL_OK);
+            assert_status(
+                (accel_status)atomic_load(&workers[i].callbacks[c].status),
+                ACCEL_OK);
         }
         callbacks += (unsigned long long)workers[i].callbacks_added;
     }
@@ -407,17 +442,19 @@ static void test_threads_on_two_devices_mix_every_operation(void **state)
     }
     assert_true(callbacks > 0);
     if (getenv("STRESS_VERBOSE") != NULL)
-        print_message("%llu operations, %llu callbacks, %llu relocations\n", total,
-                      callbacks, relocations);
+        print_message("%llu operations, %llu callbacks, %llu relocations\n",
+                      total, callbacks, relocations);
 
     FILE *file = fopen(report_path, "r");
     assert_non_null(file);
-    unsigned long long calls = 0, faults = 1, losses = 1, left_close = 1, left_reset = 1;
-    assert_int_equal(fscanf(file,
-                            "calls=%llu faults=%llu losses=%llu left_at_close=%llu "
-                            "left_at_reset=%llu",
-                            &calls, &faults, &losses, &left_close, &left_reset),
-                     5);
+    unsigned long long calls = 0, faults = 1, losses = 1, left_close = 1,
+                       left_reset = 1;
+    assert_int_equal(
+        fscanf(file,
+               "calls=%llu faults=%llu losses=%llu left_at_close=%llu "
+               "left_at_reset=%llu",
+               &calls, &faults, &losses, &left_close, &left_reset),
+        5);
     fclose(file);
     assert_int_equal(faults + losses + left_close + left_reset, 0);
 }
@@ -441,8 +478,8 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_threads_on_two_devices_mix_every_operation,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_threads_on_two_devices_mix_every_operation, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,27 +29,35 @@
 #define KEPT_VARIABLE "ACCEL_TEST_PRIVILEGE_KEPT"
 
 struct vendor_case {
-    const char *plugin;       /* "cuda" */
-    const char *plugin_path;  /* the built plugin */
-    const char *library_env;  /* the variable that points the plugin at the fake */
-    const char *fake_path;    /* the fake runtime */
+    const char *plugin;      /* "cuda" */
+    const char *plugin_path; /* the built plugin */
+    const char *library_env; /* the variable that points the plugin at the fake */
+    const char *fake_path;   /* the fake runtime */
     const char *const *file_variables; /* what the README lists, NULL-terminated */
 };
 
 static const char *const cuda_variables[] = {
-    "CUDA_INJECTION64_PATH", "CUDA_CACHE_PATH",    "CUDA_LOG_FILE",
-    "CUDA_COREDUMP_FILE",    "CUDA_COREDUMP_PIPE", "CUDA_MPS_PIPE_DIRECTORY",
+    "CUDA_INJECTION64_PATH",
+    "CUDA_CACHE_PATH",
+    "CUDA_LOG_FILE",
+    "CUDA_COREDUMP_FILE",
+    "CUDA_COREDUMP_PIPE",
+    "CUDA_MPS_PIPE_DIRECTORY",
     NULL,
 };
 
 static const char *const hip_variables[] = {
-    "AMD_LOG_LEVEL_FILE", "HSA_TOOLS_LIB", "ROCP_TOOL_LIBRARIES", "AMD_COMGR_REDIRECT_LOGS",
+    "AMD_LOG_LEVEL_FILE",
+    "HSA_TOOLS_LIB",
+    "ROCP_TOOL_LIBRARIES",
+    "AMD_COMGR_REDIRECT_LOGS",
     NULL,
 };
 
 #ifdef CUDA_PLUGIN_PATH
 static const struct vendor_case cuda_case = {
-    "cuda", CUDA_PLUGIN_PATH, "ACCEL_CUDA_LIBRARY", FAKE_CUDA_PATH, cuda_variables,
+    "cuda",         CUDA_PLUGIN_PATH, "ACCEL_CUDA_LIBRARY",
+    FAKE_CUDA_PATH, cuda_variables,
 };
 #endif
 #ifdef HIP_PLUGIN_PATH
@@ -111,15 +119,17 @@ static int teardown(void **state)
  * check needs one loaded fresh, whose copy of the environment is the one
  * the plugin left. A failed check prints why and makes the child exit 1.
  */
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);       \
-            return 1;                                                                        \
-        }                                                                                    \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,   \
+                    #cond);                                                    \
+            return 1;                                                          \
+        }                                                                      \
     } while (0)
 
-static void run_in_child(int (*check)(const struct vendor_case *v), const struct vendor_case *v)
+static void run_in_child(int (*check)(const struct vendor_case *v),
+                         const struct vendor_case *v)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -158,8 +168,8 @@ static bool fake_saw(const struct vendor_case *v, const char *name)
 }
 
 /* A host as a process with `ids` would create it; NULL on failure. */
-static accel_host *create_host_as(const struct vendor_case *v, const struct accel__ids *ids,
-                                  bool opt_in)
+static accel_host *create_host_as(const struct vendor_case *v,
+                                  const struct accel__ids *ids, bool opt_in)
 {
     accel_host_options options = {.plugin_path = v->plugin_path,
                                   .vendor_runtimes_when_elevated = opt_in};
@@ -170,7 +180,8 @@ static accel_host *create_host_as(const struct vendor_case *v, const struct acce
 }
 
 /* The plugin's entry, if it is in `state`. */
-static const accel_plugin_info *plugin_in(accel_host *host, const struct vendor_case *v,
+static const accel_plugin_info *plugin_in(accel_host *host,
+                                          const struct vendor_case *v,
                                           accel_plugin_state state)
 {
     const accel_plugin_info *info = support_find_plugin(host, v->plugin, 0);
@@ -230,7 +241,8 @@ static int opted_in(const struct vendor_case *v)
     return 0;
 }
 
-static void test_elevated_process_that_opts_in_removes_file_variables_first(void **state)
+static void
+test_elevated_process_that_opts_in_removes_file_variables_first(void **state)
 {
     run_in_child(opted_in, *state);
 }
@@ -261,27 +273,29 @@ static void test_plain_process_keeps_its_environment_and_runtime(void **state)
     run_in_child(plain, *state);
 }
 
-#define VENDOR_TESTS(kind)                                                                   \
-    cmocka_unit_test_prestate_setup_teardown(                                                \
-        test_elevated_process_does_not_open_the_vendor_runtime, setup, teardown,            \
-        (void *)&kind),                                                                      \
-        cmocka_unit_test_prestate_setup_teardown(                                            \
-            test_elevated_process_that_opts_in_removes_file_variables_first, setup, teardown, \
-            (void *)&kind),                                                                  \
-        cmocka_unit_test_prestate_setup_teardown(                                            \
-            test_plain_process_keeps_its_environment_and_runtime, setup, teardown,          \
-            (void *)&kind)
+#define VENDOR_TESTS(kind)                                                     \
+    cmocka_unit_test_prestate_setup_teardown(                                  \
+        test_elevated_process_does_not_open_the_vendor_runtime, setup,         \
+        teardown, (void *)&kind),                                              \
+        cmocka_unit_test_prestate_setup_teardown(                              \
+            test_elevated_process_that_opts_in_removes_file_variables_first,   \
+            setup, teardown, (void *)&kind),                                   \
+        cmocka_unit_test_prestate_setup_teardown(                              \
+            test_plain_process_keeps_its_environment_and_runtime, setup,       \
+            teardown, (void *)&kind)
 
 int main(void)
 {
     int failed = 0;
 #ifdef CUDA_PLUGIN_PATH
     const struct CMUnitTest cuda_tests[] = {VENDOR_TESTS(cuda_case)};
-    failed += cmocka_run_group_tests_name("vendor-privilege-cuda", cuda_tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name("vendor-privilege-cuda", cuda_tests,
+                                          NULL, NULL);
 #endif
 #ifdef HIP_PLUGIN_PATH
     const struct CMUnitTest hip_tests[] = {VENDOR_TESTS(hip_case)};
-    failed += cmocka_run_group_tests_name("vendor-privilege-hip", hip_tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name("vendor-privilege-hip", hip_tests,
+                                          NULL, NULL);
 #endif
     return failed;
 }

@@ -15,8 +15,8 @@ static void test_version_macros_match_the_project_and_the_library(void **state)
 {
     (void)state;
     unsigned major, minor, patch;
-    assert_int_equal(sscanf(ACCEL_PROJECT_VERSION, "%u.%u.%u", &major, &minor,
-                            &patch), 3);
+    assert_int_equal(
+        sscanf(ACCEL_PROJECT_VERSION, "%u.%u.%u", &major, &minor, &patch), 3);
     assert_int_equal(ACCEL_VERSION_MAJOR, major);
     assert_int_equal(ACCEL_VERSION_MINOR, minor);
     assert_int_equal(ACCEL_VERSION_PATCH, patch);
@@ -71,8 +71,7 @@ static void test_an_older_callers_policies_are_read_to_their_size(void **state)
     recovery.max_losses = ACCEL_RECOVERY_MAX_LOSSES + 1;
     assert_status(accel_device_set_recovery(null.device, &recovery),
                   ACCEL_ERR_INVALID_ARGUMENT);
-    recovery.struct_size =
-        (uint32_t)offsetof(accel_recovery_policy, max_losses);
+    recovery.struct_size = (uint32_t)offsetof(accel_recovery_policy, max_losses);
     void *old = exact_struct(&recovery, recovery.struct_size);
     assert_status(accel_device_set_recovery(null.device, old), ACCEL_OK);
     free(old);

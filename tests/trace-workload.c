@@ -17,7 +17,7 @@
     do {                                                                       \
         accel_status got_ = (expr);                                            \
         if (got_ != (want)) {                                                  \
-            fprintf(stderr, "%s: %s, expected %s: %s\n", #expr,               \
+            fprintf(stderr, "%s: %s, expected %s: %s\n", #expr,                \
                     accel_status_name(got_), accel_status_name(want),          \
                     accel_last_error());                                       \
             exit(1);                                                           \
@@ -110,9 +110,11 @@ int main(void)
     accel_event_destroy(eb);
     accel_stream_destroy(stream);
     accel_host_destroy(host);
-    if (path != NULL && (!file_has(path, "\"callback\"") || !file_has(path, "\"accel_fill\"") ||
-                         !file_has(path, "\"accel_alloc\"") || !file_has(path, "\"fill\""))) {
-        fprintf(stderr, "the trace lacks the callback, the fill or the allocation\n");
+    if (path != NULL &&
+        (!file_has(path, "\"callback\"") || !file_has(path, "\"accel_fill\"") ||
+         !file_has(path, "\"accel_alloc\"") || !file_has(path, "\"fill\""))) {
+        fprintf(stderr,
+                "the trace lacks the callback, the fill or the allocation\n");
         return 1;
     }
     return 0;

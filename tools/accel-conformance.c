@@ -30,20 +30,27 @@ struct args {
 
 static void usage(FILE *out)
 {
-    fputs("usage: accel-conformance [--tap] [--junit FILE] [--device N] [--module FILE]\n"
+    fputs("usage: accel-conformance [--tap] [--junit FILE] [--device N] "
+          "[--module FILE]\n"
           "                         [path/to/accel-plugin-NAME.so]\n"
-          "Runs the conformance suite against the plugin file given, or else against the\n"
-          "plugin that ACCEL_PLUGIN_PATH and ACCEL_BACKEND select, on each of its devices\n"
-          "(or device N alone). --module names an image of kernels/examples.cu for the\n"
-          "device (default: ACCEL_CONFORMANCE_MODULE); without one the kernel tests are\n"
-          "skipped. --tap writes TAP version 13 to stdout instead of the summary; --junit\n"
+          "Runs the conformance suite against the plugin file given, or else "
+          "against the\n"
+          "plugin that ACCEL_PLUGIN_PATH and ACCEL_BACKEND select, on each of "
+          "its devices\n"
+          "(or device N alone). --module names an image of kernels/examples.cu "
+          "for the\n"
+          "device (default: ACCEL_CONFORMANCE_MODULE); without one the kernel "
+          "tests are\n"
+          "skipped. --tap writes TAP version 13 to stdout instead of the "
+          "summary; --junit\n"
           "also writes JUnit XML to FILE. Exit 0 when no test failed.\n",
           out);
 }
 
 static bool parse_args(int argc, char **argv, struct args *a)
 {
-    *a = (struct args){.device = -1, .module = getenv("ACCEL_CONFORMANCE_MODULE")};
+    *a = (struct args){.device = -1,
+                       .module = getenv("ACCEL_CONFORMANCE_MODULE")};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         bool has_value = i + 1 < argc;
@@ -61,8 +68,10 @@ static bool parse_args(int argc, char **argv, struct args *a)
             a->device = strtol(argv[++i], &end, 10);
             if (errno != 0 || end == argv[i] || *end != '\0' || a->device < 0 ||
                 a->device > UINT32_MAX) {
-                fprintf(stderr, "accel-conformance: --device takes an index, not \"%s\"\n",
-                        argv[i]);
+                fprintf(
+                    stderr,
+                    "accel-conformance: --device takes an index, not \"%s\"\n",
+                    argv[i]);
                 return false;
             }
         } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -71,7 +80,10 @@ static bool parse_args(int argc, char **argv, struct args *a)
         } else if (arg[0] != '-' && a->file == NULL) {
             a->file = arg;
         } else {
-            fprintf(stderr, "accel-conformance: unknown or incomplete argument \"%s\"\n", arg);
+            fprintf(
+                stderr,
+                "accel-conformance: unknown or incomplete argument \"%s\"\n",
+                arg);
             usage(stderr);
             return false;
         }
@@ -118,7 +130,8 @@ static bool selected_name(accel_host *host, char *name, size_t size)
     }
     accel_host_plugins(host, &plugins, &count);
     for (size_t i = 0; i < count; i++) {
-        if (plugins[i].state == ACCEL_PLUGIN_NO_DEVICE && plugins[i].name != NULL) {
+        if (plugins[i].state == ACCEL_PLUGIN_NO_DEVICE &&
+            plugins[i].name != NULL) {
             opened = plugins[i].name;
             opened_count++;
         }
@@ -138,8 +151,9 @@ static bool find_plugin(const struct args *a, accel_host_options *options,
     bool found;
 
     if (a->file != NULL && !name_of_file(a->file, name, sizeof(name))) {
-        fprintf(stderr, "accel-conformance: %s: a plugin file is named accel-plugin-NAME.so\n",
-                a->file);
+        fprintf(
+            stderr, "accel-conformance: %s: a plugin file is named accel-plugin-NAME.so\n",
+            a->file);
         return false;
     }
     if (a->file != NULL) {
@@ -147,13 +161,16 @@ static bool find_plugin(const struct args *a, accel_host_options *options,
         options->backend = name;
     }
     if (accel_host_create(options, &host) != ACCEL_OK) {
-        fprintf(stderr, "accel-conformance: accel_host_create: %s\n", accel_last_error());
+        fprintf(stderr, "accel-conformance: accel_host_create: %s\n",
+                accel_last_error());
         return false;
     }
     if (a->file == NULL && !selected_name(host, name, sizeof(name))) {
-        fprintf(stderr, "accel-conformance: no plugin selected (ACCEL_BACKEND=%s): %s\n",
-                getenv("ACCEL_BACKEND") != NULL ? getenv("ACCEL_BACKEND") : "(unset)",
-                accel_last_error());
+        fprintf(
+            stderr,
+            "accel-conformance: no plugin selected (ACCEL_BACKEND=%s): %s\n",
+            getenv("ACCEL_BACKEND") != NULL ? getenv("ACCEL_BACKEND") : "(unset)",
+            accel_last_error());
         accel_host_destroy(host);
         return false;
     }
@@ -169,21 +186,22 @@ static bool find_plugin(const struct args *a, accel_host_options *options,
 
 static void describe(const struct conf_plugin *p, const char *module)
 {
-    printf("accel-conformance: plugin %s (%s): %s, %u device(s)", p->name, p->path,
-           accel_plugin_state_name(p->state), p->device_count);
+    printf("accel-conformance: plugin %s (%s): %s, %u device(s)", p->name,
+           p->path, accel_plugin_state_name(p->state), p->device_count);
     if (p->table_read)
-        printf(", ABI %u.%u (this host speaks %d.%d)", p->abi_major, p->abi_minor,
-               ACCEL_DRIVER_ABI_MAJOR, ACCEL_DRIVER_ABI_MINOR);
+        printf(", ABI %u.%u (this host speaks %d.%d)", p->abi_major,
+               p->abi_minor, ACCEL_DRIVER_ABI_MAJOR, ACCEL_DRIVER_ABI_MINOR);
     printf("\n");
     if (p->reason[0] != '\0')
         printf("  reason: %s\n", p->reason);
 #define ABSENT_ENTRY_(entry, need, since, slot)                                \
-    if (ACCEL_ENTRY_##need == ACCEL_ENTRY_OPTIONAL && p->table_read &&          \
+    if (ACCEL_ENTRY_##need == ACCEL_ENTRY_OPTIONAL && p->table_read &&         \
         !conf_plugin_has_entry(p, slot))                                       \
         printf("  optional entry absent: %s (since 1.%d)\n", #entry, since);
     ACCEL_DRIVER_V1_ENTRIES(ABSENT_ENTRY_)
 #undef ABSENT_ENTRY_
-    printf("  module: %s\n\n", module != NULL && module[0] != '\0' ? module : "(none)");
+    printf("  module: %s\n\n",
+           module != NULL && module[0] != '\0' ? module : "(none)");
 }
 
 struct run {
@@ -207,22 +225,26 @@ static void report(struct run *run)
 static void run_device(struct run *run, uint32_t index, const char *group)
 {
     for (size_t t = 0; t < conf_device_test_count(); t++) {
-        conf_run_device_test(conf_device_test(t), run->options, run->plugin, run->args->module,
-                             index, group, &run->results[run->done]);
+        conf_run_device_test(conf_device_test(t), run->options, run->plugin,
+                             run->args->module, index, group,
+                             &run->results[run->done]);
         report(run);
     }
 }
 
 /* Every test, in order; the results in `run`. */
-static void run_all(struct run *run, uint32_t first, uint32_t devices, char (*groups)[48])
+static void run_all(struct run *run, uint32_t first, uint32_t devices,
+                    char (*groups)[48])
 {
     for (size_t t = 0; t < conf_plugin_test_count; t++) {
-        conf_run_plugin_test(&conf_plugin_tests[t], run->options, run->plugin, run->args->module,
-                             run->plugin->name, &run->results[run->done]);
+        conf_run_plugin_test(&conf_plugin_tests[t], run->options, run->plugin,
+                             run->args->module, run->plugin->name,
+                             &run->results[run->done]);
         report(run);
     }
     for (uint32_t d = 0; d < devices; d++) {
-        snprintf(groups[d], sizeof(groups[d]), "%s:%u", run->plugin->name, first + d);
+        snprintf(groups[d], sizeof(groups[d]), "%s:%u", run->plugin->name,
+                 first + d);
         run_device(run, first + d, groups[d]);
     }
 }
@@ -234,7 +256,7 @@ int main(int argc, char **argv)
     struct conf_plugin plugin;
     uint32_t first = 0, devices;
     size_t planned, failed = 0;
-    char (*groups)[48];
+    char(*groups)[48];
     struct run run;
 
     if (!parse_args(argc, argv, &args))
@@ -244,15 +266,18 @@ int main(int argc, char **argv)
     devices = plugin.device_count;
     if (args.device >= 0) {
         if ((uint32_t)args.device >= plugin.device_count) {
-            fprintf(stderr, "accel-conformance: --device %ld: the plugin %s has %u device(s)\n",
-                    args.device, plugin.name, plugin.device_count);
+            fprintf(
+                stderr, "accel-conformance: --device %ld: the plugin %s has %u device(s)\n",
+                args.device, plugin.name, plugin.device_count);
             return 2;
         }
         first = (uint32_t)args.device;
         devices = 1;
     }
     planned = conf_plugin_test_count + (size_t)devices * conf_device_test_count();
-    run = (struct run){.args = &args, .options = &options, .plugin = &plugin,
+    run = (struct run){.args = &args,
+                       .options = &options,
+                       .plugin = &plugin,
                        .results = calloc(planned, sizeof(struct conf_result))};
     groups = calloc(devices + 1, sizeof(*groups));
     if (run.results == NULL || groups == NULL) {
@@ -268,8 +293,10 @@ int main(int argc, char **argv)
         failed += run.results[i].outcome == CONF_FAIL;
     if (!args.tap)
         conf_report_human_totals(stdout, run.results, run.done);
-    if (args.junit != NULL && !conf_report_junit(args.junit, run.results, run.done)) {
-        fprintf(stderr, "accel-conformance: cannot write %s: %s\n", args.junit, strerror(errno));
+    if (args.junit != NULL &&
+        !conf_report_junit(args.junit, run.results, run.done)) {
+        fprintf(stderr, "accel-conformance: cannot write %s: %s\n", args.junit,
+                strerror(errno));
         failed++;
     }
     free(run.results);

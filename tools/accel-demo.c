@@ -40,8 +40,8 @@ enum { SENTINEL = 0xa5 };
 
 static void report_failure(const char *what, accel_status status)
 {
-    fprintf(stderr, "accel-demo: %s: %s: %s\n", what,
-            accel_status_name(status), accel_last_error());
+    fprintf(stderr, "accel-demo: %s: %s: %s\n", what, accel_status_name(status),
+            accel_last_error());
 }
 
 /* Run an accel call; on failure say which call and why, and clean up. */
@@ -150,8 +150,10 @@ static accel_status check_untouched(const char *what, const unsigned char *buf,
     if (untouched)
         untouched = all_sentinel(buf, offset + rows * pitch, size);
     if (!untouched) {
-        fprintf(stderr, "accel-demo: %s: a byte outside the copied rows was "
-                "overwritten\n", what);
+        fprintf(stderr,
+                "accel-demo: %s: a byte outside the copied rows was "
+                "overwritten\n",
+                what);
         return ACCEL_ERR_COPY;
     }
     return ACCEL_OK;
@@ -165,12 +167,13 @@ static accel_status run_round_trip(const struct demo *demo)
 {
     uint64_t n = demo->count;
     uint64_t bytes = n * sizeof(float);
-    accel_ref a = { 0 }, b = { 0 };
+    accel_ref a = {0}, b = {0};
     float *src = NULL, *dst = NULL;
     accel_status status;
 
     printf("1D round trip: %" PRIu64 " f32 (%.1f MiB), host -> device -> "
-           "device -> host\n", n, (double)bytes / (1024.0 * 1024.0));
+           "device -> host\n",
+           n, (double)bytes / (1024.0 * 1024.0));
     TRY_MALLOC(src, bytes);
     TRY_MALLOC(dst, bytes);
     fill_pattern(src, n);
@@ -182,8 +185,8 @@ static accel_status run_round_trip(const struct demo *demo)
     TRY(accel_copy_on_device(demo->stream, b, 0, a, 0, bytes));
     TRY(accel_copy_out(demo->stream, dst, b, n));
     TRY(accel_stream_sync(demo->stream));
-    status = compare_rows("1D round trip", (const unsigned char *)dst, 0,
-                          bytes, src, 1, bytes);
+    status = compare_rows("1D round trip", (const unsigned char *)dst, 0, bytes,
+                          src, 1, bytes);
 
 fail:
     /* Nothing enqueued may still read or write the host buffers. */
@@ -209,21 +212,29 @@ static accel_status run_pitched_round_trip(const struct demo *demo)
     const uint64_t host_offset = 8, host_pitch = row_bytes + 12;
     const uint64_t out_size = host_offset + rows * host_pitch;
     const struct accel_copy_layout in = {
-        .row_bytes = row_bytes, .rows = rows,
-        .src_pitch = row_bytes, .dst_pitch = dev_pitch, .depth = 1,
+        .row_bytes = row_bytes,
+        .rows = rows,
+        .src_pitch = row_bytes,
+        .dst_pitch = dev_pitch,
+        .depth = 1,
     };
     const struct accel_copy_layout out = {
-        .dst_offset = host_offset, .row_bytes = row_bytes, .rows = rows,
-        .src_pitch = dev_pitch, .dst_pitch = host_pitch, .depth = 1,
+        .dst_offset = host_offset,
+        .row_bytes = row_bytes,
+        .rows = rows,
+        .src_pitch = dev_pitch,
+        .dst_pitch = host_pitch,
+        .depth = 1,
     };
-    accel_ref image = { 0 };
+    accel_ref image = {0};
     float *src = NULL;
     unsigned char *dst = NULL, *whole = NULL;
     accel_status status;
 
     printf("2D pitched round trip: %" PRIu64 " rows of %" PRIu64 " bytes, "
-           "device pitch %" PRIu64 ", host pitch %" PRIu64 " at offset %"
-           PRIu64 "\n", rows, row_bytes, dev_pitch, host_pitch, host_offset);
+           "device pitch %" PRIu64 ", host pitch %" PRIu64 " at offset %" PRIu64
+           "\n",
+           rows, row_bytes, dev_pitch, host_pitch, host_offset);
     TRY_MALLOC(src, rows * row_bytes);
     TRY_MALLOC(dst, out_size);
     TRY_MALLOC(whole, rows * dev_pitch);
@@ -289,7 +300,7 @@ static accel_status run_saxpy(const struct demo *demo)
     uint32_t n = demo->count > UINT32_MAX ? UINT32_MAX : (uint32_t)demo->count;
     float a = 2.5f;
     float *x = NULL, *y = NULL, *out = NULL;
-    accel_ref dx = { 0 }, dy = { 0 };
+    accel_ref dx = {0}, dy = {0};
     accel_module *module = NULL;
     accel_kernel *saxpy = NULL;
     accel_status status;
@@ -298,7 +309,7 @@ static accel_status run_saxpy(const struct demo *demo)
 
     if (bundle == NULL) {
         fprintf(stderr, "accel-demo: the example kernel bundle was not found "
-                "beside the tool; give it with --bundle\n");
+                        "beside the tool; give it with --bundle\n");
         return ACCEL_ERR_NOT_FOUND;
     }
     printf("saxpy: %" PRIu32 " f32, kernel from %s\n", n, bundle);
@@ -316,16 +327,18 @@ static accel_status run_saxpy(const struct demo *demo)
     TRY(accel_alloc(demo->device, ACCEL_F32, n, &dy));
     TRY(accel_copy_in(demo->stream, dx, x, n));
     TRY(accel_copy_in(demo->stream, dy, y, n));
-    accel_arg args[] = { ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
-                         ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy) };
-    accel_dim3 grid = { (n + BLOCK - 1) / BLOCK, 1, 1 }, block = { BLOCK, 1, 1 };
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                        ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
+    accel_dim3 grid = {(n + BLOCK - 1) / BLOCK, 1, 1}, block = {BLOCK, 1, 1};
     TRY(accel_launch(demo->stream, saxpy, grid, block, 0, args, 4));
     TRY(accel_copy_out(demo->stream, out, dy, n));
     TRY(accel_stream_sync(demo->stream));
     for (uint32_t i = 0; i < n; i++) {
         if (out[i] != a * x[i] + y[i]) {
-            fprintf(stderr, "accel-demo: saxpy: element %" PRIu32 " is %g, "
-                    "expected %g\n", i, (double)out[i], (double)(a * x[i] + y[i]));
+            fprintf(stderr,
+                    "accel-demo: saxpy: element %" PRIu32 " is %g, "
+                    "expected %g\n",
+                    i, (double)out[i], (double)(a * x[i] + y[i]));
             status = ACCEL_ERR_LAUNCH;
             goto fail;
         }
@@ -344,9 +357,9 @@ fail:
 }
 
 static const struct job jobs[] = {
-    { "saxpy", run_saxpy },
-    { "1D round trip", run_round_trip },
-    { "2D pitched round trip", run_pitched_round_trip },
+    {"saxpy", run_saxpy},
+    {"1D round trip", run_round_trip},
+    {"2D pitched round trip", run_pitched_round_trip},
 };
 
 static const char *plugin_version(const accel_host *host, const char *name)
@@ -373,30 +386,32 @@ static void print_device(const accel_host *host, const accel_device_info *info)
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: accel-demo [--count N] [--bundle FILE]\n"
-            "\n"
-            "Open the device ACCEL_BACKEND (or automatic selection) picks, run\n"
-            "saxpy from the example kernel bundle, move data host -> device ->\n"
-            "device -> host, in 1D and as a pitched 2D copy, and check every\n"
-            "element that comes back.\n"
-            "\n"
-            "  --count N      f32 elements in saxpy and the 1D round trip\n"
-            "                 (default 1048576)\n"
-            "  --bundle FILE  the example kernels (default: found beside the tool)\n"
-            "  --help      show this help\n"
-            "\n"
-            "Exit status: 0 when every round trip is verified, 1 otherwise.\n");
+    fprintf(
+        out,
+        "Usage: accel-demo [--count N] [--bundle FILE]\n"
+        "\n"
+        "Open the device ACCEL_BACKEND (or automatic selection) picks, run\n"
+        "saxpy from the example kernel bundle, move data host -> device ->\n"
+        "device -> host, in 1D and as a pitched 2D copy, and check every\n"
+        "element that comes back.\n"
+        "\n"
+        "  --count N      f32 elements in saxpy and the 1D round trip\n"
+        "                 (default 1048576)\n"
+        "  --bundle FILE  the example kernels (default: found beside the "
+        "tool)\n"
+        "  --help      show this help\n"
+        "\n"
+        "Exit status: 0 when every round trip is verified, 1 otherwise.\n");
 }
 
 /* Parse the options into `demo`; returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, struct demo *demo)
 {
     static const struct option options[] = {
-        { "count", required_argument, NULL, 'n' },
-        { "bundle", required_argument, NULL, 'b' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        {"count", required_argument, NULL, 'n'},
+        {"bundle", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     char *end;
     int opt;
@@ -409,11 +424,12 @@ static int parse_args(int argc, char **argv, struct demo *demo)
         case 'n':
             errno = 0;
             demo->count = strtoull(optarg, &end, 10);
-            if (errno != 0 || end == optarg || *end != '\0'
-                || demo->count == 0 || optarg[0] == '-'
-                || demo->count > UINT64_MAX / sizeof(float)) {
-                fprintf(stderr, "accel-demo: --count: not a positive "
-                        "element count: '%s'\n", optarg);
+            if (errno != 0 || end == optarg || *end != '\0' || demo->count == 0 ||
+                optarg[0] == '-' || demo->count > UINT64_MAX / sizeof(float)) {
+                fprintf(stderr,
+                        "accel-demo: --count: not a positive "
+                        "element count: '%s'\n",
+                        optarg);
                 return EXIT_FAILURE;
             }
             break;
@@ -435,7 +451,7 @@ static int parse_args(int argc, char **argv, struct demo *demo)
 
 int main(int argc, char **argv)
 {
-    struct demo demo = { .count = UINT64_C(1) << 20 };
+    struct demo demo = {.count = UINT64_C(1) << 20};
     accel_device_info info;
     accel_host *host = NULL;
     accel_status status;

@@ -57,9 +57,9 @@ static const struct {
     uint32_t bit;
     const char *name;
 } cap_names[] = {
-    { ACCEL_DEVICE_CAP_HOST_VISIBLE, "host_visible" },
-    { ACCEL_DEVICE_CAP_KERNELS, "kernels" },
-    { ACCEL_DEVICE_CAP_COPY_3D, "copy_3d" },
+    {ACCEL_DEVICE_CAP_HOST_VISIBLE, "host_visible"},
+    {ACCEL_DEVICE_CAP_KERNELS, "kernels"},
+    {ACCEL_DEVICE_CAP_COPY_3D, "copy_3d"},
 };
 
 /* libaccel reads its variables with secure_getenv and treats "" as unset. */
@@ -132,7 +132,8 @@ static accel_status gather(accel_host *host, struct report *report)
         host, &report->selected_plugin, &report->selected_index);
     if (report->selection_status != ACCEL_OK)
         report->selection_detail = last_error_copy();
-    accel_host_selection_explain(host, report->explanation, sizeof(report->explanation));
+    accel_host_selection_explain(host, report->explanation,
+                                 sizeof(report->explanation));
     return ACCEL_OK;
 }
 
@@ -148,7 +149,7 @@ static void report_release(struct report *report)
 
 static void format_bytes(char *buf, size_t size, uint64_t bytes)
 {
-    static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+    static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
     double value = (double)bytes;
     size_t unit = 0;
 
@@ -225,14 +226,15 @@ static void print_plugins_text(const struct report *report)
         print_clean(p->path);
         printf("\n");
         if (p->version != NULL) {
-            printf("             version %s, priority %" PRId32
-                   ", %" PRIu32 " device%s\n",
+            printf("             version %s, priority %" PRId32 ", %" PRIu32
+                   " device%s\n",
                    p->version, p->priority, p->device_count,
                    p->device_count == 1 ? "" : "s");
-            printf("             ABI %u.%u, optional entries: %s\n", p->abi_major,
-                   p->abi_minor,
+            printf("             ABI %u.%u, optional entries: %s\n",
+                   p->abi_major, p->abi_minor,
                    p->optional_entries != NULL && p->optional_entries[0] != '\0'
-                       ? p->optional_entries : "none");
+                       ? p->optional_entries
+                       : "none");
         }
         if (p->reason != NULL) {
             printf("             ");
@@ -368,7 +370,8 @@ static void json_plugin(struct json_writer *w, const accel_plugin_info *p)
         snprintf(abi, sizeof(abi), "%u.%u", p->abi_major, p->abi_minor);
         json_string(w, "abi", abi);
         json_begin_array(w, "optional_entries");
-        for (const char *name = p->optional_entries; name != NULL && *name != '\0';) {
+        for (const char *name = p->optional_entries;
+             name != NULL && *name != '\0';) {
             size_t length = strcspn(name, ",");
 
             json_string_n(w, NULL, name, length);
@@ -460,35 +463,38 @@ static void print_json(const struct report *report)
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: accel-info [--json] [--select EXPR] | --trace-summary FILE\n"
-            "\n"
-            "Show the plugin search path, every candidate plugin with its state\n"
-            "and reason, the devices of each loaded plugin, and the device that\n"
-            "ACCEL_BACKEND (or automatic selection) picks.\n"
-            "\n"
-            "  --json          print the same as one JSON document\n"
-            "  --select EXPR   what EXPR (the ACCEL_BACKEND grammar) picks and why;\n"
-            "                  only the plugins EXPR names are opened\n"
-            "  --trace-summary FILE\n"
-            "                  print per-kernel and per-copy totals of an ACCEL_TRACE file\n"
-            "  --help          show this help\n"
-            "\n"
-            "Environment: ACCEL_PLUGIN_PATH, ACCEL_BACKEND, ACCEL_LOG.\n"
-            "Exit status: 0 when a device is selected, 2 when selection fails,\n"
-            "1 on any other error.\n");
+    fprintf(
+        out,
+        "Usage: accel-info [--json] [--select EXPR] | --trace-summary FILE\n"
+        "\n"
+        "Show the plugin search path, every candidate plugin with its state\n"
+        "and reason, the devices of each loaded plugin, and the device that\n"
+        "ACCEL_BACKEND (or automatic selection) picks.\n"
+        "\n"
+        "  --json          print the same as one JSON document\n"
+        "  --select EXPR   what EXPR (the ACCEL_BACKEND grammar) picks and "
+        "why;\n"
+        "                  only the plugins EXPR names are opened\n"
+        "  --trace-summary FILE\n"
+        "                  print per-kernel and per-copy totals of an "
+        "ACCEL_TRACE file\n"
+        "  --help          show this help\n"
+        "\n"
+        "Environment: ACCEL_PLUGIN_PATH, ACCEL_BACKEND, ACCEL_LOG.\n"
+        "Exit status: 0 when a device is selected, 2 when selection fails,\n"
+        "1 on any other error.\n");
 }
 
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "select", required_argument, NULL, 's' },
-        { "trace-summary", required_argument, NULL, 't' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        {"json", no_argument, NULL, 'j'},
+        {"select", required_argument, NULL, 's'},
+        {"trace-summary", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    struct report report = { 0 };
+    struct report report = {0};
     accel_host *host = NULL;
     accel_status status;
     bool json = false;
@@ -520,7 +526,7 @@ int main(int argc, char **argv)
     }
 
     /* --select wins over ACCEL_BACKEND, as the option does in the API. */
-    accel_host_options host_options = { .backend = report.select_expression };
+    accel_host_options host_options = {.backend = report.select_expression};
     status = accel_host_create(&host_options, &host);
     if (status != ACCEL_OK) {
         fprintf(stderr, "accel-info: accel_host_create: %s: %s\n",

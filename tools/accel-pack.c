@@ -116,8 +116,9 @@ static int read_file(const char *path, struct blob *out_blob)
         goto done;
     }
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > FILE_LIMIT) {
-        fprintf(stderr, "accel-pack: %s: %" PRIu64 " bytes, larger than %"
-                PRIu64 "; refused\n",
+        fprintf(stderr,
+                "accel-pack: %s: %" PRIu64 " bytes, larger than %" PRIu64
+                "; refused\n",
                 path, (uint64_t)st.st_size, FILE_LIMIT);
         goto done;
     }
@@ -206,8 +207,10 @@ static int read_images(char **args, uint32_t count, struct blob *blobs,
     for (uint32_t i = 0; i < count; i++) {
         const char *path;
         if (split_image_arg(args[i], &images[i], &path) != 0) {
-            fprintf(stderr, "accel-pack: '%s' is not backend:target:format="
-                    "PATH\n", args[i]);
+            fprintf(stderr,
+                    "accel-pack: '%s' is not backend:target:format="
+                    "PATH\n",
+                    args[i]);
             return EXIT_USAGE;
         }
         if (read_file(path, &blobs[i]) != 0)
@@ -216,8 +219,10 @@ static int read_images(char **args, uint32_t count, struct blob *blobs,
         images[i].size = blobs[i].size;
         total += blobs[i].size;
         if (total > FILE_LIMIT) {
-            fprintf(stderr, "accel-pack: the images come to more than %"
-                    PRIu64 " bytes; refused\n", FILE_LIMIT);
+            fprintf(stderr,
+                    "accel-pack: the images come to more than %" PRIu64
+                    " bytes; refused\n",
+                    FILE_LIMIT);
             return EXIT_FAILURE;
         }
     }
@@ -228,17 +233,20 @@ static int cmd_create(int argc, char **argv)
 {
     /* argv[0] is "create": no options, so no getopt. */
     if (argc < 3) {
-        fprintf(stderr, "accel-pack create: needs OUT and at least one IMAGE\n");
+        fprintf(stderr,
+                "accel-pack create: needs OUT and at least one IMAGE\n");
         return EXIT_USAGE;
     }
     const char *out_path = argv[1];
     if (argc - 2 > ACCEL__BUNDLE_MAX_ENTRIES) {
-        fprintf(stderr, "accel-pack create: %d images; a bundle holds at most "
-                "%d\n", argc - 2, ACCEL__BUNDLE_MAX_ENTRIES);
+        fprintf(stderr,
+                "accel-pack create: %d images; a bundle holds at most "
+                "%d\n",
+                argc - 2, ACCEL__BUNDLE_MAX_ENTRIES);
         return EXIT_USAGE;
     }
     uint32_t count = (uint32_t)(argc - 2);
-    struct blob blobs[ACCEL__BUNDLE_MAX_ENTRIES] = { { 0 } };
+    struct blob blobs[ACCEL__BUNDLE_MAX_ENTRIES] = {{0}};
     struct accel__bundle_image images[ACCEL__BUNDLE_MAX_ENTRIES];
     void *bundle = NULL;
     size_t size = 0;
@@ -267,8 +275,7 @@ static int max_int(int a, int b)
     return a > b ? a : b;
 }
 
-static void print_table(const struct accel__bundle_entry *entries,
-                        uint32_t count)
+static void print_table(const struct accel__bundle_entry *entries, uint32_t count)
 {
     int backend_w = (int)strlen("backend");
     int target_w = (int)strlen("target");
@@ -278,18 +285,16 @@ static void print_table(const struct accel__bundle_entry *entries,
         target_w = max_int(target_w, (int)strlen(entries[i].target));
         format_w = max_int(format_w, (int)strlen(entries[i].format));
     }
-    printf("%5s  %-*s  %-*s  %-*s  %12s  %12s\n", "index", backend_w,
-           "backend", target_w, "target", format_w, "format", "size", "offset");
+    printf("%5s  %-*s  %-*s  %-*s  %12s  %12s\n", "index", backend_w, "backend",
+           target_w, "target", format_w, "format", "size", "offset");
     for (uint32_t i = 0; i < count; i++)
         printf("%5" PRIu32 "  %-*s  %-*s  %-*s  %12" PRIu64 "  %12" PRIu64 "\n",
                i, backend_w, entries[i].backend, target_w, entries[i].target,
-               format_w, entries[i].format, entries[i].size,
-               entries[i].offset);
+               format_w, entries[i].format, entries[i].size, entries[i].offset);
 }
 
 static void print_json(const char *path, size_t size,
-                       const struct accel__bundle_entry *entries,
-                       uint32_t count)
+                       const struct accel__bundle_entry *entries, uint32_t count)
 {
     struct json_writer w;
     json_writer_init(&w, stdout);
@@ -315,8 +320,8 @@ static void print_json(const char *path, size_t size,
 static int cmd_list(int argc, char **argv)
 {
     static const struct option options[] = {
-        { "json", no_argument, NULL, 'j' },
-        { NULL, 0, NULL, 0 },
+        {"json", no_argument, NULL, 'j'},
+        {NULL, 0, NULL, 0},
     };
     bool json = false;
     int opt;
@@ -354,8 +359,9 @@ static int parse_index(const char *text, uint32_t count, uint32_t *out_index)
     unsigned long value = strtoul(text, &end, 10);
     if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 ||
         value >= count) {
-        fprintf(stderr, "accel-pack extract: INDEX '%s' is not one of 0 to %"
-                PRIu32 "\n", text, count - 1);
+        fprintf(stderr,
+                "accel-pack extract: INDEX '%s' is not one of 0 to %" PRIu32 "\n",
+                text, count - 1);
         return -1;
     }
     *out_index = (uint32_t)value;
@@ -380,9 +386,9 @@ static int choose_image(const char *path, const char *index_text,
 static int cmd_extract(int argc, char **argv)
 {
     static const struct option options[] = {
-        { "backend", required_argument, NULL, 'b' },
-        { "target", required_argument, NULL, 't' },
-        { NULL, 0, NULL, 0 },
+        {"backend", required_argument, NULL, 'b'},
+        {"target", required_argument, NULL, 't'},
+        {NULL, 0, NULL, 0},
     };
     const char *backend = NULL;
     const char *target = NULL;
@@ -400,7 +406,7 @@ static int cmd_extract(int argc, char **argv)
     if ((by_pick && (backend == NULL || target == NULL)) ||
         argc - optind != wanted) {
         fprintf(stderr, "accel-pack extract: needs FILE INDEX OUT, or FILE "
-                "--backend B --target T OUT\n");
+                        "--backend B --target T OUT\n");
         return EXIT_USAGE;
     }
     const char *path = argv[optind];
@@ -439,37 +445,38 @@ static int cmd_signatures(int argc, char **argv)
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: accel-pack create OUT IMAGE...\n"
-            "       accel-pack list [--json] FILE\n"
-            "       accel-pack extract FILE INDEX OUT\n"
-            "       accel-pack extract FILE --backend B --target T OUT\n"
-            "       accel-pack signatures CPU_IMAGE\n"
-            "\n"
-            "Create, list and extract kernel bundles: files holding one image\n"
-            "per backend and target, from which libaccel loads the one that\n"
-            "fits the device.\n"
-            "\n"
-            "  IMAGE is BACKEND:TARGET:FORMAT=PATH, for example\n"
-            "    null:x86_64:elf=kernels.so   cuda:sm_90:cubin=kernels.cubin\n"
-            "    cuda:compute_80:ptx=kernels.ptx   hip:gfx90a:hsaco=kernels.co\n"
-            "  FORMAT is one of ptx, cubin, fatbin, hsaco, elf. TARGET 'any'\n"
-            "  fits every device of the backend; PTX for compute_XX fits every\n"
-            "  CUDA device sm_XX or newer. accel:any:sig=FILE adds the kernels'\n"
-            "  typed signatures, which accel_launch checks every image against.\n"
-            "\n"
-            "  signatures prints the typed signatures of the kernels of a CPU\n"
-            "  image built for this machine with <accel/kernel.h> (it is loaded,\n"
-            "  so it must be your own build), as the text of a sig entry.\n"
-            "\n"
-            "  extract writes one image: by INDEX (as list shows), or the one\n"
-            "  libaccel would load on a device of backend B and target T.\n"
-            "  OUT may be '-' for standard output. Files over 1 GiB are refused.\n"
-            "\n"
-            "  --help   show this help\n"
-            "\n"
-            "Exit status: 0 on success, 1 on a file or bundle error, 2 on bad\n"
-            "usage.\n");
+    fprintf(
+        out,
+        "Usage: accel-pack create OUT IMAGE...\n"
+        "       accel-pack list [--json] FILE\n"
+        "       accel-pack extract FILE INDEX OUT\n"
+        "       accel-pack extract FILE --backend B --target T OUT\n"
+        "       accel-pack signatures CPU_IMAGE\n"
+        "\n"
+        "Create, list and extract kernel bundles: files holding one image\n"
+        "per backend and target, from which libaccel loads the one that\n"
+        "fits the device.\n"
+        "\n"
+        "  IMAGE is BACKEND:TARGET:FORMAT=PATH, for example\n"
+        "    null:x86_64:elf=kernels.so   cuda:sm_90:cubin=kernels.cubin\n"
+        "    cuda:compute_80:ptx=kernels.ptx   hip:gfx90a:hsaco=kernels.co\n"
+        "  FORMAT is one of ptx, cubin, fatbin, hsaco, elf. TARGET 'any'\n"
+        "  fits every device of the backend; PTX for compute_XX fits every\n"
+        "  CUDA device sm_XX or newer. accel:any:sig=FILE adds the kernels'\n"
+        "  typed signatures, which accel_launch checks every image against.\n"
+        "\n"
+        "  signatures prints the typed signatures of the kernels of a CPU\n"
+        "  image built for this machine with <accel/kernel.h> (it is loaded,\n"
+        "  so it must be your own build), as the text of a sig entry.\n"
+        "\n"
+        "  extract writes one image: by INDEX (as list shows), or the one\n"
+        "  libaccel would load on a device of backend B and target T.\n"
+        "  OUT may be '-' for standard output. Files over 1 GiB are refused.\n"
+        "\n"
+        "  --help   show this help\n"
+        "\n"
+        "Exit status: 0 on success, 1 on a file or bundle error, 2 on bad\n"
+        "usage.\n");
 }
 
 int main(int argc, char **argv)
@@ -478,10 +485,10 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int argc, char **argv);
     } commands[] = {
-        { "create", cmd_create },
-        { "list", cmd_list },
-        { "extract", cmd_extract },
-        { "signatures", cmd_signatures },
+        {"create", cmd_create},
+        {"list", cmd_list},
+        {"extract", cmd_extract},
+        {"signatures", cmd_signatures},
     };
     if (argc < 2) {
         usage(stderr);

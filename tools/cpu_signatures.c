@@ -38,7 +38,8 @@ static unsigned char *read_all(const char *path, size_t *out_size)
 }
 
 /* Section `index` of the image, when its header lies inside the file. */
-static const Elf64_Shdr *section(const unsigned char *data, size_t size, size_t index)
+static const Elf64_Shdr *section(const unsigned char *data, size_t size,
+                                 size_t index)
 {
     const Elf64_Ehdr *ehdr = (const Elf64_Ehdr *)data;
     uint64_t at = ehdr->e_shoff + (uint64_t)index * sizeof(Elf64_Shdr);
@@ -69,7 +70,8 @@ static size_t name_length(const char *names)
 static bool kernel_typed(const struct accel_cpu_kernel *kernel)
 {
     const char *names = kernel->param_names;
-    if (kernel->abi != 3 || names == NULL || kernel->param_count > ACCEL_CPU_KERNEL_MAX_PARAMS)
+    if (kernel->abi != 3 || names == NULL ||
+        kernel->param_count > ACCEL_CPU_KERNEL_MAX_PARAMS)
         return false;
     for (uint32_t i = 0; i < kernel->param_count; i++) {
         size_t length = name_length(names);
@@ -84,7 +86,8 @@ static bool kernel_typed(const struct accel_cpu_kernel *kernel)
 }
 
 /* One kernel's line: its name, then NAME:KIND:TYPE for each parameter. */
-static void write_kernel(const char *name, const struct accel_cpu_kernel *kernel, FILE *out)
+static void write_kernel(const char *name,
+                         const struct accel_cpu_kernel *kernel, FILE *out)
 {
     const char *names = kernel->param_names;
     fputs(name, out);
@@ -99,7 +102,8 @@ static void write_kernel(const char *name, const struct accel_cpu_kernel *kernel
 }
 
 /* Each accel_cpu_kernel_* symbol the dynamic symbol table defines. */
-static int write_kernels(const unsigned char *data, size_t size, void *image, FILE *out)
+static int write_kernels(const unsigned char *data, size_t size, void *image,
+                         FILE *out)
 {
     const Elf64_Ehdr *ehdr = (const Elf64_Ehdr *)data;
     const size_t prefix = strlen(ACCEL_CPU_KERNEL_PREFIX);
@@ -108,22 +112,28 @@ static int write_kernels(const unsigned char *data, size_t size, void *image, FI
         if (symtab == NULL || symtab->sh_type != SHT_DYNSYM)
             continue;
         const Elf64_Shdr *strtab = section(data, size, symtab->sh_link);
-        if (!inside(symtab, size) || !inside(strtab, size) || strtab->sh_size == 0 ||
+        if (!inside(symtab, size) || !inside(strtab, size) ||
+            strtab->sh_size == 0 ||
             data[strtab->sh_offset + strtab->sh_size - 1] != '\0')
             return -1;
         const Elf64_Sym *syms = (const Elf64_Sym *)(data + symtab->sh_offset);
         const char *strings = (const char *)(data + strtab->sh_offset);
         for (size_t s = 0; s < symtab->sh_size / sizeof(Elf64_Sym); s++) {
-            if (syms[s].st_shndx == SHN_UNDEF || syms[s].st_name >= strtab->sh_size)
+            if (syms[s].st_shndx == SHN_UNDEF ||
+                syms[s].st_name >= strtab->sh_size)
                 continue;
             const char *symbol = strings + syms[s].st_name;
             if (strncmp(symbol, ACCEL_CPU_KERNEL_PREFIX, prefix) != 0)
                 continue;
             const struct accel_cpu_kernel *kernel = dlsym(image, symbol);
             if (kernel == NULL || !kernel_typed(kernel))
-                fprintf(stderr, "accel-pack signatures: kernel %s has no typed signature "
-                        "(CPU kernel ABI %u, ABI 3 has one) or a malformed one: left "
-                        "out\n", symbol + prefix, kernel != NULL ? kernel->abi : 0);
+                fprintf(
+                    stderr,
+                    "accel-pack signatures: kernel %s has no typed signature "
+                    "(CPU kernel ABI %u, ABI 3 has one) or a malformed one: "
+                    "left "
+                    "out\n",
+                    symbol + prefix, kernel != NULL ? kernel->abi : 0);
             else
                 write_kernel(symbol + prefix, kernel, out);
         }
@@ -136,9 +146,11 @@ int accel__cpu_signatures_write(const char *path, FILE *out)
 {
     size_t size = 0;
     unsigned char *data = read_all(path, &size);
-    if (data == NULL || size < sizeof(Elf64_Ehdr) || memcmp(data, ELFMAG, SELFMAG) != 0 ||
-        data[EI_CLASS] != ELFCLASS64) {
-        fprintf(stderr, "accel-pack signatures: %s: not a readable 64-bit ELF image\n", path);
+    if (data == NULL || size < sizeof(Elf64_Ehdr) ||
+        memcmp(data, ELFMAG, SELFMAG) != 0 || data[EI_CLASS] != ELFCLASS64) {
+        fprintf(stderr,
+                "accel-pack signatures: %s: not a readable 64-bit ELF image\n",
+                path);
         free(data);
         return -1;
     }
@@ -155,7 +167,8 @@ int accel__cpu_signatures_write(const char *path, FILE *out)
         fputs("accel-signatures 1\n", out);
         result = write_kernels(data, size, image, out);
         if (result != 0)
-            fprintf(stderr, "accel-pack signatures: %s: no dynamic symbol table\n", path);
+            fprintf(stderr,
+                    "accel-pack signatures: %s: no dynamic symbol table\n", path);
         dlclose(image);
     }
     free(data);

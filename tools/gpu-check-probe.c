@@ -51,23 +51,23 @@
 
 static const char *plugin_name;
 
-#define CHECK(call)                                                                     \
-    do {                                                                                \
-        accel_status check_status_ = (call);                                            \
-        if (check_status_ != ACCEL_OK) {                                                \
-            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,          \
-                    accel_status_name(check_status_), accel_last_error());              \
-            exit(1);                                                                    \
-        }                                                                               \
+#define CHECK(call)                                                            \
+    do {                                                                       \
+        accel_status check_status_ = (call);                                   \
+        if (check_status_ != ACCEL_OK) {                                       \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call, \
+                    accel_status_name(check_status_), accel_last_error());     \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
-#define EXPECT(condition)                                                               \
-    do {                                                                                \
-        if (!(condition)) {                                                             \
-            fprintf(stderr, "%s:%d: expected %s; last error: %s\n", __FILE__, __LINE__,  \
-                    #condition, accel_last_error());                                    \
-            exit(1);                                                                    \
-        }                                                                               \
+#define EXPECT(condition)                                                      \
+    do {                                                                       \
+        if (!(condition)) {                                                    \
+            fprintf(stderr, "%s:%d: expected %s; last error: %s\n", __FILE__,  \
+                    __LINE__, #condition, accel_last_error());                 \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
 static uint64_t now_ns(clockid_t clock)
@@ -108,10 +108,11 @@ static accel_kernel *kernel_of(accel_module *module, const char *name)
 }
 
 /* data[i] += value over n words, in blocks of 256. */
-static accel_status launch_add(accel_stream *stream, accel_kernel *add, uint32_t n,
-                               accel_ref data, uint32_t value)
+static accel_status launch_add(accel_stream *stream, accel_kernel *add,
+                               uint32_t n, accel_ref data, uint32_t value)
 {
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(data), ACCEL_ARG_VALUE(value)};
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(data),
+                        ACCEL_ARG_VALUE(value)};
 
     return accel_launch(stream, add, (accel_dim3){(n + 255) / 256, 1, 1},
                         (accel_dim3){256, 1, 1}, 0, args, 3);
@@ -134,7 +135,8 @@ static accel_ref filled(struct probe *p, uint32_t n, uint32_t value)
 }
 
 /* Every one of the n words of `ref` is `value`. */
-static void expect_words(struct probe *p, accel_ref ref, uint32_t n, uint32_t value)
+static void expect_words(struct probe *p, accel_ref ref, uint32_t n,
+                         uint32_t value)
 {
     uint32_t *words = malloc(n * sizeof(uint32_t));
 
@@ -171,17 +173,19 @@ static int check_fault_recovery(int argc, char **argv)
         /* A pointer the device never mapped: the driver only knows the parameter's size. */
         uint64_t bad = 0x10;
         uint32_t n = 1024, value = 1;
-        accel_arg bad_args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(bad), ACCEL_ARG_VALUE(value)};
+        accel_arg bad_args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(bad),
+                                ACCEL_ARG_VALUE(value)};
 
         if (simulated)
             status = launch_add(p.stream, add, n, ref, value);
         else
-            status = accel_launch(p.stream, add, (accel_dim3){4, 1, 1}, (accel_dim3){256, 1, 1},
-                                  0, bad_args, 3);
+            status = accel_launch(p.stream, add, (accel_dim3){4, 1, 1},
+                                  (accel_dim3){256, 1, 1}, 0, bad_args, 3);
     }
     printf("faulting launch: %s\n", accel_status_name(status));
     status = accel_stream_sync(p.stream);
-    printf("sync after the fault: %s (%s)\n", accel_status_name(status), accel_last_error());
+    printf("sync after the fault: %s (%s)\n", accel_status_name(status),
+           accel_last_error());
     EXPECT(status == ACCEL_ERR_DEVICE_LOST);
     EXPECT(accel_device_status(p.device) == ACCEL_ERR_DEVICE_LOST);
     status = accel_device_reset(p.device);
@@ -207,30 +211,32 @@ static int check_fault_recovery(int argc, char **argv)
 /* ---- wait-cpu ---- */
 
 /* Enqueue `count` launches adding 1 over n words. */
-static void enqueue_adds(struct probe *p, accel_kernel *add, uint32_t n, accel_ref ref,
-                         uint32_t count)
+static void enqueue_adds(struct probe *p, accel_kernel *add, uint32_t n,
+                         accel_ref ref, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++)
         CHECK(launch_add(p->stream, add, n, ref, 1));
 }
 
 /* How many launches take about 200 ms, from the time of a few. */
-static uint32_t launches_for_200ms(struct probe *p, accel_kernel *add, uint32_t n,
-                                   accel_ref ref)
+static uint32_t launches_for_200ms(struct probe *p, accel_kernel *add,
+                                   uint32_t n, accel_ref ref)
 {
     uint64_t began = now_ns(CLOCK_MONOTONIC), each;
 
     enqueue_adds(p, add, n, ref, 4);
     CHECK(accel_stream_wait(p->stream, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER));
     each = (now_ns(CLOCK_MONOTONIC) - began) / 4 + 1;
-    return (uint32_t)(200000000u / each < 4 ? 4 : 200000000u / each > 200000 ? 200000
-                                                                               : 200000000u / each);
+    return (uint32_t)(200000000u / each < 4        ? 4
+                      : 200000000u / each > 200000 ? 200000
+                                                   : 200000000u / each);
 }
 
 /* One blocking wait's share of a core, in percent; `wait` is 0 for the stream, 1 for an event. */
 static uint64_t blocking_wait_share(struct probe *p, accel_event *event, int wait)
 {
-    uint64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID), wall = now_ns(CLOCK_MONOTONIC);
+    uint64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID),
+             wall = now_ns(CLOCK_MONOTONIC);
 
     if (wait == 0) {
         CHECK(accel_stream_wait(p->stream, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER));
@@ -240,8 +246,8 @@ static uint64_t blocking_wait_share(struct probe *p, accel_event *event, int wai
     }
     cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu;
     wall = now_ns(CLOCK_MONOTONIC) - wall;
-    printf("%s wait: %.1f ms of wall time, %.1f ms of CPU time\n", wait == 0 ? "stream" : "event",
-           (double)wall / 1e6, (double)cpu / 1e6);
+    printf("%s wait: %.1f ms of wall time, %.1f ms of CPU time\n",
+           wait == 0 ? "stream" : "event", (double)wall / 1e6, (double)cpu / 1e6);
     return cpu * 100u / (wall + 1);
 }
 
@@ -298,8 +304,8 @@ static int check_two_hosts(int argc, char **argv)
     for (int i = 0; i < 256; i++)
         words[i] = 0xdeadu;
     status = accel_copy_in(second.stream, theirs, words, 256);
-    printf("the other host's copy after the reset: %s (%s)\n", accel_status_name(status),
-           accel_last_error());
+    printf("the other host's copy after the reset: %s (%s)\n",
+           accel_status_name(status), accel_last_error());
     EXPECT(status == ACCEL_ERR_DEVICE_LOST);
     EXPECT(accel_device_status(second.device) == ACCEL_ERR_DEVICE_LOST);
     expect_words(&first, mine, 256, 9);
@@ -339,15 +345,15 @@ struct worker {
 };
 
 /* Time one call into *worst. */
-#define TIMED(worker, call)                                                             \
-    do {                                                                                \
-        uint64_t began_ = now_ns(CLOCK_MONOTONIC);                                      \
-        accel_status timed_ = (call);                                                   \
-        uint64_t took_ = now_ns(CLOCK_MONOTONIC) - began_;                              \
-        if (took_ > (worker)->worst_ns)                                                 \
-            (worker)->worst_ns = took_;                                                 \
-        if (timed_ != ACCEL_OK && (worker)->failed == ACCEL_OK)                         \
-            (worker)->failed = timed_;                                                  \
+#define TIMED(worker, call)                                                    \
+    do {                                                                       \
+        uint64_t began_ = now_ns(CLOCK_MONOTONIC);                             \
+        accel_status timed_ = (call);                                          \
+        uint64_t took_ = now_ns(CLOCK_MONOTONIC) - began_;                     \
+        if (took_ > (worker)->worst_ns)                                        \
+            (worker)->worst_ns = took_;                                        \
+        if (timed_ != ACCEL_OK && (worker)->failed == ACCEL_OK)                \
+            (worker)->failed = timed_;                                         \
     } while (0)
 
 static void *contention_worker(void *arg)
@@ -403,22 +409,27 @@ static int check_contention(int argc, char **argv)
     probe_open(&p);
     CHECK(accel_module_load_file(p.device, argv[0], &module));
     for (int i = 0; i < 4; i++) {
-        workers[i] = (struct worker){p.device, kernel_of(module, "add_u32"), argv[1],
-                                     now_ns(CLOCK_MONOTONIC) + CONTENTION_NS, 0, 0, ACCEL_OK};
-        EXPECT(pthread_create(&threads[i], NULL, i == 3 ? contention_compiler : contention_worker,
+        workers[i] = (struct worker){
+            p.device, kernel_of(module, "add_u32"),
+            argv[1],  now_ns(CLOCK_MONOTONIC) + CONTENTION_NS,
+            0,        0,
+            ACCEL_OK};
+        EXPECT(pthread_create(&threads[i], NULL,
+                              i == 3 ? contention_compiler : contention_worker,
                               &workers[i]) == 0);
     }
     for (int i = 0; i < 4; i++) {
         EXPECT(pthread_join(threads[i], NULL) == 0);
         printf("%s %d: %" PRIu64 " rounds, longest call %.1f ms, %s\n",
                i == 3 ? "compiler" : "worker", i, workers[i].rounds,
-               (double)workers[i].worst_ns / 1e6, accel_status_name(workers[i].failed));
+               (double)workers[i].worst_ns / 1e6,
+               accel_status_name(workers[i].failed));
         EXPECT(workers[i].failed == ACCEL_OK);
         if (i != 3 && workers[i].worst_ns > worst)
             worst = workers[i].worst_ns;
     }
-    printf("longest stall of a worker: %.1f ms (bound: %.0f ms)\n", (double)worst / 1e6,
-           (double)stall_bound_ns() / 1e6);
+    printf("longest stall of a worker: %.1f ms (bound: %.0f ms)\n",
+           (double)worst / 1e6, (double)stall_bound_ns() / 1e6);
     EXPECT(worst <= stall_bound_ns());
     accel_module_unload(module);
     probe_close(&p);
@@ -431,13 +442,15 @@ static void check_mark_index(struct probe *p, accel_module *module)
 {
     uint32_t nx = 100, ny = 30, nz = 1, n = 3000;
     accel_ref index = filled(p, n, 0), hits = filled(p, n, 0);
-    accel_arg args[] = {ACCEL_ARG_REF(index), ACCEL_ARG_REF(hits), ACCEL_ARG_VALUE(nx),
-                        ACCEL_ARG_VALUE(ny), ACCEL_ARG_VALUE(nz)};
+    accel_arg args[] = {ACCEL_ARG_REF(index), ACCEL_ARG_REF(hits),
+                        ACCEL_ARG_VALUE(nx), ACCEL_ARG_VALUE(ny),
+                        ACCEL_ARG_VALUE(nz)};
     uint32_t *out = malloc(n * sizeof(uint32_t));
 
     EXPECT(out != NULL);
-    CHECK(accel_launch(p->stream, kernel_of(module, "mark_index"), (accel_dim3){7, 2, 1},
-                       (accel_dim3){16, 16, 1}, 0, args, 5));
+    CHECK(accel_launch(p->stream, kernel_of(module, "mark_index"),
+                       (accel_dim3){7, 2, 1}, (accel_dim3){16, 16, 1}, 0, args,
+                       5));
     CHECK(accel_copy_out(p->stream, out, index, n));
     CHECK(accel_stream_sync(p->stream));
     for (uint32_t i = 0; i < n; i++)
@@ -461,8 +474,8 @@ static void check_sixteen_args(struct probe *p, accel_module *module)
         expected += (uint64_t)v[i] * (uint64_t)(i + 1);
         args[i + 1] = ACCEL_ARG_VALUE(v[i]);
     }
-    CHECK(accel_launch(p->stream, kernel_of(module, "sixteen_args"), (accel_dim3){1, 1, 1},
-                       (accel_dim3){1, 1, 1}, 0, args, 16));
+    CHECK(accel_launch(p->stream, kernel_of(module, "sixteen_args"),
+                       (accel_dim3){1, 1, 1}, (accel_dim3){1, 1, 1}, 0, args, 16));
     CHECK(accel_copy_out(p->stream, &got, out, 1));
     CHECK(accel_stream_sync(p->stream));
     EXPECT(got == expected);
@@ -470,23 +483,26 @@ static void check_sixteen_args(struct probe *p, accel_module *module)
 }
 
 /* shared_scratch with `words` per thread in blocks of 256: 1 KiB of shared memory per word. */
-static void check_shared_scratch(struct probe *p, accel_module *module, uint32_t words)
+static void check_shared_scratch(struct probe *p, accel_module *module,
+                                 uint32_t words)
 {
     uint32_t n = 1024, threads = 256, shared = threads * words * 4;
     accel_ref out = filled(p, n, 0);
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(words), ACCEL_ARG_REF(out)};
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(words),
+                        ACCEL_ARG_REF(out)};
     uint32_t *got = malloc(n * sizeof(uint32_t));
 
     EXPECT(got != NULL);
     CHECK(accel_launch(p->stream, kernel_of(module, "shared_scratch"),
-                       (accel_dim3){n / threads, 1, 1}, (accel_dim3){threads, 1, 1}, shared,
-                       args, 3));
+                       (accel_dim3){n / threads, 1, 1},
+                       (accel_dim3){threads, 1, 1}, shared, args, 3));
     CHECK(accel_copy_out(p->stream, got, out, n));
     CHECK(accel_stream_sync(p->stream));
     for (uint32_t i = 0; i < n; i++)
         EXPECT(got[i] == i * words + words * (words - 1) / 2);
     free(got);
-    printf("shared_scratch with %u KiB of dynamic shared memory per block: right\n",
+    printf("shared_scratch with %u KiB of dynamic shared memory per block: "
+           "right\n",
            shared / 1024);
 }
 
@@ -502,7 +518,8 @@ static int check_testing_kernels(int argc, char **argv)
     CHECK(accel_module_load_file(p.device, argv[0], &module));
     data = filled(&p, 1 << 16, 0);
     for (uint32_t value = 1; value <= 3; value++)
-        CHECK(launch_add(p.stream, kernel_of(module, "add_u32"), 1 << 16, data, value));
+        CHECK(launch_add(p.stream, kernel_of(module, "add_u32"), 1 << 16, data,
+                         value));
     expect_words(&p, data, 1 << 16, 6);
     printf("add_u32 three times in order: right\n");
     check_mark_index(&p, module);
@@ -517,12 +534,13 @@ static int check_testing_kernels(int argc, char **argv)
 /* ---- launch-bounds ---- */
 
 /* saxpy's parameters over n elements in blocks of `threads`. */
-static accel_status launch_saxpy(struct probe *p, accel_kernel *kernel, uint32_t threads,
-                                 uint32_t n, accel_ref x, accel_ref y)
+static accel_status launch_saxpy(struct probe *p, accel_kernel *kernel,
+                                 uint32_t threads, uint32_t n, accel_ref x,
+                                 accel_ref y)
 {
     float a = 2.0f;
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(x),
-                        ACCEL_ARG_REF(y)};
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                        ACCEL_ARG_REF(x), ACCEL_ARG_REF(y)};
 
     return accel_launch(p->stream, kernel, (accel_dim3){n / threads, 1, 1},
                         (accel_dim3){threads, 1, 1}, 0, args, 4);
@@ -556,10 +574,12 @@ static int check_launch_bounds(int argc, char **argv)
     CHECK(accel_copy_in(p.stream, x, xs, n));
     CHECK(accel_copy_in(p.stream, y, ys, n));
     status = launch_saxpy(&p, kernel, bound * 2, n, x, y);
-    printf("%u threads, past the kernel's bound of %u (the device takes %u): %s (%s)\n",
-           bound * 2, bound, info.props.max_threads_per_block, accel_status_name(status),
-           accel_last_error());
-    EXPECT(status == ACCEL_ERR_LAUNCH && strstr(accel_last_error(), "at most") != NULL);
+    printf("%u threads, past the kernel's bound of %u (the device takes %u): "
+           "%s (%s)\n",
+           bound * 2, bound, info.props.max_threads_per_block,
+           accel_status_name(status), accel_last_error());
+    EXPECT(status == ACCEL_ERR_LAUNCH &&
+           strstr(accel_last_error(), "at most") != NULL);
     EXPECT(accel_device_status(p.device) == ACCEL_OK);
     CHECK(launch_saxpy(&p, kernel, bound, n, x, y));
     CHECK(accel_copy_out(p.stream, ys, y, n));
@@ -578,9 +598,12 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int argc, char **argv);
     } checks[] = {
-        {"fault-recovery", check_fault_recovery}, {"wait-cpu", check_wait_cpu},
-        {"two-hosts", check_two_hosts},           {"contention", check_contention},
-        {"testing-kernels", check_testing_kernels}, {"launch-bounds", check_launch_bounds},
+        {"fault-recovery", check_fault_recovery},
+        {"wait-cpu", check_wait_cpu},
+        {"two-hosts", check_two_hosts},
+        {"contention", check_contention},
+        {"testing-kernels", check_testing_kernels},
+        {"launch-bounds", check_launch_bounds},
     };
 
     if (argc >= 3) {
@@ -590,11 +613,13 @@ int main(int argc, char **argv)
                 int result = checks[i].run(argc - 3, argv + 3);
 
                 if (result == 2)
-                    fprintf(stderr, "gpu-check-probe: wrong arguments for %s\n", argv[2]);
+                    fprintf(stderr, "gpu-check-probe: wrong arguments for %s\n",
+                            argv[2]);
                 return result;
             }
         }
     }
-    fprintf(stderr, "usage: gpu-check-probe PLUGIN CHECK ARGS... (see its source)\n");
+    fprintf(stderr,
+            "usage: gpu-check-probe PLUGIN CHECK ARGS... (see its source)\n");
     return 2;
 }

@@ -51,14 +51,36 @@ static void write_escaped(FILE *out, const char *value, size_t len)
         size_t seq;
 
         switch (c) {
-        case '"':  fputs("\\\"", out); i++; continue;
-        case '\\': fputs("\\\\", out); i++; continue;
-        case '\b': fputs("\\b", out); i++; continue;
-        case '\f': fputs("\\f", out); i++; continue;
-        case '\n': fputs("\\n", out); i++; continue;
-        case '\r': fputs("\\r", out); i++; continue;
-        case '\t': fputs("\\t", out); i++; continue;
-        default: break;
+        case '"':
+            fputs("\\\"", out);
+            i++;
+            continue;
+        case '\\':
+            fputs("\\\\", out);
+            i++;
+            continue;
+        case '\b':
+            fputs("\\b", out);
+            i++;
+            continue;
+        case '\f':
+            fputs("\\f", out);
+            i++;
+            continue;
+        case '\n':
+            fputs("\\n", out);
+            i++;
+            continue;
+        case '\r':
+            fputs("\\r", out);
+            i++;
+            continue;
+        case '\t':
+            fputs("\\t", out);
+            i++;
+            continue;
+        default:
+            break;
         }
         if (c < 0x20 || c == 0x7f) {
             fprintf(out, "\\u%04x", c);

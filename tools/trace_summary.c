@@ -48,8 +48,8 @@ static double field_number(const char *line, const char *key)
     return at != NULL ? strtod(at + strlen(key), NULL) : 0.0;
 }
 
-static struct total *total_for(struct total *totals, size_t *count, const char *name,
-                               bool kernel)
+static struct total *total_for(struct total *totals, size_t *count,
+                               const char *name, bool kernel)
 {
     for (size_t i = 0; i < *count; i++) {
         if (totals[i].kernel == kernel && strcmp(totals[i].name, name) == 0)
@@ -66,14 +66,15 @@ static struct total *total_for(struct total *totals, size_t *count, const char *
 
 static void print_totals(const struct total *totals, size_t count, bool kernels)
 {
-    printf("%-32s %10s %14s %12s%s\n", kernels ? "kernel" : "copy / fill", "count",
-           "total us", "mean us", kernels ? "" : "        bytes      GB/s");
+    printf("%-32s %10s %14s %12s%s\n", kernels ? "kernel" : "copy / fill",
+           "count", "total us", "mean us",
+           kernels ? "" : "        bytes      GB/s");
     for (size_t i = 0; i < count; i++) {
         const struct total *t = &totals[i];
         if (t->kernel != kernels)
             continue;
-        printf("%-32s %10llu %14.3f %12.3f", t->name, (unsigned long long)t->count, t->us,
-               t->us / (double)t->count);
+        printf("%-32s %10llu %14.3f %12.3f", t->name,
+               (unsigned long long)t->count, t->us, t->us / (double)t->count);
         if (!kernels)
             printf(" %12llu %9.3f", (unsigned long long)t->bytes,
                    t->us > 0 ? (double)t->bytes / (t->us * 1000.0) : 0.0);
@@ -99,7 +100,8 @@ int accel_info_trace_summary(const char *path)
         if (strstr(line, "\"cat\":\"command\"") == NULL ||
             !field_string(line, "{\"name\":\"", name, sizeof(name)))
             continue;
-        struct total *t = total_for(totals, &count, name, strstr(line, "\"kernel\":") != NULL);
+        struct total *t = total_for(totals, &count, name,
+                                    strstr(line, "\"kernel\":") != NULL);
         if (t == NULL)
             continue;
         t->count++;
@@ -109,7 +111,9 @@ int accel_info_trace_summary(const char *path)
     free(line);
     fclose(file);
     if (events == 0) {
-        fprintf(stderr, "accel-info: %s: no trace events (not an ACCEL_TRACE file?)\n", path);
+        fprintf(stderr,
+                "accel-info: %s: no trace events (not an ACCEL_TRACE file?)\n",
+                path);
         return 1;
     }
     printf("%s: %zu events\n\n", path, events);

@@ -42,7 +42,8 @@ static accel_status template_plugin_open(const struct accel_host_services *servi
     plugin->services = services;
     /* A 1.1 host says its minor; a 1.0 host's services stop before it. */
     if (ACCEL_HOST_SERVICES_HAS(services, host_minor))
-        services->log(ACCEL_LOG_DEBUG, "template: host speaks ABI 1.%u", services->host_minor);
+        services->log(ACCEL_LOG_DEBUG, "template: host speaks ABI 1.%u",
+                      services->host_minor);
     *out_plugin = plugin;
     return ACCEL_OK;
 }
@@ -52,7 +53,8 @@ static void template_plugin_close(accel_drv_plugin *plugin)
     free(plugin);
 }
 
-static accel_status template_device_count(accel_drv_plugin *plugin, uint32_t *out_count,
+static accel_status template_device_count(accel_drv_plugin *plugin,
+                                          uint32_t *out_count,
                                           const char **out_reason)
 {
     (void)plugin;
@@ -65,7 +67,8 @@ static accel_status template_device_info(accel_drv_plugin *plugin, uint32_t inde
                                          struct accel_device_props *out_props)
 {
     if (index != 0)
-        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE, "template: no device %u", index);
+        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE,
+                                           "template: no device %u", index);
     memset(out_props, 0, sizeof *out_props);
     strcpy(out_props->name, "template device");
     strcpy(out_props->arch, "template");
@@ -79,7 +82,8 @@ static accel_status template_device_open(accel_drv_plugin *plugin, uint32_t inde
                                          accel_drv_device **out_device)
 {
     if (index != 0)
-        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE, "template: no device %u", index);
+        return plugin->services->set_error(ACCEL_ERR_NO_DEVICE,
+                                           "template: no device %u", index);
     accel_drv_device *device = calloc(1, sizeof *device);
     if (device == NULL)
         return ACCEL_ERR_OUT_OF_HOST_MEMORY;
@@ -107,15 +111,17 @@ static accel_status template_device_reset(accel_drv_device *device)
 }
 
 static accel_status template_mem_alloc(accel_drv_device *device, uint64_t bytes,
-                                       accel_drv_mem **out_mem, uint64_t *out_address)
+                                       accel_drv_mem **out_mem,
+                                       uint64_t *out_address)
 {
     accel_drv_plugin *plugin = device->plugin;
     uint64_t used = atomic_fetch_add(&plugin->used, bytes);
     if (bytes > TEMPLATE_MEMORY || used > TEMPLATE_MEMORY - bytes) {
         atomic_fetch_sub(&plugin->used, bytes);
-        return plugin->services->set_error(ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
-                                           "template: %llu bytes do not fit beside %llu in use",
-                                           (unsigned long long)bytes, (unsigned long long)used);
+        return plugin->services->set_error(
+            ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
+            "template: %llu bytes do not fit beside %llu in use",
+            (unsigned long long)bytes, (unsigned long long)used);
     }
     /* The block's size sits in the first alignment unit, for mem_free. */
     size_t rounded = ((size_t)bytes + ACCEL_DRIVER_MEM_ALIGNMENT - 1) &
@@ -124,8 +130,9 @@ static accel_status template_mem_alloc(accel_drv_device *device, uint64_t bytes,
                                          rounded + ACCEL_DRIVER_MEM_ALIGNMENT);
     if (block == NULL) {
         atomic_fetch_sub(&plugin->used, bytes);
-        return plugin->services->set_error(ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
-                                           "template: aligned_alloc(%zu) failed", rounded);
+        return plugin->services->set_error(
+            ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
+            "template: aligned_alloc(%zu) failed", rounded);
     }
     memcpy(block, &bytes, sizeof bytes);
     *out_mem = (accel_drv_mem *)block;
@@ -141,12 +148,13 @@ static void template_mem_free(accel_drv_device *device, accel_drv_mem *mem)
     free(mem);
 }
 
-static accel_status template_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr)
+static accel_status template_host_alloc(accel_drv_device *device, size_t bytes,
+                                        void **out_ptr)
 {
     void *ptr = malloc(bytes);
     if (ptr == NULL)
-        return device->plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                   "template: malloc(%zu) failed", bytes);
+        return device->plugin->services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY, "template: malloc(%zu) failed", bytes);
     *out_ptr = ptr;
     return ACCEL_OK;
 }
@@ -165,33 +173,38 @@ static accel_status template_stream_create(accel_drv_device *device,
     return *out_stream != NULL ? ACCEL_OK : ACCEL_ERR_OUT_OF_HOST_MEMORY;
 }
 
-static void template_stream_destroy(accel_drv_device *device, accel_drv_stream *stream)
+static void template_stream_destroy(accel_drv_device *device,
+                                    accel_drv_stream *stream)
 {
     (void)device;
     free(stream);
 }
 
-static accel_status template_stream_sync(accel_drv_device *device, accel_drv_stream *stream)
+static accel_status template_stream_sync(accel_drv_device *device,
+                                         accel_drv_stream *stream)
 {
     (void)device;
     (void)stream;
     return ACCEL_OK;
 }
 
-static accel_status template_event_create(accel_drv_device *device, accel_drv_event **out_event)
+static accel_status template_event_create(accel_drv_device *device,
+                                          accel_drv_event **out_event)
 {
     (void)device;
     *out_event = calloc(1, sizeof **out_event);
     return *out_event != NULL ? ACCEL_OK : ACCEL_ERR_OUT_OF_HOST_MEMORY;
 }
 
-static void template_event_destroy(accel_drv_device *device, accel_drv_event *event)
+static void template_event_destroy(accel_drv_device *device,
+                                   accel_drv_event *event)
 {
     (void)device;
     free(event);
 }
 
-static accel_status template_event_record(accel_drv_device *device, accel_drv_event *event,
+static accel_status template_event_record(accel_drv_device *device,
+                                          accel_drv_event *event,
                                           accel_drv_stream *stream)
 {
     (void)device;
@@ -201,7 +214,8 @@ static accel_status template_event_record(accel_drv_device *device, accel_drv_ev
 }
 
 /* event_query and event_sync: the work before an event is always done. */
-static accel_status template_event_done(accel_drv_device *device, accel_drv_event *event)
+static accel_status template_event_done(accel_drv_device *device,
+                                        accel_drv_event *event)
 {
     (void)device;
     (void)event;
@@ -224,13 +238,15 @@ static void copy_layout(unsigned char *dst, const unsigned char *src,
 {
     for (uint64_t s = 0; s < l->depth; s++) {
         for (uint64_t r = 0; r < l->rows; r++)
-            memcpy(dst + l->dst_offset + s * l->dst_slice_pitch + r * l->dst_pitch,
-                   src + l->src_offset + s * l->src_slice_pitch + r * l->src_pitch,
-                   (size_t)l->row_bytes);
+            memcpy(
+                dst + l->dst_offset + s * l->dst_slice_pitch + r * l->dst_pitch,
+                src + l->src_offset + s * l->src_slice_pitch + r * l->src_pitch,
+                (size_t)l->row_bytes);
     }
 }
 
-static accel_status template_copy_to_device(accel_drv_device *device, accel_drv_stream *stream,
+static accel_status template_copy_to_device(accel_drv_device *device,
+                                            accel_drv_stream *stream,
                                             uint64_t dst, const void *src,
                                             const struct accel_copy_layout *layout)
 {
@@ -240,8 +256,9 @@ static accel_status template_copy_to_device(accel_drv_device *device, accel_drv_
     return ACCEL_OK;
 }
 
-static accel_status template_copy_to_host(accel_drv_device *device, accel_drv_stream *stream,
-                                          void *dst, uint64_t src,
+static accel_status template_copy_to_host(accel_drv_device *device,
+                                          accel_drv_stream *stream, void *dst,
+                                          uint64_t src,
                                           const struct accel_copy_layout *layout)
 {
     (void)device;
@@ -250,18 +267,21 @@ static accel_status template_copy_to_host(accel_drv_device *device, accel_drv_st
     return ACCEL_OK;
 }
 
-static accel_status template_copy_on_device(accel_drv_device *device, accel_drv_stream *stream,
+static accel_status template_copy_on_device(accel_drv_device *device,
+                                            accel_drv_stream *stream,
                                             uint64_t dst, uint64_t src,
                                             const struct accel_copy_layout *layout)
 {
     (void)device;
     (void)stream;
-    copy_layout((unsigned char *)(uintptr_t)dst, (const unsigned char *)(uintptr_t)src, layout);
+    copy_layout((unsigned char *)(uintptr_t)dst,
+                (const unsigned char *)(uintptr_t)src, layout);
     return ACCEL_OK;
 }
 
 /* Nothing is pending when it is called: the function runs at once. */
-static accel_status template_host_func(accel_drv_device *device, accel_drv_stream *stream,
+static accel_status template_host_func(accel_drv_device *device,
+                                       accel_drv_stream *stream,
                                        void (*fn)(void *user), void *user)
 {
     (void)device;

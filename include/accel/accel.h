@@ -182,9 +182,9 @@ typedef enum accel_plugin_state {
 
 /* One candidate plugin file, as discovery saw it. */
 typedef struct accel_plugin_info {
-    const char *path;       /* the file considered */
-    const char *name;       /* NAME from accel-plugin-NAME.so */
-    const char *version;    /* the plugin's version; NULL unless opened */
+    const char *path;    /* the file considered */
+    const char *name;    /* NAME from accel-plugin-NAME.so */
+    const char *version; /* the plugin's version; NULL unless opened */
     accel_plugin_state state;
     /* Why rejected or without device ("not a candidate: did you mean
      * accel-plugin-NAME.so?" for a file named libaccel-plugin-NAME.so or
@@ -223,10 +223,9 @@ ACCEL_API void accel_host_search_path(const accel_host *host,
  * GPU device creates a context; describing one does not).
  * Errors: ACCEL_ERR_NOT_FOUND, ACCEL_ERR_NO_DEVICE, the plugin's error.
  */
-ACCEL_API accel_status accel_host_device_props(accel_host *host,
-                                               const char *plugin,
-                                               uint32_t index,
-                                               struct accel_device_props *out_props);
+ACCEL_API accel_status
+accel_host_device_props(accel_host *host, const char *plugin, uint32_t index,
+                        struct accel_device_props *out_props);
 /* The state and reason for a plugin state, as a word ("loaded", ...). */
 ACCEL_API const char *accel_plugin_state_name(accel_plugin_state state);
 
@@ -392,8 +391,8 @@ typedef struct accel_recovery_policy {
 /* The default policy: no automatic recovery. */
 static inline accel_recovery_policy accel_recovery_policy_default(void)
 {
-    accel_recovery_policy policy = {(uint32_t)sizeof(accel_recovery_policy),
-                                    false, 0, 0, NULL, NULL};
+    accel_recovery_policy policy = {
+        (uint32_t)sizeof(accel_recovery_policy), false, 0, 0, NULL, NULL};
     return policy;
 }
 
@@ -403,8 +402,8 @@ static inline accel_recovery_policy accel_recovery_policy_default(void)
  * Errors: ACCEL_ERR_INVALID_ARGUMENT (NULL, max_losses too large, a
  * struct_size too small to hold a field).
  */
-ACCEL_API accel_status accel_device_set_recovery(accel_device *device,
-                                                 const accel_recovery_policy *policy);
+ACCEL_API accel_status accel_device_set_recovery(
+    accel_device *device, const accel_recovery_policy *policy);
 
 /* ---- typed device memory: refs ---- */
 
@@ -441,14 +440,18 @@ typedef struct accel_ref {
     uint32_t slot_generation;
     uint32_t device_id;
     uint32_t device_generation;
-    uint32_t type;  /* accel_elem_type */
+    uint32_t type; /* accel_elem_type */
     uint32_t reserved;
     uint64_t count; /* elements */
 } accel_ref;
 
 /* 16-bit floats as distinct host types, so that _Generic can tell them. */
-typedef struct accel_f16 { uint16_t bits; } accel_f16;
-typedef struct accel_bf16 { uint16_t bits; } accel_bf16;
+typedef struct accel_f16 {
+    uint16_t bits;
+} accel_f16;
+typedef struct accel_bf16 {
+    uint16_t bits;
+} accel_bf16;
 
 /*
  * Allocate `count` (> 0) elements of `type` on the device.
@@ -619,8 +622,8 @@ typedef struct accel_dim3 {
 } accel_dim3;
 
 typedef enum accel_arg_kind {
-    ACCEL_ARG_KIND_REF = 1,   /* a ref: passed as its device address */
-    ACCEL_ARG_KIND_VALUE = 2  /* bytes passed by value */
+    ACCEL_ARG_KIND_REF = 1,  /* a ref: passed as its device address */
+    ACCEL_ARG_KIND_VALUE = 2 /* bytes passed by value */
 } accel_arg_kind;
 
 /*
@@ -640,11 +643,15 @@ typedef struct accel_arg {
 #define ACCEL_ARG_REF(r) ((accel_arg){.kind = ACCEL_ARG_KIND_REF, .ref = (r)})
 /* A value argument from an lvalue: ACCEL_ARG_VALUE(n) for `int n`. */
 #define ACCEL_ARG_VALUE(v)                                                     \
-    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE, .value = &(v),                  \
-                 .size = sizeof(v), .align = (uint32_t)__alignof__(v)})
+    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE,                                 \
+                 .value = &(v),                                                \
+                 .size = sizeof(v),                                            \
+                 .align = (uint32_t) __alignof__(v)})
 #define ACCEL_ARG_BYTES(ptr, bytes, alignment)                                 \
-    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE, .value = (ptr),                 \
-                 .size = (bytes), .align = (alignment)})
+    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE,                                 \
+                 .value = (ptr),                                               \
+                 .size = (bytes),                                              \
+                 .align = (alignment)})
 
 /*
  * A value argument from any arithmetic expression, converted to the scalar
@@ -662,8 +669,10 @@ typedef struct accel_arg {
  * comes before the call. ACCEL_ARG_F16 and ACCEL_ARG_BF16 take an accel_f16
  * or accel_bf16.
  */
-#define ACCEL_ARG_F16(v) ACCEL__ARG_AS(accel_f16, _Generic((v), accel_f16: (v)))
-#define ACCEL_ARG_BF16(v) ACCEL__ARG_AS(accel_bf16, _Generic((v), accel_bf16: (v)))
+#define ACCEL_ARG_F16(v)                                                       \
+    ACCEL__ARG_AS(accel_f16, _Generic((v), accel_f16 : (v)))
+#define ACCEL_ARG_BF16(v)                                                      \
+    ACCEL__ARG_AS(accel_bf16, _Generic((v), accel_bf16 : (v)))
 #define ACCEL_ARG_F32(v) ACCEL__ARG_AS(float, +(v))
 #define ACCEL_ARG_F64(v) ACCEL__ARG_AS(double, +(v))
 #define ACCEL_ARG_I8(v) ACCEL__ARG_AS(int8_t, +(v))
@@ -677,8 +686,10 @@ typedef struct accel_arg {
 /* An array of one T, so that a struct (accel_f16) is initialised from a
  * value of its own type as a scalar is. */
 #define ACCEL__ARG_AS(T, v)                                                    \
-    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE, .value = (const T[1]){(v)},     \
-                 .size = sizeof(T), .align = (uint32_t)_Alignof(T)})
+    ((accel_arg){.kind = ACCEL_ARG_KIND_VALUE,                                 \
+                 .value = (const T[1]){(v)},                                   \
+                 .size = sizeof(T),                                            \
+                 .align = (uint32_t) _Alignof(T)})
 
 /*
  * Enqueue a launch of `grid` blocks of `block` threads with `shared_bytes`
@@ -700,8 +711,8 @@ typedef struct accel_arg {
  */
 ACCEL_API accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
                                     accel_dim3 grid, accel_dim3 block,
-                                    uint32_t shared_bytes, const accel_arg *args,
-                                    uint32_t nargs);
+                                    uint32_t shared_bytes,
+                                    const accel_arg *args, uint32_t nargs);
 
 /* ---- completion ----
  *
@@ -774,26 +785,25 @@ ACCEL_API accel_status accel_device_dispatch(accel_device *device,
  * native address was asked for (accel_ref_native) never moves.
  */
 typedef struct accel_memory_stats {
-    uint32_t struct_size;        /* set by the library: the bytes it wrote */
-    uint64_t reserved_bytes;     /* taken from the plugin, in pages */
-    uint64_t used_bytes;         /* in live allocations */
+    uint32_t struct_size;    /* set by the library: the bytes it wrote */
+    uint64_t reserved_bytes; /* taken from the plugin, in pages */
+    uint64_t used_bytes;     /* in live allocations */
     uint64_t pages;
-    uint64_t slices;             /* live allocations */
-    uint64_t relocations;        /* slices moved, ever */
-    uint64_t pool_hits;          /* allocations served from existing pages */
-    uint64_t pool_misses;        /* allocations that took a new page */
-    uint64_t pending_frees;      /* freed, waiting for their streams */
+    uint64_t slices;        /* live allocations */
+    uint64_t relocations;   /* slices moved, ever */
+    uint64_t pool_hits;     /* allocations served from existing pages */
+    uint64_t pool_misses;   /* allocations that took a new page */
+    uint64_t pending_frees; /* freed, waiting for their streams */
     uint64_t pending_free_bytes;
-    uint64_t staging_buffers;    /* pinned staging buffers held */
+    uint64_t staging_buffers; /* pinned staging buffers held */
     uint64_t staging_chunk_bytes;
 } accel_memory_stats;
 
 /* A macro: it passes sizeof *(out_stats) (see "structs that grow"). */
 #define accel_device_memory_stats(device, out_stats)                           \
     accel_device_memory_stats_sized((device), (out_stats), sizeof *(out_stats))
-ACCEL_API accel_status accel_device_memory_stats_sized(accel_device *device,
-                                                       accel_memory_stats *out_stats,
-                                                       size_t stats_size);
+ACCEL_API accel_status accel_device_memory_stats_sized(
+    accel_device *device, accel_memory_stats *out_stats, size_t stats_size);
 
 typedef struct accel_pool_policy {
     /* sizeof(accel_pool_policy) as the caller was compiled, or 0. */
@@ -814,8 +824,8 @@ static inline accel_pool_policy accel_pool_policy_default(void)
 
 /* Errors: ACCEL_ERR_INVALID_ARGUMENT (NULL, outdated_percent out of range,
  * a struct_size too small to hold a field). */
-ACCEL_API accel_status accel_device_set_pool_policy(accel_device *device,
-                                                    const accel_pool_policy *policy);
+ACCEL_API accel_status accel_device_set_pool_policy(
+    accel_device *device, const accel_pool_policy *policy);
 /*
  * Move the slices of every outdated page that fits elsewhere, now. The move
  * is ordered with the device's streams; it does not wait for them.
@@ -864,15 +874,15 @@ ACCEL_API accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
  * Errors: ACCEL_ERR_INVALID_ARGUMENT for a malformed or overflowing layout
  * or one that reaches past the allocation.
  */
-ACCEL_API accel_status accel_copy_to_device_layout(
-    accel_stream *stream, accel_ref dst, const void *src,
-    const struct accel_copy_layout *layout);
-ACCEL_API accel_status accel_copy_to_host_layout(
-    accel_stream *stream, void *dst, accel_ref src,
-    const struct accel_copy_layout *layout);
-ACCEL_API accel_status accel_copy_on_device_layout(
-    accel_stream *stream, accel_ref dst, accel_ref src,
-    const struct accel_copy_layout *layout);
+ACCEL_API accel_status
+accel_copy_to_device_layout(accel_stream *stream, accel_ref dst, const void *src,
+                            const struct accel_copy_layout *layout);
+ACCEL_API accel_status
+accel_copy_to_host_layout(accel_stream *stream, void *dst, accel_ref src,
+                          const struct accel_copy_layout *layout);
+ACCEL_API accel_status
+accel_copy_on_device_layout(accel_stream *stream, accel_ref dst, accel_ref src,
+                            const struct accel_copy_layout *layout);
 
 /*
  * Fill `bytes` bytes of `dst` from byte `offset` with the `pattern_size`-
@@ -887,9 +897,9 @@ ACCEL_API accel_status accel_copy_on_device_layout(
  * memory of its own: the call then waits for the stream to finish the fill
  * before it returns.
  */
-ACCEL_API accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
-                                  uint64_t bytes, const void *pattern,
-                                  size_t pattern_size);
+ACCEL_API accel_status accel_fill(accel_stream *stream, accel_ref dst,
+                                  uint64_t offset, uint64_t bytes,
+                                  const void *pattern, size_t pattern_size);
 
 /*
  * Typed copies: `count` elements of the host type (`src_type` or
@@ -916,7 +926,8 @@ ACCEL_API accel_status accel_copy_to_host_typed(accel_stream *stream,
                                                 void *dst, accel_ref src,
                                                 uint64_t count);
 
-#if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#if !defined(__cplusplus) && defined(__STDC_VERSION__) &&                      \
+    __STDC_VERSION__ >= 201112L
 /*
  * The element type of a host pointer, chosen at compile time:
  *
@@ -946,7 +957,8 @@ ACCEL_API accel_status accel_copy_to_host_typed(accel_stream *stream,
 
 /* Copy `count` elements from a typed host pointer into a ref. */
 #define accel_copy_in(stream, ref, src, count)                                 \
-    accel_copy_to_device_typed((stream), (ref), ACCEL_ELEM_TYPE_OF(src), (src), (count))
+    accel_copy_to_device_typed((stream), (ref), ACCEL_ELEM_TYPE_OF(src),       \
+                               (src), (count))
 /* Copy `count` elements from a ref into a typed host pointer; a pointer to
  * const does not compile. */
 #define accel_copy_out(stream, dst, ref, count)                                \
@@ -954,41 +966,74 @@ ACCEL_API accel_status accel_copy_to_host_typed(accel_stream *stream,
                              (dst), (ref), (count))
 
 /* The associations of ACCEL_ELEM_TYPE_OF, for elements qualified `Q`. */
-#define ACCEL__ELEM_TYPES(Q)                                                   \
-    Q float *: ACCEL_F32, Q double *: ACCEL_F64,                               \
-    Q accel_f16 *: ACCEL_F16, Q accel_bf16 *: ACCEL_BF16,                      \
-    Q char *: ACCEL_BYTE,                                                      \
-    Q signed char *: ACCEL_I8, Q unsigned char *: ACCEL_U8,                    \
-    Q short *: ACCEL__SIGNED_OF(short),                                        \
-    Q unsigned short *: ACCEL__UNSIGNED_OF(short),                             \
-    Q int *: ACCEL__SIGNED_OF(int),                                            \
-    Q unsigned int *: ACCEL__UNSIGNED_OF(int),                                 \
-    Q long *: ACCEL__SIGNED_OF(long),                                          \
-    Q unsigned long *: ACCEL__UNSIGNED_OF(long),                               \
-    Q long long *: ACCEL__SIGNED_OF(long long),                                \
-    Q unsigned long long *: ACCEL__UNSIGNED_OF(long long)                      \
-    ACCEL__FLOAT16_TYPES(Q) ACCEL__BFLOAT16_TYPES(Q)
+#define ACCEL__ELEM_TYPES(Q)                                                                                                                               \
+    Q float                                                                                                                                                \
+        * : ACCEL_F32,                                                                                                                                     \
+            Q double                                                                                                                                       \
+                * : ACCEL_F64,                                                                                                                             \
+                    Q accel_f16                                                                                                                            \
+                        * : ACCEL_F16,                                                                                                                     \
+                            Q accel_bf16                                                                                                                   \
+                                * : ACCEL_BF16,                                                                                                            \
+                                    Q char                                                                                                                 \
+                                        * : ACCEL_BYTE,                                                                                                    \
+                                            Q signed char                                                                                                  \
+                                                * : ACCEL_I8,                                                                                              \
+                                                    Q unsigned char                                                                                        \
+                                                        * : ACCEL_U8,                                                                                      \
+                                                            Q short                                                                                        \
+                                                                * : ACCEL__SIGNED_OF(                                                                      \
+                                                                        short),                                                                            \
+                                                                    Q unsigned short                                                                       \
+                                                                        * : ACCEL__UNSIGNED_OF(                                                            \
+                                                                                short),                                                                    \
+                                                                            Q int                                                                          \
+                                                                                * : ACCEL__SIGNED_OF(                                                      \
+                                                                                        int),                                                              \
+                                                                                    Q unsigned int                                                         \
+                                                                                        * : ACCEL__UNSIGNED_OF(                                            \
+                                                                                                int),                                                      \
+                                                                                            Q long                                                         \
+                                                                                                * : ACCEL__SIGNED_OF(                                      \
+                                                                                                        long),                                             \
+                                                                                                    Q unsigned long                                        \
+                                                                                                        * : ACCEL__UNSIGNED_OF(                            \
+                                                                                                                long),                                     \
+                                                                                                            Q long long                                    \
+                                                                                                                * : ACCEL__SIGNED_OF(                      \
+                                                                                                                        long long),                        \
+                                                                                                                    Q unsigned long long                   \
+                                                                                                                        * : ACCEL__UNSIGNED_OF(            \
+                                                                                                                                long long)                 \
+                                                                                                                                ACCEL__FLOAT16_TYPES(      \
+                                                                                                                                    Q)                     \
+                                                                                                                                    ACCEL__BFLOAT16_TYPES( \
+                                                                                                                                        Q)
 
 /* Integer types by their size, so that long is I64 on LP64 and I32 on
  * ILP32 alike. */
 #define ACCEL__SIGNED_OF(T)                                                    \
-    (sizeof(T) == 1 ? ACCEL_I8 : sizeof(T) == 2 ? ACCEL_I16                   \
-     : sizeof(T) == 4 ? ACCEL_I32 : ACCEL_I64)
+    (sizeof(T) == 1   ? ACCEL_I8                                               \
+     : sizeof(T) == 2 ? ACCEL_I16                                              \
+     : sizeof(T) == 4 ? ACCEL_I32                                              \
+                      : ACCEL_I64)
 #define ACCEL__UNSIGNED_OF(T)                                                  \
-    (sizeof(T) == 1 ? ACCEL_U8 : sizeof(T) == 2 ? ACCEL_U16                   \
-     : sizeof(T) == 4 ? ACCEL_U32 : ACCEL_U64)
+    (sizeof(T) == 1   ? ACCEL_U8                                               \
+     : sizeof(T) == 2 ? ACCEL_U16                                              \
+     : sizeof(T) == 4 ? ACCEL_U32                                              \
+                      : ACCEL_U64)
 
 /* The compilers' own 16-bit floats, where they have them. Named through
  * typedefs made with __extension__, so that -pedantic stays quiet. */
 #if defined(__FLT16_MAX__)
 __extension__ typedef _Float16 accel__float16;
-#define ACCEL__FLOAT16_TYPES(Q) , Q accel__float16 *: ACCEL_F16
+#define ACCEL__FLOAT16_TYPES(Q) , Q accel__float16 * : ACCEL_F16
 #else
 #define ACCEL__FLOAT16_TYPES(Q)
 #endif
 #if defined(__BFLT16_MAX__)
 __extension__ typedef __bf16 accel__bfloat16;
-#define ACCEL__BFLOAT16_TYPES(Q) , Q accel__bfloat16 *: ACCEL_BF16
+#define ACCEL__BFLOAT16_TYPES(Q) , Q accel__bfloat16 * : ACCEL_BF16
 #else
 #define ACCEL__BFLOAT16_TYPES(Q)
 #endif

@@ -131,10 +131,10 @@ struct accel_kernel_signature {
 struct accel_compile_request {
     uint32_t struct_size; /* sizeof(struct accel_compile_request) */
     uint32_t option_count;
-    const char *source;   /* NUL-terminated */
-    size_t source_size;   /* strlen(source) */
+    const char *source;         /* NUL-terminated */
+    size_t source_size;         /* strlen(source) */
     const char *const *options; /* option_count strings */
-    void *host;           /* the host's, passed back to the calls below */
+    void *host;                 /* the host's, passed back to the calls below */
     /* Hand over the image (copied). ACCEL_ERR_OUT_OF_HOST_MEMORY. */
     accel_status (*put_image)(void *host, const void *image, size_t size);
     /* Append `size` bytes to the compiler's log (copied). */
@@ -250,8 +250,7 @@ struct accel_host_services {
 static inline size_t
 accel_device_props_size(const struct accel_host_services *services)
 {
-    if (!ACCEL_HOST_SERVICES_HAS(services, host_minor) ||
-        services->host_minor < 1)
+    if (!ACCEL_HOST_SERVICES_HAS(services, host_minor) || services->host_minor < 1)
         return ACCEL_DEVICE_PROPS_V1_0_SIZE;
     return ACCEL_DEVICE_PROPS_V1_1_SIZE;
 }
@@ -271,8 +270,8 @@ struct accel_driver_v1 {
      * host reads only the entries it knows.
      */
     uint32_t struct_size;
-    uint16_t abi_major; /* ACCEL_DRIVER_ABI_MAJOR */
-    uint16_t abi_minor; /* ACCEL_DRIVER_ABI_MINOR, as the plugin was built */
+    uint16_t abi_major;  /* ACCEL_DRIVER_ABI_MAJOR */
+    uint16_t abi_minor;  /* ACCEL_DRIVER_ABI_MINOR, as the plugin was built */
     const char *name;    /* equals NAME in the file name accel-plugin-NAME.so */
     const char *version; /* the plugin's own version, free text */
     /*
@@ -543,8 +542,9 @@ struct accel_driver_v1 {
      * accel_event_elapsed returns ACCEL_ERR_NOT_SUPPORTED. The host also
      * uses it to place commands on a trace's stream tracks (ACCEL_TRACE).
      */
-    accel_status (*event_elapsed)(accel_drv_device *device, accel_drv_event *start,
-                                  accel_drv_event *end, int64_t *out_ns);
+    accel_status (*event_elapsed)(accel_drv_device *device,
+                                  accel_drv_event *start, accel_drv_event *end,
+                                  int64_t *out_ns);
     /*
      * Optional. Since: 1.1. Compile kernel source (the <accel/kernel.h>
      * dialect, which the plugin supplies to its compiler: the source needs
@@ -676,7 +676,7 @@ ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_driver_v1, plugin_open) ==
                                 16 + 2 * sizeof(void *),
                             "accel_driver_v1 header layout");
 #define ACCEL_DRIVER_ASSERT_ENTRY_(entry, need, since, slot)                   \
-    ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_driver_v1, entry) ==    \
+    ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_driver_v1, entry) ==     \
                                     ACCEL_DRIVER_V1_ENTRY_OFFSET(slot),        \
                                 "accel_driver_v1 entry moved: " #entry);
 ACCEL_DRIVER_V1_ENTRIES(ACCEL_DRIVER_ASSERT_ENTRY_)
@@ -690,18 +690,15 @@ ACCEL_DRIVER_STATIC_ASSERT_(ACCEL_DEVICE_PROPS_V1_0_SIZE == 208 &&
                                 sizeof(struct accel_device_props) ==
                                     ACCEL_DEVICE_PROPS_V1_1_SIZE,
                             "accel_device_props layout");
-ACCEL_DRIVER_STATIC_ASSERT_(ACCEL_KERNEL_SIGNATURE_V1_0_SIZE ==
-                                4 + 4 * ACCEL_KERNEL_MAX_PARAMS &&
-                                offsetof(struct accel_kernel_signature,
-                                         param_names) ==
-                                    ACCEL_KERNEL_SIGNATURE_V1_0_SIZE +
-                                        2 * ACCEL_KERNEL_MAX_PARAMS,
-                            "accel_kernel_signature layout");
+ACCEL_DRIVER_STATIC_ASSERT_(
+    ACCEL_KERNEL_SIGNATURE_V1_0_SIZE == 4 + 4 * ACCEL_KERNEL_MAX_PARAMS &&
+        offsetof(struct accel_kernel_signature, param_names) ==
+            ACCEL_KERNEL_SIGNATURE_V1_0_SIZE + 2 * ACCEL_KERNEL_MAX_PARAMS,
+    "accel_kernel_signature layout");
 ACCEL_DRIVER_STATIC_ASSERT_(offsetof(struct accel_host_services, log) == 8 &&
                                 offsetof(struct accel_host_services, getenv) ==
                                     8 + 2 * sizeof(void (*)(void)) &&
-                                offsetof(struct accel_host_services,
-                                         host_minor) ==
+                                offsetof(struct accel_host_services, host_minor) ==
                                     ACCEL_HOST_SERVICES_V1_0_SIZE &&
                                 sizeof(struct accel_host_services) ==
                                     ACCEL_HOST_SERVICES_V1_1_SIZE,

@@ -179,13 +179,13 @@
 
 /* The warp operations accel_cpu_runtime.warp_op performs. */
 enum accel_cpu_warp_op {
-    ACCEL_CPU_WARP_SYNC = 0,      /* no value; returns 0 */
-    ACCEL_CPU_WARP_SHFL_IDX = 1,  /* the value of lane `arg` */
-    ACCEL_CPU_WARP_SHFL_UP = 2,   /* the value of lane - arg, or the caller's own */
+    ACCEL_CPU_WARP_SYNC = 0,     /* no value; returns 0 */
+    ACCEL_CPU_WARP_SHFL_IDX = 1, /* the value of lane `arg` */
+    ACCEL_CPU_WARP_SHFL_UP = 2, /* the value of lane - arg, or the caller's own */
     ACCEL_CPU_WARP_SHFL_DOWN = 3, /* the value of lane + arg, or the caller's own */
-    ACCEL_CPU_WARP_SHFL_XOR = 4,  /* the value of lane ^ arg, or the caller's own */
-    ACCEL_CPU_WARP_BALLOT = 5,    /* bit l set when lane l's value is non-zero */
-    ACCEL_CPU_WARP_ALL = 6        /* 1 when every lane's value is non-zero */
+    ACCEL_CPU_WARP_SHFL_XOR = 4, /* the value of lane ^ arg, or the caller's own */
+    ACCEL_CPU_WARP_BALLOT = 5, /* bit l set when lane l's value is non-zero */
+    ACCEL_CPU_WARP_ALL = 6     /* 1 when every lane's value is non-zero */
 };
 
 /*
@@ -202,8 +202,8 @@ struct accel_cpu_runtime {
      * caller's warp of 32); returns once every such lane of the block has
      * called it, with the caller's result.
      */
-    uint64_t (*warp_op)(void *state, uint32_t thread, uint32_t op, uint64_t mask,
-                        uint64_t value, uint32_t arg);
+    uint64_t (*warp_op)(void *state, uint32_t thread, uint32_t op,
+                        uint64_t mask, uint64_t value, uint32_t arg);
 };
 
 /* The block a run_block or run_thread call executes. */
@@ -216,7 +216,7 @@ struct accel_cpu_block {
     /* Since ABI 2. */
     uint32_t first_thread; /* run_block runs the threads from this linear index on */
     const struct accel_cpu_runtime *runtime;
-    void *runtime_state;   /* the plugin's, passed back to the runtime */
+    void *runtime_state; /* the plugin's, passed back to the runtime */
 };
 
 /*
@@ -261,8 +261,8 @@ struct accel_cpu_kernel {
      * ACCEL_CPU_REGIONS_DISAGREE(...) when the threads did not all reach the
      * same barrier or all return (the block's work is then incomplete).
      */
-    uint64_t (*run_regions)(const struct accel_cpu_block *block, void *const *args,
-                            void *scratch);
+    uint64_t (*run_regions)(const struct accel_cpu_block *block,
+                            void *const *args, void *scratch);
     uint32_t region_thread_bytes;
 };
 
@@ -275,7 +275,8 @@ struct accel_cpu_kernel {
 #define ACCEL_CPU_REGIONS_OK 0u
 #define ACCEL_CPU_REGIONS_RETURNED 0u
 #define ACCEL_CPU_REGIONS_DISAGREE(thread, did, thread0_did)                   \
-    ((uint64_t)(thread) + 1u | (uint64_t)(did) << 32 | (uint64_t)(thread0_did) << 48)
+    ((uint64_t)(thread) + 1u | (uint64_t)(did) << 32 |                         \
+     (uint64_t)(thread0_did) << 48)
 #define ACCEL_CPU_REGIONS_THREAD(result) ((uint32_t)(result)-1u)
 #define ACCEL_CPU_REGIONS_DID(result) ((uint32_t)((result) >> 32 & 0xffffu))
 #define ACCEL_CPU_REGIONS_THREAD0_DID(result) ((uint32_t)((result) >> 48))
@@ -312,8 +313,8 @@ struct accel_cpu_kernel {
  * follows like a function body; `return` ends the calling thread.
  */
 #define ACCEL_KERNEL(...)                                                      \
-    ACCEL__KERNEL_EXPANDED(ACCEL__FIRST(__VA_ARGS__), ACCEL__COUNT(__VA_ARGS__), \
-                           __VA_ARGS__)
+    ACCEL__KERNEL_EXPANDED(ACCEL__FIRST(__VA_ARGS__),                          \
+                           ACCEL__COUNT(__VA_ARGS__), __VA_ARGS__)
 /* One more level, so that the name and count are expanded before ## pastes. */
 #define ACCEL__KERNEL_EXPANDED(name, n, ...) ACCEL__KERNEL(name, n, __VA_ARGS__)
 
@@ -370,8 +371,10 @@ typedef uint64_t accel_lane_mask;
 #define ACCEL__MASK32(mask) ((unsigned)(mask))
 #define accel_shfl_sync(mask, v, src) __shfl_sync(ACCEL__MASK32(mask), v, src)
 #define accel_shfl_up_sync(mask, v, d) __shfl_up_sync(ACCEL__MASK32(mask), v, d)
-#define accel_shfl_down_sync(mask, v, d) __shfl_down_sync(ACCEL__MASK32(mask), v, d)
-#define accel_shfl_xor_sync(mask, v, m) __shfl_xor_sync(ACCEL__MASK32(mask), v, m)
+#define accel_shfl_down_sync(mask, v, d)                                       \
+    __shfl_down_sync(ACCEL__MASK32(mask), v, d)
+#define accel_shfl_xor_sync(mask, v, m)                                        \
+    __shfl_xor_sync(ACCEL__MASK32(mask), v, m)
 #define accel_ballot_sync(mask, pred)                                          \
     ((accel_lane_mask)__ballot_sync(ACCEL__MASK32(mask), pred))
 #define accel_any_sync(mask, pred) __any_sync(ACCEL__MASK32(mask), pred)
@@ -386,7 +389,8 @@ typedef uint64_t accel_lane_mask;
 #define accel_shfl_up_sync(mask, v, d) ((void)(mask), __shfl_up(v, d))
 #define accel_shfl_down_sync(mask, v, d) ((void)(mask), __shfl_down(v, d))
 #define accel_shfl_xor_sync(mask, v, m) ((void)(mask), __shfl_xor(v, m))
-#define accel_ballot_sync(mask, pred) ((void)(mask), (accel_lane_mask)__ballot(pred))
+#define accel_ballot_sync(mask, pred)                                          \
+    ((void)(mask), (accel_lane_mask)__ballot(pred))
 #define accel_any_sync(mask, pred) ((void)(mask), __any(pred))
 #define accel_all_sync(mask, pred) ((void)(mask), __all(pred))
 #define accel_warp_sync(mask) ((void)(mask), __builtin_amdgcn_wave_barrier())
@@ -464,8 +468,10 @@ typedef uint64_t accel_lane_mask;
 
 ACCEL__GPU_ATOMICS(i32, int32_t, int, int, ACCEL__GPU_MINMAX)
 ACCEL__GPU_ATOMICS(u32, uint32_t, unsigned int, unsigned int, ACCEL__GPU_MINMAX)
-ACCEL__GPU_ATOMICS(i64, int64_t, unsigned long long, long long, ACCEL__GPU_MINMAX_CAS)
-ACCEL__GPU_ATOMICS(u64, uint64_t, unsigned long long, unsigned long long, ACCEL__GPU_MINMAX)
+ACCEL__GPU_ATOMICS(i64, int64_t, unsigned long long, long long,
+                   ACCEL__GPU_MINMAX_CAS)
+ACCEL__GPU_ATOMICS(u64, uint64_t, unsigned long long, unsigned long long,
+                   ACCEL__GPU_MINMAX)
 
 ACCEL_DEVICE_FN float accel_atomic_add_f32(float *p, float v)
 {
@@ -487,8 +493,9 @@ ACCEL_DEVICE_FN double accel_atomic_add_f64(double *p, double v)
 #include <stddef.h>
 #include <string.h>
 
-_Static_assert(sizeof(void *) == 8,
-               "the CPU kernel form needs 64-bit pointers: device addresses are 64-bit");
+_Static_assert(
+    sizeof(void *) == 8,
+    "the CPU kernel form needs 64-bit pointers: device addresses are 64-bit");
 
 #define ACCEL_RESTRICT __restrict
 #define ACCEL_DEVICE_FN static inline
@@ -516,17 +523,20 @@ struct accel_cpu_thread {
 #define blockDim (accel__thread->block_dim)
 #define gridDim (accel__thread->grid_dim)
 
-#define ACCEL_SHARED_DYNAMIC(type, name) type *name = (type *)accel__thread->shared
+#define ACCEL_SHARED_DYNAMIC(type, name)                                       \
+    type *name = (type *)accel__thread->shared
 /*
  * A static shared array: one per host thread, and a host thread runs one
  * block at a time, all of its threads, so one per block as on a GPU.
  */
-#define ACCEL_SHARED(type, name, count) static _Thread_local _Alignas(16) type name[count]
+#define ACCEL_SHARED(type, name, count)                                        \
+    static _Thread_local _Alignas(16) type name[count]
 
 #define accel_thread_rank() (accel__thread->rank)
 #define accel_warp_size() 32u
 #define accel_lane_id() (accel__thread->rank % 32u)
-#define accel_popcount64(x) ((uint32_t)__builtin_popcountll((unsigned long long)(x)))
+#define accel_popcount64(x)                                                    \
+    ((uint32_t)__builtin_popcountll((unsigned long long)(x)))
 
 /*
  * A block's threads run on one host thread: a block fence needs only the
@@ -539,9 +549,12 @@ static inline void accel__cpu_thread_begin(struct accel_cpu_thread *t,
                                            const struct accel_cpu_block *b)
 {
     t->thread_idx = (struct accel_cpu_dim3){0, 0, 0};
-    t->block_idx = (struct accel_cpu_dim3){b->block_idx[0], b->block_idx[1], b->block_idx[2]};
-    t->block_dim = (struct accel_cpu_dim3){b->block_dim[0], b->block_dim[1], b->block_dim[2]};
-    t->grid_dim = (struct accel_cpu_dim3){b->grid_dim[0], b->grid_dim[1], b->grid_dim[2]};
+    t->block_idx = (struct accel_cpu_dim3){b->block_idx[0], b->block_idx[1],
+                                           b->block_idx[2]};
+    t->block_dim = (struct accel_cpu_dim3){b->block_dim[0], b->block_dim[1],
+                                           b->block_dim[2]};
+    t->grid_dim = (struct accel_cpu_dim3){b->grid_dim[0], b->grid_dim[1],
+                                          b->grid_dim[2]};
     t->shared = b->shared;
     t->rank = 0;
     t->block = b;
@@ -569,22 +582,25 @@ accel__cbs_barrier(const struct accel_cpu_block *b, uint32_t rank)
 {
     b->runtime->sync_threads(b->runtime_state, rank);
 }
-#define accel_sync_threads() accel__cbs_barrier(accel__thread->block, accel__thread->rank)
+#define accel_sync_threads()                                                   \
+    accel__cbs_barrier(accel__thread->block, accel__thread->rank)
 #else
 #define accel_sync_threads() accel__cpu_sync_threads(accel__thread)
 #endif
 
-static inline uint64_t accel__cpu_warp(const struct accel_cpu_thread *t, uint32_t op,
-                                       accel_lane_mask mask, uint64_t value, uint32_t arg)
+static inline uint64_t accel__cpu_warp(const struct accel_cpu_thread *t,
+                                       uint32_t op, accel_lane_mask mask,
+                                       uint64_t value, uint32_t arg)
 {
-    return t->block->runtime->warp_op(t->block->runtime_state, t->rank, op, mask, value,
-                                      arg);
+    return t->block->runtime->warp_op(t->block->runtime_state, t->rank, op,
+                                      mask, value, arg);
 }
 
 /* A shuffle of each type CUDA's __shfl_sync takes, through its bits. */
 #define ACCEL__CPU_SHFL(sfx, T)                                                \
-    static inline T accel__shfl_##sfx(const struct accel_cpu_thread *t, uint32_t op, \
-                                      accel_lane_mask mask, T v, int arg)      \
+    static inline T accel__shfl_##sfx(const struct accel_cpu_thread *t,        \
+                                      uint32_t op, accel_lane_mask mask, T v,  \
+                                      int arg)                                 \
     {                                                                          \
         uint64_t bits = 0;                                                     \
         T out;                                                                 \
@@ -603,21 +619,31 @@ ACCEL__CPU_SHFL(ull, unsigned long long)
 ACCEL__CPU_SHFL(f, float)
 ACCEL__CPU_SHFL(d, double)
 #define ACCEL__SHFL(op, mask, v, arg)                                          \
-    _Generic((v), int: accel__shfl_i, unsigned int: accel__shfl_u,             \
-             long: accel__shfl_l, unsigned long: accel__shfl_ul,               \
-             long long: accel__shfl_ll, unsigned long long: accel__shfl_ull,   \
-             float: accel__shfl_f, double: accel__shfl_d)(accel__thread, op, mask, v, arg)
+    _Generic((v), int                                                          \
+             : accel__shfl_i, unsigned int                                     \
+             : accel__shfl_u, long                                             \
+             : accel__shfl_l, unsigned long                                    \
+             : accel__shfl_ul, long long                                       \
+             : accel__shfl_ll, unsigned long long                              \
+             : accel__shfl_ull, float                                          \
+             : accel__shfl_f, double                                           \
+             : accel__shfl_d)(accel__thread, op, mask, v, arg)
 
-#define accel_shfl_sync(mask, v, src) ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_IDX, mask, v, src)
-#define accel_shfl_up_sync(mask, v, d) ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_UP, mask, v, d)
-#define accel_shfl_down_sync(mask, v, d) ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_DOWN, mask, v, d)
-#define accel_shfl_xor_sync(mask, v, m) ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_XOR, mask, v, m)
+#define accel_shfl_sync(mask, v, src)                                          \
+    ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_IDX, mask, v, src)
+#define accel_shfl_up_sync(mask, v, d)                                         \
+    ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_UP, mask, v, d)
+#define accel_shfl_down_sync(mask, v, d)                                       \
+    ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_DOWN, mask, v, d)
+#define accel_shfl_xor_sync(mask, v, m)                                        \
+    ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_XOR, mask, v, m)
 #define accel_ballot_sync(mask, pred)                                          \
-    ((accel_lane_mask)accel__cpu_warp(accel__thread, ACCEL_CPU_WARP_BALLOT, mask,     \
-                                      (pred) != 0, 0))
+    ((accel_lane_mask)accel__cpu_warp(accel__thread, ACCEL_CPU_WARP_BALLOT,    \
+                                      mask, (pred) != 0, 0))
 #define accel_any_sync(mask, pred) ((int)(accel_ballot_sync(mask, pred) != 0))
 #define accel_all_sync(mask, pred)                                             \
-    ((int)accel__cpu_warp(accel__thread, ACCEL_CPU_WARP_ALL, mask, (pred) != 0, 0))
+    ((int)accel__cpu_warp(accel__thread, ACCEL_CPU_WARP_ALL, mask,             \
+                          (pred) != 0, 0))
 #define accel_warp_sync(mask)                                                  \
     ((void)accel__cpu_warp(accel__thread, ACCEL_CPU_WARP_SYNC, mask, 0, 0))
 
@@ -642,8 +668,9 @@ ACCEL__CPU_SHFL(d, double)
     {                                                                          \
         T old = __atomic_load_n(p, __ATOMIC_RELAXED);                          \
                                                                                \
-        while (v < old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, \
-                                                        __ATOMIC_RELAXED))     \
+        while (v < old &&                                                      \
+               !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,   \
+                                            __ATOMIC_RELAXED))                 \
             ;                                                                  \
         return old;                                                            \
     }                                                                          \
@@ -651,8 +678,9 @@ ACCEL__CPU_SHFL(d, double)
     {                                                                          \
         T old = __atomic_load_n(p, __ATOMIC_RELAXED);                          \
                                                                                \
-        while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, \
-                                                        __ATOMIC_RELAXED))     \
+        while (v > old &&                                                      \
+               !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED,   \
+                                            __ATOMIC_RELAXED))                 \
             ;                                                                  \
         return old;                                                            \
     }                                                                          \
@@ -718,75 +746,78 @@ static inline double accel_atomic_add_f64(double *p, double v)
  * thread: the plugin runs thread 0 with it, and each thread of a block
  * whose thread 0 reached a barrier or a warp operation (see the plugin).
  */
-#define ACCEL__KERNEL(name, n, ...)                                            \
-    ACCEL__BODY_FN void accel__body_##name(                                    \
-        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED             \
-            ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__));                    \
-    static void accel__run_##name(const struct accel_cpu_block *accel__block,  \
-                                  void *const *accel__args)                    \
-    {                                                                          \
-        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                              \
-        const uint32_t accel__bx = accel__block->block_dim[0];                 \
-        const uint32_t accel__by = accel__block->block_dim[1];                 \
-        const uint32_t accel__bz = accel__block->block_dim[2];                 \
-        uint32_t accel__x0 = accel__block->first_thread % accel__bx;           \
+#define ACCEL__KERNEL(name, n, ...)                                              \
+    ACCEL__BODY_FN void accel__body_##name(                                      \
+        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ(   \
+            n, ACCEL__COMMA_DECL, __VA_ARGS__));                                 \
+    static void accel__run_##name(const struct accel_cpu_block *accel__block,    \
+                                  void *const *accel__args)                      \
+    {                                                                            \
+        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                                \
+        const uint32_t accel__bx = accel__block->block_dim[0];                   \
+        const uint32_t accel__by = accel__block->block_dim[1];                   \
+        const uint32_t accel__bz = accel__block->block_dim[2];                   \
+        uint32_t accel__x0 = accel__block->first_thread % accel__bx;             \
         uint32_t accel__y0 = accel__block->first_thread / accel__bx % accel__by; \
-        uint32_t accel__z = accel__block->first_thread / accel__bx / accel__by; \
-        struct accel_cpu_thread accel__t;                                      \
-                                                                               \
-        (void)accel__args;                                                     \
-        accel__cpu_thread_begin(&accel__t, accel__block);                      \
-        for (; accel__z < accel__bz; accel__z++, accel__y0 = 0) {              \
-            accel__t.thread_idx.z = accel__z;                                  \
-            for (uint32_t accel__y = accel__y0; accel__y < accel__by;          \
-                 accel__y++, accel__x0 = 0) {                                  \
-                uint32_t accel__row = (accel__z * accel__by + accel__y) * accel__bx; \
-                                                                               \
-                accel__t.thread_idx.y = accel__y;                              \
-                for (uint32_t accel__x = accel__x0; accel__x < accel__bx; accel__x++) { \
-                    accel__t.thread_idx.x = accel__x;                          \
-                    accel__t.rank = accel__row + accel__x;                     \
-                    accel__body_##name(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, \
-                                                            __VA_ARGS__));     \
-                }                                                              \
-            }                                                                  \
-        }                                                                      \
-    }                                                                          \
+        uint32_t accel__z = accel__block->first_thread / accel__bx / accel__by;  \
+        struct accel_cpu_thread accel__t;                                        \
+                                                                                 \
+        (void)accel__args;                                                       \
+        accel__cpu_thread_begin(&accel__t, accel__block);                        \
+        for (; accel__z < accel__bz; accel__z++, accel__y0 = 0) {                \
+            accel__t.thread_idx.z = accel__z;                                    \
+            for (uint32_t accel__y = accel__y0; accel__y < accel__by;            \
+                 accel__y++, accel__x0 = 0) {                                    \
+                uint32_t accel__row = (accel__z * accel__by + accel__y) *        \
+                                      accel__bx;                                 \
+                                                                                 \
+                accel__t.thread_idx.y = accel__y;                                \
+                for (uint32_t accel__x = accel__x0; accel__x < accel__bx;        \
+                     accel__x++) {                                               \
+                    accel__t.thread_idx.x = accel__x;                            \
+                    accel__t.rank = accel__row + accel__x;                       \
+                    accel__body_##name(&accel__t ACCEL__SEQ(                     \
+                        n, ACCEL__COMMA_NAME, __VA_ARGS__));                     \
+                }                                                                \
+            }                                                                    \
+        }                                                                        \
+    }                                                                            \
     static void accel__thread_##name(const struct accel_cpu_block *accel__block, \
-                                     void *const *accel__args, uint32_t accel__rank) \
-    {                                                                          \
-        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                              \
-        const uint32_t accel__bx = accel__block->block_dim[0];                 \
-        const uint32_t accel__by = accel__block->block_dim[1];                 \
-        struct accel_cpu_thread accel__t;                                      \
-                                                                               \
-        (void)accel__args;                                                     \
-        accel__cpu_thread_begin(&accel__t, accel__block);                      \
-        accel__t.thread_idx.x = accel__rank % accel__bx;                       \
-        accel__t.thread_idx.y = accel__rank / accel__bx % accel__by;           \
-        accel__t.thread_idx.z = accel__rank / accel__bx / accel__by;           \
-        accel__t.rank = accel__rank;                                           \
-        accel__body_##name(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
-    }                                                                          \
-    ACCEL__CBS_FUNCTIONS(name, n, __VA_ARGS__)                                 \
-    ACCEL__EXPORT const struct accel_cpu_kernel                                \
-        accel_cpu_kernel_##name = {                                            \
-            ACCEL_CPU_KERNEL_ABI,                                              \
-            n - 1,                                                             \
-            {ACCEL__SEQ(n, ACCEL__SIZE, __VA_ARGS__) 0},                       \
-            accel__run_##name,                                                 \
-            accel__thread_##name,                                              \
-            "" ACCEL__SEQ(n, ACCEL__NAME_TEXT, __VA_ARGS__),                   \
-            {ACCEL__SEQ(n, ACCEL__KIND, __VA_ARGS__) 0},                       \
-            {ACCEL__SEQ(n, ACCEL__ELEM, __VA_ARGS__) 0},                       \
-            0,                                                                 \
-            0,                                                                 \
-    };                                                                         \
-    ACCEL__EXPORT const char accel_cpu_params_##name[] =                       \
-        ACCEL__SEQ(n, ACCEL__PARAM_TEXT, __VA_ARGS__) "";                      \
-    ACCEL__BODY_FN void accel__body_##name(                                    \
-        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED             \
-            ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__))
+                                     void *const *accel__args,                   \
+                                     uint32_t accel__rank)                       \
+    {                                                                            \
+        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                                \
+        const uint32_t accel__bx = accel__block->block_dim[0];                   \
+        const uint32_t accel__by = accel__block->block_dim[1];                   \
+        struct accel_cpu_thread accel__t;                                        \
+                                                                                 \
+        (void)accel__args;                                                       \
+        accel__cpu_thread_begin(&accel__t, accel__block);                        \
+        accel__t.thread_idx.x = accel__rank % accel__bx;                         \
+        accel__t.thread_idx.y = accel__rank / accel__bx % accel__by;             \
+        accel__t.thread_idx.z = accel__rank / accel__bx / accel__by;             \
+        accel__t.rank = accel__rank;                                             \
+        accel__body_##name(                                                      \
+            &accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));            \
+    }                                                                            \
+    ACCEL__CBS_FUNCTIONS(name, n, __VA_ARGS__)                                   \
+    ACCEL__EXPORT const struct accel_cpu_kernel accel_cpu_kernel_##name = {      \
+        ACCEL_CPU_KERNEL_ABI,                                                    \
+        n - 1,                                                                   \
+        {ACCEL__SEQ(n, ACCEL__SIZE, __VA_ARGS__) 0},                             \
+        accel__run_##name,                                                       \
+        accel__thread_##name,                                                    \
+        "" ACCEL__SEQ(n, ACCEL__NAME_TEXT, __VA_ARGS__),                         \
+        {ACCEL__SEQ(n, ACCEL__KIND, __VA_ARGS__) 0},                             \
+        {ACCEL__SEQ(n, ACCEL__ELEM, __VA_ARGS__) 0},                             \
+        0,                                                                       \
+        0,                                                                       \
+    };                                                                           \
+    ACCEL__EXPORT const char accel_cpu_params_##name[] = ACCEL__SEQ(             \
+        n, ACCEL__PARAM_TEXT, __VA_ARGS__) "";                                   \
+    ACCEL__BODY_FN void accel__body_##name(                                      \
+        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ(   \
+            n, ACCEL__COMMA_DECL, __VA_ARGS__))
 
 #ifndef ACCEL__CPU_CBS
 #define ACCEL__BODY_FN static inline
@@ -810,7 +841,8 @@ static inline double accel_atomic_add_f64(double *p, double v)
  */
 #define ACCEL__BODY_FN static inline __attribute__((always_inline))
 #define ACCEL__CBS_DISAGREE 0xffffffffu
-static inline uint64_t accel__cbs_disagreement(const uint32_t *results, uint32_t threads)
+static inline uint64_t accel__cbs_disagreement(const uint32_t *results,
+                                               uint32_t threads)
 {
     uint32_t t = 1;
 
@@ -818,77 +850,84 @@ static inline uint64_t accel__cbs_disagreement(const uint32_t *results, uint32_t
         t++;
     return ACCEL_CPU_REGIONS_DISAGREE(t, results[t], results[0]);
 }
-#define ACCEL__CBS_FUNCTIONS(name, n, ...)                                     \
-    __attribute__((used, noinline)) static uint32_t accel__cbs_step_##name(    \
-        const struct accel_cpu_block *accel__block, uint32_t accel__x, uint32_t accel__y, \
-        uint32_t accel__z, uint32_t accel__rank, uint32_t accel__resume,       \
-        void *ACCEL_RESTRICT accel__scratch,                                   \
-        uint32_t accel__threads ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__)) \
-    {                                                                          \
-        struct accel_cpu_thread accel__t;                                      \
-                                                                               \
-        (void)accel__resume;                                                   \
-        (void)accel__scratch;                                                  \
-        (void)accel__threads;                                                  \
-        accel__cpu_thread_begin(&accel__t, accel__block);                      \
-        accel__t.thread_idx = (struct accel_cpu_dim3){accel__x, accel__y, accel__z}; \
-        accel__t.rank = accel__rank;                                           \
-        accel__body_##name(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
-        uint32_t accel__returned = 0;                                          \
-                                                                               \
-        __asm__("" : "+r"(accel__returned)); /* see above */                  \
-        return accel__returned;                                                \
-    }                                                                          \
-    __attribute__((used, noinline)) static uint32_t accel__cbs_region_##name(  \
-        const struct accel_cpu_block *accel__block, uint32_t accel__resume,    \
-        void *ACCEL_RESTRICT accel__scratch,                                   \
-        uint32_t *ACCEL_RESTRICT accel__results ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__)) \
-    {                                                                          \
-        const uint32_t accel__bx = accel__block->block_dim[0];                 \
-        const uint32_t accel__by = accel__block->block_dim[1];                 \
-        const uint32_t accel__bz = accel__block->block_dim[2];                 \
-        const uint32_t accel__threads = accel__bx * accel__by * accel__bz;     \
-        uint32_t accel__lo = ACCEL__CBS_DISAGREE, accel__hi = 0;               \
-                                                                               \
-        for (uint32_t accel__z = 0; accel__z < accel__bz; accel__z++) {        \
-            for (uint32_t accel__y = 0; accel__y < accel__by; accel__y++) {    \
-                uint32_t accel__row = (accel__z * accel__by + accel__y) * accel__bx; \
-                                                                               \
+#define ACCEL__CBS_FUNCTIONS(name, n, ...)                                      \
+    __attribute__((used, noinline)) static uint32_t accel__cbs_step_##name(     \
+        const struct accel_cpu_block *accel__block, uint32_t accel__x,          \
+        uint32_t accel__y, uint32_t accel__z, uint32_t accel__rank,             \
+        uint32_t accel__resume, void *ACCEL_RESTRICT accel__scratch,            \
+        uint32_t accel__threads ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__))  \
+    {                                                                           \
+        struct accel_cpu_thread accel__t;                                       \
+                                                                                \
+        (void)accel__resume;                                                    \
+        (void)accel__scratch;                                                   \
+        (void)accel__threads;                                                   \
+        accel__cpu_thread_begin(&accel__t, accel__block);                       \
+        accel__t.thread_idx = (struct accel_cpu_dim3){accel__x, accel__y,       \
+                                                      accel__z};                \
+        accel__t.rank = accel__rank;                                            \
+        accel__body_##name(                                                     \
+            &accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));           \
+        uint32_t accel__returned = 0;                                           \
+                                                                                \
+        __asm__("" : "+r"(accel__returned)); /* see above */                    \
+        return accel__returned;                                                 \
+    }                                                                           \
+    __attribute__((used, noinline)) static uint32_t accel__cbs_region_##name(   \
+        const struct accel_cpu_block *accel__block, uint32_t accel__resume,     \
+        void *ACCEL_RESTRICT accel__scratch,                                    \
+        uint32_t *ACCEL_RESTRICT accel__results ACCEL__SEQ(                     \
+            n, ACCEL__COMMA_DECL, __VA_ARGS__))                                 \
+    {                                                                           \
+        const uint32_t accel__bx = accel__block->block_dim[0];                  \
+        const uint32_t accel__by = accel__block->block_dim[1];                  \
+        const uint32_t accel__bz = accel__block->block_dim[2];                  \
+        const uint32_t accel__threads = accel__bx * accel__by * accel__bz;      \
+        uint32_t accel__lo = ACCEL__CBS_DISAGREE, accel__hi = 0;                \
+                                                                                \
+        for (uint32_t accel__z = 0; accel__z < accel__bz; accel__z++) {         \
+            for (uint32_t accel__y = 0; accel__y < accel__by; accel__y++) {     \
+                uint32_t accel__row = (accel__z * accel__by + accel__y) *       \
+                                      accel__bx;                                \
+                                                                                \
                 for (uint32_t accel__x = 0; accel__x < accel__bx; accel__x++) { \
-                    uint32_t accel__r = accel__cbs_step_##name(                \
-                        accel__block, accel__x, accel__y, accel__z, accel__row + accel__x, \
-                        accel__resume, accel__scratch,                         \
-                        accel__threads ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
-                                                                               \
-                    accel__results[accel__row + accel__x] = accel__r;          \
-                    accel__lo = accel__r < accel__lo ? accel__r : accel__lo;   \
-                    accel__hi = accel__r > accel__hi ? accel__r : accel__hi;   \
-                }                                                              \
-            }                                                                  \
-        }                                                                      \
-        return accel__lo == accel__hi ? accel__lo : ACCEL__CBS_DISAGREE;       \
-    }                                                                          \
-    __attribute__((used)) static uint64_t accel__cbs_run_##name(               \
-        const struct accel_cpu_block *accel__block, void *const *accel__args,  \
-        void *accel__scratch)                                                  \
-    {                                                                          \
-        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                              \
-        const uint32_t accel__threads =                                        \
-            accel__block->block_dim[0] * accel__block->block_dim[1] * accel__block->block_dim[2]; \
-        uint32_t *accel__results = (uint32_t *)accel__scratch;                 \
-        void *accel__slots = (char *)accel__scratch + (((size_t)accel__threads * 4 + 63) & ~(size_t)63); \
-        uint32_t accel__resume = 0;                                            \
-                                                                               \
-        (void)accel__args;                                                     \
-        for (;;) {                                                             \
-            accel__resume = accel__cbs_region_##name(                          \
-                accel__block, accel__resume, accel__slots,                     \
-                accel__results ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__)); \
-            if (accel__resume == ACCEL_CPU_REGIONS_RETURNED)                   \
-                return ACCEL_CPU_REGIONS_OK;                                   \
-            if (accel__resume == ACCEL__CBS_DISAGREE)                          \
+                    uint32_t accel__r = accel__cbs_step_##name(                 \
+                        accel__block, accel__x, accel__y, accel__z,             \
+                        accel__row + accel__x, accel__resume, accel__scratch,   \
+                        accel__threads ACCEL__SEQ(n, ACCEL__COMMA_NAME,         \
+                                                  __VA_ARGS__));                \
+                                                                                \
+                    accel__results[accel__row + accel__x] = accel__r;           \
+                    accel__lo = accel__r < accel__lo ? accel__r : accel__lo;    \
+                    accel__hi = accel__r > accel__hi ? accel__r : accel__hi;    \
+                }                                                               \
+            }                                                                   \
+        }                                                                       \
+        return accel__lo == accel__hi ? accel__lo : ACCEL__CBS_DISAGREE;        \
+    }                                                                           \
+    __attribute__((used)) static uint64_t accel__cbs_run_##name(                \
+        const struct accel_cpu_block *accel__block, void *const *accel__args,   \
+        void *accel__scratch)                                                   \
+    {                                                                           \
+        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                               \
+        const uint32_t accel__threads = accel__block->block_dim[0] *            \
+                                        accel__block->block_dim[1] *            \
+                                        accel__block->block_dim[2];             \
+        uint32_t *accel__results = (uint32_t *)accel__scratch;                  \
+        void *accel__slots = (char *)accel__scratch +                           \
+                             (((size_t)accel__threads * 4 + 63) & ~(size_t)63); \
+        uint32_t accel__resume = 0;                                             \
+                                                                                \
+        (void)accel__args;                                                      \
+        for (;;) {                                                              \
+            accel__resume = accel__cbs_region_##name(                           \
+                accel__block, accel__resume, accel__slots,                      \
+                accel__results ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));  \
+            if (accel__resume == ACCEL_CPU_REGIONS_RETURNED)                    \
+                return ACCEL_CPU_REGIONS_OK;                                    \
+            if (accel__resume == ACCEL__CBS_DISAGREE)                           \
                 return accel__cbs_disagreement(accel__results, accel__threads); \
-        }                                                                      \
+        }                                                                       \
     }
 #endif
 
@@ -909,10 +948,11 @@ static inline uint64_t accel__cbs_disagreement(const uint32_t *results, uint32_t
  */
 #define ACCEL__KIND(i, pair)                                                   \
     (__builtin_classify_type(*(ACCEL__TYPE pair *)0) == 5                      \
-         ? ACCEL_CPU_PARAM_POINTER : ACCEL_CPU_PARAM_VALUE),
+         ? ACCEL_CPU_PARAM_POINTER                                             \
+         : ACCEL_CPU_PARAM_VALUE),
 #define ACCEL__ELEM(i, pair)                                                   \
     _Generic(*(ACCEL__TYPE pair *)0, ACCEL__CPU_ELEMS(), ACCEL__CPU_ELEMS(*),  \
-             ACCEL__CPU_ELEMS(const *), default: 0),
+             ACCEL__CPU_ELEMS(const *), default : 0),
 
 /*
  * The accel_elem_type numbers (<accel/accel.h>: ACCEL_BYTE 0, F16 1, BF16 2,
@@ -922,25 +962,34 @@ static inline uint64_t accel__cbs_disagreement(const uint32_t *results, uint32_t
  * char is bytes.
  */
 #define ACCEL__CPU_ELEMS(P)                                                    \
-    float P: 3, double P: 4, char P: 0, signed char P: 5, unsigned char P: 9,  \
-    short P: ACCEL__CPU_INT(short, 5), unsigned short P: ACCEL__CPU_INT(short, 9), \
-    int P: ACCEL__CPU_INT(int, 5), unsigned int P: ACCEL__CPU_INT(int, 9),     \
-    long P: ACCEL__CPU_INT(long, 5), unsigned long P: ACCEL__CPU_INT(long, 9), \
-    long long P: ACCEL__CPU_INT(long long, 5),                                 \
-    unsigned long long P: ACCEL__CPU_INT(long long, 9)                         \
-    ACCEL__CPU_FLOAT16(P) ACCEL__CPU_BFLOAT16(P)
+    float P : 3, double P : 4, char P : 0, signed char P : 5,                  \
+        unsigned char P : 9, short P : ACCEL__CPU_INT(short, 5),               \
+                                       unsigned short P                        \
+        : ACCEL__CPU_INT(short, 9),                                            \
+          int P : ACCEL__CPU_INT(int, 5),                                      \
+                  unsigned int P : ACCEL__CPU_INT(int, 9),                     \
+                                   long P : ACCEL__CPU_INT(long, 5),           \
+                                            unsigned long P                    \
+        : ACCEL__CPU_INT(long, 9),                                             \
+          long long P : ACCEL__CPU_INT(long long, 5),                          \
+                        unsigned long long P : ACCEL__CPU_INT(long long, 9)    \
+                                                   ACCEL__CPU_FLOAT16(P)       \
+                                                       ACCEL__CPU_BFLOAT16(P)
 /* I8 (5) or U8 (9) and the next three widths, by the size of T. */
 #define ACCEL__CPU_INT(T, base)                                                \
-    ((base) + (sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3))
+    ((base) + (sizeof(T) == 1   ? 0                                            \
+               : sizeof(T) == 2 ? 1                                            \
+               : sizeof(T) == 4 ? 2                                            \
+                                : 3))
 #if defined(__FLT16_MAX__)
 __extension__ typedef _Float16 accel__cpu_float16;
-#define ACCEL__CPU_FLOAT16(P) , accel__cpu_float16 P: 1
+#define ACCEL__CPU_FLOAT16(P) , accel__cpu_float16 P : 1
 #else
 #define ACCEL__CPU_FLOAT16(P)
 #endif
 #if defined(__BFLT16_MAX__)
 __extension__ typedef __bf16 accel__cpu_bfloat16;
-#define ACCEL__CPU_BFLOAT16(P) , accel__cpu_bfloat16 P: 2
+#define ACCEL__CPU_BFLOAT16(P) , accel__cpu_bfloat16 P : 2
 #else
 #define ACCEL__CPU_BFLOAT16(P)
 #endif
@@ -1010,7 +1059,8 @@ __extension__ typedef __bf16 accel__cpu_bfloat16;
 #define ACCEL__LIST_3(M, _, a, b) ACCEL__LIST_2(M, _, a), M(1, b)
 #define ACCEL__LIST_4(M, _, a, b, c) ACCEL__LIST_3(M, _, a, b), M(2, c)
 #define ACCEL__LIST_5(M, _, a, b, c, d) ACCEL__LIST_4(M, _, a, b, c), M(3, d)
-#define ACCEL__LIST_6(M, _, a, b, c, d, e) ACCEL__LIST_5(M, _, a, b, c, d), M(4, e)
+#define ACCEL__LIST_6(M, _, a, b, c, d, e)                                     \
+    ACCEL__LIST_5(M, _, a, b, c, d), M(4, e)
 #define ACCEL__LIST_7(M, _, a, b, c, d, e, f)                                  \
     ACCEL__LIST_6(M, _, a, b, c, d, e), M(5, f)
 #define ACCEL__LIST_8(M, _, a, b, c, d, e, f, g)                               \

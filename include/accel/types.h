@@ -20,27 +20,40 @@
  * ACCEL_ERR_BUSY is reserved: neither the host nor the bundled plugins
  * return it today.
  */
-#define ACCEL_STATUS_LIST(X)                                                   \
-    X(ACCEL_OK, 0, "success")                                                  \
-    X(ACCEL_NOT_READY, 1, "the work has not completed yet (a query, not an error)") \
-    X(ACCEL_ERR_NO_DEVICE, -1, "no usable device: no plugin, no device, or the index is out of range") \
-    X(ACCEL_ERR_PLUGIN_ABI, -2, "a plugin broke the ABI: bad table, version, name or return value") \
-    X(ACCEL_ERR_INVALID_ARGUMENT, -3, "an argument is invalid: NULL, zero, out of range, or overflowing") \
-    X(ACCEL_ERR_OUT_OF_DEVICE_MEMORY, -4, "the device is out of memory; the device stays usable") \
-    X(ACCEL_ERR_OUT_OF_HOST_MEMORY, -5, "the host is out of memory")          \
-    X(ACCEL_ERR_STALE_REF, -6, "the ref was minted before the device was reset or lost") \
-    X(ACCEL_ERR_FREED_REF, -7, "the ref's allocation has been freed, or the ref was never valid") \
-    X(ACCEL_ERR_DEVICE_MISMATCH, -8, "the ref or object belongs to another device") \
-    X(ACCEL_ERR_TYPE_MISMATCH, -9, "the ref's element type differs from the host data's") \
-    X(ACCEL_ERR_DEVICE_LOST, -10, "the device was lost; reset it to use it again") \
-    X(ACCEL_ERR_UNRECOVERABLE, -11, "the device was lost more often than its recovery budget allows, or its driver refused to reset it") \
-    X(ACCEL_ERR_LAUNCH, -12, "a kernel launch failed")                        \
-    X(ACCEL_ERR_COPY, -13, "a copy failed")                                    \
-    X(ACCEL_ERR_MODULE, -14, "a module image is invalid or failed to load")  \
-    X(ACCEL_ERR_NOT_SUPPORTED, -15, "the operation is not supported by this plugin or device") \
-    X(ACCEL_ERR_TIMEOUT, -16, "the wait timed out")                           \
-    X(ACCEL_ERR_DRIVER, -17, "the vendor driver reported an error with no better code") \
-    X(ACCEL_ERR_NOT_FOUND, -18, "no such plugin, kernel or named object")     \
+#define ACCEL_STATUS_LIST(X)                                                                                    \
+    X(ACCEL_OK, 0, "success")                                                                                   \
+    X(ACCEL_NOT_READY, 1,                                                                                       \
+      "the work has not completed yet (a query, not an error)")                                                 \
+    X(ACCEL_ERR_NO_DEVICE, -1,                                                                                  \
+      "no usable device: no plugin, no device, or the index is out of range")                                   \
+    X(ACCEL_ERR_PLUGIN_ABI, -2,                                                                                 \
+      "a plugin broke the ABI: bad table, version, name or return value")                                       \
+    X(ACCEL_ERR_INVALID_ARGUMENT, -3,                                                                           \
+      "an argument is invalid: NULL, zero, out of range, or overflowing")                                       \
+    X(ACCEL_ERR_OUT_OF_DEVICE_MEMORY, -4,                                                                       \
+      "the device is out of memory; the device stays usable")                                                   \
+    X(ACCEL_ERR_OUT_OF_HOST_MEMORY, -5, "the host is out of memory")                                            \
+    X(ACCEL_ERR_STALE_REF, -6,                                                                                  \
+      "the ref was minted before the device was reset or lost")                                                 \
+    X(ACCEL_ERR_FREED_REF, -7,                                                                                  \
+      "the ref's allocation has been freed, or the ref was never valid")                                        \
+    X(ACCEL_ERR_DEVICE_MISMATCH, -8,                                                                            \
+      "the ref or object belongs to another device")                                                            \
+    X(ACCEL_ERR_TYPE_MISMATCH, -9,                                                                              \
+      "the ref's element type differs from the host data's")                                                    \
+    X(ACCEL_ERR_DEVICE_LOST, -10,                                                                               \
+      "the device was lost; reset it to use it again")                                                          \
+    X(ACCEL_ERR_UNRECOVERABLE,                                                                                  \
+      -11, "the device was lost more often than its recovery budget allows, or its driver refused to reset it") \
+    X(ACCEL_ERR_LAUNCH, -12, "a kernel launch failed")                                                          \
+    X(ACCEL_ERR_COPY, -13, "a copy failed")                                                                     \
+    X(ACCEL_ERR_MODULE, -14, "a module image is invalid or failed to load")                                     \
+    X(ACCEL_ERR_NOT_SUPPORTED, -15,                                                                             \
+      "the operation is not supported by this plugin or device")                                                \
+    X(ACCEL_ERR_TIMEOUT, -16, "the wait timed out")                                                             \
+    X(ACCEL_ERR_DRIVER, -17,                                                                                    \
+      "the vendor driver reported an error with no better code")                                                \
+    X(ACCEL_ERR_NOT_FOUND, -18, "no such plugin, kernel or named object")                                       \
     X(ACCEL_ERR_BUSY, -19, "the object is still in use")
 
 typedef enum accel_status {
@@ -111,11 +124,11 @@ enum {
  * an older host's struct: fill a local struct, then copy that many bytes.
  */
 struct accel_device_props {
-    char name[128];          /* human name, NUL-terminated */
-    char arch[32];           /* target: "sm_90", "gfx90a", "x86_64", ... */
-    uint64_t total_memory;   /* bytes */
-    uint32_t compute_units;  /* SMs, CUs, or CPU cores */
-    uint32_t caps;           /* ACCEL_DEVICE_CAP_* bits */
+    char name[128];         /* human name, NUL-terminated */
+    char arch[32];          /* target: "sm_90", "gfx90a", "x86_64", ... */
+    uint64_t total_memory;  /* bytes */
+    uint32_t compute_units; /* SMs, CUs, or CPU cores */
+    uint32_t caps;          /* ACCEL_DEVICE_CAP_* bits */
     uint32_t max_threads_per_block;
     uint32_t max_block_dim[3];
     uint32_t max_grid_dim[3];

@@ -48,7 +48,8 @@ struct accel__context_state *accel__context_state_of_device(uint32_t ordinal)
     return device_states_ready ? &device_states[ordinal] : NULL;
 }
 
-void accel__context_state_open(struct accel__context_state *state, uint32_t *out_epoch)
+void accel__context_state_open(struct accel__context_state *state,
+                               uint32_t *out_epoch)
 {
     pthread_mutex_lock(&state->lock);
     if (state->opens++ == 0) {
@@ -61,8 +62,8 @@ void accel__context_state_open(struct accel__context_state *state, uint32_t *out
 }
 
 accel_status accel__context_state_open_rebuilt(struct accel__context_state *state,
-                                               accel__context_rebuild_fn rebuild, void *user,
-                                               uint32_t *out_epoch)
+                                               accel__context_rebuild_fn rebuild,
+                                               void *user, uint32_t *out_epoch)
 {
     accel_status status = ACCEL_OK;
 
@@ -95,18 +96,18 @@ void accel__context_state_close(struct accel__context_state *state)
 }
 
 /* Lock held. */
-static void context_state_poison(struct accel__context_state *state, const char *call,
-                                 const char *native_name)
+static void context_state_poison(struct accel__context_state *state,
+                                 const char *call, const char *native_name)
 {
     if (!state->lost) {
         state->lost = true;
-        snprintf(state->reason, sizeof(state->reason), "%s failed with %s", call,
-                 native_name);
+        snprintf(state->reason, sizeof(state->reason), "%s failed with %s",
+                 call, native_name);
     }
 }
 
-void accel__context_state_mark_lost(struct accel__context_state *state, const char *call,
-                                    const char *native_name)
+void accel__context_state_mark_lost(struct accel__context_state *state,
+                                    const char *call, const char *native_name)
 {
     pthread_mutex_lock(&state->lock);
     context_state_poison(state, call, native_name);
@@ -132,15 +133,20 @@ accel_status accel__context_state_check(struct accel__context_state *state,
 
     pthread_mutex_lock(&state->lock);
     if (state->unrecoverable)
-        status = services->set_error(ACCEL_ERR_UNRECOVERABLE, "%s", state->refusal);
+        status = services->set_error(ACCEL_ERR_UNRECOVERABLE, "%s",
+                                     state->refusal);
     else if (state->lost)
-        status = services->set_error(ACCEL_ERR_DEVICE_LOST,
-                                     "%s is lost: its context is poisoned (%s); a reset "
-                                     "rebuilds it", device_name, state->reason);
+        status = services->set_error(
+            ACCEL_ERR_DEVICE_LOST,
+            "%s is lost: its context is poisoned (%s); a reset "
+            "rebuilds it",
+            device_name, state->reason);
     else if (state->epoch != seen_epoch)
-        status = services->set_error(ACCEL_ERR_DEVICE_LOST,
-                                     "%s is lost: another open of the device reset its "
-                                     "context, freeing this open's objects", device_name);
+        status = services->set_error(
+            ACCEL_ERR_DEVICE_LOST,
+            "%s is lost: another open of the device reset its "
+            "context, freeing this open's objects",
+            device_name);
     pthread_mutex_unlock(&state->lock);
     return status;
 }
@@ -168,23 +174,25 @@ accel_status accel__context_state_enter(struct accel__context_state *state,
     if (context_state_current(state, seen_epoch))
         return ACCEL_OK;
     pthread_rwlock_unlock(&state->gate);
-    return services->set_error(ACCEL_ERR_DEVICE_LOST,
-                               "%s is lost: another open of the device reset its context, "
-                               "freeing this open's objects; a reset takes the new context",
-                               device_name);
+    return services->set_error(
+        ACCEL_ERR_DEVICE_LOST,
+        "%s is lost: another open of the device reset its context, "
+        "freeing this open's objects; a reset takes the new context",
+        device_name);
 }
 
-bool accel__context_state_enter_to_release(struct accel__context_state *state,
-                                           const uint32_t *seen_epoch,
-                                           const struct accel_host_services *services,
-                                           const char *device_name)
+bool accel__context_state_enter_to_release(
+    struct accel__context_state *state, const uint32_t *seen_epoch,
+    const struct accel_host_services *services, const char *device_name)
 {
     pthread_rwlock_rdlock(&state->gate);
     if (context_state_current(state, seen_epoch))
         return true;
     pthread_rwlock_unlock(&state->gate);
-    services->log(ACCEL_LOG_DEBUG, "%s: an object made before another open's reset is not "
-                  "handed back", device_name);
+    services->log(ACCEL_LOG_DEBUG,
+                  "%s: an object made before another open's reset is not "
+                  "handed back",
+                  device_name);
     return false;
 }
 
@@ -193,17 +201,19 @@ void accel__context_state_leave(struct accel__context_state *state)
     pthread_rwlock_unlock(&state->gate);
 }
 
-accel_status accel__context_state_refuse(struct accel__context_state *state,
-                                         const struct accel_host_services *services,
-                                         const char *device_name, const char *format, ...)
+accel_status
+accel__context_state_refuse(struct accel__context_state *state,
+                            const struct accel_host_services *services,
+                            const char *device_name, const char *format, ...)
 {
-    int used = snprintf(state->refusal, sizeof(state->refusal), "%s cannot recover: ",
-                        device_name);
+    int used = snprintf(state->refusal, sizeof(state->refusal),
+                        "%s cannot recover: ", device_name);
     va_list args;
 
     va_start(args, format);
     if (used > 0 && (size_t)used < sizeof(state->refusal))
-        vsnprintf(state->refusal + used, sizeof(state->refusal) - (size_t)used, format, args);
+        vsnprintf(state->refusal + used, sizeof(state->refusal) - (size_t)used,
+                  format, args);
     va_end(args);
     state->unrecoverable = true;
     return services->set_error(ACCEL_ERR_UNRECOVERABLE, "%s", state->refusal);
@@ -211,7 +221,8 @@ accel_status accel__context_state_refuse(struct accel__context_state *state,
 
 accel_status accel__context_state_reset(struct accel__context_state *state,
                                         uint32_t *seen_epoch,
-                                        accel__context_rebuild_fn rebuild, void *user,
+                                        accel__context_rebuild_fn rebuild,
+                                        void *user,
                                         const struct accel_host_services *services)
 {
     accel_status status;
@@ -222,7 +233,8 @@ accel_status accel__context_state_reset(struct accel__context_state *state,
     pthread_mutex_lock(&state->lock);
     fresh = !state->lost && state->epoch != *seen_epoch;
     if (state->unrecoverable)
-        status = services->set_error(ACCEL_ERR_UNRECOVERABLE, "%s", state->refusal);
+        status = services->set_error(ACCEL_ERR_UNRECOVERABLE, "%s",
+                                     state->refusal);
     else
         status = rebuild(user, fresh);
     if (status == ACCEL_OK) {

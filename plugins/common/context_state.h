@@ -31,13 +31,13 @@ struct accel__context_state {
      */
     pthread_rwlock_t gate;
     pthread_mutex_t lock; /* guards everything below */
-    uint32_t epoch;       /* bumped by every reset; written with the gate write-held too */
-    uint32_t opens;       /* opens that hold the context now */
-    bool lost;            /* a sticky error was seen since the last reset */
-    char reason[192];     /* the first sticky error: the call and the code */
+    uint32_t epoch; /* bumped by every reset; written with the gate write-held too */
+    uint32_t opens;   /* opens that hold the context now */
+    bool lost;        /* a sticky error was seen since the last reset */
+    char reason[192]; /* the first sticky error: the call and the code */
     /* The driver refused a reset: no open resets it again until every open has let go. */
     bool unrecoverable;
-    char refusal[384];    /* the driver's reason, as accel__context_state_refuse recorded it */
+    char refusal[384]; /* the driver's reason, as accel__context_state_refuse recorded it */
     /*
      * The pinned host memory registered in the context, which a reset must
      * register again (pinned_host.h). Its own lock, taken inside this one.
@@ -64,13 +64,14 @@ struct accel__context_state *accel__context_state_of_device(uint32_t ordinal);
  * nobody holds: one still poisoned (held by other code in the process)
  * shows its sticky error again at its first call.
  */
-void accel__context_state_open(struct accel__context_state *state, uint32_t *out_epoch);
+void accel__context_state_open(struct accel__context_state *state,
+                               uint32_t *out_epoch);
 /* An open lets go of the context. */
 void accel__context_state_close(struct accel__context_state *state);
 
 /* Mark the context poisoned by `call` failing with `native_name`. The first reason stays. */
-void accel__context_state_mark_lost(struct accel__context_state *state, const char *call,
-                                    const char *native_name);
+void accel__context_state_mark_lost(struct accel__context_state *state,
+                                    const char *call, const char *native_name);
 
 /*
  * As accel__context_state_mark_lost, for a call made by an open whose
@@ -104,10 +105,9 @@ accel_status accel__context_state_enter(struct accel__context_state *state,
  * nothing and recording nothing (a debug log says so), when the object is
  * already gone with its epoch.
  */
-bool accel__context_state_enter_to_release(struct accel__context_state *state,
-                                           const uint32_t *seen_epoch,
-                                           const struct accel_host_services *services,
-                                           const char *device_name);
+bool accel__context_state_enter_to_release(
+    struct accel__context_state *state, const uint32_t *seen_epoch,
+    const struct accel_host_services *services, const char *device_name);
 
 /* End what accel__context_state_enter or _enter_to_release started. */
 void accel__context_state_leave(struct accel__context_state *state);
@@ -142,8 +142,8 @@ typedef accel_status (*accel__context_rebuild_fn)(void *user, bool fresh);
  * on failure no open is taken and *out_epoch is not set.
  */
 accel_status accel__context_state_open_rebuilt(struct accel__context_state *state,
-                                               accel__context_rebuild_fn rebuild, void *user,
-                                               uint32_t *out_epoch);
+                                               accel__context_rebuild_fn rebuild,
+                                               void *user, uint32_t *out_epoch);
 
 /*
  * Reset the context for the open whose epoch is *seen_epoch: call `rebuild`
@@ -154,10 +154,11 @@ accel_status accel__context_state_open_rebuilt(struct accel__context_state *stat
  * reason, recorded through `services`, and the driver is not asked again:
  * two opens never reset each other in a loop.
  */
-accel_status accel__context_state_reset(struct accel__context_state *state,
-                                        uint32_t *seen_epoch,
-                                        accel__context_rebuild_fn rebuild, void *user,
-                                        const struct accel_host_services *services);
+accel_status
+accel__context_state_reset(struct accel__context_state *state,
+                           uint32_t *seen_epoch,
+                           accel__context_rebuild_fn rebuild, void *user,
+                           const struct accel_host_services *services);
 
 /*
  * For a rebuild (the state's lock held): the driver refuses to recover.
@@ -166,9 +167,10 @@ accel_status accel__context_state_reset(struct accel__context_state *state,
  * ACCEL_ERR_UNRECOVERABLE. The first open after every open has let go
  * starts clean again.
  */
-accel_status accel__context_state_refuse(struct accel__context_state *state,
-                                         const struct accel_host_services *services,
-                                         const char *device_name, const char *format, ...)
+accel_status
+accel__context_state_refuse(struct accel__context_state *state,
+                            const struct accel_host_services *services,
+                            const char *device_name, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
 
 #endif /* ACCEL_PLUGIN_COMMON_CONTEXT_STATE_H */

@@ -12,7 +12,8 @@
 #include <stdbool.h>
 
 /* Whether `slice_pitch` is exactly `rows` pitches. */
-static bool copy_slices_are_rows(uint64_t slice_pitch, uint64_t pitch, uint64_t rows)
+static bool copy_slices_are_rows(uint64_t slice_pitch, uint64_t pitch,
+                                 uint64_t rows)
 {
     return pitch != 0 && slice_pitch % pitch == 0 && slice_pitch / pitch == rows;
 }
@@ -47,7 +48,8 @@ static void copy_plan_start(const struct accel_copy_layout *layout,
 /* Slices whose rows touch on both sides are single rows: a 2D copy. */
 static void copy_plan_slices_as_rows(struct accel__copy_plan *plan)
 {
-    if (plan->depth == 1 || plan->src_pitch != plan->width || plan->dst_pitch != plan->width)
+    if (plan->depth == 1 || plan->src_pitch != plan->width ||
+        plan->dst_pitch != plan->width)
         return;
     plan->width *= plan->height;
     plan->height = plan->depth;
@@ -62,8 +64,10 @@ static void copy_plan_slices_as_rows(struct accel__copy_plan *plan)
 static void copy_plan_merge_slices(struct accel__copy_plan *plan)
 {
     if (plan->depth == 1 ||
-        !copy_slices_are_rows(plan->src_slice_pitch, plan->src_pitch, plan->height) ||
-        !copy_slices_are_rows(plan->dst_slice_pitch, plan->dst_pitch, plan->height))
+        !copy_slices_are_rows(plan->src_slice_pitch, plan->src_pitch,
+                              plan->height) ||
+        !copy_slices_are_rows(plan->dst_slice_pitch, plan->dst_pitch,
+                              plan->height))
         return;
     plan->height *= plan->depth;
     plan->depth = 1;
@@ -74,7 +78,8 @@ static void copy_plan_merge_slices(struct accel__copy_plan *plan)
 /* Rows that touch on both sides are one run. */
 static void copy_plan_merge_rows(struct accel__copy_plan *plan)
 {
-    if (plan->depth != 1 || plan->src_pitch != plan->width || plan->dst_pitch != plan->width)
+    if (plan->depth != 1 || plan->src_pitch != plan->width ||
+        plan->dst_pitch != plan->width)
         return;
     plan->width *= plan->height;
     plan->height = 1;
@@ -91,11 +96,12 @@ static bool copy_plan_fits_3d(struct accel__copy_plan *plan)
         return false;
     plan->src_slice_rows = plan->src_slice_pitch / plan->src_pitch;
     plan->dst_slice_rows = plan->dst_slice_pitch / plan->dst_pitch;
-    return plan->src_slice_rows >= plan->height && plan->dst_slice_rows >= plan->height;
+    return plan->src_slice_rows >= plan->height &&
+           plan->dst_slice_rows >= plan->height;
 }
 
-void accel__copy_plan_make(const struct accel_copy_layout *layout, uint64_t max_pitch,
-                           struct accel__copy_plan *out_plan)
+void accel__copy_plan_make(const struct accel_copy_layout *layout,
+                           uint64_t max_pitch, struct accel__copy_plan *out_plan)
 {
     struct accel__copy_plan plan;
 
@@ -121,8 +127,10 @@ void accel__copy_plan_make(const struct accel_copy_layout *layout, uint64_t max_
 static void copy_plan_offsets(const struct accel__copy_plan *plan, uint64_t slice,
                               uint64_t row, uint64_t *out_src, uint64_t *out_dst)
 {
-    *out_src = plan->src_offset + slice * plan->src_slice_pitch + row * plan->src_pitch;
-    *out_dst = plan->dst_offset + slice * plan->dst_slice_pitch + row * plan->dst_pitch;
+    *out_src = plan->src_offset + slice * plan->src_slice_pitch +
+               row * plan->src_pitch;
+    *out_dst = plan->dst_offset + slice * plan->dst_slice_pitch +
+               row * plan->dst_pitch;
 }
 
 /* One 2D copy per slice. */
@@ -142,7 +150,8 @@ static accel_status copy_plan_run_slices(const struct accel__copy_plan *plan,
 
 /* Every row on its own: for pitches the driver's 2D and 3D copies refuse. */
 static accel_status copy_plan_run_rows(const struct accel__copy_plan *plan,
-                                       const struct accel__copy_calls *calls, const void *copy)
+                                       const struct accel__copy_calls *calls,
+                                       const void *copy)
 {
     accel_status status = ACCEL_OK;
     uint64_t src_offset, dst_offset;
@@ -157,11 +166,13 @@ static accel_status copy_plan_run_rows(const struct accel__copy_plan *plan,
 }
 
 accel_status accel__copy_plan_run(const struct accel__copy_plan *plan,
-                                  const struct accel__copy_calls *calls, const void *copy)
+                                  const struct accel__copy_calls *calls,
+                                  const void *copy)
 {
     switch (plan->shape) {
     case ACCEL__COPY_1D:
-        return calls->copy_1d(copy, plan->src_offset, plan->dst_offset, plan->width);
+        return calls->copy_1d(copy, plan->src_offset, plan->dst_offset,
+                              plan->width);
     case ACCEL__COPY_2D:
         return calls->copy_2d(copy, plan, plan->src_offset, plan->dst_offset);
     case ACCEL__COPY_3D:

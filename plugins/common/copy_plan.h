@@ -53,8 +53,8 @@ struct accel__copy_plan {
  * `max_pitch` is the largest pitch the driver's 2D and 3D copies take;
  * 0 means no limit.
  */
-void accel__copy_plan_make(const struct accel_copy_layout *layout, uint64_t max_pitch,
-                           struct accel__copy_plan *out_plan);
+void accel__copy_plan_make(const struct accel_copy_layout *layout,
+                           uint64_t max_pitch, struct accel__copy_plan *out_plan);
 
 /*
  * A driver's three copies, for accel__copy_plan_run. `copy` is the
@@ -63,13 +63,14 @@ void accel__copy_plan_make(const struct accel_copy_layout *layout, uint64_t max_
  */
 struct accel__copy_calls {
     /* `bytes` contiguous bytes, at these offsets into each side. */
-    accel_status (*copy_1d)(const void *copy, uint64_t src_offset, uint64_t dst_offset,
-                            uint64_t bytes);
+    accel_status (*copy_1d)(const void *copy, uint64_t src_offset,
+                            uint64_t dst_offset, uint64_t bytes);
     /* The plan's `height` rows of `width` bytes, one slice's, starting at these offsets. */
     accel_status (*copy_2d)(const void *copy, const struct accel__copy_plan *plan,
                             uint64_t src_offset, uint64_t dst_offset);
     /* The whole plan in one call (ACCEL__COPY_3D), from the plan's offsets. */
-    accel_status (*copy_3d)(const void *copy, const struct accel__copy_plan *plan);
+    accel_status (*copy_3d)(const void *copy,
+                            const struct accel__copy_plan *plan);
 };
 
 /*
@@ -77,6 +78,7 @@ struct accel__copy_calls {
  * that fails: its status is returned.
  */
 accel_status accel__copy_plan_run(const struct accel__copy_plan *plan,
-                                  const struct accel__copy_calls *calls, const void *copy);
+                                  const struct accel__copy_calls *calls,
+                                  const void *copy);
 
 #endif /* ACCEL_PLUGIN_COMMON_COPY_PLAN_H */

@@ -8,8 +8,8 @@
 #include <string.h>
 
 /* Append "path: why" to the reason, with "; " between attempts. */
-static void native_reason_append(char *reason, size_t reason_size, const char *path,
-                                 const char *why)
+static void native_reason_append(char *reason, size_t reason_size,
+                                 const char *path, const char *why)
 {
     size_t used = strnlen(reason, reason_size);
 
@@ -34,13 +34,15 @@ static const char *native_dlerror_without_path(const char *path)
     return why;
 }
 
-static bool native_try(const char *path, struct accel__native_library *out_library,
-                       char *reason, size_t reason_size)
+static bool native_try(const char *path,
+                       struct accel__native_library *out_library, char *reason,
+                       size_t reason_size)
 {
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 
     if (handle == NULL) {
-        native_reason_append(reason, reason_size, path, native_dlerror_without_path(path));
+        native_reason_append(reason, reason_size, path,
+                             native_dlerror_without_path(path));
         return false;
     }
     out_library->handle = handle;
@@ -88,7 +90,8 @@ void *accel__native_library_symbol(const struct accel__native_library *library,
     return symbol;
 }
 
-void accel__native_library_close(struct accel__native_library *library, bool keep_loaded)
+void accel__native_library_close(struct accel__native_library *library,
+                                 bool keep_loaded)
 {
     if (library->handle != NULL && !keep_loaded)
         dlclose(library->handle);
@@ -98,23 +101,28 @@ void accel__native_library_close(struct accel__native_library *library, bool kee
 /* The most missing entries a reason names; the rest are counted. */
 #define NATIVE_MISSING_NAMED 6
 
-void accel__native_missing_add(struct accel__native_missing *missing, const char *symbol)
+void accel__native_missing_add(struct accel__native_missing *missing,
+                               const char *symbol)
 {
-    if (missing->count++ < NATIVE_MISSING_NAMED && missing->used < sizeof(missing->named))
-        missing->used += (size_t)snprintf(missing->named + missing->used,
-                                          sizeof(missing->named) - missing->used, "%s%s",
-                                          missing->count == 1 ? "" : ", ", symbol);
+    if (missing->count++ < NATIVE_MISSING_NAMED &&
+        missing->used < sizeof(missing->named))
+        missing->used += (size_t)snprintf(
+            missing->named + missing->used,
+            sizeof(missing->named) - missing->used, "%s%s",
+            missing->count == 1 ? "" : ", ", symbol);
 }
 
 size_t accel__native_missing_describe(const struct accel__native_missing *missing,
                                       const struct accel__native_library *library,
-                                      const char *what, char *reason, size_t reason_size)
+                                      const char *what, char *reason,
+                                      size_t reason_size)
 {
-    int written = snprintf(reason, reason_size,
-                           "%.300s is not a usable %s: it lacks %zu required entry point(s): "
-                           "%s%s",
-                           library->path, what, missing->count, missing->named,
-                           missing->count > NATIVE_MISSING_NAMED ? ", ..." : "");
+    int written = snprintf(
+        reason, reason_size,
+        "%.300s is not a usable %s: it lacks %zu required entry point(s): "
+        "%s%s",
+        library->path, what, missing->count, missing->named,
+        missing->count > NATIVE_MISSING_NAMED ? ", ..." : "");
 
     return written < 0 ? 0 : (size_t)written;
 }

@@ -21,8 +21,8 @@
 
 /* An open vendor library and what was tried to open it. */
 struct accel__native_library {
-    void *handle;       /* from dlopen; NULL when nothing opened */
-    char path[512];     /* the name or path that opened */
+    void *handle;   /* from dlopen; NULL when nothing opened */
+    char path[512]; /* the name or path that opened */
 };
 
 /*
@@ -67,7 +67,8 @@ struct accel__native_missing {
 };
 
 /* Note required entry point `symbol` as missing. */
-void accel__native_missing_add(struct accel__native_missing *missing, const char *symbol);
+void accel__native_missing_add(struct accel__native_missing *missing,
+                               const char *symbol);
 
 /*
  * Write "PATH is not a usable WHAT: it lacks N required entry point(s):
@@ -77,6 +78,7 @@ void accel__native_missing_add(struct accel__native_missing *missing, const char
  */
 size_t accel__native_missing_describe(const struct accel__native_missing *missing,
                                       const struct accel__native_library *library,
-                                      const char *what, char *reason, size_t reason_size);
+                                      const char *what, char *reason,
+                                      size_t reason_size);
 
 #endif /* ACCEL_PLUGIN_COMMON_NATIVE_LIBRARY_H */

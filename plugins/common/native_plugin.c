@@ -12,14 +12,14 @@
 
 #define NATIVE_ELEVATED_REASON "elevated privileges: vendor runtime not opened"
 
-void accel__native_no_device(accel_drv_plugin *plugin, const char *call, const char *described,
-                             const char *more)
+void accel__native_no_device(accel_drv_plugin *plugin, const char *call,
+                             const char *described, const char *more)
 {
     struct accel__native_plugin *native = accel__native_plugin_of(plugin);
 
     snprintf(native->no_device_reason, sizeof(native->no_device_reason),
-             "%.300s: %s failed: %s%s%s", native->library->path, call, described,
-             more != NULL ? "; " : "", more != NULL ? more : "");
+             "%.300s: %s failed: %s%s%s", native->library->path, call,
+             described, more != NULL ? "; " : "", more != NULL ? more : "");
 }
 
 /* How many devices to offer: the library's count, at most ACCEL__NATIVE_DEVICES_MAX. */
@@ -28,8 +28,10 @@ static int native_offered_count(struct accel__native_plugin *native, int count)
     const struct accel__native_vendor *vendor = native->vendor;
 
     if (count > (int)ACCEL__NATIVE_DEVICES_MAX) {
-        native->services->log(ACCEL_LOG_WARN, "%s: the %s has %d devices; the plugin "
-                              "offers the first %u", vendor->name, vendor->library_noun, count,
+        native->services->log(ACCEL_LOG_WARN,
+                              "%s: the %s has %d devices; the plugin "
+                              "offers the first %u",
+                              vendor->name, vendor->library_noun, count,
                               ACCEL__NATIVE_DEVICES_MAX);
         count = (int)ACCEL__NATIVE_DEVICES_MAX;
     }
@@ -54,15 +56,16 @@ static accel_status native_find_devices(accel_drv_plugin *plugin)
     count = native_offered_count(native, count);
     if (count <= 0) {
         snprintf(native->no_device_reason, sizeof(native->no_device_reason),
-                 "%.300s: the %s %s (version %d) reports no device", native->library->path,
-                 vendor->title, vendor->library_noun, native->driver_version);
+                 "%.300s: the %s %s (version %d) reports no device",
+                 native->library->path, vendor->title, vendor->library_noun,
+                 native->driver_version);
         return ACCEL_OK;
     }
     native->devices = calloc((size_t)count, sizeof(native->devices[0]));
     if (native->devices == NULL)
         return native->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                           "calloc of %d %s devices failed", count,
-                                           vendor->title);
+                                           "calloc of %d %s devices failed",
+                                           count, vendor->title);
     for (i = 0; i < count; i++) {
         struct accel__native_device *device = &native->devices[i];
 
@@ -71,9 +74,11 @@ static accel_status native_find_devices(accel_drv_plugin *plugin)
             break;
         device->context = accel__context_state_of_device((uint32_t)i);
         if (device->context == NULL)
-            return native->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                               "pthread_mutex_init failed for the %s "
-                                               "devices' context states", vendor->title);
+            return native->services->set_error(
+                ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                "pthread_mutex_init failed for the %s "
+                "devices' context states",
+                vendor->title);
     }
     if (result != 0) {
         /* A device the library cannot describe is one it cannot run either. */
@@ -90,15 +95,18 @@ static accel_status native_find_devices(accel_drv_plugin *plugin)
  * process's own ids and secure mode count too, so that a 1.0 host (which
  * cannot pass an opt-in) never makes the plugin open a runtime elevated.
  */
-static bool native_elevated(const struct accel_host_services *services, bool *out_allowed)
+static bool native_elevated(const struct accel_host_services *services,
+                            bool *out_allowed)
 {
     uint32_t privilege = 0;
 
     if (ACCEL_HOST_SERVICES_HAS(services, privilege))
         privilege = services->privilege;
-    *out_allowed = (privilege & ACCEL_HOST_PRIVILEGE_VENDOR_RUNTIMES_ALLOWED) != 0;
-    return (privilege & ACCEL_HOST_PRIVILEGE_ELEVATED) != 0 || getauxval(AT_SECURE) != 0 ||
-           getuid() != geteuid() || getgid() != getegid();
+    *out_allowed = (privilege & ACCEL_HOST_PRIVILEGE_VENDOR_RUNTIMES_ALLOWED) !=
+                   0;
+    return (privilege & ACCEL_HOST_PRIVILEGE_ELEVATED) != 0 ||
+           getauxval(AT_SECURE) != 0 || getuid() != geteuid() ||
+           getgid() != getegid();
 }
 
 /*
@@ -111,14 +119,15 @@ static void native_remove_file_variables(struct accel__native_plugin *native)
 {
     const struct accel__native_vendor *vendor = native->vendor;
 
-    for (const char *const *name = vendor->file_variables; name != NULL && *name != NULL;
-         name++) {
+    for (const char *const *name = vendor->file_variables;
+         name != NULL && *name != NULL; name++) {
         if (getenv(*name) == NULL)
             continue;
         unsetenv(*name);
-        native->services->log(ACCEL_LOG_INFO, "%s: elevated privileges: removed %s from the "
-                              "environment before opening the %s", vendor->name, *name,
-                              vendor->library_noun);
+        native->services->log(ACCEL_LOG_INFO,
+                              "%s: elevated privileges: removed %s from the "
+                              "environment before opening the %s",
+                              vendor->name, *name, vendor->library_noun);
     }
 }
 
@@ -135,7 +144,8 @@ static bool native_node_exists(const char *path, size_t length)
 }
 
 /* Append "a, b" of the colon-separated `list` (or the NULL-terminated `nodes`) to `out`. */
-static bool native_any_node(const char *list, const char *const *nodes, char *out, size_t size)
+static bool native_any_node(const char *list, const char *const *nodes,
+                            char *out, size_t size)
 {
     size_t used = 0;
     bool found = false;
@@ -147,8 +157,8 @@ static bool native_any_node(const char *list, const char *const *nodes, char *ou
 
         found = found || native_node_exists(path, length);
         if (used < size)
-            used += (size_t)snprintf(out + used, size - used, "%s%.*s", used ? ", " : "",
-                                     (int)length, path);
+            used += (size_t)snprintf(out + used, size - used, "%s%.*s",
+                                     used ? ", " : "", (int)length, path);
         if (list != NULL)
             list += length + (list[length] == ':');
     }
@@ -177,9 +187,12 @@ static bool native_has_device_node(struct accel__native_plugin *native)
     if (native_any_node(list, vendor->device_nodes, nodes, sizeof(nodes)))
         return true;
     snprintf(native->no_device_reason, sizeof(native->no_device_reason),
-             "no device node (%.400s: none exists); the %s %s was not loaded (%s set loads it "
-             "regardless)", nodes, vendor->title, vendor->library_noun,
-             vendor->library_variable != NULL ? vendor->library_variable : "a library");
+             "no device node (%.400s: none exists); the %s %s was not loaded "
+             "(%s set loads it "
+             "regardless)",
+             nodes, vendor->title, vendor->library_noun,
+             vendor->library_variable != NULL ? vendor->library_variable
+                                              : "a library");
     return false;
 }
 
@@ -192,9 +205,11 @@ static bool native_may_start(struct accel__native_plugin *native)
         return true;
     if (!allowed) {
         snprintf(native->no_device_reason, sizeof(native->no_device_reason),
-                 NATIVE_ELEVATED_REASON " (the %s reads environment variables that name files "
+                 NATIVE_ELEVATED_REASON
+                 " (the %s reads environment variables that name files "
                  "and libraries; a program opts in with accel_host_options."
-                 "vendor_runtimes_when_elevated)", native->vendor->library_noun);
+                 "vendor_runtimes_when_elevated)",
+                 native->vendor->library_noun);
         return false;
     }
     native_remove_file_variables(native);
@@ -230,20 +245,22 @@ accel_status accel__native_plugin_open(const struct accel_host_services *service
     plugin = calloc(1, vendor->plugin_size);
     if (plugin == NULL)
         return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "calloc of the %s plugin failed", vendor->title);
+                                   "calloc of the %s plugin failed",
+                                   vendor->title);
     native = accel__native_plugin_of(plugin);
     native->services = services;
     native->vendor = vendor;
-    if (native_has_device_node(native) && native_may_start(native) && vendor->start(plugin))
+    if (native_has_device_node(native) && native_may_start(native) &&
+        vendor->start(plugin))
         status = native_find_devices(plugin);
     if (status != ACCEL_OK) {
         accel__native_plugin_close(plugin);
         return status;
     }
     if (native->device_count != 0)
-        services->log(ACCEL_LOG_DEBUG, "%s: %s, %s version %d, %u device(s)", vendor->name,
-                      native->library->path, vendor->library_noun, native->driver_version,
-                      native->device_count);
+        services->log(ACCEL_LOG_DEBUG, "%s: %s, %s version %d, %u device(s)",
+                      vendor->name, native->library->path, vendor->library_noun,
+                      native->driver_version, native->device_count);
     else
         services->log(ACCEL_LOG_DEBUG, "%s: no device: %s", vendor->name,
                       native->no_device_reason);
@@ -251,7 +268,8 @@ accel_status accel__native_plugin_open(const struct accel_host_services *service
     return ACCEL_OK;
 }
 
-accel_status accel__native_device_count(accel_drv_plugin *plugin, uint32_t *out_count,
+accel_status accel__native_device_count(accel_drv_plugin *plugin,
+                                        uint32_t *out_count,
                                         const char **out_reason)
 {
     struct accel__native_plugin *native = accel__native_plugin_of(plugin);
@@ -267,10 +285,9 @@ accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
     struct accel__native_plugin *native = accel__native_plugin_of(plugin);
 
     if (index >= native->device_count)
-        return native->services->set_error(ACCEL_ERR_NO_DEVICE,
-                                           "device_info: no %s device %u; there are %u",
-                                           native->vendor->title, index,
-                                           native->device_count);
+        return native->services->set_error(
+            ACCEL_ERR_NO_DEVICE, "device_info: no %s device %u; there are %u",
+            native->vendor->title, index, native->device_count);
     /* No more than the host's struct holds (driver.h). */
     memcpy(out_props, &native->devices[index].props,
            accel_device_props_size(native->services));

@@ -69,13 +69,15 @@ struct accel__native_vendor {
     /* Let go of what start took, whether or not it succeeded. */
     void (*stop)(accel_drv_plugin *plugin);
     /* How many devices the library has, in *out_count; the call made in *out_call. */
-    int (*count_devices)(accel_drv_plugin *plugin, int *out_count, const char **out_call);
+    int (*count_devices)(accel_drv_plugin *plugin, int *out_count,
+                         const char **out_call);
     /*
      * Fill device `ordinal`'s handle, props and max_pitch. On failure, the
      * call that failed in *out_call.
      */
     int (*describe_device)(accel_drv_plugin *plugin, int ordinal,
-                           struct accel__native_device *out_device, const char **out_call);
+                           struct accel__native_device *out_device,
+                           const char **out_call);
     /* Say why there is no device: `call` failed with `result`. */
     void (*no_device)(accel_drv_plugin *plugin, const char *call, int result);
     /*
@@ -99,7 +101,8 @@ struct accel__native_vendor {
 };
 
 /* The common part of a plugin whose struct accel_drv_plugin starts with it. */
-static inline struct accel__native_plugin *accel__native_plugin_of(accel_drv_plugin *plugin)
+static inline struct accel__native_plugin *
+accel__native_plugin_of(accel_drv_plugin *plugin)
 {
     return (struct accel__native_plugin *)(void *)plugin;
 }
@@ -130,7 +133,8 @@ accel_status accel__native_plugin_open(const struct accel_host_services *service
 void accel__native_plugin_close(accel_drv_plugin *plugin);
 
 /* device_count: the devices found, or zero and the reason. */
-accel_status accel__native_device_count(accel_drv_plugin *plugin, uint32_t *out_count,
+accel_status accel__native_device_count(accel_drv_plugin *plugin,
+                                        uint32_t *out_count,
                                         const char **out_reason);
 
 /* device_info: a device's props. Errors: ACCEL_ERR_NO_DEVICE for an index past the count. */
@@ -142,7 +146,7 @@ accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
  * `more` when it is not NULL. The path is bounded so that the library's
  * own words always fit.
  */
-void accel__native_no_device(accel_drv_plugin *plugin, const char *call, const char *described,
-                             const char *more);
+void accel__native_no_device(accel_drv_plugin *plugin, const char *call,
+                             const char *described, const char *more);
 
 #endif /* ACCEL_PLUGIN_COMMON_NATIVE_PLUGIN_H */

@@ -8,8 +8,8 @@
 
 #include "context_state.h"
 
-const struct accel__native_code *accel__native_code_find(const struct accel__native_codes *table,
-                                                         int code)
+const struct accel__native_code *
+accel__native_code_find(const struct accel__native_codes *table, int code)
 {
     /* Errors are rare and the tables short: a scan is all it takes. */
     for (size_t i = 0; i < table->count; i++) {
@@ -19,7 +19,8 @@ const struct accel__native_code *accel__native_code_find(const struct accel__nat
     return NULL;
 }
 
-const char *accel__native_code_name(const struct accel__native_codes *table, int code)
+const char *accel__native_code_name(const struct accel__native_codes *table,
+                                    int code)
 {
     const struct accel__native_code *entry = accel__native_code_find(table, code);
 
@@ -30,8 +31,8 @@ const char *accel__native_code_name(const struct accel__native_codes *table, int
  * The accel_status for `code`: the table's mapping, ACCEL_ERR_DEVICE_LOST
  * for a sticky code, else `fallback`.
  */
-static accel_status native_code_status(const struct accel__native_codes *table, int code,
-                                       accel_status fallback)
+static accel_status native_code_status(const struct accel__native_codes *table,
+                                       int code, accel_status fallback)
 {
     const struct accel__native_code *entry = accel__native_code_find(table, code);
 
@@ -49,23 +50,26 @@ static accel_status native_code_status(const struct accel__native_codes *table, 
 }
 
 void accel__native_describe(const struct accel__native_codes *table, int code,
-                            const char *description, const char *extra, char *out,
-                            size_t size)
+                            const char *description, const char *extra,
+                            char *out, size_t size)
 {
     const struct accel__native_code *entry = accel__native_code_find(table, code);
-    const char *text = entry != NULL && entry->hint != NULL ? entry->hint : description;
+    const char *text = entry != NULL && entry->hint != NULL ? entry->hint
+                                                            : description;
     bool has_text = text != NULL && text[0] != '\0';
     bool has_extra = extra != NULL && extra[0] != '\0';
 
-    snprintf(out, size, "%s (%d)%s%s%s%s", entry != NULL ? entry->name : "unknown error",
-             code, has_text ? ": " : "", has_text ? text : "", has_extra ? "; " : "",
+    snprintf(out, size, "%s (%d)%s%s%s%s",
+             entry != NULL ? entry->name : "unknown error", code,
+             has_text ? ": " : "", has_text ? text : "", has_extra ? "; " : "",
              has_extra ? extra : "");
 }
 
 accel_status accel__native_error(const struct accel_host_services *services,
-                                 const struct accel__native_codes *table, int code,
-                                 accel_status fallback, const char *call,
-                                 const char *description, const char *extra,
+                                 const struct accel__native_codes *table,
+                                 int code, accel_status fallback,
+                                 const char *call, const char *description,
+                                 const char *extra,
                                  struct accel__context_state *context)
 {
     const struct accel__native_code *entry = accel__native_code_find(table, code);
@@ -79,8 +83,9 @@ accel_status accel__native_error(const struct accel_host_services *services,
 }
 
 void accel__native_ignore(const struct accel_host_services *services,
-                          const struct accel__native_codes *table, int code, const char *call,
-                          const char *device_name, struct accel__context_state *context)
+                          const struct accel__native_codes *table, int code,
+                          const char *call, const char *device_name,
+                          struct accel__context_state *context)
 {
     const struct accel__native_code *entry = accel__native_code_find(table, code);
 

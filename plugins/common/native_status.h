@@ -34,10 +34,10 @@ enum accel__native_kind {
 /* One vendor code. */
 struct accel__native_code {
     int code;
-    const char *name;            /* "CUDA_ERROR_ILLEGAL_ADDRESS" */
+    const char *name; /* "CUDA_ERROR_ILLEGAL_ADDRESS" */
     enum accel__native_kind kind;
-    accel_status status;         /* for ACCEL__NATIVE_MAPPED */
-    const char *hint;            /* a sentence for codes whose name is not enough; or NULL */
+    accel_status status; /* for ACCEL__NATIVE_MAPPED */
+    const char *hint; /* a sentence for codes whose name is not enough; or NULL */
 };
 
 /* A vendor's whole list, in any order. */
@@ -47,11 +47,12 @@ struct accel__native_codes {
 };
 
 /* The entry for `code`, or NULL for a code the table does not know. */
-const struct accel__native_code *accel__native_code_find(const struct accel__native_codes *table,
-                                                         int code);
+const struct accel__native_code *
+accel__native_code_find(const struct accel__native_codes *table, int code);
 
 /* The code's name, or "unknown error" for a code the table does not know. */
-const char *accel__native_code_name(const struct accel__native_codes *table, int code);
+const char *accel__native_code_name(const struct accel__native_codes *table,
+                                    int code);
 
 /*
  * Write "NAME (CODE)" to `out` (`size` bytes, NUL-terminated), then ": " and
@@ -60,8 +61,8 @@ const char *accel__native_code_name(const struct accel__native_codes *table, int
  * such as a JIT log; may be NULL): what a reason or a detail says of a code.
  */
 void accel__native_describe(const struct accel__native_codes *table, int code,
-                            const char *description, const char *extra, char *out,
-                            size_t size);
+                            const char *description, const char *extra,
+                            char *out, size_t size);
 
 /*
  * Record the failure of native call `call` with `code` through
@@ -71,9 +72,10 @@ void accel__native_describe(const struct accel__native_codes *table, int code,
  * code, `context` (may be NULL) is marked lost with the same call and name.
  */
 accel_status accel__native_error(const struct accel_host_services *services,
-                                 const struct accel__native_codes *table, int code,
-                                 accel_status fallback, const char *call,
-                                 const char *description, const char *extra,
+                                 const struct accel__native_codes *table,
+                                 int code, accel_status fallback,
+                                 const char *call, const char *description,
+                                 const char *extra,
                                  struct accel__context_state *context);
 
 /*
@@ -83,7 +85,8 @@ accel_status accel__native_error(const struct accel_host_services *services,
  * detail is left alone.
  */
 void accel__native_ignore(const struct accel_host_services *services,
-                          const struct accel__native_codes *table, int code, const char *call,
-                          const char *device_name, struct accel__context_state *context);
+                          const struct accel__native_codes *table, int code,
+                          const char *call, const char *device_name,
+                          struct accel__context_state *context);
 
 #endif /* ACCEL_PLUGIN_COMMON_NATIVE_STATUS_H */

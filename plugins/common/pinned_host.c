@@ -20,8 +20,9 @@ struct accel__pinned_block {
 accel_status accel__pinned_blocks_init(struct accel__pinned_blocks *blocks)
 {
     blocks->head = NULL;
-    return pthread_mutex_init(&blocks->lock, NULL) == 0 ? ACCEL_OK
-                                                        : ACCEL_ERR_OUT_OF_HOST_MEMORY;
+    return pthread_mutex_init(&blocks->lock, NULL) == 0
+               ? ACCEL_OK
+               : ACCEL_ERR_OUT_OF_HOST_MEMORY;
 }
 
 /* Why the register call failed at host_alloc, recorded; its status. */
@@ -34,13 +35,14 @@ static accel_status pinned_register_failed(const struct accel__pinned_device *pi
     if (result != vendor->out_of_memory)
         return vendor->error(pinned->device, result, vendor->register_call);
     vendor->describe(pinned->device, result, described, sizeof(described));
-    return pinned->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                       "%s failed: %s: %zu bytes of pinned host memory",
-                                       vendor->register_call, described, bytes);
+    return pinned->services->set_error(
+        ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        "%s failed: %s: %zu bytes of pinned host memory", vendor->register_call,
+        described, bytes);
 }
 
-accel_status accel__pinned_alloc(const struct accel__pinned_device *pinned, size_t bytes,
-                                 void **out_ptr)
+accel_status accel__pinned_alloc(const struct accel__pinned_device *pinned,
+                                 size_t bytes, void **out_ptr)
 {
     const struct accel_host_services *services = pinned->services;
     struct accel__pinned_block *block;
@@ -54,14 +56,16 @@ accel_status accel__pinned_alloc(const struct accel__pinned_device *pinned, size
     if (block == NULL)
         return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                    "calloc of a pinned block's record failed");
-    block->ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    block->ptr = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (block->ptr == MAP_FAILED) {
         int error = errno;
 
         free(block);
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "mmap of %zu bytes for pinned host memory failed: %s",
-                                   bytes, strerror(error));
+        return services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "mmap of %zu bytes for pinned host memory failed: %s", bytes,
+            strerror(error));
     }
     block->bytes = bytes;
     /* Registered and listed under one lock: a reset sees the block either way, never half. */
@@ -83,7 +87,8 @@ accel_status accel__pinned_alloc(const struct accel__pinned_device *pinned, size
 }
 
 /* Take the block at `ptr` off the list; NULL when it is not one. Lock held. */
-static struct accel__pinned_block *pinned_take(struct accel__pinned_blocks *blocks, void *ptr)
+static struct accel__pinned_block *
+pinned_take(struct accel__pinned_blocks *blocks, void *ptr)
 {
     for (struct accel__pinned_block **link = &blocks->head; *link != NULL;
          link = &(*link)->next) {
@@ -111,8 +116,10 @@ void accel__pinned_free(const struct accel__pinned_device *pinned, void *ptr)
         result = vendor->unregister_range(pinned->device, ptr);
     pthread_mutex_unlock(&pinned->blocks->lock);
     if (block == NULL) {
-        pinned->services->log(ACCEL_LOG_DEBUG, "%s: host_free of %p, which is not a pinned "
-                              "block of the device: left alone", pinned->name, ptr);
+        pinned->services->log(ACCEL_LOG_DEBUG,
+                              "%s: host_free of %p, which is not a pinned "
+                              "block of the device: left alone",
+                              pinned->name, ptr);
         return;
     }
     /* After the unlock: a sticky code marks the context lost, which takes its lock. */
@@ -127,8 +134,8 @@ void accel__pinned_unregister_all(const struct accel__pinned_device *pinned)
     char described[256];
 
     pthread_mutex_lock(&pinned->blocks->lock);
-    for (struct accel__pinned_block *block = pinned->blocks->head; block != NULL;
-         block = block->next) {
+    for (struct accel__pinned_block *block = pinned->blocks->head;
+         block != NULL; block = block->next) {
         int result;
 
         if (!block->registered)
@@ -140,8 +147,9 @@ void accel__pinned_unregister_all(const struct accel__pinned_device *pinned)
             continue;
         }
         vendor->describe(pinned->device, result, described, sizeof(described));
-        pinned->services->log(ACCEL_LOG_DEBUG, "%s: before the reset, %s of %p failed: %s",
-                              pinned->name, vendor->unregister_call, block->ptr, described);
+        pinned->services->log(
+            ACCEL_LOG_DEBUG, "%s: before the reset, %s of %p failed: %s",
+            pinned->name, vendor->unregister_call, block->ptr, described);
     }
     pthread_mutex_unlock(&pinned->blocks->lock);
 }
@@ -152,19 +160,22 @@ void accel__pinned_register_all(const struct accel__pinned_device *pinned)
     char described[256];
 
     pthread_mutex_lock(&pinned->blocks->lock);
-    for (struct accel__pinned_block *block = pinned->blocks->head; block != NULL;
-         block = block->next) {
-        int result = vendor->register_range(pinned->device, block->ptr, block->bytes);
+    for (struct accel__pinned_block *block = pinned->blocks->head;
+         block != NULL; block = block->next) {
+        int result = vendor->register_range(pinned->device, block->ptr,
+                                            block->bytes);
 
         block->registered = result == 0 || result == vendor->already_registered;
         if (block->registered)
             continue;
         vendor->describe(pinned->device, result, described, sizeof(described));
-        pinned->services->log(ACCEL_LOG_WARN, "%s: after the reset, %s of the %zu-byte pinned "
-                              "block at %p failed: %s; the block stays valid as pageable "
-                              "memory, and copies from it are slower",
-                              pinned->name, vendor->register_call, block->bytes, block->ptr,
-                              described);
+        pinned->services->log(
+            ACCEL_LOG_WARN,
+            "%s: after the reset, %s of the %zu-byte pinned "
+            "block at %p failed: %s; the block stays valid as pageable "
+            "memory, and copies from it are slower",
+            pinned->name, vendor->register_call, block->bytes, block->ptr,
+            described);
     }
     pthread_mutex_unlock(&pinned->blocks->lock);
 }

@@ -59,7 +59,8 @@ struct accel__pinned_vendor {
     /* Undo register_range for the range that starts at ptr. */
     int (*unregister_range)(accel_drv_device *device, void *ptr);
     /* "NAME (CODE): text" for `result`, for messages. */
-    void (*describe)(accel_drv_device *device, int result, char *out, size_t size);
+    void (*describe)(accel_drv_device *device, int result, char *out,
+                     size_t size);
     /* Record `call` failing with `result` as an entry's error, and return its status. */
     accel_status (*error)(accel_drv_device *device, int result, const char *call);
     /* A failure an entry cannot return: logged, and a sticky code marks the context lost. */
@@ -85,8 +86,8 @@ accel_status accel__pinned_blocks_init(struct accel__pinned_blocks *blocks);
  * the driver is out of memory to lock them; else what the vendor's error
  * step makes of the register call's code. On failure nothing stays mapped.
  */
-accel_status accel__pinned_alloc(const struct accel__pinned_device *pinned, size_t bytes,
-                                 void **out_ptr);
+accel_status accel__pinned_alloc(const struct accel__pinned_device *pinned,
+                                 size_t bytes, void **out_ptr);
 
 /*
  * host_free: unregister the block at `ptr` (when it is registered) and

@@ -14,13 +14,15 @@
 /* What kernel.h takes from <stdint.h>. */
 static const char rtc_stdint[] =
     "#ifndef ACCEL_RTC_STDINT_H\n#define ACCEL_RTC_STDINT_H\n"
-    "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\n"
+    "typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int "
+    "int32_t;\n"
     "typedef long long int64_t;\ntypedef unsigned char uint8_t;\n"
     "typedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\n"
     "typedef unsigned long long uint64_t;\ntypedef long long intptr_t;\n"
     "typedef unsigned long long uintptr_t;\n"
     "#define INT32_MAX 2147483647\n#define UINT32_MAX 4294967295u\n"
-    "#define INT64_MAX 9223372036854775807ll\n#define UINT64_MAX 18446744073709551615ull\n"
+    "#define INT64_MAX 9223372036854775807ll\n#define UINT64_MAX "
+    "18446744073709551615ull\n"
     "#endif\n";
 
 void accel__rtc_init(struct accel__rtc *rtc)
@@ -42,15 +44,16 @@ void accel__rtc_fini(struct accel__rtc *rtc)
     pthread_mutex_destroy(&rtc->lock);
 }
 
-static void *rtc_symbol(struct accel__rtc *rtc, const char *prefix, const char *suffix,
-                        bool *missing)
+static void *rtc_symbol(struct accel__rtc *rtc, const char *prefix,
+                        const char *suffix, bool *missing)
 {
     char name[96];
     snprintf(name, sizeof name, "%s%s", prefix, suffix);
     void *symbol = accel__native_library_symbol(&rtc->library, name);
     if (symbol == NULL && !*missing) {
         *missing = true;
-        snprintf(rtc->reason, sizeof rtc->reason, "%.400s has no %s", rtc->library.path, name);
+        snprintf(rtc->reason, sizeof rtc->reason, "%.400s has no %s",
+                 rtc->library.path, name);
     }
     return symbol;
 }
@@ -60,7 +63,8 @@ static void *rtc_symbol(struct accel__rtc *rtc, const char *prefix, const char *
  * ROCm 5 says 0.0) and the library file, by path, size and time, so that
  * an update of either is a new cache key.
  */
-static bool rtc_resolve(struct accel__rtc *rtc, const struct accel__rtc_vendor *vendor)
+static bool rtc_resolve(struct accel__rtc *rtc,
+                        const struct accel__rtc_vendor *vendor)
 {
     bool missing = false;
     const char *p = vendor->prefix;
@@ -79,26 +83,29 @@ static bool rtc_resolve(struct accel__rtc *rtc, const struct accel__rtc_vendor *
     rtc->version(&major, &minor);
     Dl_info info;
     struct stat st;
-    const char *file = dladdr(*(void **)&rtc->create, &info) != 0 && info.dli_fname != NULL
+    const char *file = dladdr(*(void **)&rtc->create, &info) != 0 &&
+                               info.dli_fname != NULL
                            ? info.dli_fname
                            : rtc->library.path;
     if (stat(file, &st) != 0)
         memset(&st, 0, sizeof st);
-    snprintf(rtc->identity, sizeof rtc->identity, "%s=%d.%d lib=%.400s size=%lld mtime=%lld",
-             vendor->prefix, major, minor, file, (long long)st.st_size,
-             (long long)st.st_mtime);
+    snprintf(rtc->identity, sizeof rtc->identity,
+             "%s=%d.%d lib=%.400s size=%lld mtime=%lld", vendor->prefix, major,
+             minor, file, (long long)st.st_size, (long long)st.st_mtime);
     return true;
 }
 
 /* The compiler, loaded on first use; false with the reason set as the error. */
-static bool rtc_ready(struct accel__rtc *rtc, const struct accel__rtc_vendor *vendor,
+static bool rtc_ready(struct accel__rtc *rtc,
+                      const struct accel__rtc_vendor *vendor,
                       const struct accel_host_services *services)
 {
     pthread_mutex_lock(&rtc->lock);
     if (!rtc->tried) {
         rtc->tried = true;
-        if (accel__native_library_open(services, vendor->library_env, vendor->defaults,
-                                       &rtc->library, rtc->reason, sizeof rtc->reason)) {
+        if (accel__native_library_open(services, vendor->library_env,
+                                       vendor->defaults, &rtc->library,
+                                       rtc->reason, sizeof rtc->reason)) {
             rtc->loaded = rtc_resolve(rtc, vendor);
             if (!rtc->loaded)
                 accel__native_library_close(&rtc->library, false);
@@ -107,22 +114,25 @@ static bool rtc_ready(struct accel__rtc *rtc, const struct accel__rtc_vendor *ve
     bool loaded = rtc->loaded;
     pthread_mutex_unlock(&rtc->lock);
     if (!loaded)
-        services->set_error(ACCEL_ERR_NOT_SUPPORTED, "no %s to compile source: %s",
-                            vendor->title, rtc->reason);
+        services->set_error(ACCEL_ERR_NOT_SUPPORTED,
+                            "no %s to compile source: %s", vendor->title,
+                            rtc->reason);
     return loaded;
 }
 
-accel_status accel__rtc_identity(struct accel__rtc *rtc, const struct accel__rtc_vendor *vendor,
+accel_status accel__rtc_identity(struct accel__rtc *rtc,
+                                 const struct accel__rtc_vendor *vendor,
                                  const struct accel_host_services *services,
-                                 const char *target, char *out_identity, size_t capacity)
+                                 const char *target, char *out_identity,
+                                 size_t capacity)
 {
     if (!rtc_ready(rtc, vendor, services))
         return ACCEL_ERR_NOT_SUPPORTED;
-    int length = snprintf(out_identity, capacity, "%s %s kernel.h=%s", rtc->identity, target,
-                          accel__kernel_header_sha256);
+    int length = snprintf(out_identity, capacity, "%s %s kernel.h=%s",
+                          rtc->identity, target, accel__kernel_header_sha256);
     if (length < 0 || (size_t)length >= capacity)
-        return services->set_error(ACCEL_ERR_NOT_SUPPORTED, "%s: the identity is too long",
-                                   vendor->title);
+        return services->set_error(ACCEL_ERR_NOT_SUPPORTED,
+                                   "%s: the identity is too long", vendor->title);
     return ACCEL_OK;
 }
 
@@ -140,7 +150,8 @@ static void rtc_hand_log(struct accel__rtc *rtc, accel__rtc_program program,
 }
 
 /* The code (PTX with its NUL: the driver reads PTX up to it) to the host. */
-static accel_status rtc_hand_code(struct accel__rtc *rtc, const struct accel__rtc_vendor *vendor,
+static accel_status rtc_hand_code(struct accel__rtc *rtc,
+                                  const struct accel__rtc_vendor *vendor,
                                   const struct accel_host_services *services,
                                   accel__rtc_program program,
                                   const struct accel_compile_request *request)
@@ -152,13 +163,15 @@ static accel_status rtc_hand_code(struct accel__rtc *rtc, const struct accel__rt
         result = rtc->code(program, code);
     accel_status status = code != NULL && result == 0
                               ? request->put_image(request->host, code, size)
-                              : services->set_error(ACCEL_ERR_DRIVER, "%s failed: %s",
-                                                    vendor->code, rtc->error_string(result));
+                              : services->set_error(ACCEL_ERR_DRIVER,
+                                                    "%s failed: %s", vendor->code,
+                                                    rtc->error_string(result));
     free(code);
     return status;
 }
 
-accel_status accel__rtc_compile(struct accel__rtc *rtc, const struct accel__rtc_vendor *vendor,
+accel_status accel__rtc_compile(struct accel__rtc *rtc,
+                                const struct accel__rtc_vendor *vendor,
                                 const struct accel_host_services *services,
                                 const char *target,
                                 const struct accel_compile_request *request)
@@ -168,7 +181,8 @@ accel_status accel__rtc_compile(struct accel__rtc *rtc, const struct accel__rtc_
     const char *headers[] = {accel__kernel_header, rtc_stdint};
     const char *names[] = {"accel/kernel.h", "stdint.h"};
     accel__rtc_program program = NULL;
-    int result = rtc->create(&program, request->source, vendor->file_name, 2, headers, names);
+    int result = rtc->create(&program, request->source, vendor->file_name, 2,
+                             headers, names);
     if (result != 0)
         return services->set_error(ACCEL_ERR_DRIVER, "%sCreateProgram failed: %s",
                                    vendor->prefix, rtc->error_string(result));
@@ -181,8 +195,9 @@ accel_status accel__rtc_compile(struct accel__rtc *rtc, const struct accel__rtc_
     rtc_hand_log(rtc, program, request);
     accel_status status;
     if (result != 0)
-        status = services->set_error(ACCEL_ERR_MODULE, "%s refused the source (%s) for %s",
-                                     vendor->title, rtc->error_string(result), target);
+        status = services->set_error(
+            ACCEL_ERR_MODULE, "%s refused the source (%s) for %s",
+            vendor->title, rtc->error_string(result), target);
     else
         status = rtc_hand_code(rtc, vendor, services, program, request);
     rtc->destroy(&program);

@@ -16,7 +16,8 @@ static unsigned char src[MEMORY], dst[MEMORY], want[MEMORY];
 static unsigned long failures, plans, shapes[5];
 
 /* What a driver does with each of the three calls, on memory. */
-static accel_status run_1d(const void *unused, uint64_t s, uint64_t d, uint64_t bytes)
+static accel_status run_1d(const void *unused, uint64_t s, uint64_t d,
+                           uint64_t bytes)
 {
     (void)unused;
     memcpy(dst + d, src + s, bytes);
@@ -24,8 +25,8 @@ static accel_status run_1d(const void *unused, uint64_t s, uint64_t d, uint64_t 
 }
 
 /* `height` rows from a slice's start. */
-static accel_status run_2d(const void *unused, const struct accel__copy_plan *p, uint64_t s,
-                           uint64_t d)
+static accel_status run_2d(const void *unused, const struct accel__copy_plan *p,
+                           uint64_t s, uint64_t d)
 {
     (void)unused;
     for (uint64_t y = 0; y < p->height; y++)
@@ -48,14 +49,15 @@ static void run_reference(const struct accel_copy_layout *l)
 {
     for (uint64_t z = 0; z < l->depth; z++) {
         for (uint64_t y = 0; y < l->rows; y++)
-            memcpy(want + l->dst_offset + z * l->dst_slice_pitch + y * l->dst_pitch,
-                   src + l->src_offset + z * l->src_slice_pitch + y * l->src_pitch,
-                   l->row_bytes);
+            memcpy(
+                want + l->dst_offset + z * l->dst_slice_pitch + y * l->dst_pitch,
+                src + l->src_offset + z * l->src_slice_pitch + y * l->src_pitch,
+                l->row_bytes);
     }
 }
 
-static uint64_t reach(const struct accel_copy_layout *l, uint64_t offset, uint64_t pitch,
-                      uint64_t slice)
+static uint64_t reach(const struct accel_copy_layout *l, uint64_t offset,
+                      uint64_t pitch, uint64_t slice)
 {
     return offset + (l->depth - 1) * slice + (l->rows - 1) * pitch + l->row_bytes;
 }
@@ -75,16 +77,19 @@ static void check(const struct accel_copy_layout *l, uint64_t max_pitch)
     plans++;
     shapes[plan.shape]++;
     if (memcmp(dst, want, MEMORY) != 0 ||
-        (max_pitch != 0 && plan.shape != ACCEL__COPY_1D && plan.shape != ACCEL__COPY_1D_ROWS &&
+        (max_pitch != 0 && plan.shape != ACCEL__COPY_1D &&
+         plan.shape != ACCEL__COPY_1D_ROWS &&
          (plan.src_pitch > max_pitch || plan.dst_pitch > max_pitch))) {
         if (failures++ < 10)
-            printf("wrong: row_bytes %llu rows %llu depth %llu pitches %llu/%llu slices "
+            printf("wrong: row_bytes %llu rows %llu depth %llu pitches "
+                   "%llu/%llu slices "
                    "%llu/%llu max %llu -> shape %d\n",
                    (unsigned long long)l->row_bytes, (unsigned long long)l->rows,
                    (unsigned long long)l->depth, (unsigned long long)l->src_pitch,
-                   (unsigned long long)l->dst_pitch, (unsigned long long)l->src_slice_pitch,
-                   (unsigned long long)l->dst_slice_pitch, (unsigned long long)max_pitch,
-                   plan.shape);
+                   (unsigned long long)l->dst_pitch,
+                   (unsigned long long)l->src_slice_pitch,
+                   (unsigned long long)l->dst_slice_pitch,
+                   (unsigned long long)max_pitch, plan.shape);
     }
 }
 
@@ -92,14 +97,16 @@ static void check(const struct accel_copy_layout *l, uint64_t max_pitch)
 static int check_cheapest(void)
 {
     struct accel_copy_layout contiguous = {0, 0, 8, 4, 8, 8, 3, 32, 32};
-    struct accel_copy_layout whole_rows = {0, 0, 8, 4, 16, 10, 3, 16 * 5, 10 * 6};
+    struct accel_copy_layout whole_rows = {0,  0, 8,      4,     16,
+                                           10, 3, 16 * 5, 10 * 6};
     struct accel__copy_plan plan;
     int wrong = 0;
 
     accel__copy_plan_make(&contiguous, 0, &plan);
     wrong += plan.shape != ACCEL__COPY_1D || plan.width != 96;
     accel__copy_plan_make(&whole_rows, 0, &plan);
-    wrong += plan.shape != ACCEL__COPY_3D || plan.src_slice_rows != 5 || plan.dst_slice_rows != 6;
+    wrong += plan.shape != ACCEL__COPY_3D || plan.src_slice_rows != 5 ||
+             plan.dst_slice_rows != 6;
     if (wrong != 0)
         printf("a layout was not planned as its cheapest shape\n");
     return wrong;
@@ -125,26 +132,30 @@ int main(void)
                                 for (size_t m = 0; m < 2; m++) {
                                     uint64_t rb = widths[w], rows = counts[r];
                                     struct accel_copy_layout l = {
-                                        .src_offset = 3, .dst_offset = 7, .row_bytes = rb,
-                                        .rows = rows, .depth = counts[d],
+                                        .src_offset = 3,
+                                        .dst_offset = 7,
+                                        .row_bytes = rb,
+                                        .rows = rows,
+                                        .depth = counts[d],
                                         .src_pitch = rb + extras[sp],
                                         .dst_pitch = rb + extras[dp]};
 
                                     /* Slices kept apart, as the host validates. */
-                                    l.src_slice_pitch = (rows - 1) * l.src_pitch + rb +
-                                                        slice_extras[ss];
-                                    l.dst_slice_pitch = (rows - 1) * l.dst_pitch + rb +
-                                                        slice_extras[ds];
+                                    l.src_slice_pitch = (rows - 1) * l.src_pitch +
+                                                        rb + slice_extras[ss];
+                                    l.dst_slice_pitch = (rows - 1) * l.dst_pitch +
+                                                        rb + slice_extras[ds];
                                     check(&l, max_pitches[m]);
                                     /* And slice pitches a whole number of rows. */
                                     l.src_slice_pitch = l.src_pitch * (rows + ss);
                                     l.dst_slice_pitch = l.dst_pitch * (rows + ds);
                                     check(&l, max_pitches[m]);
                                 }
-    printf("%lu layouts: %lu 1D, %lu 2D, %lu 3D, %lu 2D per slice, %lu 1D per row\n", plans,
-           shapes[0], shapes[1], shapes[2], shapes[3], shapes[4]);
-    return failures == 0 && check_cheapest() == 0 && shapes[2] != 0 && shapes[3] != 0 &&
-                   shapes[4] != 0
+    printf("%lu layouts: %lu 1D, %lu 2D, %lu 3D, %lu 2D per slice, %lu 1D per "
+           "row\n",
+           plans, shapes[0], shapes[1], shapes[2], shapes[3], shapes[4]);
+    return failures == 0 && check_cheapest() == 0 && shapes[2] != 0 &&
+                   shapes[3] != 0 && shapes[4] != 0
                ? 0
                : 1;
 }

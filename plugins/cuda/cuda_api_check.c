@@ -18,22 +18,25 @@
 
 #include "cuda_api.h"
 
-#define SAME_TYPE(ours, theirs)                                                        \
-    _Static_assert(__builtin_types_compatible_p(ours, theirs),                        \
+#define SAME_TYPE(ours, theirs)                                                \
+    _Static_assert(__builtin_types_compatible_p(ours, theirs),                 \
                    #ours " is not cuda.h's " #theirs)
 /* An enum: same size and signedness (two enum types are never the same type). */
-#define SAME_ENUM(ours, theirs)                                                        \
-    _Static_assert(sizeof(ours) == sizeof(theirs) &&                                   \
-                       ((long long)(ours)-1 < 0) == ((long long)(theirs)-1 < 0),       \
+#define SAME_ENUM(ours, theirs)                                                  \
+    _Static_assert(sizeof(ours) == sizeof(theirs) &&                             \
+                       ((long long)(ours)-1 < 0) == ((long long)(theirs)-1 < 0), \
                    #ours " is not laid out as cuda.h's " #theirs)
-#define SAME_CONSTANT(name)                                                            \
-    _Static_assert((long long)ACU_##name == (long long)name, "ACU_" #name " is not " #name)
-#define SAME_STRUCT(ours, theirs)                                                      \
-    _Static_assert(sizeof(ours) == sizeof(theirs) && _Alignof(ours) == _Alignof(theirs), \
+#define SAME_CONSTANT(name)                                                    \
+    _Static_assert((long long)ACU_##name == (long long)name,                   \
+                   "ACU_" #name " is not " #name)
+#define SAME_STRUCT(ours, theirs)                                              \
+    _Static_assert(sizeof(ours) == sizeof(theirs) &&                           \
+                       _Alignof(ours) == _Alignof(theirs),                     \
                    #ours " is not the size of cuda.h's " #theirs)
-#define SAME_FIELD(ours, theirs, field)                                                \
-    _Static_assert(offsetof(ours, field) == offsetof(theirs, field) &&                 \
-                       sizeof(((ours *)0)->field) == sizeof(((theirs *)0)->field),     \
+#define SAME_FIELD(ours, theirs, field)                                        \
+    _Static_assert(offsetof(ours, field) == offsetof(theirs, field) &&         \
+                       sizeof(((ours *)0)->field) ==                           \
+                           sizeof(((theirs *)0)->field),                       \
                    #ours "." #field " is not where cuda.h has it")
 
 _Static_assert(CUDA_VERSION >= ACU_API_VERSION,
@@ -61,8 +64,9 @@ SAME_ENUM(acu_CUfunction_attribute, CUfunction_attribute);
 SAME_ENUM(acu_CUmemorytype, CUmemorytype);
 SAME_ENUM(acu_CUdriverProcAddressQueryResult, CUdriverProcAddressQueryResult);
 
-#define SAME_RESULT(name, value)                                                       \
-    _Static_assert((long long)ACU_##name == (long long)name && (value) == (long long)name,   \
+#define SAME_RESULT(name, value)                                               \
+    _Static_assert((long long)ACU_##name == (long long)name &&                 \
+                       (value) == (long long)name,                             \
                    "ACU_" #name " is not " #name);
 ACU_RESULT_LIST(SAME_RESULT)
 
@@ -104,13 +108,13 @@ SAME_CONSTANT(CU_MEMHOSTREGISTER_PORTABLE);
 
 /* ---- the copy structs, field by field ---- */
 
-#define SAME_MEMCPY_SIDE(ours, theirs, side)                                           \
-    SAME_FIELD(ours, theirs, side##XInBytes);                                          \
-    SAME_FIELD(ours, theirs, side##Y);                                                 \
-    SAME_FIELD(ours, theirs, side##MemoryType);                                        \
-    SAME_FIELD(ours, theirs, side##Host);                                              \
-    SAME_FIELD(ours, theirs, side##Device);                                            \
-    SAME_FIELD(ours, theirs, side##Array);                                             \
+#define SAME_MEMCPY_SIDE(ours, theirs, side)                                   \
+    SAME_FIELD(ours, theirs, side##XInBytes);                                  \
+    SAME_FIELD(ours, theirs, side##Y);                                         \
+    SAME_FIELD(ours, theirs, side##MemoryType);                                \
+    SAME_FIELD(ours, theirs, side##Host);                                      \
+    SAME_FIELD(ours, theirs, side##Device);                                    \
+    SAME_FIELD(ours, theirs, side##Array);                                     \
     SAME_FIELD(ours, theirs, side##Pitch)
 
 SAME_STRUCT(acu_CUDA_MEMCPY2D, CUDA_MEMCPY2D);
@@ -165,16 +169,19 @@ SAME_FIELD(acu_CUDA_MEMCPY3D, CUDA_MEMCPY3D, Depth);
 #define acu_CUuuid CUuuid
 #define acu_CUdriverProcAddressQueryResult CUdriverProcAddressQueryResult
 
-#define ACU_REQUIRED(symbol, base, version, parameters)                                \
-    SAME_TYPE(__typeof__(&symbol), CUresult(*) parameters);                            \
-    _Static_assert((version) <= CUDA_VERSION, #symbol ": asked for at a version newer than cuda.h");
+#define ACU_REQUIRED(symbol, base, version, parameters)                        \
+    SAME_TYPE(__typeof__(&symbol), CUresult(*) parameters);                    \
+    _Static_assert((version) <= CUDA_VERSION,                                  \
+                   #symbol ": asked for at a version newer than cuda.h");
 #define ACU_OPTIONAL ACU_REQUIRED
 #include "cuda_symbol_table.h"
 
-SAME_TYPE(__typeof__(&cuGetProcAddress_v2), CUresult(*) ACU_CUGETPROCADDRESS_V2_PARAMETERS);
+SAME_TYPE(__typeof__(&cuGetProcAddress_v2),
+          CUresult(*) ACU_CUGETPROCADDRESS_V2_PARAMETERS);
 
 int main(void)
 {
-    printf("the CUDA plugin's declarations match cuda.h (CUDA_VERSION %d)\n", CUDA_VERSION);
+    printf("the CUDA plugin's declarations match cuda.h (CUDA_VERSION %d)\n",
+           CUDA_VERSION);
     return 0;
 }

@@ -20,12 +20,15 @@
 #include "cuda_plugin.h"
 
 /* Make the open's context current on the calling thread unless it is already. */
-static accel_status cuda_make_current(accel_drv_device *device, struct cuda_scope *scope)
+static accel_status cuda_make_current(accel_drv_device *device,
+                                      struct cuda_scope *scope)
 {
-    acu_CUcontext context = atomic_load_explicit(&device->context, memory_order_acquire);
+    acu_CUcontext context = atomic_load_explicit(&device->context,
+                                                 memory_order_acquire);
     accel_status status;
 
-    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuCtxGetCurrent, (&scope->previous));
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuCtxGetCurrent,
+                       (&scope->previous));
     if (status != ACCEL_OK || scope->previous == context)
         return status;
     status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuCtxPushCurrent_v2, (context));
@@ -33,14 +36,15 @@ static accel_status cuda_make_current(accel_drv_device *device, struct cuda_scop
     return status;
 }
 
-accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope)
+accel_status accel__cuda_enter(accel_drv_device *device,
+                               struct cuda_scope *out_scope)
 {
     struct accel__context_state *state = device->physical->context;
     accel_status status;
 
     *out_scope = (struct cuda_scope){0};
-    status = accel__context_state_enter(state, &device->epoch, device->plugin->base.services,
-                                        device->name);
+    status = accel__context_state_enter(
+        state, &device->epoch, device->plugin->base.services, device->name);
     if (status != ACCEL_OK)
         return status;
     out_scope->gated = true;
@@ -50,13 +54,14 @@ accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_
     return status;
 }
 
-bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *out_scope)
+bool accel__cuda_enter_to_release(accel_drv_device *device,
+                                  struct cuda_scope *out_scope)
 {
     struct accel__context_state *state = device->physical->context;
 
     *out_scope = (struct cuda_scope){0};
-    if (!accel__context_state_enter_to_release(state, &device->epoch,
-                                               device->plugin->base.services, device->name))
+    if (!accel__context_state_enter_to_release(
+            state, &device->epoch, device->plugin->base.services, device->name))
         return false;
     out_scope->gated = true;
     if (cuda_make_current(device, out_scope) == ACCEL_OK)
@@ -65,13 +70,15 @@ bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *o
     return false;
 }
 
-accel_status accel__cuda_enter_any_epoch(accel_drv_device *device, struct cuda_scope *out_scope)
+accel_status accel__cuda_enter_any_epoch(accel_drv_device *device,
+                                         struct cuda_scope *out_scope)
 {
     struct accel__context_state *state = device->physical->context;
     accel_status status;
 
     *out_scope = (struct cuda_scope){0};
-    (void)accel__context_state_enter(state, NULL, device->plugin->base.services, device->name);
+    (void)accel__context_state_enter(state, NULL, device->plugin->base.services,
+                                     device->name);
     out_scope->gated = true;
     status = cuda_make_current(device, out_scope);
     if (status != ACCEL_OK)
@@ -88,16 +95,19 @@ accel_status accel__cuda_enter_any_epoch(accel_drv_device *device, struct cuda_s
 static void cuda_pop(accel_drv_device *device, const struct cuda_scope *scope)
 {
     const struct cuda_symbols *symbols = cuda_symbols_of(device);
-    acu_CUcontext context = atomic_load_explicit(&device->context, memory_order_acquire);
+    acu_CUcontext context = atomic_load_explicit(&device->context,
+                                                 memory_order_acquire);
     acu_CUcontext popped = NULL, current = NULL;
     acu_CUresult result = symbols->cuCtxPopCurrent_v2(&popped);
 
     if (result == ACU_CUDA_SUCCESS)
         return;
     accel__cuda_ignore(device, result, "cuCtxPopCurrent_v2");
-    if (symbols->cuCtxGetCurrent(&current) == ACU_CUDA_SUCCESS && current != context)
+    if (symbols->cuCtxGetCurrent(&current) == ACU_CUDA_SUCCESS &&
+        current != context)
         return;
-    accel__cuda_ignore(device, symbols->cuCtxSetCurrent(scope->previous), "cuCtxSetCurrent");
+    accel__cuda_ignore(device, symbols->cuCtxSetCurrent(scope->previous),
+                       "cuCtxSetCurrent");
 }
 
 void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope)
@@ -117,13 +127,13 @@ accel_status accel__cuda_device_open(accel_drv_plugin *plugin, uint32_t index,
 
     *out_device = NULL;
     if (index >= plugin->base.device_count)
-        return plugin->base.services->set_error(ACCEL_ERR_NO_DEVICE,
-                                                "device_open: no CUDA device %u; there are %u",
-                                                index, plugin->base.device_count);
+        return plugin->base.services->set_error(
+            ACCEL_ERR_NO_DEVICE, "device_open: no CUDA device %u; there are %u",
+            index, plugin->base.device_count);
     device = calloc(1, sizeof(*device));
     if (device == NULL)
-        return plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                "calloc of a CUDA device failed");
+        return plugin->base.services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY, "calloc of a CUDA device failed");
     device->plugin = plugin;
     device->physical = &plugin->base.devices[index];
     snprintf(device->name, sizeof(device->name), "cuda:%u", index);
@@ -157,7 +167,8 @@ void accel__cuda_device_close(accel_drv_device *device)
 accel_status accel__cuda_device_status(accel_drv_device *device)
 {
     return accel__context_state_check(device->physical->context, device->epoch,
-                                      device->plugin->base.services, device->name);
+                                      device->plugin->base.services,
+                                      device->name);
 }
 
 /*
@@ -165,7 +176,8 @@ accel_status accel__cuda_device_status(accel_drv_device *device)
  * device, with `context` current: cuMemHostRegister and its undoing need
  * one. Raw calls, under the context state's lock: nothing is marked.
  */
-static void cuda_pinned_walk(accel_drv_device *device, acu_CUcontext context, bool again)
+static void cuda_pinned_walk(accel_drv_device *device, acu_CUcontext context,
+                             bool again)
 {
     const struct cuda_symbols *symbols = cuda_symbols_of(device);
     struct accel__pinned_device pinned = accel__cuda_pinned(device);
@@ -197,7 +209,8 @@ static accel_status cuda_device_rebuild(void *user, bool fresh)
     accel_drv_device *device = user;
     accel_drv_plugin *plugin = device->plugin;
     const struct cuda_symbols *symbols = &plugin->symbols;
-    acu_CUcontext context = atomic_load_explicit(&device->context, memory_order_acquire);
+    acu_CUcontext context = atomic_load_explicit(&device->context,
+                                                 memory_order_acquire);
     acu_CUresult result;
     char described[256];
 
@@ -207,10 +220,11 @@ static accel_status cuda_device_rebuild(void *user, bool fresh)
     result = symbols->cuDevicePrimaryCtxReset_v2(device->physical->handle);
     if (result != ACU_CUDA_SUCCESS) {
         accel__cuda_describe(plugin, result, described, sizeof(described));
-        return accel__context_state_refuse(device->physical->context, plugin->base.services,
-                                           device->name,
-                                           "cuDevicePrimaryCtxReset_v2 failed: %s; the driver "
-                                           "may need a new process", described);
+        return accel__context_state_refuse(
+            device->physical->context, plugin->base.services, device->name,
+            "cuDevicePrimaryCtxReset_v2 failed: %s; the driver "
+            "may need a new process",
+            described);
     }
     cuda_pinned_walk(device, context, true);
     return ACCEL_OK;
@@ -218,11 +232,12 @@ static accel_status cuda_device_rebuild(void *user, bool fresh)
 
 accel_status accel__cuda_device_reset(accel_drv_device *device)
 {
-    accel_status status = accel__context_state_reset(device->physical->context,
-                                                     &device->epoch, cuda_device_rebuild,
-                                                     device, device->plugin->base.services);
+    accel_status status = accel__context_state_reset(
+        device->physical->context, &device->epoch, cuda_device_rebuild, device,
+        device->plugin->base.services);
 
-    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "cuda: %s reset: %s", device->name,
-                                  status == ACCEL_OK ? "done" : "failed");
+    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "cuda: %s reset: %s",
+                                       device->name,
+                                       status == ACCEL_OK ? "done" : "failed");
     return status;
 }

@@ -16,14 +16,15 @@ struct cuda_symbol_slot {
 };
 
 static const struct cuda_symbol_slot cuda_symbol_slots[] = {
-#define ACU_REQUIRED(symbol, base, version, params)                                    \
+#define ACU_REQUIRED(symbol, base, version, params)                            \
     {#symbol, base, version, true, offsetof(struct cuda_symbols, symbol)},
-#define ACU_OPTIONAL(symbol, base, version, params)                                    \
+#define ACU_OPTIONAL(symbol, base, version, params)                            \
     {#symbol, base, version, false, offsetof(struct cuda_symbols, symbol)},
 #include "cuda_symbol_table.h"
 };
 
-static const char *const cuda_library_defaults[] = {"libcuda.so.1", "libcuda.so", NULL};
+static const char *const cuda_library_defaults[] = {"libcuda.so.1",
+                                                    "libcuda.so", NULL};
 
 /*
  * One entry: from cuGetProcAddress at the pinned version when the driver
@@ -31,17 +32,19 @@ static const char *const cuda_library_defaults[] = {"libcuda.so.1", "libcuda.so"
  * that fails for a reason other than this entry's version (the stub
  * library's CUDA_ERROR_STUB_LIBRARY, say) is not asked again.
  */
-static void *cuda_symbol_find(struct cuda_symbols *symbols, const struct cuda_symbol_slot *slot)
+static void *cuda_symbol_find(struct cuda_symbols *symbols,
+                              const struct cuda_symbol_slot *slot)
 {
     if (symbols->cuGetProcAddress_v2 != NULL) {
-        acu_CUdriverProcAddressQueryResult found = ACU_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        acu_CUdriverProcAddressQueryResult found =
+            ACU_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
         void *entry = NULL;
-        acu_CUresult result =
-            symbols->cuGetProcAddress_v2(slot->base, &entry, slot->version,
-                                         ACU_CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found);
+        acu_CUresult result = symbols->cuGetProcAddress_v2(
+            slot->base, &entry, slot->version,
+            ACU_CU_GET_PROC_ADDRESS_LEGACY_STREAM, &found);
 
-        if (result == ACU_CUDA_SUCCESS && found == ACU_CU_GET_PROC_ADDRESS_SUCCESS &&
-            entry != NULL)
+        if (result == ACU_CUDA_SUCCESS &&
+            found == ACU_CU_GET_PROC_ADDRESS_SUCCESS && entry != NULL)
             return entry;
         /* INVALID_VALUE: a version newer than the driver; only this entry is missing. */
         if (result != ACU_CUDA_SUCCESS && result != ACU_CUDA_ERROR_INVALID_VALUE)
@@ -59,10 +62,11 @@ static bool cuda_symbols_resolve(struct cuda_symbols *symbols, char *reason,
     size_t used;
 
     /* The one entry that only dlsym can find: it finds the others. */
-    void *get_proc_address =
-        accel__native_library_symbol(&symbols->library, "cuGetProcAddress_v2");
+    void *get_proc_address = accel__native_library_symbol(
+        &symbols->library, "cuGetProcAddress_v2");
 
-    memcpy(&symbols->cuGetProcAddress_v2, &get_proc_address, sizeof(get_proc_address));
+    memcpy(&symbols->cuGetProcAddress_v2, &get_proc_address,
+           sizeof(get_proc_address));
     for (size_t i = 0; i < count; i++) {
         const struct cuda_symbol_slot *slot = &cuda_symbol_slots[i];
         void *entry = cuda_symbol_find(symbols, slot);
@@ -74,24 +78,26 @@ static bool cuda_symbols_resolve(struct cuda_symbols *symbols, char *reason,
     }
     if (missing.count == 0)
         return true;
-    used = accel__native_missing_describe(&missing, &symbols->library, "CUDA driver", reason,
-                                          reason_size);
+    used = accel__native_missing_describe(&missing, &symbols->library,
+                                          "CUDA driver", reason, reason_size);
     if (used < reason_size)
         snprintf(reason + used, reason_size - used,
                  " (looked up %s at API version %d, then by name)",
-                 symbols->cuGetProcAddress_v2 != NULL ? "with cuGetProcAddress"
-                                                      : "without cuGetProcAddress",
+                 symbols->cuGetProcAddress_v2 != NULL
+                     ? "with cuGetProcAddress"
+                     : "without cuGetProcAddress",
                  ACU_API_VERSION);
     return false;
 }
 
 bool accel__cuda_symbols_load(struct cuda_symbols *symbols,
-                              const struct accel_host_services *services, char *reason,
-                              size_t reason_size)
+                              const struct accel_host_services *services,
+                              char *reason, size_t reason_size)
 {
     memset(symbols, 0, sizeof(*symbols));
-    if (!accel__native_library_open(services, ACCEL_CUDA_LIBRARY_ENV, cuda_library_defaults,
-                                    &symbols->library, reason, reason_size))
+    if (!accel__native_library_open(services, ACCEL_CUDA_LIBRARY_ENV,
+                                    cuda_library_defaults, &symbols->library,
+                                    reason, reason_size))
         return false;
     if (cuda_symbols_resolve(symbols, reason, reason_size))
         return true;

@@ -26,8 +26,10 @@ struct cuda_symbols {
     struct accel__native_library library;
     /* NULL where the driver predates CUDA 12.0; then every entry came by dlsym. */
     acu_pfn_cuGetProcAddress_v2 cuGetProcAddress_v2;
-#define ACU_REQUIRED(symbol, base, version, params) acu_CUresult(*symbol) params;
-#define ACU_OPTIONAL(symbol, base, version, params) acu_CUresult(*symbol) params;
+#define ACU_REQUIRED(symbol, base, version, params)                            \
+    acu_CUresult(*symbol) params;
+#define ACU_OPTIONAL(symbol, base, version, params)                            \
+    acu_CUresult(*symbol) params;
 #include "cuda_symbol_table.h"
 };
 
@@ -37,8 +39,8 @@ struct cuda_symbols {
  * lacks a required entry; nothing stays open then.
  */
 bool accel__cuda_symbols_load(struct cuda_symbols *symbols,
-                              const struct accel_host_services *services, char *reason,
-                              size_t reason_size);
+                              const struct accel_host_services *services,
+                              char *reason, size_t reason_size);
 
 /*
  * Forget the entries and close the library; `keep_loaded` leaves it mapped

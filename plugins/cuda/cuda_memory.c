@@ -26,13 +26,14 @@ accel_status accel__cuda_mem_alloc(accel_drv_device *device, uint64_t bytes,
     *out_mem = NULL;
     *out_address = 0;
     if (bytes == 0 || bytes > SIZE_MAX)
-        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                        "mem_alloc: %llu bytes",
-                                                        (unsigned long long)bytes);
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "mem_alloc: %llu bytes",
+            (unsigned long long)bytes);
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuMemAlloc_v2, (&address, (size_t)bytes));
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuMemAlloc_v2,
+                       (&address, (size_t)bytes));
     accel__cuda_leave(device, &scope);
     if (status != ACCEL_OK)
         return status;
@@ -48,9 +49,10 @@ void accel__cuda_mem_free(accel_drv_device *device, accel_drv_mem *mem)
 
     if (mem == NULL || !accel__cuda_enter_to_release(device, &scope))
         return;
-    accel__cuda_ignore(device,
-                       cuda_symbols_of(device)->cuMemFree_v2((acu_CUdeviceptr)(uintptr_t)mem),
-                       "cuMemFree_v2");
+    accel__cuda_ignore(
+        device,
+        cuda_symbols_of(device)->cuMemFree_v2((acu_CUdeviceptr)(uintptr_t)mem),
+        "cuMemFree_v2");
     accel__cuda_leave(device, &scope);
 }
 
@@ -58,8 +60,8 @@ void accel__cuda_mem_free(accel_drv_device *device, accel_drv_mem *mem)
 
 static int cuda_register_range(accel_drv_device *device, void *ptr, size_t bytes)
 {
-    return cuda_symbols_of(device)->cuMemHostRegister_v2(ptr, bytes,
-                                                         ACU_CU_MEMHOSTREGISTER_PORTABLE);
+    return cuda_symbols_of(device)->cuMemHostRegister_v2(
+        ptr, bytes, ACU_CU_MEMHOSTREGISTER_PORTABLE);
 }
 
 static int cuda_unregister_range(accel_drv_device *device, void *ptr)
@@ -67,17 +69,21 @@ static int cuda_unregister_range(accel_drv_device *device, void *ptr)
     return cuda_symbols_of(device)->cuMemHostUnregister(ptr);
 }
 
-static void cuda_describe_result(accel_drv_device *device, int result, char *out, size_t size)
+static void cuda_describe_result(accel_drv_device *device, int result,
+                                 char *out, size_t size)
 {
     accel__cuda_describe(device->plugin, (acu_CUresult)result, out, size);
 }
 
-static accel_status cuda_error_result(accel_drv_device *device, int result, const char *call)
+static accel_status cuda_error_result(accel_drv_device *device, int result,
+                                      const char *call)
 {
-    return accel__cuda_result(device, (acu_CUresult)result, call, ACCEL_ERR_DRIVER);
+    return accel__cuda_result(device, (acu_CUresult)result, call,
+                              ACCEL_ERR_DRIVER);
 }
 
-static void cuda_ignore_result(accel_drv_device *device, int result, const char *call)
+static void cuda_ignore_result(accel_drv_device *device, int result,
+                               const char *call)
 {
     accel__cuda_ignore(device, (acu_CUresult)result, call);
 }
@@ -105,7 +111,8 @@ struct accel__pinned_device accel__cuda_pinned(accel_drv_device *device)
     };
 }
 
-accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr)
+accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes,
+                                    void **out_ptr)
 {
     struct accel__pinned_device pinned = accel__cuda_pinned(device);
     struct cuda_scope scope;

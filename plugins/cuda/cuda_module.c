@@ -45,9 +45,9 @@ static bool cuda_image_is_binary(const unsigned char *image, size_t size)
  * The bytes to hand cuModuleLoadDataEx: the image itself, or a copy of PTX
  * with the NUL the driver looks for. *out_copy is what to free after.
  */
-static accel_status cuda_image_for_driver(accel_drv_device *device, const void *image,
-                                          size_t size, const void **out_image,
-                                          void **out_copy)
+static accel_status cuda_image_for_driver(accel_drv_device *device,
+                                          const void *image, size_t size,
+                                          const void **out_image, void **out_copy)
 {
     char *text;
 
@@ -57,9 +57,11 @@ static accel_status cuda_image_for_driver(accel_drv_device *device, const void *
         return ACCEL_OK;
     text = malloc(size + 1);
     if (text == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                        "module_load: malloc of %zu bytes of "
-                                                        "PTX failed", size + 1);
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "module_load: malloc of %zu bytes of "
+            "PTX failed",
+            size + 1);
     memcpy(text, image, size);
     text[size] = '\0';
     *out_image = text;
@@ -68,7 +70,8 @@ static accel_status cuda_image_for_driver(accel_drv_device *device, const void *
 }
 
 /* Load, with the JIT's error log in the detail when it fails. */
-static accel_status cuda_module_load_logged(accel_drv_device *device, const void *image,
+static accel_status cuda_module_load_logged(accel_drv_device *device,
+                                            const void *image,
                                             acu_CUmodule *out_module)
 {
     char log[CUDA_JIT_LOG_BYTES] = "";
@@ -78,17 +81,18 @@ static accel_status cuda_module_load_logged(accel_drv_device *device, const void
     acu_CUresult result;
 
     result = cuda_symbols_of(device)->cuModuleLoadDataEx(
-        out_module, image, (unsigned int)(sizeof(options) / sizeof(options[0])), options,
-        values);
+        out_module, image, (unsigned int)(sizeof(options) / sizeof(options[0])),
+        options, values);
     if (result == ACU_CUDA_SUCCESS)
         return ACCEL_OK;
     log[sizeof(log) - 1] = '\0';
-    return accel__cuda_result_with(device, result, "cuModuleLoadDataEx", ACCEL_ERR_MODULE,
-                                   log);
+    return accel__cuda_result_with(device, result, "cuModuleLoadDataEx",
+                                   ACCEL_ERR_MODULE, log);
 }
 
 /* The plugin's record of a module just loaded; on failure the module is unloaded. */
-static accel_status cuda_module_record(accel_drv_device *device, acu_CUmodule handle,
+static accel_status cuda_module_record(accel_drv_device *device,
+                                       acu_CUmodule handle,
                                        accel_drv_module **out_module)
 {
     accel_drv_module *module = calloc(1, sizeof(*module));
@@ -101,9 +105,9 @@ static accel_status cuda_module_record(accel_drv_device *device, acu_CUmodule ha
     free(module);
     accel__cuda_ignore(device, cuda_symbols_of(device)->cuModuleUnload(handle),
                        "cuModuleUnload");
-    return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                    "module_load: out of host memory for the "
-                                                    "module's record");
+    return device->plugin->base.services->set_error(
+        ACCEL_ERR_OUT_OF_HOST_MEMORY, "module_load: out of host memory for the "
+                                      "module's record");
 }
 
 accel_status accel__cuda_module_load(accel_drv_device *device, const void *image,
@@ -117,8 +121,8 @@ accel_status accel__cuda_module_load(accel_drv_device *device, const void *image
 
     *out_module = NULL;
     if (image == NULL || size == 0)
-        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                        "module_load: an empty image");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "module_load: an empty image");
     status = cuda_image_for_driver(device, image, size, &bytes, &copy);
     if (status != ACCEL_OK)
         return status;
@@ -153,8 +157,9 @@ void accel__cuda_module_unload(accel_drv_device *device, accel_drv_module *modul
     if (module == NULL)
         return;
     if (accel__cuda_enter_to_release(device, &scope)) {
-        accel__cuda_ignore(device, cuda_symbols_of(device)->cuModuleUnload(module->handle),
-                           "cuModuleUnload");
+        accel__cuda_ignore(
+            device, cuda_symbols_of(device)->cuModuleUnload(module->handle),
+            "cuModuleUnload");
         accel__cuda_leave(device, &scope);
     }
     cuda_module_free(module);
@@ -167,7 +172,8 @@ void accel__cuda_module_unload(accel_drv_device *device, accel_drv_module *modul
  * for a first refusal, which cannot tell "no parameters" from "no
  * information": the host then leaves the arguments unchecked.
  */
-static void cuda_kernel_signature(accel_drv_device *device, acu_CUfunction function,
+static void cuda_kernel_signature(accel_drv_device *device,
+                                  acu_CUfunction function,
                                   struct accel_kernel_signature *out_signature)
 {
     const struct cuda_symbols *symbols = cuda_symbols_of(device);
@@ -178,7 +184,8 @@ static void cuda_kernel_signature(accel_drv_device *device, acu_CUfunction funct
         return;
     for (;;) {
         size_t offset = 0, size = 0;
-        acu_CUresult result = symbols->cuFuncGetParamInfo(function, count, &offset, &size);
+        acu_CUresult result = symbols->cuFuncGetParamInfo(function, count,
+                                                          &offset, &size);
 
         if (result == ACU_CUDA_ERROR_INVALID_VALUE && count != 0)
             break;
@@ -191,7 +198,8 @@ static void cuda_kernel_signature(accel_drv_device *device, acu_CUfunction funct
 }
 
 /* One attribute of a kernel, as a non-negative number. */
-static accel_status cuda_kernel_attribute(accel_drv_device *device, acu_CUfunction function,
+static accel_status cuda_kernel_attribute(accel_drv_device *device,
+                                          acu_CUfunction function,
                                           acu_CUfunction_attribute attribute,
                                           uint32_t *out_value)
 {
@@ -204,8 +212,10 @@ static accel_status cuda_kernel_attribute(accel_drv_device *device, acu_CUfuncti
 }
 
 /* The module's record of `function`, made with its limits at the first lookup. Lock held. */
-static accel_status cuda_kernel_record(accel_drv_device *device, accel_drv_module *module,
-                                       acu_CUfunction function, accel_drv_kernel **out_kernel)
+static accel_status cuda_kernel_record(accel_drv_device *device,
+                                       accel_drv_module *module,
+                                       acu_CUfunction function,
+                                       accel_drv_kernel **out_kernel)
 {
     accel_drv_kernel *kernel;
     uint32_t dynamic = 0;
@@ -220,19 +230,21 @@ static accel_status cuda_kernel_record(accel_drv_device *device, accel_drv_modul
     }
     kernel = calloc(1, sizeof(*kernel));
     if (kernel == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                        "kernel_get: calloc failed");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY, "kernel_get: calloc failed");
     kernel->function = function;
     kernel->module = module;
-    status = cuda_kernel_attribute(device, function, ACU_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+    status = cuda_kernel_attribute(device, function,
+                                   ACU_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                                    &kernel->max_threads);
     if (status == ACCEL_OK)
-        status = cuda_kernel_attribute(device, function, ACU_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+        status = cuda_kernel_attribute(device, function,
+                                       ACU_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
                                        &kernel->static_shared);
     if (status == ACCEL_OK)
-        status = cuda_kernel_attribute(device, function,
-                                       ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                       &dynamic);
+        status = cuda_kernel_attribute(
+            device, function,
+            ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, &dynamic);
     atomic_init(&kernel->dynamic_shared, dynamic);
     if (status != ACCEL_OK) {
         free(kernel);
@@ -244,8 +256,9 @@ static accel_status cuda_kernel_record(accel_drv_device *device, accel_drv_modul
     return ACCEL_OK;
 }
 
-accel_status accel__cuda_kernel_get(accel_drv_device *device, accel_drv_module *module,
-                                    const char *name, accel_drv_kernel **out_kernel,
+accel_status accel__cuda_kernel_get(accel_drv_device *device,
+                                    accel_drv_module *module, const char *name,
+                                    accel_drv_kernel **out_kernel,
                                     struct accel_kernel_signature *out_signature)
 {
     acu_CUfunction function = NULL;
@@ -256,8 +269,8 @@ accel_status accel__cuda_kernel_get(accel_drv_device *device, accel_drv_module *
     memset(out_signature, 0, ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
     out_signature->param_count = ACCEL_PARAM_COUNT_UNKNOWN;
     if (name == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                        "kernel_get: the name is NULL");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "kernel_get: the name is NULL");
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
@@ -279,35 +292,40 @@ accel_status accel__cuda_kernel_get(accel_drv_device *device, accel_drv_module *
  * opt-in raised when the launch asks for more; the context is current.
  * Errors: ACCEL_ERR_LAUNCH with the limit, the driver's.
  */
-static accel_status cuda_launch_fits(accel_drv_device *device, accel_drv_module *module,
+static accel_status cuda_launch_fits(accel_drv_device *device,
+                                     accel_drv_module *module,
                                      accel_drv_kernel *kernel,
                                      const struct accel_launch_config *config)
 {
     const struct accel_host_services *services = device->plugin->base.services;
-    uint64_t threads = (uint64_t)config->block[0] * config->block[1] * config->block[2];
+    uint64_t threads = (uint64_t)config->block[0] * config->block[1] *
+                       config->block[2];
     uint64_t shared = (uint64_t)kernel->static_shared + config->shared_bytes;
     uint32_t device_shared = device->physical->props.max_shared_bytes;
     accel_status status = ACCEL_OK;
 
     if (threads > kernel->max_threads)
-        return services->set_error(ACCEL_ERR_LAUNCH,
-                                   "launch: %llu threads per block; this kernel takes at most "
-                                   "%u (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers "
-                                   "or launch bounds)", (unsigned long long)threads,
-                                   kernel->max_threads);
+        return services->set_error(
+            ACCEL_ERR_LAUNCH,
+            "launch: %llu threads per block; this kernel takes at most "
+            "%u (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers "
+            "or launch bounds)",
+            (unsigned long long)threads, kernel->max_threads);
     if (shared > device_shared)
-        return services->set_error(ACCEL_ERR_LAUNCH,
-                                   "launch: %u bytes of dynamic shared memory and the kernel's "
-                                   "%u static bytes are more than the %u a block of %s has",
-                                   config->shared_bytes, kernel->static_shared, device_shared,
-                                   device->name);
+        return services->set_error(
+            ACCEL_ERR_LAUNCH,
+            "launch: %u bytes of dynamic shared memory and the kernel's "
+            "%u static bytes are more than the %u a block of %s has",
+            config->shared_bytes, kernel->static_shared, device_shared,
+            device->name);
     if (config->shared_bytes <= atomic_load(&kernel->dynamic_shared))
         return ACCEL_OK;
     /* Under the lock: two launches opting in at once must not lower what the other set. */
     pthread_mutex_lock(&module->lock);
     if (config->shared_bytes > atomic_load(&kernel->dynamic_shared)) {
         status = CUDA_CALL(device, ACCEL_ERR_LAUNCH, cuFuncSetAttribute,
-                           (kernel->function, ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                           (kernel->function,
+                            ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                             (int)config->shared_bytes));
         if (status == ACCEL_OK)
             atomic_store(&kernel->dynamic_shared, config->shared_bytes);
@@ -316,7 +334,8 @@ static accel_status cuda_launch_fits(accel_drv_device *device, accel_drv_module 
     return status;
 }
 
-accel_status accel__cuda_launch(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__cuda_launch(accel_drv_device *device,
+                                accel_drv_stream *stream,
                                 accel_drv_kernel *kernel,
                                 const struct accel_launch_config *config,
                                 void *const *args, const size_t *arg_sizes,
@@ -336,7 +355,8 @@ accel_status accel__cuda_launch(accel_drv_device *device, accel_drv_stream *stre
         status = CUDA_CALL(device, ACCEL_ERR_LAUNCH, cuLaunchKernel,
                            (kernel->function, config->grid[0], config->grid[1],
                             config->grid[2], config->block[0], config->block[1],
-                            config->block[2], config->shared_bytes, cuda_stream_handle(stream),
+                            config->block[2], config->shared_bytes,
+                            cuda_stream_handle(stream),
                             (void **)(uintptr_t)args, NULL));
     accel__cuda_leave(device, &scope);
     return status;

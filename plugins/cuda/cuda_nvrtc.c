@@ -31,13 +31,14 @@ static void nvrtc_target(const accel_drv_device *device, char *out, size_t size)
              strncmp(arch, "sm_", 3) == 0 ? arch + 3 : arch);
 }
 
-accel_status accel__cuda_compiler_identity(accel_drv_device *device, char *out_identity,
-                                           size_t capacity)
+accel_status accel__cuda_compiler_identity(accel_drv_device *device,
+                                           char *out_identity, size_t capacity)
 {
     char target[80];
     nvrtc_target(device, target, sizeof target);
     return accel__rtc_identity(&device->plugin->nvrtc, &nvrtc_vendor,
-                               device->plugin->base.services, target, out_identity, capacity);
+                               device->plugin->base.services, target,
+                               out_identity, capacity);
 }
 
 accel_status accel__cuda_module_compile(accel_drv_device *device,

@@ -42,8 +42,11 @@ struct cuda_limit {
     size_t offset; /* of a uint32_t in struct accel_device_props */
 };
 
-#define CUDA_LIMIT(attribute, field)                                                   \
-    {ACU_CU_DEVICE_ATTRIBUTE_##attribute, offsetof(struct accel_device_props, field)}
+#define CUDA_LIMIT(attribute, field)                                           \
+    {                                                                          \
+        ACU_CU_DEVICE_ATTRIBUTE_##attribute,                                   \
+            offsetof(struct accel_device_props, field)                         \
+    }
 
 static const struct cuda_limit cuda_limits[] = {
     CUDA_LIMIT(MULTIPROCESSOR_COUNT, compute_units),
@@ -58,11 +61,14 @@ static const struct cuda_limit cuda_limits[] = {
 };
 
 /* One attribute, as a non-negative number. */
-static acu_CUresult cuda_attribute(const struct cuda_symbols *symbols, acu_CUdevice device,
-                                   acu_CUdevice_attribute attribute, uint32_t *out_value)
+static acu_CUresult cuda_attribute(const struct cuda_symbols *symbols,
+                                   acu_CUdevice device,
+                                   acu_CUdevice_attribute attribute,
+                                   uint32_t *out_value)
 {
     int value = 0;
-    acu_CUresult result = symbols->cuDeviceGetAttribute(&value, attribute, device);
+    acu_CUresult result = symbols->cuDeviceGetAttribute(&value, attribute,
+                                                        device);
 
     *out_value = value > 0 ? (uint32_t)value : 0;
     return result;
@@ -77,7 +83,8 @@ static acu_CUresult cuda_attribute(const struct cuda_symbols *symbols, acu_CUdev
  * id, where the driver has the calls. Neither is needed to run the device:
  * a driver that lacks or refuses them leaves them "".
  */
-static void cuda_describe_ids(const struct cuda_symbols *symbols, acu_CUdevice device,
+static void cuda_describe_ids(const struct cuda_symbols *symbols,
+                              acu_CUdevice device,
                               struct accel_device_props *props)
 {
     acu_CUuuid uuid;
@@ -85,10 +92,11 @@ static void cuda_describe_ids(const struct cuda_symbols *symbols, acu_CUdevice d
 
     if (symbols->cuDeviceGetUuid_v2 != NULL &&
         symbols->cuDeviceGetUuid_v2(&uuid, device) == ACU_CUDA_SUCCESS)
-        accel__uuid_format("GPU", (const unsigned char *)uuid.bytes, props->uuid,
-                           sizeof(props->uuid));
+        accel__uuid_format("GPU", (const unsigned char *)uuid.bytes,
+                           props->uuid, sizeof(props->uuid));
     if (symbols->cuDeviceGetPCIBusId != NULL &&
-        symbols->cuDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), device) == ACU_CUDA_SUCCESS)
+        symbols->cuDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), device) ==
+            ACU_CUDA_SUCCESS)
         accel__pci_bus_id_normalize(bus_id, strnlen(bus_id, sizeof(bus_id)),
                                     props->pci_bus_id, sizeof(props->pci_bus_id));
 }
@@ -103,7 +111,8 @@ static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
     acu_CUresult result;
 
     *out_call = "cuDeviceGetName";
-    result = symbols->cuDeviceGetName(props->name, (int)sizeof(props->name), physical->handle);
+    result = symbols->cuDeviceGetName(props->name, (int)sizeof(props->name),
+                                      physical->handle);
     if (result != ACU_CUDA_SUCCESS)
         return result;
     props->name[sizeof(props->name) - 1] = '\0';
@@ -114,9 +123,11 @@ static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
     props->total_memory = total;
     *out_call = "cuDeviceGetAttribute";
     for (size_t i = 0; i < sizeof(cuda_limits) / sizeof(cuda_limits[0]); i++) {
-        uint32_t *field = (uint32_t *)(void *)((char *)props + cuda_limits[i].offset);
+        uint32_t *field = (uint32_t *)(void *)((char *)props +
+                                               cuda_limits[i].offset);
 
-        result = cuda_attribute(symbols, physical->handle, cuda_limits[i].attribute, field);
+        result = cuda_attribute(symbols, physical->handle,
+                                cuda_limits[i].attribute, field);
         if (result != ACU_CUDA_SUCCESS)
             return result;
     }
@@ -126,7 +137,8 @@ static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
         (result = cuda_attribute(symbols, physical->handle,
                                  ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                                  &minor)) != ACU_CUDA_SUCCESS ||
-        (result = cuda_attribute(symbols, physical->handle, ACU_CU_DEVICE_ATTRIBUTE_MAX_PITCH,
+        (result = cuda_attribute(symbols, physical->handle,
+                                 ACU_CU_DEVICE_ATTRIBUTE_MAX_PITCH,
                                  &max_pitch)) != ACU_CUDA_SUCCESS)
         return result;
     /*
@@ -136,7 +148,8 @@ static acu_CUresult cuda_describe_device(const struct cuda_symbols *symbols,
      */
     if (cuda_attribute(symbols, physical->handle,
                        ACU_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                       &optin) == ACU_CUDA_SUCCESS && optin > props->max_shared_bytes)
+                       &optin) == ACU_CUDA_SUCCESS &&
+        optin > props->max_shared_bytes)
         props->max_shared_bytes = optin;
     /* What bundles pick images by: "sm_90" for compute capability 9.0. */
     snprintf(props->arch, sizeof(props->arch), "sm_%u%u", major, minor);
@@ -152,7 +165,8 @@ static void cuda_no_device(accel_drv_plugin *plugin, const char *call, int resul
 {
     char described[ACCEL__NATIVE_REASON_MAX / 2];
 
-    accel__cuda_describe(plugin, (acu_CUresult)result, described, sizeof(described));
+    accel__cuda_describe(plugin, (acu_CUresult)result, described,
+                         sizeof(described));
     accel__native_no_device(plugin, call, described, NULL);
 }
 
@@ -174,7 +188,8 @@ static bool cuda_start(accel_drv_plugin *plugin)
         return false;
     }
     plugin->initialised = true;
-    if (plugin->symbols.cuDriverGetVersion(&plugin->base.driver_version) != ACU_CUDA_SUCCESS)
+    if (plugin->symbols.cuDriverGetVersion(&plugin->base.driver_version) !=
+        ACU_CUDA_SUCCESS)
         plugin->base.driver_version = 0;
     return true;
 }
@@ -185,7 +200,8 @@ static void cuda_stop(accel_drv_plugin *plugin)
     accel__cuda_symbols_unload(&plugin->symbols, plugin->initialised);
 }
 
-static int cuda_count_devices(accel_drv_plugin *plugin, int *out_count, const char **out_call)
+static int cuda_count_devices(accel_drv_plugin *plugin, int *out_count,
+                              const char **out_call)
 {
     *out_call = "cuDeviceGetCount";
     return plugin->symbols.cuDeviceGetCount(out_count);
@@ -220,7 +236,8 @@ static const char *const cuda_file_variables[] = {
 };
 
 /* What the NVIDIA kernel driver makes when it is loaded, GPU or not in use. */
-static const char *const cuda_device_nodes[] = { "/dev/nvidiactl", "/proc/driver/nvidia", NULL };
+static const char *const cuda_device_nodes[] = {"/dev/nvidiactl",
+                                                "/proc/driver/nvidia", NULL};
 
 static const struct accel__native_vendor cuda_vendor = {
     .name = "cuda",

@@ -83,7 +83,8 @@ struct accel_drv_module {
     struct accel_drv_kernel *kernels;
 };
 
-static inline const struct cuda_symbols *cuda_symbols_of(const accel_drv_device *device)
+static inline const struct cuda_symbols *
+cuda_symbols_of(const accel_drv_device *device)
 {
     return &device->plugin->symbols;
 }
@@ -100,41 +101,43 @@ accel_status accel__cuda_result(accel_drv_device *device, acu_CUresult result,
                                 const char *call, accel_status fallback);
 
 /* The same, with `extra` (a JIT log, say) after the code's text. */
-accel_status accel__cuda_result_with(accel_drv_device *device, acu_CUresult result,
-                                     const char *call, accel_status fallback,
-                                     const char *extra);
+accel_status accel__cuda_result_with(accel_drv_device *device,
+                                     acu_CUresult result, const char *call,
+                                     accel_status fallback, const char *extra);
 
 /* The same without a device: nothing is marked lost. */
-accel_status accel__cuda_plugin_result(accel_drv_plugin *plugin, acu_CUresult result,
-                                       const char *call, accel_status fallback);
+accel_status accel__cuda_plugin_result(accel_drv_plugin *plugin,
+                                       acu_CUresult result, const char *call,
+                                       accel_status fallback);
 
 /*
  * For a failure an entry cannot return (a free, a destroy): log it at debug
  * level and mark the context lost for a sticky code; the thread's error
  * detail is left alone.
  */
-void accel__cuda_ignore(accel_drv_device *device, acu_CUresult result, const char *call);
+void accel__cuda_ignore(accel_drv_device *device, acu_CUresult result,
+                        const char *call);
 
 /* "NAME (CODE): text" for a reason string. */
-void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result, char *out,
-                          size_t size);
+void accel__cuda_describe(accel_drv_plugin *plugin, acu_CUresult result,
+                          char *out, size_t size);
 
 /*
  * Call driver entry `symbol` with the parenthesised `args` and evaluate to
  * the accel_status of its result (see accel__cuda_result), so that the
  * entry's name in the detail is always the entry called.
  */
-#define CUDA_CALL(device, fallback, symbol, args)                                      \
-    accel__cuda_result((device), cuda_symbols_of(device)->symbol args, #symbol,       \
-                       (fallback))
+#define CUDA_CALL(device, fallback, symbol, args)                              \
+    accel__cuda_result((device), cuda_symbols_of(device)->symbol args,         \
+                       #symbol, (fallback))
 
 /* ---- the context on the calling thread (cuda_device.c) ---- */
 
 /* What accel__cuda_enter did, for accel__cuda_leave to undo. */
 struct cuda_scope {
-    bool gated;                /* the context state's gate is held */
-    bool pushed;               /* the context was pushed */
-    acu_CUcontext previous;    /* the thread's current context at enter */
+    bool gated;             /* the context state's gate is held */
+    bool pushed;            /* the context was pushed */
+    acu_CUcontext previous; /* the thread's current context at enter */
 };
 
 /*
@@ -146,7 +149,8 @@ struct cuda_scope {
  * values may name another open's new objects). Until leave, no reset runs
  * (context_state.h's gate). Errors: ACCEL_ERR_DEVICE_LOST, the driver's.
  */
-accel_status accel__cuda_enter(accel_drv_device *device, struct cuda_scope *out_scope);
+accel_status accel__cuda_enter(accel_drv_device *device,
+                               struct cuda_scope *out_scope);
 void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope);
 
 /*
@@ -158,7 +162,8 @@ void accel__cuda_leave(accel_drv_device *device, const struct cuda_scope *scope)
  * handles again, nor this open's stale context pushed); or when the
  * context cannot be made current.
  */
-bool accel__cuda_enter_to_release(accel_drv_device *device, struct cuda_scope *out_scope);
+bool accel__cuda_enter_to_release(accel_drv_device *device,
+                                  struct cuda_scope *out_scope);
 
 /*
  * accel__cuda_enter for objects that outlive a reset (pinned blocks):
@@ -190,7 +195,8 @@ accel_status accel__cuda_device_reset(accel_drv_device *device);
 /* ---- table entries, cuda_memory.c ---- */
 
 accel_status accel__cuda_mem_alloc(accel_drv_device *device, uint64_t bytes,
-                                   accel_drv_mem **out_mem, uint64_t *out_address);
+                                   accel_drv_mem **out_mem,
+                                   uint64_t *out_address);
 void accel__cuda_mem_free(accel_drv_device *device, accel_drv_mem *mem);
 accel_status accel__cuda_host_alloc(accel_drv_device *device, size_t bytes,
                                     void **out_ptr);
@@ -207,21 +213,28 @@ struct accel__pinned_device accel__cuda_pinned(accel_drv_device *device);
 
 accel_status accel__cuda_stream_create(accel_drv_device *device,
                                        accel_drv_stream **out_stream);
-void accel__cuda_stream_destroy(accel_drv_device *device, accel_drv_stream *stream);
-accel_status accel__cuda_stream_sync(accel_drv_device *device, accel_drv_stream *stream);
+void accel__cuda_stream_destroy(accel_drv_device *device,
+                                accel_drv_stream *stream);
+accel_status accel__cuda_stream_sync(accel_drv_device *device,
+                                     accel_drv_stream *stream);
 accel_status accel__cuda_event_create(accel_drv_device *device,
                                       accel_drv_event **out_event);
 void accel__cuda_event_destroy(accel_drv_device *device, accel_drv_event *event);
-accel_status accel__cuda_event_record(accel_drv_device *device, accel_drv_event *event,
+accel_status accel__cuda_event_record(accel_drv_device *device,
+                                      accel_drv_event *event,
                                       accel_drv_stream *stream);
-accel_status accel__cuda_event_query(accel_drv_device *device, accel_drv_event *event);
-accel_status accel__cuda_event_sync(accel_drv_device *device, accel_drv_event *event);
-accel_status accel__cuda_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+accel_status accel__cuda_event_query(accel_drv_device *device,
+                                     accel_drv_event *event);
+accel_status accel__cuda_event_sync(accel_drv_device *device,
+                                    accel_drv_event *event);
+accel_status accel__cuda_event_elapsed(accel_drv_device *device,
+                                       accel_drv_event *start,
                                        accel_drv_event *end, int64_t *out_ns);
 accel_status accel__cuda_stream_wait_event(accel_drv_device *device,
                                            accel_drv_stream *stream,
                                            accel_drv_event *event);
-accel_status accel__cuda_host_func(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__cuda_host_func(accel_drv_device *device,
+                                   accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user);
 
 /* ---- table entries, cuda_copy.c ---- */
@@ -230,10 +243,12 @@ accel_status accel__cuda_copy_to_device(accel_drv_device *device,
                                         accel_drv_stream *stream, uint64_t dst,
                                         const void *src,
                                         const struct accel_copy_layout *layout);
-accel_status accel__cuda_copy_to_host(accel_drv_device *device, accel_drv_stream *stream,
-                                      void *dst, uint64_t src,
+accel_status accel__cuda_copy_to_host(accel_drv_device *device,
+                                      accel_drv_stream *stream, void *dst,
+                                      uint64_t src,
                                       const struct accel_copy_layout *layout);
-accel_status accel__cuda_copy_peer(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__cuda_copy_peer(accel_drv_device *device,
+                                   accel_drv_stream *stream,
                                    accel_drv_device *dst_device, uint64_t dst,
                                    accel_drv_device *src_device, uint64_t src,
                                    const struct accel_copy_layout *layout);
@@ -245,17 +260,21 @@ accel_status accel__cuda_copy_on_device(accel_drv_device *device,
 /* ---- table entries, cuda_module.c ---- */
 
 /* Kernel source through NVRTC (cuda_nvrtc.c); see driver.h. */
-accel_status accel__cuda_module_compile(accel_drv_device *device,
-                                        const struct accel_compile_request *request);
-accel_status accel__cuda_compiler_identity(accel_drv_device *device, char *out_identity,
-                                           size_t capacity);
+accel_status
+accel__cuda_module_compile(accel_drv_device *device,
+                           const struct accel_compile_request *request);
+accel_status accel__cuda_compiler_identity(accel_drv_device *device,
+                                           char *out_identity, size_t capacity);
 accel_status accel__cuda_module_load(accel_drv_device *device, const void *image,
                                      size_t size, accel_drv_module **out_module);
-void accel__cuda_module_unload(accel_drv_device *device, accel_drv_module *module);
-accel_status accel__cuda_kernel_get(accel_drv_device *device, accel_drv_module *module,
-                                    const char *name, accel_drv_kernel **out_kernel,
+void accel__cuda_module_unload(accel_drv_device *device,
+                               accel_drv_module *module);
+accel_status accel__cuda_kernel_get(accel_drv_device *device,
+                                    accel_drv_module *module, const char *name,
+                                    accel_drv_kernel **out_kernel,
                                     struct accel_kernel_signature *out_signature);
-accel_status accel__cuda_launch(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__cuda_launch(accel_drv_device *device,
+                                accel_drv_stream *stream,
                                 accel_drv_kernel *kernel,
                                 const struct accel_launch_config *config,
                                 void *const *args, const size_t *arg_sizes,

@@ -45,18 +45,21 @@ void accel__cuda_stream_destroy(accel_drv_device *device, accel_drv_stream *stre
 
     if (stream == NULL || !accel__cuda_enter_to_release(device, &scope))
         return;
-    accel__cuda_ignore(device, cuda_symbols_of(device)->cuStreamDestroy_v2(
-                                   cuda_stream_handle(stream)),
-                       "cuStreamDestroy_v2");
+    accel__cuda_ignore(
+        device,
+        cuda_symbols_of(device)->cuStreamDestroy_v2(cuda_stream_handle(stream)),
+        "cuStreamDestroy_v2");
     accel__cuda_leave(device, &scope);
 }
 
 /* The flags of the events: see the top of the file. */
 #define CUDA_EVENT_FLAGS ACU_CU_EVENT_BLOCKING_SYNC
-#define CUDA_SYNC_EVENT_FLAGS (ACU_CU_EVENT_DISABLE_TIMING | ACU_CU_EVENT_BLOCKING_SYNC)
+#define CUDA_SYNC_EVENT_FLAGS                                                  \
+    (ACU_CU_EVENT_DISABLE_TIMING | ACU_CU_EVENT_BLOCKING_SYNC)
 
 /* Wait without a core for everything enqueued on `stream`; the context is current. */
-static accel_status cuda_stream_sync_blocking(accel_drv_device *device, acu_CUstream stream)
+static accel_status cuda_stream_sync_blocking(accel_drv_device *device,
+                                              acu_CUstream stream)
 {
     acu_CUevent event = NULL;
     accel_status status;
@@ -73,7 +76,8 @@ static accel_status cuda_stream_sync_blocking(accel_drv_device *device, acu_CUst
     return status;
 }
 
-accel_status accel__cuda_stream_sync(accel_drv_device *device, accel_drv_stream *stream)
+accel_status accel__cuda_stream_sync(accel_drv_device *device,
+                                     accel_drv_stream *stream)
 {
     struct cuda_scope scope;
     accel_status status = accel__cuda_enter(device, &scope);
@@ -98,7 +102,8 @@ accel_status accel__cuda_event_create(accel_drv_device *device,
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventCreate, (&event, CUDA_EVENT_FLAGS));
+    status = CUDA_CALL(device, ACCEL_ERR_DRIVER, cuEventCreate,
+                       (&event, CUDA_EVENT_FLAGS));
     accel__cuda_leave(device, &scope);
     if (status == ACCEL_OK)
         *out_event = (accel_drv_event *)(void *)event;
@@ -111,13 +116,15 @@ void accel__cuda_event_destroy(accel_drv_device *device, accel_drv_event *event)
 
     if (event == NULL || !accel__cuda_enter_to_release(device, &scope))
         return;
-    accel__cuda_ignore(device,
-                       cuda_symbols_of(device)->cuEventDestroy_v2(cuda_event_handle(event)),
-                       "cuEventDestroy_v2");
+    accel__cuda_ignore(
+        device,
+        cuda_symbols_of(device)->cuEventDestroy_v2(cuda_event_handle(event)),
+        "cuEventDestroy_v2");
     accel__cuda_leave(device, &scope);
 }
 
-accel_status accel__cuda_event_record(accel_drv_device *device, accel_drv_event *event,
+accel_status accel__cuda_event_record(accel_drv_device *device,
+                                      accel_drv_event *event,
                                       accel_drv_stream *stream)
 {
     struct cuda_scope scope;
@@ -131,7 +138,8 @@ accel_status accel__cuda_event_record(accel_drv_device *device, accel_drv_event 
     return status;
 }
 
-accel_status accel__cuda_event_query(accel_drv_device *device, accel_drv_event *event)
+accel_status accel__cuda_event_query(accel_drv_device *device,
+                                     accel_drv_event *event)
 {
     struct cuda_scope scope;
     accel_status status = accel__cuda_enter(device, &scope);
@@ -147,7 +155,8 @@ accel_status accel__cuda_event_query(accel_drv_device *device, accel_drv_event *
     return accel__cuda_result(device, result, "cuEventQuery", ACCEL_ERR_DRIVER);
 }
 
-accel_status accel__cuda_event_sync(accel_drv_device *device, accel_drv_event *event)
+accel_status accel__cuda_event_sync(accel_drv_device *device,
+                                    accel_drv_event *event)
 {
     struct cuda_scope scope;
     accel_status status = accel__cuda_enter(device, &scope);
@@ -161,7 +170,8 @@ accel_status accel__cuda_event_sync(accel_drv_device *device, accel_drv_event *e
 }
 
 /* cuEventElapsedTime's milliseconds (resolution about 0.5 us) as nanoseconds. */
-accel_status accel__cuda_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+accel_status accel__cuda_event_elapsed(accel_drv_device *device,
+                                       accel_drv_event *start,
                                        accel_drv_event *end, int64_t *out_ns)
 {
     struct cuda_scope scope;
@@ -172,16 +182,18 @@ accel_status accel__cuda_event_elapsed(accel_drv_device *device, accel_drv_event
     *out_ns = 0;
     if (cuda_symbols_of(device)->cuEventElapsedTime == NULL)
         return device->plugin->base.services->set_error(
-            ACCEL_ERR_NOT_SUPPORTED, "event_elapsed: the driver has no cuEventElapsedTime");
+            ACCEL_ERR_NOT_SUPPORTED,
+            "event_elapsed: the driver has no cuEventElapsedTime");
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    result = cuda_symbols_of(device)->cuEventElapsedTime(&ms, cuda_event_handle(start),
-                                                         cuda_event_handle(end));
+    result = cuda_symbols_of(device)->cuEventElapsedTime(
+        &ms, cuda_event_handle(start), cuda_event_handle(end));
     accel__cuda_leave(device, &scope);
     if (result == ACU_CUDA_ERROR_NOT_READY)
         return ACCEL_NOT_READY;
-    status = accel__cuda_result(device, result, "cuEventElapsedTime", ACCEL_ERR_DRIVER);
+    status = accel__cuda_result(device, result, "cuEventElapsedTime",
+                                ACCEL_ERR_DRIVER);
     if (status == ACCEL_OK)
         *out_ns = (int64_t)((double)ms * 1e6);
     return status;
@@ -204,7 +216,8 @@ accel_status accel__cuda_stream_wait_event(accel_drv_device *device,
 
 /* ---- host functions ---- */
 
-accel_status accel__cuda_host_func(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__cuda_host_func(accel_drv_device *device,
+                                   accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user)
 {
     struct cuda_scope scope;
@@ -212,8 +225,8 @@ accel_status accel__cuda_host_func(accel_drv_device *device, accel_drv_stream *s
 
     /* Caught here: on the driver's thread, a NULL call would crash far from its cause. */
     if (fn == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                        "host_func: the function is NULL");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "host_func: the function is NULL");
     status = accel__cuda_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;

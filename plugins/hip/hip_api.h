@@ -45,79 +45,79 @@ typedef struct ahip_hipUUID_t {
  * code has one name in messages. hip_api_check.c proves each against the
  * installed header.
  */
-#define AHIP_ERROR_LIST(X)                                                             \
-    X(hipSuccess, 0)                                                                   \
-    X(hipErrorInvalidValue, 1)                                                         \
-    X(hipErrorOutOfMemory, 2)                                                          \
-    X(hipErrorNotInitialized, 3)                                                       \
-    X(hipErrorDeinitialized, 4)                                                        \
-    X(hipErrorProfilerDisabled, 5)                                                     \
-    X(hipErrorProfilerNotInitialized, 6)                                               \
-    X(hipErrorProfilerAlreadyStarted, 7)                                               \
-    X(hipErrorProfilerAlreadyStopped, 8)                                               \
-    X(hipErrorInvalidConfiguration, 9)                                                 \
-    X(hipErrorInvalidPitchValue, 12)                                                   \
-    X(hipErrorInvalidSymbol, 13)                                                       \
-    X(hipErrorInvalidDevicePointer, 17)                                                \
-    X(hipErrorInvalidMemcpyDirection, 21)                                              \
-    X(hipErrorInsufficientDriver, 35)                                                  \
-    X(hipErrorMissingConfiguration, 52)                                                \
-    X(hipErrorPriorLaunchFailure, 53)                                                  \
-    X(hipErrorInvalidDeviceFunction, 98)                                               \
-    X(hipErrorNoDevice, 100)                                                           \
-    X(hipErrorInvalidDevice, 101)                                                      \
-    X(hipErrorInvalidImage, 200)                                                       \
-    X(hipErrorInvalidContext, 201)                                                     \
-    X(hipErrorContextAlreadyCurrent, 202)                                              \
-    X(hipErrorMapFailed, 205)                                                          \
-    X(hipErrorUnmapFailed, 206)                                                        \
-    X(hipErrorArrayIsMapped, 207)                                                      \
-    X(hipErrorAlreadyMapped, 208)                                                      \
-    X(hipErrorNoBinaryForGpu, 209)                                                     \
-    X(hipErrorAlreadyAcquired, 210)                                                    \
-    X(hipErrorNotMapped, 211)                                                          \
-    X(hipErrorNotMappedAsArray, 212)                                                   \
-    X(hipErrorNotMappedAsPointer, 213)                                                 \
-    X(hipErrorECCNotCorrectable, 214)                                                  \
-    X(hipErrorUnsupportedLimit, 215)                                                   \
-    X(hipErrorContextAlreadyInUse, 216)                                                \
-    X(hipErrorPeerAccessUnsupported, 217)                                              \
-    X(hipErrorInvalidKernelFile, 218)                                                  \
-    X(hipErrorInvalidGraphicsContext, 219)                                             \
-    X(hipErrorInvalidSource, 300)                                                      \
-    X(hipErrorFileNotFound, 301)                                                       \
-    X(hipErrorSharedObjectSymbolNotFound, 302)                                         \
-    X(hipErrorSharedObjectInitFailed, 303)                                             \
-    X(hipErrorOperatingSystem, 304)                                                    \
-    X(hipErrorInvalidHandle, 400)                                                      \
-    X(hipErrorIllegalState, 401)                                                       \
-    X(hipErrorNotFound, 500)                                                           \
-    X(hipErrorNotReady, 600)                                                           \
-    X(hipErrorIllegalAddress, 700)                                                     \
-    X(hipErrorLaunchOutOfResources, 701)                                               \
-    X(hipErrorLaunchTimeOut, 702)                                                      \
-    X(hipErrorPeerAccessAlreadyEnabled, 704)                                           \
-    X(hipErrorPeerAccessNotEnabled, 705)                                               \
-    X(hipErrorSetOnActiveProcess, 708)                                                 \
-    X(hipErrorContextIsDestroyed, 709)                                                 \
-    X(hipErrorAssert, 710)                                                             \
-    X(hipErrorHostMemoryAlreadyRegistered, 712)                                        \
-    X(hipErrorHostMemoryNotRegistered, 713)                                            \
-    X(hipErrorLaunchFailure, 719)                                                      \
-    X(hipErrorCooperativeLaunchTooLarge, 720)                                          \
-    X(hipErrorNotSupported, 801)                                                       \
-    X(hipErrorStreamCaptureUnsupported, 900)                                           \
-    X(hipErrorStreamCaptureInvalidated, 901)                                           \
-    X(hipErrorStreamCaptureMerge, 902)                                                 \
-    X(hipErrorStreamCaptureUnmatched, 903)                                             \
-    X(hipErrorStreamCaptureUnjoined, 904)                                              \
-    X(hipErrorStreamCaptureIsolation, 905)                                             \
-    X(hipErrorStreamCaptureImplicit, 906)                                              \
-    X(hipErrorCapturedEvent, 907)                                                      \
-    X(hipErrorStreamCaptureWrongThread, 908)                                           \
-    X(hipErrorGraphExecUpdateFailure, 910)                                             \
-    X(hipErrorUnknown, 999)                                                            \
-    X(hipErrorRuntimeMemory, 1052)                                                     \
+#define AHIP_ERROR_LIST(X)                                                     \
+    X(hipSuccess, 0)                                                           \
+    X(hipErrorInvalidValue, 1)                                                 \
+    X(hipErrorOutOfMemory, 2)                                                  \
+    X(hipErrorNotInitialized, 3)                                               \
+    X(hipErrorDeinitialized, 4)                                                \
+    X(hipErrorProfilerDisabled, 5)                                             \
+    X(hipErrorProfilerNotInitialized, 6)                                       \
+    X(hipErrorProfilerAlreadyStarted, 7)                                       \
+    X(hipErrorProfilerAlreadyStopped, 8)                                       \
+    X(hipErrorInvalidConfiguration, 9)                                         \
+    X(hipErrorInvalidPitchValue, 12)                                           \
+    X(hipErrorInvalidSymbol, 13)                                               \
+    X(hipErrorInvalidDevicePointer, 17)                                        \
+    X(hipErrorInvalidMemcpyDirection, 21)                                      \
+    X(hipErrorInsufficientDriver, 35)                                          \
+    X(hipErrorMissingConfiguration, 52)                                        \
+    X(hipErrorPriorLaunchFailure, 53)                                          \
+    X(hipErrorInvalidDeviceFunction, 98)                                       \
+    X(hipErrorNoDevice, 100)                                                   \
+    X(hipErrorInvalidDevice, 101)                                              \
+    X(hipErrorInvalidImage, 200)                                               \
+    X(hipErrorInvalidContext, 201)                                             \
+    X(hipErrorContextAlreadyCurrent, 202)                                      \
+    X(hipErrorMapFailed, 205)                                                  \
+    X(hipErrorUnmapFailed, 206)                                                \
+    X(hipErrorArrayIsMapped, 207)                                              \
+    X(hipErrorAlreadyMapped, 208)                                              \
+    X(hipErrorNoBinaryForGpu, 209)                                             \
+    X(hipErrorAlreadyAcquired, 210)                                            \
+    X(hipErrorNotMapped, 211)                                                  \
+    X(hipErrorNotMappedAsArray, 212)                                           \
+    X(hipErrorNotMappedAsPointer, 213)                                         \
+    X(hipErrorECCNotCorrectable, 214)                                          \
+    X(hipErrorUnsupportedLimit, 215)                                           \
+    X(hipErrorContextAlreadyInUse, 216)                                        \
+    X(hipErrorPeerAccessUnsupported, 217)                                      \
+    X(hipErrorInvalidKernelFile, 218)                                          \
+    X(hipErrorInvalidGraphicsContext, 219)                                     \
+    X(hipErrorInvalidSource, 300)                                              \
+    X(hipErrorFileNotFound, 301)                                               \
+    X(hipErrorSharedObjectSymbolNotFound, 302)                                 \
+    X(hipErrorSharedObjectInitFailed, 303)                                     \
+    X(hipErrorOperatingSystem, 304)                                            \
+    X(hipErrorInvalidHandle, 400)                                              \
+    X(hipErrorIllegalState, 401)                                               \
+    X(hipErrorNotFound, 500)                                                   \
+    X(hipErrorNotReady, 600)                                                   \
+    X(hipErrorIllegalAddress, 700)                                             \
+    X(hipErrorLaunchOutOfResources, 701)                                       \
+    X(hipErrorLaunchTimeOut, 702)                                              \
+    X(hipErrorPeerAccessAlreadyEnabled, 704)                                   \
+    X(hipErrorPeerAccessNotEnabled, 705)                                       \
+    X(hipErrorSetOnActiveProcess, 708)                                         \
+    X(hipErrorContextIsDestroyed, 709)                                         \
+    X(hipErrorAssert, 710)                                                     \
+    X(hipErrorHostMemoryAlreadyRegistered, 712)                                \
+    X(hipErrorHostMemoryNotRegistered, 713)                                    \
+    X(hipErrorLaunchFailure, 719)                                              \
+    X(hipErrorCooperativeLaunchTooLarge, 720)                                  \
+    X(hipErrorNotSupported, 801)                                               \
+    X(hipErrorStreamCaptureUnsupported, 900)                                   \
+    X(hipErrorStreamCaptureInvalidated, 901)                                   \
+    X(hipErrorStreamCaptureMerge, 902)                                         \
+    X(hipErrorStreamCaptureUnmatched, 903)                                     \
+    X(hipErrorStreamCaptureUnjoined, 904)                                      \
+    X(hipErrorStreamCaptureIsolation, 905)                                     \
+    X(hipErrorStreamCaptureImplicit, 906)                                      \
+    X(hipErrorCapturedEvent, 907)                                              \
+    X(hipErrorStreamCaptureWrongThread, 908)                                   \
+    X(hipErrorGraphExecUpdateFailure, 910)                                     \
+    X(hipErrorUnknown, 999)                                                    \
+    X(hipErrorRuntimeMemory, 1052)                                             \
     X(hipErrorRuntimeOther, 1053)
 
 /*
@@ -125,23 +125,22 @@ typedef struct ahip_hipUUID_t {
  * lacks: named for messages only, so not proven against a header here.
  * 1054 was hipErrorTbd, an end marker, before it got this name.
  */
-#define AHIP_ERROR_LIST_LATER(X)                                                       \
-    X(hipErrorInvalidChannelDescriptor, 911)                                           \
-    X(hipErrorInvalidTexture, 912)                                                     \
-    X(hipErrorInvalidResourceType, 914)                                                \
-    X(hipErrorInvalidResourceConfiguration, 915)                                       \
-    X(hipErrorStreamDetached, 916)                                                     \
+#define AHIP_ERROR_LIST_LATER(X)                                               \
+    X(hipErrorInvalidChannelDescriptor, 911)                                   \
+    X(hipErrorInvalidTexture, 912)                                             \
+    X(hipErrorInvalidResourceType, 914)                                        \
+    X(hipErrorInvalidResourceConfiguration, 915)                               \
+    X(hipErrorStreamDetached, 916)                                             \
     X(hipErrorInvalidClusterSize, 1054)
 
 typedef enum ahip_hipError_t {
 #define AHIP_ERROR_ENUM_(name, value) AHIP_##name = value,
-    AHIP_ERROR_LIST(AHIP_ERROR_ENUM_)
-    AHIP_ERROR_LIST_LATER(AHIP_ERROR_ENUM_)
+    AHIP_ERROR_LIST(AHIP_ERROR_ENUM_) AHIP_ERROR_LIST_LATER(AHIP_ERROR_ENUM_)
 #undef AHIP_ERROR_ENUM_
 } ahip_hipError_t;
 
-typedef void (*ahip_hipStreamCallback_t)(ahip_hipStream_t stream, ahip_hipError_t status,
-                                         void *user_data);
+typedef void (*ahip_hipStreamCallback_t)(ahip_hipStream_t stream,
+                                         ahip_hipError_t status, void *user_data);
 
 /*
  * ---- device attributes the plugin reads ----

@@ -27,31 +27,36 @@
 
 #include "hip_api.h"
 
-#define SAME_TYPE(ours, theirs)                                                        \
-    _Static_assert(__builtin_types_compatible_p(ours, theirs),                        \
+#define SAME_TYPE(ours, theirs)                                                \
+    _Static_assert(__builtin_types_compatible_p(ours, theirs),                 \
                    #ours " is not the HIP header's " #theirs)
 /* An enum: same size and signedness (two enum types are never the same type). */
-#define SAME_ENUM(ours, theirs)                                                        \
-    _Static_assert(sizeof(ours) == sizeof(theirs) &&                                   \
-                       ((long long)(ours)-1 < 0) == ((long long)(theirs)-1 < 0),       \
+#define SAME_ENUM(ours, theirs)                                                  \
+    _Static_assert(sizeof(ours) == sizeof(theirs) &&                             \
+                       ((long long)(ours)-1 < 0) == ((long long)(theirs)-1 < 0), \
                    #ours " is not laid out as the HIP header's " #theirs)
-#define SAME_CONSTANT(name)                                                            \
-    _Static_assert((long long)AHIP_##name == (long long)name, "AHIP_" #name " is not " #name)
-#define SAME_STRUCT(ours, theirs)                                                      \
-    _Static_assert(sizeof(ours) == sizeof(theirs) && _Alignof(ours) == _Alignof(theirs), \
+#define SAME_CONSTANT(name)                                                    \
+    _Static_assert((long long)AHIP_##name == (long long)name,                  \
+                   "AHIP_" #name " is not " #name)
+#define SAME_STRUCT(ours, theirs)                                              \
+    _Static_assert(sizeof(ours) == sizeof(theirs) &&                           \
+                       _Alignof(ours) == _Alignof(theirs),                     \
                    #ours " is not the size of the HIP header's " #theirs)
-#define SAME_FIELD(ours, theirs, field)                                                \
-    _Static_assert(offsetof(ours, field) == offsetof(theirs, field) &&                 \
-                       sizeof(((ours *)0)->field) == sizeof(((theirs *)0)->field),     \
+#define SAME_FIELD(ours, theirs, field)                                        \
+    _Static_assert(offsetof(ours, field) == offsetof(theirs, field) &&         \
+                       sizeof(((ours *)0)->field) ==                           \
+                           sizeof(((theirs *)0)->field),                       \
                    #ours "." #field " is not where the HIP header has it")
 /* gcnArchName in one hipDeviceProp_t layout, and room for all of it. */
-#define SAME_ARCH_NAME(offset, props)                                                  \
-    _Static_assert((offset) == offsetof(props, gcnArchName) &&                         \
-                       AHIP_PROPS_GCN_ARCH_NAME_BYTES == sizeof(((props *)0)->gcnArchName) && \
-                       AHIP_PROPS_BUFFER_BYTES >= sizeof(props),                       \
+#define SAME_ARCH_NAME(offset, props)                                          \
+    _Static_assert((offset) == offsetof(props, gcnArchName) &&                 \
+                       AHIP_PROPS_GCN_ARCH_NAME_BYTES ==                       \
+                           sizeof(((props *)0)->gcnArchName) &&                \
+                       AHIP_PROPS_BUFFER_BYTES >= sizeof(props),               \
                    #offset " is not where " #props " has gcnArchName")
 
-_Static_assert(HIP_VERSION_MAJOR >= 5, "the plugin declares the ROCm 5 and later API");
+_Static_assert(HIP_VERSION_MAJOR >= 5,
+               "the plugin declares the ROCm 5 and later API");
 
 /* ---- handles: the very same types ---- */
 
@@ -71,8 +76,9 @@ SAME_ENUM(ahip_hipDeviceAttribute_t, hipDeviceAttribute_t);
 SAME_ENUM(ahip_hipMemcpyKind, hipMemcpyKind);
 SAME_ENUM(ahip_hipFunction_attribute, hipFunction_attribute);
 
-#define SAME_ERROR(name, value)                                                        \
-    _Static_assert((long long)AHIP_##name == (long long)name && (value) == (long long)name,  \
+#define SAME_ERROR(name, value)                                                \
+    _Static_assert((long long)AHIP_##name == (long long)name &&                \
+                       (value) == (long long)name,                             \
                    "AHIP_" #name " is not " #name);
 AHIP_ERROR_LIST(SAME_ERROR)
 
@@ -174,15 +180,18 @@ SAME_FIELD(ahip_hipMemcpy3DParms, hipMemcpy3DParms, kind);
 #endif
 
 /* The callback's type, now that ahip_hipError_t means hipError_t. */
-SAME_TYPE(void (*)(ahip_hipStream_t, ahip_hipError_t, void *), hipStreamCallback_t);
+SAME_TYPE(void (*)(ahip_hipStream_t, ahip_hipError_t, void *),
+          hipStreamCallback_t);
 
-#define AHIP_REQUIRED(type, symbol, parameters) SAME_TYPE(__typeof__(&symbol), type(*) parameters);
+#define AHIP_REQUIRED(type, symbol, parameters)                                \
+    SAME_TYPE(__typeof__(&symbol), type(*) parameters);
 #define AHIP_OPTIONAL AHIP_REQUIRED
 #include "hip_symbol_table.h"
 
 int main(void)
 {
-    printf("the HIP plugin's declarations match hip_runtime_api.h (HIP_VERSION %d)\n",
+    printf("the HIP plugin's declarations match hip_runtime_api.h (HIP_VERSION "
+           "%d)\n",
            HIP_VERSION);
     return 0;
 }

@@ -65,7 +65,13 @@ struct hip_msgpack {
     size_t at;
 };
 
-enum hip_msgpack_kind { HIP_MP_OTHER, HIP_MP_UINT, HIP_MP_STR, HIP_MP_ARRAY, HIP_MP_MAP };
+enum hip_msgpack_kind {
+    HIP_MP_OTHER,
+    HIP_MP_UINT,
+    HIP_MP_STR,
+    HIP_MP_ARRAY,
+    HIP_MP_MAP
+};
 
 /* A big-endian number of `width` bytes at the cursor. */
 static bool hip_mp_number(struct hip_msgpack *mp, unsigned width, uint64_t *out)
@@ -178,7 +184,8 @@ static bool hip_mp_skip(struct hip_msgpack *mp, int depth)
 }
 
 /* The next object as a string; false when it is something else. */
-static bool hip_mp_string(struct hip_msgpack *mp, const char **out_text, size_t *out_length)
+static bool hip_mp_string(struct hip_msgpack *mp, const char **out_text,
+                          size_t *out_length)
 {
     enum hip_msgpack_kind kind;
     uint64_t value, skip;
@@ -211,7 +218,8 @@ static bool hip_mp_key_is(const char *key, size_t length, const char *want)
 /* ---- the metadata's kernels ---- */
 
 /* One argument map: its size, and whether it is one of the caller's. */
-static bool hip_read_arg(struct hip_msgpack *mp, uint32_t *out_size, bool *out_explicit)
+static bool hip_read_arg(struct hip_msgpack *mp, uint32_t *out_size,
+                         bool *out_explicit)
 {
     uint64_t pairs;
 
@@ -243,7 +251,8 @@ static bool hip_read_arg(struct hip_msgpack *mp, uint32_t *out_size, bool *out_e
 }
 
 /* The ".args" array: the caller's arguments, in order, into `signature`. */
-static bool hip_read_args(struct hip_msgpack *mp, struct accel_kernel_signature *signature)
+static bool hip_read_args(struct hip_msgpack *mp,
+                          struct accel_kernel_signature *signature)
 {
     uint64_t count;
 
@@ -266,8 +275,9 @@ static bool hip_read_args(struct hip_msgpack *mp, struct accel_kernel_signature 
     return true;
 }
 
-static bool hip_add_kernel(struct accel__hip_code_object *object, const char *name,
-                           size_t length, const struct accel_kernel_signature *signature,
+static bool hip_add_kernel(struct accel__hip_code_object *object,
+                           const char *name, size_t length,
+                           const struct accel_kernel_signature *signature,
                            bool *out_memory)
 {
     struct accel__hip_kernel_info *grown;
@@ -290,7 +300,8 @@ static bool hip_add_kernel(struct accel__hip_code_object *object, const char *na
 }
 
 /* One kernel map; added when it has a name and arguments. */
-static bool hip_read_kernel(struct hip_msgpack *mp, struct accel__hip_code_object *object,
+static bool hip_read_kernel(struct hip_msgpack *mp,
+                            struct accel__hip_code_object *object,
                             bool *out_memory)
 {
     struct accel_kernel_signature signature;
@@ -319,7 +330,8 @@ static bool hip_read_kernel(struct hip_msgpack *mp, struct accel__hip_code_objec
         }
     }
     /* Without ".args" the kernel has no parameters: the signature says 0 already. */
-    if (name == NULL || name_length == 0 || memchr(name, '\0', name_length) != NULL)
+    if (name == NULL || name_length == 0 ||
+        memchr(name, '\0', name_length) != NULL)
         return true;
     return hip_add_kernel(object, name, name_length, &signature, out_memory);
 }
@@ -328,7 +340,8 @@ static bool hip_read_kernel(struct hip_msgpack *mp, struct accel__hip_code_objec
  * The metadata map's "amdhsa.kernels". False when memory ran out; a
  * malformed map keeps the kernels read before the fault.
  */
-static bool hip_read_metadata(struct hip_bytes bytes, struct accel__hip_code_object *object)
+static bool hip_read_metadata(struct hip_bytes bytes,
+                              struct accel__hip_code_object *object)
 {
     struct hip_msgpack mp = {bytes, 0};
     uint64_t pairs, kernels;
@@ -371,7 +384,8 @@ static bool hip_find_note(struct hip_bytes section, struct hip_bytes *out_payloa
         uint32_t name_size, desc_size, type;
         size_t name_at = at + 12, desc_at;
 
-        if (!hip_read_u32(section, at, &name_size) || !hip_read_u32(section, at + 4, &desc_size) ||
+        if (!hip_read_u32(section, at, &name_size) ||
+            !hip_read_u32(section, at + 4, &desc_size) ||
             !hip_read_u32(section, at + 8, &type) || name_size > section.size)
             return false;
         desc_at = name_at + ((name_size + 3u) & ~3u);
@@ -386,25 +400,29 @@ static bool hip_find_note(struct hip_bytes section, struct hip_bytes *out_payloa
 }
 
 /* Read the metadata of a 64-bit little-endian ELF code object. */
-static bool hip_read_elf(struct hip_bytes elf, struct accel__hip_code_object *object)
+static bool hip_read_elf(struct hip_bytes elf,
+                         struct accel__hip_code_object *object)
 {
     uint64_t section_headers;
     uint16_t entry_size, count;
 
     if (elf.size < 64 || memcmp(elf.data, "\177ELF", 4) != 0 || elf.data[4] != 2 ||
         elf.data[5] != 1 || !hip_read_u64(elf, 0x28, &section_headers) ||
-        !hip_read_u16(elf, 0x3a, &entry_size) || !hip_read_u16(elf, 0x3c, &count) ||
-        entry_size < 64 || section_headers > elf.size)
+        !hip_read_u16(elf, 0x3a, &entry_size) ||
+        !hip_read_u16(elf, 0x3c, &count) || entry_size < 64 ||
+        section_headers > elf.size)
         return true;
     for (uint16_t i = 0; i < count; i++) {
         struct hip_bytes header, section, payload;
         uint64_t offset, size;
         uint32_t type;
 
-        if (!hip_window(elf, section_headers + (uint64_t)i * entry_size, 64, &header))
+        if (!hip_window(elf, section_headers + (uint64_t)i * entry_size, 64,
+                        &header))
             return true;
         if (!hip_read_u32(header, 4, &type) || type != HIP_ELF_SHT_NOTE ||
-            !hip_read_u64(header, 0x18, &offset) || !hip_read_u64(header, 0x20, &size) ||
+            !hip_read_u64(header, 0x18, &offset) ||
+            !hip_read_u64(header, 0x20, &size) ||
             !hip_window(elf, offset, size, &section))
             continue;
         if (hip_find_note(section, &payload))
@@ -478,15 +496,19 @@ void accel__hip_target_processor(const char *target_id, char *out, size_t size)
  * header; false when the header is out of bounds. An entry whose code lies
  * out of bounds comes back with no code.
  */
-static bool hip_bundle_entry(struct hip_bytes bundle, size_t *at, struct hip_bundle_entry *out)
+static bool hip_bundle_entry(struct hip_bytes bundle, size_t *at,
+                             struct hip_bundle_entry *out)
 {
     uint64_t offset, size, id_length;
     char id[192];
 
-    if (!hip_read_u64(bundle, *at, &offset) || !hip_read_u64(bundle, *at + 8, &size) ||
-        !hip_read_u64(bundle, *at + 16, &id_length) || id_length > bundle.size - *at - 24)
+    if (!hip_read_u64(bundle, *at, &offset) ||
+        !hip_read_u64(bundle, *at + 8, &size) ||
+        !hip_read_u64(bundle, *at + 16, &id_length) ||
+        id_length > bundle.size - *at - 24)
         return false;
-    snprintf(id, sizeof(id), "%.*s", (int)(id_length < sizeof(id) ? id_length : sizeof(id) - 1),
+    snprintf(id, sizeof(id), "%.*s",
+             (int)(id_length < sizeof(id) ? id_length : sizeof(id) - 1),
              (const char *)bundle.data + *at + 24);
     *at += 24 + (size_t)id_length;
     out->processor[0] = '\0';
@@ -500,7 +522,8 @@ static bool hip_bundle_entry(struct hip_bytes bundle, size_t *at, struct hip_bun
     return true;
 }
 
-static void hip_add_target(struct accel__hip_code_object *object, const char *processor)
+static void hip_add_target(struct accel__hip_code_object *object,
+                           const char *processor)
 {
     size_t used = strlen(object->targets);
 
@@ -566,7 +589,8 @@ bool accel__hip_code_object_read(const void *image, size_t size, const char *arc
 }
 
 const struct accel_kernel_signature *
-accel__hip_code_object_signature(const struct accel__hip_code_object *object, const char *name)
+accel__hip_code_object_signature(const struct accel__hip_code_object *object,
+                                 const char *name)
 {
     for (uint32_t i = 0; i < object->kernel_count; i++) {
         if (strcmp(object->kernels[i].name, name) == 0)

@@ -36,10 +36,10 @@
 
 /* What kind of image it is, for error details. */
 enum accel__hip_image_kind {
-    ACCEL__HIP_IMAGE_UNKNOWN = 0,    /* neither a bundle nor an ELF */
-    ACCEL__HIP_IMAGE_BUNDLE,         /* a clang offload bundle */
-    ACCEL__HIP_IMAGE_COMPRESSED,     /* a compressed clang offload bundle */
-    ACCEL__HIP_IMAGE_ELF             /* a bare code object */
+    ACCEL__HIP_IMAGE_UNKNOWN = 0, /* neither a bundle nor an ELF */
+    ACCEL__HIP_IMAGE_BUNDLE,      /* a clang offload bundle */
+    ACCEL__HIP_IMAGE_COMPRESSED,  /* a compressed clang offload bundle */
+    ACCEL__HIP_IMAGE_ELF          /* a bare code object */
 };
 
 struct accel__hip_kernel_info {
@@ -71,7 +71,8 @@ bool accel__hip_code_object_read(const void *image, size_t size, const char *arc
 
 /* The signature of kernel `name`, or NULL when the metadata does not list it. */
 const struct accel_kernel_signature *
-accel__hip_code_object_signature(const struct accel__hip_code_object *object, const char *name);
+accel__hip_code_object_signature(const struct accel__hip_code_object *object,
+                                 const char *name);
 
 void accel__hip_code_object_free(struct accel__hip_code_object *object);
 
@@ -87,6 +88,7 @@ void accel__hip_target_processor(const char *target_id, char *out, size_t size);
  * "hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" gives
  * "gfx90a:sramecc+:xnack-". As accel__hip_target_processor otherwise.
  */
-void accel__hip_target_with_features(const char *target_id, char *out, size_t size);
+void accel__hip_target_with_features(const char *target_id, char *out,
+                                     size_t size);
 
 #endif /* ACCEL_HIP_CODE_OBJECT_H */

@@ -24,7 +24,8 @@
 #include "hip_plugin.h"
 
 /* Make the open's device current on the calling thread unless it is already. */
-static accel_status hip_make_current(accel_drv_device *device, struct hip_scope *scope)
+static accel_status hip_make_current(accel_drv_device *device,
+                                     struct hip_scope *scope)
 {
     int ordinal = device->physical->handle;
     accel_status status;
@@ -38,13 +39,15 @@ static accel_status hip_make_current(accel_drv_device *device, struct hip_scope 
     return status;
 }
 
-accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope)
+accel_status accel__hip_enter(accel_drv_device *device,
+                              struct hip_scope *out_scope)
 {
     accel_status status;
 
     *out_scope = (struct hip_scope){0};
     status = accel__context_state_enter(device->physical->context, &device->epoch,
-                                        device->plugin->base.services, device->name);
+                                        device->plugin->base.services,
+                                        device->name);
     if (status != ACCEL_OK)
         return status;
     out_scope->gated = true;
@@ -54,11 +57,13 @@ accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_sc
     return status;
 }
 
-bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out_scope)
+bool accel__hip_enter_to_release(accel_drv_device *device,
+                                 struct hip_scope *out_scope)
 {
     *out_scope = (struct hip_scope){0};
-    if (!accel__context_state_enter_to_release(device->physical->context, &device->epoch,
-                                               device->plugin->base.services, device->name))
+    if (!accel__context_state_enter_to_release(
+            device->physical->context, &device->epoch,
+            device->plugin->base.services, device->name))
         return false;
     out_scope->gated = true;
     if (hip_make_current(device, out_scope) == ACCEL_OK)
@@ -67,7 +72,8 @@ bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out
     return false;
 }
 
-accel_status accel__hip_enter_any_epoch(accel_drv_device *device, struct hip_scope *out_scope)
+accel_status accel__hip_enter_any_epoch(accel_drv_device *device,
+                                        struct hip_scope *out_scope)
 {
     accel_status status;
 
@@ -84,7 +90,8 @@ accel_status accel__hip_enter_any_epoch(accel_drv_device *device, struct hip_sco
 void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope)
 {
     if (scope->switched)
-        accel__hip_ignore(device, hip_symbols_of(device)->hipSetDevice(scope->previous),
+        accel__hip_ignore(device,
+                          hip_symbols_of(device)->hipSetDevice(scope->previous),
                           "hipSetDevice");
     if (scope->gated)
         accel__context_state_leave(device->physical->context);
@@ -111,12 +118,13 @@ static accel_status hip_device_rebuild(void *user, bool fresh)
 
     if (fresh)
         return ACCEL_OK;
-    status = accel__hip_plugin_result(plugin, symbols->hipGetDevice(&previous), "hipGetDevice",
-                                      ACCEL_ERR_DEVICE_LOST);
+    status = accel__hip_plugin_result(plugin, symbols->hipGetDevice(&previous),
+                                      "hipGetDevice", ACCEL_ERR_DEVICE_LOST);
     if (status != ACCEL_OK)
         return status;
-    status = accel__hip_plugin_result(plugin, symbols->hipSetDevice(device->physical->handle),
-                                      "hipSetDevice", ACCEL_ERR_DEVICE_LOST);
+    status = accel__hip_plugin_result(
+        plugin, symbols->hipSetDevice(device->physical->handle), "hipSetDevice",
+        ACCEL_ERR_DEVICE_LOST);
     if (status != ACCEL_OK)
         return status;
     pinned = accel__hip_pinned(device);
@@ -126,9 +134,9 @@ static accel_status hip_device_rebuild(void *user, bool fresh)
         accel__pinned_register_all(&pinned);
     } else {
         accel__hip_describe(plugin, result, described, sizeof(described));
-        status = accel__context_state_refuse(device->physical->context, plugin->base.services,
-                                             device->name, "hipDeviceReset failed: %s",
-                                             described);
+        status = accel__context_state_refuse(
+            device->physical->context, plugin->base.services, device->name,
+            "hipDeviceReset failed: %s", described);
     }
     if (previous != device->physical->handle)
         (void)symbols->hipSetDevice(previous);
@@ -143,18 +151,18 @@ accel_status accel__hip_device_open(accel_drv_plugin *plugin, uint32_t index,
 
     *out_device = NULL;
     if (index >= plugin->base.device_count)
-        return plugin->base.services->set_error(ACCEL_ERR_NO_DEVICE,
-                                                "device_open: no HIP device %u; there are %u",
-                                                index, plugin->base.device_count);
+        return plugin->base.services->set_error(
+            ACCEL_ERR_NO_DEVICE, "device_open: no HIP device %u; there are %u",
+            index, plugin->base.device_count);
     device = calloc(1, sizeof(*device));
     if (device == NULL)
-        return plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                "calloc of a HIP device failed");
+        return plugin->base.services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY, "calloc of a HIP device failed");
     device->plugin = plugin;
     device->physical = &plugin->base.devices[index];
     snprintf(device->name, sizeof(device->name), "hip:%u", index);
-    status = accel__context_state_open_rebuilt(device->physical->context, hip_device_rebuild,
-                                               device, &device->epoch);
+    status = accel__context_state_open_rebuilt(
+        device->physical->context, hip_device_rebuild, device, &device->epoch);
     if (status != ACCEL_OK) {
         free(device);
         return status;
@@ -174,16 +182,18 @@ void accel__hip_device_close(accel_drv_device *device)
 accel_status accel__hip_device_status(accel_drv_device *device)
 {
     return accel__context_state_check(device->physical->context, device->epoch,
-                                      device->plugin->base.services, device->name);
+                                      device->plugin->base.services,
+                                      device->name);
 }
 
 accel_status accel__hip_device_reset(accel_drv_device *device)
 {
-    accel_status status = accel__context_state_reset(device->physical->context, &device->epoch,
-                                                     hip_device_rebuild, device,
-                                                     device->plugin->base.services);
+    accel_status status = accel__context_state_reset(
+        device->physical->context, &device->epoch, hip_device_rebuild, device,
+        device->plugin->base.services);
 
-    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "hip: %s reset: %s", device->name,
+    device->plugin->base.services->log(ACCEL_LOG_DEBUG, "hip: %s reset: %s",
+                                       device->name,
                                        status == ACCEL_OK ? "done" : "failed");
     return status;
 }

@@ -14,24 +14,28 @@ struct hip_symbol_slot {
 };
 
 static const struct hip_symbol_slot hip_symbol_slots[] = {
-#define AHIP_REQUIRED(type, symbol, params) {#symbol, true, offsetof(struct hip_symbols, symbol)},
-#define AHIP_OPTIONAL(type, symbol, params) {#symbol, false, offsetof(struct hip_symbols, symbol)},
+#define AHIP_REQUIRED(type, symbol, params)                                    \
+    {#symbol, true, offsetof(struct hip_symbols, symbol)},
+#define AHIP_OPTIONAL(type, symbol, params)                                    \
+    {#symbol, false, offsetof(struct hip_symbols, symbol)},
 #include "hip_symbol_table.h"
 };
 
 /* ROCm 6, then ROCm 5, then whatever the development package links to. */
-static const char *const hip_library_defaults[] = {"libamdhip64.so.6", "libamdhip64.so.5",
-                                                   "libamdhip64.so", NULL};
+static const char *const hip_library_defaults[] = {
+    "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", NULL};
 
 /* Resolve every entry; false with the missing required ones named. */
-static bool hip_symbols_resolve(struct hip_symbols *symbols, char *reason, size_t reason_size)
+static bool hip_symbols_resolve(struct hip_symbols *symbols, char *reason,
+                                size_t reason_size)
 {
     size_t count = sizeof(hip_symbol_slots) / sizeof(hip_symbol_slots[0]);
     struct accel__native_missing missing = {0};
 
     for (size_t i = 0; i < count; i++) {
         const struct hip_symbol_slot *slot = &hip_symbol_slots[i];
-        void *entry = accel__native_library_symbol(&symbols->library, slot->symbol);
+        void *entry = accel__native_library_symbol(&symbols->library,
+                                                   slot->symbol);
 
         /* POSIX guarantees a function's address round-trips through void *. */
         memcpy((char *)symbols + slot->offset, &entry, sizeof(entry));
@@ -40,18 +44,19 @@ static bool hip_symbols_resolve(struct hip_symbols *symbols, char *reason, size_
     }
     if (missing.count == 0)
         return true;
-    accel__native_missing_describe(&missing, &symbols->library, "HIP runtime", reason,
-                                   reason_size);
+    accel__native_missing_describe(&missing, &symbols->library, "HIP runtime",
+                                   reason, reason_size);
     return false;
 }
 
 bool accel__hip_symbols_load(struct hip_symbols *symbols,
-                             const struct accel_host_services *services, char *reason,
-                             size_t reason_size)
+                             const struct accel_host_services *services,
+                             char *reason, size_t reason_size)
 {
     memset(symbols, 0, sizeof(*symbols));
-    if (!accel__native_library_open(services, ACCEL_HIP_LIBRARY_ENV, hip_library_defaults,
-                                    &symbols->library, reason, reason_size))
+    if (!accel__native_library_open(services, ACCEL_HIP_LIBRARY_ENV,
+                                    hip_library_defaults, &symbols->library,
+                                    reason, reason_size))
         return false;
     if (hip_symbols_resolve(symbols, reason, reason_size))
         return true;

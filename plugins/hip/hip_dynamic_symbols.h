@@ -36,8 +36,8 @@ struct hip_symbols {
  * lacks a required entry; nothing stays open then.
  */
 bool accel__hip_symbols_load(struct hip_symbols *symbols,
-                             const struct accel_host_services *services, char *reason,
-                             size_t reason_size);
+                             const struct accel_host_services *services,
+                             char *reason, size_t reason_size);
 
 /*
  * Forget the entries and close the library; `keep_loaded` leaves it mapped

@@ -26,13 +26,14 @@ accel_status accel__hip_mem_alloc(accel_drv_device *device, uint64_t bytes,
     *out_mem = NULL;
     *out_address = 0;
     if (bytes == 0 || bytes > SIZE_MAX)
-        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                        "mem_alloc: %llu bytes",
-                                                        (unsigned long long)bytes);
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "mem_alloc: %llu bytes",
+            (unsigned long long)bytes);
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipMalloc, (&address, (size_t)bytes));
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipMalloc,
+                      (&address, (size_t)bytes));
     accel__hip_leave(device, &scope);
     if (status != ACCEL_OK)
         return status;
@@ -48,7 +49,8 @@ void accel__hip_mem_free(accel_drv_device *device, accel_drv_mem *mem)
 
     if (mem == NULL || !accel__hip_enter_to_release(device, &scope))
         return;
-    accel__hip_ignore(device, hip_symbols_of(device)->hipFree((void *)mem), "hipFree");
+    accel__hip_ignore(device, hip_symbols_of(device)->hipFree((void *)mem),
+                      "hipFree");
     accel__hip_leave(device, &scope);
 }
 
@@ -56,7 +58,8 @@ void accel__hip_mem_free(accel_drv_device *device, accel_drv_mem *mem)
 
 static int hip_register_range(accel_drv_device *device, void *ptr, size_t bytes)
 {
-    return hip_symbols_of(device)->hipHostRegister(ptr, bytes, AHIP_hipHostRegisterPortable);
+    return hip_symbols_of(device)->hipHostRegister(ptr, bytes,
+                                                   AHIP_hipHostRegisterPortable);
 }
 
 static int hip_unregister_range(accel_drv_device *device, void *ptr)
@@ -64,17 +67,21 @@ static int hip_unregister_range(accel_drv_device *device, void *ptr)
     return hip_symbols_of(device)->hipHostUnregister(ptr);
 }
 
-static void hip_describe_result(accel_drv_device *device, int result, char *out, size_t size)
+static void hip_describe_result(accel_drv_device *device, int result, char *out,
+                                size_t size)
 {
     accel__hip_describe(device->plugin, (ahip_hipError_t)result, out, size);
 }
 
-static accel_status hip_error_result(accel_drv_device *device, int result, const char *call)
+static accel_status hip_error_result(accel_drv_device *device, int result,
+                                     const char *call)
 {
-    return accel__hip_result(device, (ahip_hipError_t)result, call, ACCEL_ERR_DRIVER);
+    return accel__hip_result(device, (ahip_hipError_t)result, call,
+                             ACCEL_ERR_DRIVER);
 }
 
-static void hip_ignore_result(accel_drv_device *device, int result, const char *call)
+static void hip_ignore_result(accel_drv_device *device, int result,
+                              const char *call)
 {
     accel__hip_ignore(device, (ahip_hipError_t)result, call);
 }
@@ -102,7 +109,8 @@ struct accel__pinned_device accel__hip_pinned(accel_drv_device *device)
     };
 }
 
-accel_status accel__hip_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr)
+accel_status accel__hip_host_alloc(accel_drv_device *device, size_t bytes,
+                                   void **out_ptr)
 {
     struct accel__pinned_device pinned = accel__hip_pinned(device);
     struct hip_scope scope;

@@ -47,25 +47,30 @@
  * another processor does.
  */
 static void hip_image_detail(const accel_drv_device *device,
-                             const struct accel__hip_code_object *code, char *out, size_t size)
+                             const struct accel__hip_code_object *code,
+                             char *out, size_t size)
 {
     uint32_t index = (uint32_t)(device->physical - device->plugin->base.devices);
     const char *arch = device->physical->props.arch;
 
-    if (index < ACCEL__NATIVE_DEVICES_MAX && device->plugin->targets[index][0] != '\0')
+    if (index < ACCEL__NATIVE_DEVICES_MAX &&
+        device->plugin->targets[index][0] != '\0')
         arch = device->plugin->targets[index];
 
     switch (code->kind) {
     case ACCEL__HIP_IMAGE_BUNDLE:
         if (code->targets[0] == '\0')
-            snprintf(out, size, "the bundle holds no AMD GPU code object; the device is %s",
-                     arch);
+            snprintf(
+                out, size,
+                "the bundle holds no AMD GPU code object; the device is %s",
+                arch);
         else
-            snprintf(out, size, "the bundle holds code for %s; the device is %s", code->targets,
-                     arch);
+            snprintf(out, size, "the bundle holds code for %s; the device is %s",
+                     code->targets, arch);
         return;
     case ACCEL__HIP_IMAGE_COMPRESSED:
-        snprintf(out, size, "a compressed offload bundle; the device is %s", arch);
+        snprintf(out, size, "a compressed offload bundle; the device is %s",
+                 arch);
         return;
     case ACCEL__HIP_IMAGE_ELF:
         snprintf(out, size, "a code object; the device is %s", arch);
@@ -73,13 +78,16 @@ static void hip_image_detail(const accel_drv_device *device,
     case ACCEL__HIP_IMAGE_UNKNOWN:
         break;
     }
-    snprintf(out, size, "the image is neither an AMD code object nor a clang offload bundle "
-                        "(hipcc --genco writes one)");
+    snprintf(
+        out, size,
+        "the image is neither an AMD code object nor a clang offload bundle "
+        "(hipcc --genco writes one)");
 }
 
 /* Load the plugin's copy of the image; on failure, say what it holds. */
 static accel_status hip_module_load_described(accel_drv_device *device,
-                                              accel_drv_module *module, const void *image)
+                                              accel_drv_module *module,
+                                              const void *image)
 {
     ahip_hipError_t result;
     struct hip_scope scope;
@@ -93,7 +101,8 @@ static accel_status hip_module_load_described(accel_drv_device *device,
     if (result == AHIP_hipSuccess)
         return ACCEL_OK;
     hip_image_detail(device, &module->code, detail, sizeof(detail));
-    return accel__hip_result_with(device, result, "hipModuleLoadData", ACCEL_ERR_MODULE, detail);
+    return accel__hip_result_with(device, result, "hipModuleLoadData",
+                                  ACCEL_ERR_MODULE, detail);
 }
 
 static void hip_module_free(accel_drv_module *module)
@@ -111,8 +120,8 @@ static void hip_module_free(accel_drv_module *module)
     free(module);
 }
 
-accel_status accel__hip_module_load(accel_drv_device *device, const void *image, size_t size,
-                                    accel_drv_module **out_module)
+accel_status accel__hip_module_load(accel_drv_device *device, const void *image,
+                                    size_t size, accel_drv_module **out_module)
 {
     const struct accel_host_services *services = device->plugin->base.services;
     accel_drv_module *module;
@@ -120,7 +129,8 @@ accel_status accel__hip_module_load(accel_drv_device *device, const void *image,
 
     *out_module = NULL;
     if (image == NULL || size == 0)
-        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT, "module_load: an empty image");
+        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                   "module_load: an empty image");
     module = calloc(1, sizeof(*module));
     if (module != NULL)
         module->locked = pthread_mutex_init(&module->lock, NULL) == 0;
@@ -131,16 +141,18 @@ accel_status accel__hip_module_load(accel_drv_device *device, const void *image,
                                      &module->code)) {
         if (module != NULL)
             hip_module_free(module);
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "module_load: out of host memory for a %zu-byte image", size);
+        return services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "module_load: out of host memory for a %zu-byte image", size);
     }
     /* Not handed to the runtime, whose readers do not expect it: it might take it apart. */
     if (module->code.kind == ACCEL__HIP_IMAGE_UNKNOWN) {
         hip_module_free(module);
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the image (%zu bytes) is neither an AMD code "
-                                   "object nor a clang offload bundle (hipcc --genco writes one)",
-                                   size);
+        return services->set_error(
+            ACCEL_ERR_MODULE,
+            "module_load: the image (%zu bytes) is neither an AMD code "
+            "object nor a clang offload bundle (hipcc --genco writes one)",
+            size);
     }
     memcpy(module->image, image, size);
     status = hip_module_load_described(device, module, module->image);
@@ -159,7 +171,8 @@ void accel__hip_module_unload(accel_drv_device *device, accel_drv_module *module
     if (module == NULL)
         return;
     if (accel__hip_enter_to_release(device, &scope)) {
-        accel__hip_ignore(device, hip_symbols_of(device)->hipModuleUnload(module->handle),
+        accel__hip_ignore(device,
+                          hip_symbols_of(device)->hipModuleUnload(module->handle),
                           "hipModuleUnload");
         accel__hip_leave(device, &scope);
     }
@@ -179,17 +192,23 @@ static void hip_kernel_limits(accel_drv_device *device, accel_drv_kernel *kernel
     kernel->static_shared = 0;
     if (symbols->hipFuncGetAttribute == NULL)
         return;
-    if (symbols->hipFuncGetAttribute(&threads, AHIP_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                     kernel->function) == AHIP_hipSuccess && threads > 0)
+    if (symbols->hipFuncGetAttribute(
+            &threads, AHIP_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            kernel->function) == AHIP_hipSuccess &&
+        threads > 0)
         kernel->max_threads = (uint32_t)threads;
-    if (symbols->hipFuncGetAttribute(&shared, AHIP_HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                     kernel->function) == AHIP_hipSuccess && shared > 0)
+    if (symbols->hipFuncGetAttribute(&shared,
+                                     AHIP_HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                     kernel->function) == AHIP_hipSuccess &&
+        shared > 0)
         kernel->static_shared = (uint32_t)shared;
 }
 
 /* The module's record of `function`, made with its limits at the first lookup. */
-static accel_status hip_kernel_record(accel_drv_device *device, accel_drv_module *module,
-                                      ahip_hipFunction_t function, accel_drv_kernel **out_kernel)
+static accel_status hip_kernel_record(accel_drv_device *device,
+                                      accel_drv_module *module,
+                                      ahip_hipFunction_t function,
+                                      accel_drv_kernel **out_kernel)
 {
     accel_drv_kernel *kernel;
 
@@ -207,13 +226,14 @@ static accel_status hip_kernel_record(accel_drv_device *device, accel_drv_module
     pthread_mutex_unlock(&module->lock);
     *out_kernel = kernel;
     if (kernel == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                        "kernel_get: calloc failed");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY, "kernel_get: calloc failed");
     return ACCEL_OK;
 }
 
-accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *module,
-                                   const char *name, accel_drv_kernel **out_kernel,
+accel_status accel__hip_kernel_get(accel_drv_device *device,
+                                   accel_drv_module *module, const char *name,
+                                   accel_drv_kernel **out_kernel,
                                    struct accel_kernel_signature *out_signature)
 {
     const struct accel_kernel_signature *known;
@@ -225,8 +245,8 @@ accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *m
     memset(out_signature, 0, ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
     out_signature->param_count = ACCEL_PARAM_COUNT_UNKNOWN;
     if (name == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                        "kernel_get: the name is NULL");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "kernel_get: the name is NULL");
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
@@ -249,33 +269,38 @@ accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *m
 }
 
 /* The launch against the kernel's own limits. Errors: ACCEL_ERR_LAUNCH with the limit. */
-static accel_status hip_launch_fits(accel_drv_device *device, const accel_drv_kernel *kernel,
+static accel_status hip_launch_fits(accel_drv_device *device,
+                                    const accel_drv_kernel *kernel,
                                     const struct accel_launch_config *config)
 {
     const struct accel_host_services *services = device->plugin->base.services;
-    uint64_t threads = (uint64_t)config->block[0] * config->block[1] * config->block[2];
+    uint64_t threads = (uint64_t)config->block[0] * config->block[1] *
+                       config->block[2];
     uint64_t shared = (uint64_t)kernel->static_shared + config->shared_bytes;
     uint32_t device_shared = device->physical->props.max_shared_bytes;
 
     if (threads > kernel->max_threads)
-        return services->set_error(ACCEL_ERR_LAUNCH,
-                                   "launch: %llu threads per block; this kernel takes at most "
-                                   "%u (HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers "
-                                   "or launch bounds)", (unsigned long long)threads,
-                                   kernel->max_threads);
+        return services->set_error(
+            ACCEL_ERR_LAUNCH,
+            "launch: %llu threads per block; this kernel takes at most "
+            "%u (HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers "
+            "or launch bounds)",
+            (unsigned long long)threads, kernel->max_threads);
     if (shared > device_shared)
-        return services->set_error(ACCEL_ERR_LAUNCH,
-                                   "launch: %u bytes of dynamic shared memory and the kernel's "
-                                   "%u static bytes are more than the %u a block of %s has",
-                                   config->shared_bytes, kernel->static_shared, device_shared,
-                                   device->name);
+        return services->set_error(
+            ACCEL_ERR_LAUNCH,
+            "launch: %u bytes of dynamic shared memory and the kernel's "
+            "%u static bytes are more than the %u a block of %s has",
+            config->shared_bytes, kernel->static_shared, device_shared,
+            device->name);
     return ACCEL_OK;
 }
 
-accel_status accel__hip_launch(accel_drv_device *device, accel_drv_stream *stream,
-                               accel_drv_kernel *kernel,
-                               const struct accel_launch_config *config, void *const *args,
-                               const size_t *arg_sizes, uint32_t nargs)
+accel_status accel__hip_launch(accel_drv_device *device,
+                               accel_drv_stream *stream, accel_drv_kernel *kernel,
+                               const struct accel_launch_config *config,
+                               void *const *args, const size_t *arg_sizes,
+                               uint32_t nargs)
 {
     struct hip_scope scope;
     accel_status status;
@@ -290,10 +315,10 @@ accel_status accel__hip_launch(accel_drv_device *device, accel_drv_stream *strea
     if (status != ACCEL_OK)
         return status;
     status = HIP_CALL(device, ACCEL_ERR_LAUNCH, hipModuleLaunchKernel,
-                      (kernel->function, config->grid[0], config->grid[1], config->grid[2],
-                       config->block[0], config->block[1], config->block[2],
-                       config->shared_bytes, hip_stream_handle(stream),
-                       (void **)(uintptr_t)args, NULL));
+                      (kernel->function, config->grid[0], config->grid[1],
+                       config->grid[2], config->block[0], config->block[1],
+                       config->block[2], config->shared_bytes,
+                       hip_stream_handle(stream), (void **)(uintptr_t)args, NULL));
     accel__hip_leave(device, &scope);
     return status;
 }

@@ -42,8 +42,11 @@ struct hip_limit {
     size_t offset; /* of a uint32_t in struct accel_device_props */
 };
 
-#define HIP_LIMIT(attribute, field)                                                    \
-    {AHIP_hipDeviceAttribute##attribute, offsetof(struct accel_device_props, field)}
+#define HIP_LIMIT(attribute, field)                                            \
+    {                                                                          \
+        AHIP_hipDeviceAttribute##attribute,                                    \
+            offsetof(struct accel_device_props, field)                         \
+    }
 
 static const struct hip_limit hip_limits[] = {
     HIP_LIMIT(MultiprocessorCount, compute_units),
@@ -58,11 +61,14 @@ static const struct hip_limit hip_limits[] = {
 };
 
 /* One attribute, as a non-negative number. */
-static ahip_hipError_t hip_attribute(const struct hip_symbols *symbols, int ordinal,
-                                     ahip_hipDeviceAttribute_t attribute, uint32_t *out_value)
+static ahip_hipError_t hip_attribute(const struct hip_symbols *symbols,
+                                     int ordinal,
+                                     ahip_hipDeviceAttribute_t attribute,
+                                     uint32_t *out_value)
 {
     int value = 0;
-    ahip_hipError_t result = symbols->hipDeviceGetAttribute(&value, attribute, ordinal);
+    ahip_hipError_t result = symbols->hipDeviceGetAttribute(&value, attribute,
+                                                            ordinal);
 
     *out_value = value > 0 ? (uint32_t)value : 0;
     return result;
@@ -73,9 +79,10 @@ static ahip_hipError_t hip_attribute(const struct hip_symbols *symbols, int ordi
  * the layout of whichever call the runtime has (see hip_api.h); the base
  * processor ("gfx90a") is what bundles pick images by.
  */
-static ahip_hipError_t hip_device_arch(const struct hip_symbols *symbols, int ordinal,
-                                       char *out_arch, size_t size, char *out_target,
-                                       size_t target_size, const char **out_call)
+static ahip_hipError_t hip_device_arch(const struct hip_symbols *symbols,
+                                       int ordinal, char *out_arch, size_t size,
+                                       char *out_target, size_t target_size,
+                                       const char **out_call)
 {
     _Alignas(16) unsigned char properties[AHIP_PROPS_BUFFER_BYTES] = {0};
     char target[AHIP_PROPS_GCN_ARCH_NAME_BYTES];
@@ -89,8 +96,8 @@ static ahip_hipError_t hip_device_arch(const struct hip_symbols *symbols, int or
             (ahip_hipDeviceProp_tR0600 *)(void *)properties, ordinal);
     } else {
         *out_call = "hipGetDeviceProperties";
-        result = symbols->hipGetDeviceProperties((ahip_hipDeviceProp_tR0000 *)(void *)properties,
-                                                 ordinal);
+        result = symbols->hipGetDeviceProperties(
+            (ahip_hipDeviceProp_tR0000 *)(void *)properties, ordinal);
     }
     if (result != AHIP_hipSuccess)
         return result;
@@ -123,10 +130,11 @@ static void hip_describe_ids(const struct hip_symbols *symbols, int device,
 
     if (symbols->hipDeviceGetUuid != NULL &&
         symbols->hipDeviceGetUuid(&uuid, device) == AHIP_hipSuccess)
-        accel__uuid_format("GPU", (const unsigned char *)uuid.bytes, props->uuid,
-                           sizeof(props->uuid));
+        accel__uuid_format("GPU", (const unsigned char *)uuid.bytes,
+                           props->uuid, sizeof(props->uuid));
     if (symbols->hipDeviceGetPCIBusId != NULL &&
-        symbols->hipDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), device) == AHIP_hipSuccess)
+        symbols->hipDeviceGetPCIBusId(bus_id, (int)sizeof(bus_id), device) ==
+            AHIP_hipSuccess)
         accel__pci_bus_id_normalize(bus_id, strnlen(bus_id, sizeof(bus_id)),
                                     props->pci_bus_id, sizeof(props->pci_bus_id));
 }
@@ -146,7 +154,8 @@ static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
     ahip_hipError_t result;
 
     *out_call = "hipDeviceGetName";
-    result = symbols->hipDeviceGetName(props->name, (int)sizeof(props->name), physical->handle);
+    result = symbols->hipDeviceGetName(props->name, (int)sizeof(props->name),
+                                       physical->handle);
     if (result != AHIP_hipSuccess)
         return result;
     props->name[sizeof(props->name) - 1] = '\0';
@@ -157,18 +166,21 @@ static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
     props->total_memory = total;
     *out_call = "hipDeviceGetAttribute";
     for (size_t i = 0; i < sizeof(hip_limits) / sizeof(hip_limits[0]); i++) {
-        uint32_t *field = (uint32_t *)(void *)((char *)props + hip_limits[i].offset);
+        uint32_t *field = (uint32_t *)(void *)((char *)props +
+                                               hip_limits[i].offset);
 
-        result = hip_attribute(symbols, physical->handle, hip_limits[i].attribute, field);
+        result = hip_attribute(symbols, physical->handle,
+                               hip_limits[i].attribute, field);
         if (result != AHIP_hipSuccess)
             return result;
     }
-    result = hip_attribute(symbols, physical->handle, AHIP_hipDeviceAttributeMaxPitch,
-                           &max_pitch);
+    result = hip_attribute(symbols, physical->handle,
+                           AHIP_hipDeviceAttributeMaxPitch, &max_pitch);
     if (result != AHIP_hipSuccess)
         return result;
-    result = hip_device_arch(symbols, physical->handle, props->arch, sizeof(props->arch),
-                             out_target, target_size, out_call);
+    result = hip_device_arch(symbols, physical->handle, props->arch,
+                             sizeof(props->arch), out_target, target_size,
+                             out_call);
     if (result != AHIP_hipSuccess)
         return result;
     props->caps = ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D;
@@ -180,8 +192,8 @@ static ahip_hipError_t hip_describe_device(const struct hip_symbols *symbols,
 /* ---- the vendor steps (see native_plugin.h) ---- */
 
 /* Say why there is no device: `what` failed with `result`, and `more` if not NULL. */
-static void hip_no_device_more(accel_drv_plugin *plugin, const char *what, ahip_hipError_t result,
-                               const char *more)
+static void hip_no_device_more(accel_drv_plugin *plugin, const char *what,
+                               ahip_hipError_t result, const char *more)
 {
     char described[ACCEL__NATIVE_REASON_MAX / 3];
 
@@ -212,7 +224,8 @@ static void hip_init_failed(accel_drv_plugin *plugin, ahip_hipError_t result)
         accel__hip_describe(plugin, count_result, described, sizeof(described));
         snprintf(counted, sizeof(counted), "hipGetDeviceCount: %s", described);
     }
-    hip_no_device_more(plugin, "hipInit", result, counted[0] != '\0' ? counted : NULL);
+    hip_no_device_more(plugin, "hipInit", result,
+                       counted[0] != '\0' ? counted : NULL);
 }
 
 /* Load and initialise the runtime; without it, the reason and no device. */
@@ -236,7 +249,8 @@ static bool hip_start(accel_drv_plugin *plugin)
         hip_init_failed(plugin, result);
         return false;
     }
-    if (plugin->symbols.hipDriverGetVersion(&plugin->base.driver_version) != AHIP_hipSuccess)
+    if (plugin->symbols.hipDriverGetVersion(&plugin->base.driver_version) !=
+        AHIP_hipSuccess)
         plugin->base.driver_version = 0;
     return true;
 }
@@ -247,7 +261,8 @@ static void hip_stop(accel_drv_plugin *plugin)
     accel__hip_symbols_unload(&plugin->symbols, plugin->init_called);
 }
 
-static int hip_count_devices(accel_drv_plugin *plugin, int *out_count, const char **out_call)
+static int hip_count_devices(accel_drv_plugin *plugin, int *out_count,
+                             const char **out_call)
 {
     *out_call = "hipGetDeviceCount";
     return plugin->symbols.hipGetDeviceCount(out_count);
@@ -263,7 +278,8 @@ static int hip_describe_ordinal(accel_drv_plugin *plugin, int ordinal,
                        : unlisted;
 
     out_device->handle = ordinal;
-    return hip_describe_device(&plugin->symbols, out_device, target, sizeof(unlisted), out_call);
+    return hip_describe_device(&plugin->symbols, out_device, target,
+                               sizeof(unlisted), out_call);
 }
 
 /*
@@ -280,7 +296,7 @@ static const char *const hip_file_variables[] = {
 };
 
 /* What the amdgpu kernel driver makes for ROCm's compute interface. */
-static const char *const hip_device_nodes[] = { "/dev/kfd", NULL };
+static const char *const hip_device_nodes[] = {"/dev/kfd", NULL};
 
 static const struct accel__native_vendor hip_vendor = {
     .name = "hip",

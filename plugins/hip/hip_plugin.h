@@ -77,7 +77,7 @@ struct accel_drv_event {
  */
 struct accel_drv_kernel {
     ahip_hipFunction_t function;
-    uint32_t max_threads;   /* HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK; the device's if unknown */
+    uint32_t max_threads; /* HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK; the device's if unknown */
     uint32_t static_shared; /* HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES; 0 if unknown */
     struct accel_drv_kernel *next;
 };
@@ -91,7 +91,8 @@ struct accel_drv_module {
     struct accel_drv_kernel *kernels;
 };
 
-static inline const struct hip_symbols *hip_symbols_of(const accel_drv_device *device)
+static inline const struct hip_symbols *
+hip_symbols_of(const accel_drv_device *device)
 {
     return &device->plugin->symbols;
 }
@@ -108,40 +109,44 @@ accel_status accel__hip_result(accel_drv_device *device, ahip_hipError_t result,
                                const char *call, accel_status fallback);
 
 /* The same, with `extra` (what else is known, e.g. of the image) after the code's text. */
-accel_status accel__hip_result_with(accel_drv_device *device, ahip_hipError_t result,
-                                    const char *call, accel_status fallback,
-                                    const char *extra);
+accel_status accel__hip_result_with(accel_drv_device *device,
+                                    ahip_hipError_t result, const char *call,
+                                    accel_status fallback, const char *extra);
 
 /* The same without a device: nothing is marked lost. */
-accel_status accel__hip_plugin_result(accel_drv_plugin *plugin, ahip_hipError_t result,
-                                      const char *call, accel_status fallback);
+accel_status accel__hip_plugin_result(accel_drv_plugin *plugin,
+                                      ahip_hipError_t result, const char *call,
+                                      accel_status fallback);
 
 /*
  * The same, except that a failure which is not a loss is `status` whatever
  * its code: for a call whose codes differ between runtime versions but all
  * mean one thing to the caller. The detail still names the native code.
  */
-accel_status accel__hip_result_as(accel_drv_device *device, ahip_hipError_t result,
-                                  const char *call, accel_status status);
+accel_status accel__hip_result_as(accel_drv_device *device,
+                                  ahip_hipError_t result, const char *call,
+                                  accel_status status);
 
 /*
  * For a failure an entry cannot return (a free, a destroy): log it at debug
  * level and mark the context lost for a sticky code; the thread's error
  * detail is left alone.
  */
-void accel__hip_ignore(accel_drv_device *device, ahip_hipError_t result, const char *call);
+void accel__hip_ignore(accel_drv_device *device, ahip_hipError_t result,
+                       const char *call);
 
 /* "NAME (CODE): text" for a reason string. */
-void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result, char *out,
-                         size_t size);
+void accel__hip_describe(accel_drv_plugin *plugin, ahip_hipError_t result,
+                         char *out, size_t size);
 
 /*
  * Call runtime entry `symbol` with the parenthesised `args` and evaluate to
  * the accel_status of its result (see accel__hip_result), so that the
  * entry's name in the detail is always the entry called.
  */
-#define HIP_CALL(device, fallback, symbol, args)                                       \
-    accel__hip_result((device), hip_symbols_of(device)->symbol args, #symbol, (fallback))
+#define HIP_CALL(device, fallback, symbol, args)                               \
+    accel__hip_result((device), hip_symbols_of(device)->symbol args, #symbol,  \
+                      (fallback))
 
 /* ---- the device on the calling thread (hip_device.c) ---- */
 
@@ -161,7 +166,8 @@ struct hip_scope {
  * open's new objects). Until leave, no reset runs (context_state.h's
  * gate). Errors: ACCEL_ERR_DEVICE_LOST, the runtime's.
  */
-accel_status accel__hip_enter(accel_drv_device *device, struct hip_scope *out_scope);
+accel_status accel__hip_enter(accel_drv_device *device,
+                              struct hip_scope *out_scope);
 void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope);
 
 /*
@@ -173,13 +179,15 @@ void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope);
  * must not be given their handles again); or when the device cannot be
  * made current.
  */
-bool accel__hip_enter_to_release(accel_drv_device *device, struct hip_scope *out_scope);
+bool accel__hip_enter_to_release(accel_drv_device *device,
+                                 struct hip_scope *out_scope);
 
 /*
  * accel__hip_enter for objects that outlive a reset (pinned blocks):
  * whatever the open's epoch. Errors: the runtime's.
  */
-accel_status accel__hip_enter_any_epoch(accel_drv_device *device, struct hip_scope *out_scope);
+accel_status accel__hip_enter_any_epoch(accel_drv_device *device,
+                                        struct hip_scope *out_scope);
 
 /* ---- handles: the runtime's own ---- */
 
@@ -201,7 +209,8 @@ accel_status accel__hip_device_reset(accel_drv_device *device);
 accel_status accel__hip_mem_alloc(accel_drv_device *device, uint64_t bytes,
                                   accel_drv_mem **out_mem, uint64_t *out_address);
 void accel__hip_mem_free(accel_drv_device *device, accel_drv_mem *mem);
-accel_status accel__hip_host_alloc(accel_drv_device *device, size_t bytes, void **out_ptr);
+accel_status accel__hip_host_alloc(accel_drv_device *device, size_t bytes,
+                                   void **out_ptr);
 void accel__hip_host_free(accel_drv_device *device, void *ptr);
 
 /*
@@ -215,35 +224,48 @@ struct accel__pinned_device accel__hip_pinned(accel_drv_device *device);
 
 accel_status accel__hip_stream_create(accel_drv_device *device,
                                       accel_drv_stream **out_stream);
-void accel__hip_stream_destroy(accel_drv_device *device, accel_drv_stream *stream);
-accel_status accel__hip_stream_sync(accel_drv_device *device, accel_drv_stream *stream);
-accel_status accel__hip_event_create(accel_drv_device *device, accel_drv_event **out_event);
+void accel__hip_stream_destroy(accel_drv_device *device,
+                               accel_drv_stream *stream);
+accel_status accel__hip_stream_sync(accel_drv_device *device,
+                                    accel_drv_stream *stream);
+accel_status accel__hip_event_create(accel_drv_device *device,
+                                     accel_drv_event **out_event);
 void accel__hip_event_destroy(accel_drv_device *device, accel_drv_event *event);
-accel_status accel__hip_event_record(accel_drv_device *device, accel_drv_event *event,
+accel_status accel__hip_event_record(accel_drv_device *device,
+                                     accel_drv_event *event,
                                      accel_drv_stream *stream);
-accel_status accel__hip_event_query(accel_drv_device *device, accel_drv_event *event);
-accel_status accel__hip_event_sync(accel_drv_device *device, accel_drv_event *event);
-accel_status accel__hip_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+accel_status accel__hip_event_query(accel_drv_device *device,
+                                    accel_drv_event *event);
+accel_status accel__hip_event_sync(accel_drv_device *device,
+                                   accel_drv_event *event);
+accel_status accel__hip_event_elapsed(accel_drv_device *device,
+                                      accel_drv_event *start,
                                       accel_drv_event *end, int64_t *out_ns);
-accel_status accel__hip_stream_wait_event(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__hip_stream_wait_event(accel_drv_device *device,
+                                          accel_drv_stream *stream,
                                           accel_drv_event *event);
-accel_status accel__hip_host_func(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__hip_host_func(accel_drv_device *device,
+                                  accel_drv_stream *stream,
                                   void (*fn)(void *user), void *user);
 
 /* ---- table entries, hip_copy.c ---- */
 
-accel_status accel__hip_copy_to_device(accel_drv_device *device, accel_drv_stream *stream,
-                                       uint64_t dst, const void *src,
+accel_status accel__hip_copy_to_device(accel_drv_device *device,
+                                       accel_drv_stream *stream, uint64_t dst,
+                                       const void *src,
                                        const struct accel_copy_layout *layout);
-accel_status accel__hip_copy_to_host(accel_drv_device *device, accel_drv_stream *stream,
-                                     void *dst, uint64_t src,
+accel_status accel__hip_copy_to_host(accel_drv_device *device,
+                                     accel_drv_stream *stream, void *dst,
+                                     uint64_t src,
                                      const struct accel_copy_layout *layout);
-accel_status accel__hip_copy_peer(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__hip_copy_peer(accel_drv_device *device,
+                                  accel_drv_stream *stream,
                                   accel_drv_device *dst_device, uint64_t dst,
                                   accel_drv_device *src_device, uint64_t src,
                                   const struct accel_copy_layout *layout);
-accel_status accel__hip_copy_on_device(accel_drv_device *device, accel_drv_stream *stream,
-                                       uint64_t dst, uint64_t src,
+accel_status accel__hip_copy_on_device(accel_drv_device *device,
+                                       accel_drv_stream *stream, uint64_t dst,
+                                       uint64_t src,
                                        const struct accel_copy_layout *layout);
 
 /* ---- table entries, hip_module.c ---- */
@@ -251,17 +273,19 @@ accel_status accel__hip_copy_on_device(accel_drv_device *device, accel_drv_strea
 /* Kernel source through hiprtc (hip_rtc.c); see driver.h. */
 accel_status accel__hip_module_compile(accel_drv_device *device,
                                        const struct accel_compile_request *request);
-accel_status accel__hip_compiler_identity(accel_drv_device *device, char *out_identity,
-                                          size_t capacity);
-accel_status accel__hip_module_load(accel_drv_device *device, const void *image, size_t size,
-                                    accel_drv_module **out_module);
+accel_status accel__hip_compiler_identity(accel_drv_device *device,
+                                          char *out_identity, size_t capacity);
+accel_status accel__hip_module_load(accel_drv_device *device, const void *image,
+                                    size_t size, accel_drv_module **out_module);
 void accel__hip_module_unload(accel_drv_device *device, accel_drv_module *module);
-accel_status accel__hip_kernel_get(accel_drv_device *device, accel_drv_module *module,
-                                   const char *name, accel_drv_kernel **out_kernel,
+accel_status accel__hip_kernel_get(accel_drv_device *device,
+                                   accel_drv_module *module, const char *name,
+                                   accel_drv_kernel **out_kernel,
                                    struct accel_kernel_signature *out_signature);
-accel_status accel__hip_launch(accel_drv_device *device, accel_drv_stream *stream,
-                               accel_drv_kernel *kernel,
-                               const struct accel_launch_config *config, void *const *args,
-                               const size_t *arg_sizes, uint32_t nargs);
+accel_status accel__hip_launch(accel_drv_device *device,
+                               accel_drv_stream *stream, accel_drv_kernel *kernel,
+                               const struct accel_launch_config *config,
+                               void *const *args, const size_t *arg_sizes,
+                               uint32_t nargs);
 
 #endif /* ACCEL_HIP_PLUGIN_H */

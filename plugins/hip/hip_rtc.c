@@ -28,18 +28,20 @@ static void hiprtc_target(const accel_drv_device *device, char *out, size_t size
 {
     size_t index = (size_t)(device->physical - device->plugin->base.devices);
     const char *arch = device->physical->props.arch;
-    if (index < ACCEL__NATIVE_DEVICES_MAX && device->plugin->targets[index][0] != '\0')
+    if (index < ACCEL__NATIVE_DEVICES_MAX &&
+        device->plugin->targets[index][0] != '\0')
         arch = device->plugin->targets[index];
     snprintf(out, size, "--offload-arch=%s", arch);
 }
 
-accel_status accel__hip_compiler_identity(accel_drv_device *device, char *out_identity,
-                                          size_t capacity)
+accel_status accel__hip_compiler_identity(accel_drv_device *device,
+                                          char *out_identity, size_t capacity)
 {
     char target[96];
     hiprtc_target(device, target, sizeof target);
     return accel__rtc_identity(&device->plugin->hiprtc, &hiprtc_vendor,
-                               device->plugin->base.services, target, out_identity, capacity);
+                               device->plugin->base.services, target,
+                               out_identity, capacity);
 }
 
 accel_status accel__hip_module_compile(accel_drv_device *device,

@@ -25,7 +25,8 @@
 
 /* ---- streams ---- */
 
-accel_status accel__hip_stream_create(accel_drv_device *device, accel_drv_stream **out_stream)
+accel_status accel__hip_stream_create(accel_drv_device *device,
+                                      accel_drv_stream **out_stream)
 {
     ahip_hipStream_t stream = NULL;
     struct hip_scope scope;
@@ -49,17 +50,21 @@ void accel__hip_stream_destroy(accel_drv_device *device, accel_drv_stream *strea
 
     if (stream == NULL || !accel__hip_enter_to_release(device, &scope))
         return;
-    accel__hip_ignore(device, hip_symbols_of(device)->hipStreamDestroy(hip_stream_handle(stream)),
-                      "hipStreamDestroy");
+    accel__hip_ignore(
+        device,
+        hip_symbols_of(device)->hipStreamDestroy(hip_stream_handle(stream)),
+        "hipStreamDestroy");
     accel__hip_leave(device, &scope);
 }
 
 /* The flags of the events: see the top of the file. */
 #define HIP_EVENT_FLAGS AHIP_hipEventBlockingSync
-#define HIP_SYNC_EVENT_FLAGS (AHIP_hipEventDisableTiming | AHIP_hipEventBlockingSync)
+#define HIP_SYNC_EVENT_FLAGS                                                   \
+    (AHIP_hipEventDisableTiming | AHIP_hipEventBlockingSync)
 
 /* Wait without a core for everything enqueued on `stream`; the device is current. */
-static accel_status hip_stream_sync_blocking(accel_drv_device *device, ahip_hipStream_t stream)
+static accel_status hip_stream_sync_blocking(accel_drv_device *device,
+                                             ahip_hipStream_t stream)
 {
     ahip_hipEvent_t event = NULL;
     accel_status status;
@@ -71,11 +76,13 @@ static accel_status hip_stream_sync_blocking(accel_drv_device *device, ahip_hipS
     status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventRecord, (event, stream));
     if (status == ACCEL_OK)
         status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventSynchronize, (event));
-    accel__hip_ignore(device, hip_symbols_of(device)->hipEventDestroy(event), "hipEventDestroy");
+    accel__hip_ignore(device, hip_symbols_of(device)->hipEventDestroy(event),
+                      "hipEventDestroy");
     return status;
 }
 
-accel_status accel__hip_stream_sync(accel_drv_device *device, accel_drv_stream *stream)
+accel_status accel__hip_stream_sync(accel_drv_device *device,
+                                    accel_drv_stream *stream)
 {
     struct hip_scope scope;
     accel_status status = accel__hip_enter(device, &scope);
@@ -89,7 +96,8 @@ accel_status accel__hip_stream_sync(accel_drv_device *device, accel_drv_stream *
 
 /* ---- events ---- */
 
-accel_status accel__hip_event_create(accel_drv_device *device, accel_drv_event **out_event)
+accel_status accel__hip_event_create(accel_drv_device *device,
+                                     accel_drv_event **out_event)
 {
     accel_drv_event *event;
     struct hip_scope scope;
@@ -98,8 +106,8 @@ accel_status accel__hip_event_create(accel_drv_device *device, accel_drv_event *
     *out_event = NULL;
     event = calloc(1, sizeof(*event));
     if (event == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                        "calloc of a HIP event failed");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY, "calloc of a HIP event failed");
     atomic_init(&event->recorded, false);
     status = accel__hip_enter(device, &scope);
     if (status == ACCEL_OK) {
@@ -122,14 +130,16 @@ void accel__hip_event_destroy(accel_drv_device *device, accel_drv_event *event)
     if (event == NULL)
         return;
     if (accel__hip_enter_to_release(device, &scope)) {
-        accel__hip_ignore(device, hip_symbols_of(device)->hipEventDestroy(event->handle),
+        accel__hip_ignore(device,
+                          hip_symbols_of(device)->hipEventDestroy(event->handle),
                           "hipEventDestroy");
         accel__hip_leave(device, &scope);
     }
     free(event);
 }
 
-accel_status accel__hip_event_record(accel_drv_device *device, accel_drv_event *event,
+accel_status accel__hip_event_record(accel_drv_device *device,
+                                     accel_drv_event *event,
                                      accel_drv_stream *stream)
 {
     struct hip_scope scope;
@@ -150,7 +160,8 @@ static bool hip_event_recorded(accel_drv_event *event)
     return atomic_load_explicit(&event->recorded, memory_order_acquire);
 }
 
-accel_status accel__hip_event_query(accel_drv_device *device, accel_drv_event *event)
+accel_status accel__hip_event_query(accel_drv_device *device,
+                                    accel_drv_event *event)
 {
     struct hip_scope scope;
     ahip_hipError_t result;
@@ -169,7 +180,8 @@ accel_status accel__hip_event_query(accel_drv_device *device, accel_drv_event *e
     return accel__hip_result(device, result, "hipEventQuery", ACCEL_ERR_DRIVER);
 }
 
-accel_status accel__hip_event_sync(accel_drv_device *device, accel_drv_event *event)
+accel_status accel__hip_event_sync(accel_drv_device *device,
+                                   accel_drv_event *event)
 {
     struct hip_scope scope;
     accel_status status;
@@ -179,13 +191,15 @@ accel_status accel__hip_event_sync(accel_drv_device *device, accel_drv_event *ev
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventSynchronize, (event->handle));
+    status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipEventSynchronize,
+                      (event->handle));
     accel__hip_leave(device, &scope);
     return status;
 }
 
 /* hipEventElapsedTime's milliseconds as nanoseconds. */
-accel_status accel__hip_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+accel_status accel__hip_event_elapsed(accel_drv_device *device,
+                                      accel_drv_event *start,
                                       accel_drv_event *end, int64_t *out_ns)
 {
     struct hip_scope scope;
@@ -196,24 +210,29 @@ accel_status accel__hip_event_elapsed(accel_drv_device *device, accel_drv_event 
     *out_ns = 0;
     if (hip_symbols_of(device)->hipEventElapsedTime == NULL)
         return device->plugin->base.services->set_error(
-            ACCEL_ERR_NOT_SUPPORTED, "event_elapsed: the runtime has no hipEventElapsedTime");
+            ACCEL_ERR_NOT_SUPPORTED,
+            "event_elapsed: the runtime has no hipEventElapsedTime");
     if (!hip_event_recorded(start) || !hip_event_recorded(end))
         return device->plugin->base.services->set_error(
-            ACCEL_ERR_INVALID_ARGUMENT, "event_elapsed: an event was never recorded");
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "event_elapsed: an event was never recorded");
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;
-    result = hip_symbols_of(device)->hipEventElapsedTime(&ms, start->handle, end->handle);
+    result = hip_symbols_of(device)->hipEventElapsedTime(&ms, start->handle,
+                                                         end->handle);
     accel__hip_leave(device, &scope);
     if (result == AHIP_hipErrorNotReady)
         return ACCEL_NOT_READY;
-    status = accel__hip_result(device, result, "hipEventElapsedTime", ACCEL_ERR_DRIVER);
+    status = accel__hip_result(device, result, "hipEventElapsedTime",
+                               ACCEL_ERR_DRIVER);
     if (status == ACCEL_OK)
         *out_ns = (int64_t)((double)ms * 1e6);
     return status;
 }
 
-accel_status accel__hip_stream_wait_event(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__hip_stream_wait_event(accel_drv_device *device,
+                                          accel_drv_stream *stream,
                                           accel_drv_event *event)
 {
     struct hip_scope scope;
@@ -248,7 +267,8 @@ struct hip_host_call {
  * driver.h's host_func). As through hipLaunchHostFunc, which runs nothing
  * after a fault, only the plugin's own record is freed.
  */
-static void hip_host_call_run(ahip_hipStream_t stream, ahip_hipError_t status, void *user)
+static void hip_host_call_run(ahip_hipStream_t stream, ahip_hipError_t status,
+                              void *user)
 {
     struct hip_host_call call = *(struct hip_host_call *)user;
 
@@ -258,15 +278,16 @@ static void hip_host_call_run(ahip_hipStream_t stream, ahip_hipError_t status, v
         call.fn(call.user);
 }
 
-static accel_status hip_add_callback(accel_drv_device *device, accel_drv_stream *stream,
+static accel_status hip_add_callback(accel_drv_device *device,
+                                     accel_drv_stream *stream,
                                      void (*fn)(void *user), void *user)
 {
     struct hip_host_call *call = malloc(sizeof(*call));
     accel_status status;
 
     if (call == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                                        "host_func: malloc failed");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY, "host_func: malloc failed");
     *call = (struct hip_host_call){fn, user};
     status = HIP_CALL(device, ACCEL_ERR_DRIVER, hipStreamAddCallback,
                       (hip_stream_handle(stream), hip_host_call_run, call, 0));
@@ -275,7 +296,8 @@ static accel_status hip_add_callback(accel_drv_device *device, accel_drv_stream 
     return status;
 }
 
-accel_status accel__hip_host_func(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__hip_host_func(accel_drv_device *device,
+                                  accel_drv_stream *stream,
                                   void (*fn)(void *user), void *user)
 {
     struct hip_scope scope;
@@ -283,8 +305,8 @@ accel_status accel__hip_host_func(accel_drv_device *device, accel_drv_stream *st
 
     /* Caught here: on the runtime's thread, a NULL call would crash far from its cause. */
     if (fn == NULL)
-        return device->plugin->base.services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                        "host_func: the function is NULL");
+        return device->plugin->base.services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "host_func: the function is NULL");
     status = accel__hip_enter(device, &scope);
     if (status != ACCEL_OK)
         return status;

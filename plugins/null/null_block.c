@@ -30,8 +30,8 @@ enum null_thread_state {
 enum null_event {
     NULL_EVENT_RUN_DONE, /* the run of blocks has finished */
     NULL_EVENT_FIBERS,   /* thread 0 waits: run the block as fibers */
-    NULL_EVENT_WAIT,     /* a thread waits at a barrier or warp operation, or returned */
-    NULL_EVENT_FAULT     /* the launch failed; abandon the block */
+    NULL_EVENT_WAIT, /* a thread waits at a barrier or warp operation, or returned */
+    NULL_EVENT_FAULT /* the launch failed; abandon the block */
 };
 
 struct null_thread {
@@ -51,17 +51,17 @@ struct null_thread {
  */
 struct null_worker {
     struct null_ctx native;
-    void *altstack;      /* this thread's signal stack, when it had none */
+    void *altstack; /* this thread's signal stack, when it had none */
     size_t stack_bytes;
     /* The run of blocks in progress. */
     struct null_blocks *blocks;
     uint64_t first;
     uint64_t count;
     struct accel_cpu_block block;
-    uint32_t threads;    /* in the block */
-    bool fibers_on;      /* the block runs as fibers */
-    bool straight;       /* thread 0 returned alone; run_block runs the rest */
-    bool running;        /* between the start and end of a run of blocks */
+    uint32_t threads; /* in the block */
+    bool fibers_on;   /* the block runs as fibers */
+    bool straight;    /* thread 0 returned alone; run_block runs the rest */
+    bool running;     /* between the start and end of a run of blocks */
     uint32_t check_thread; /* the thread a checked straight block runs */
     enum null_event event;
     struct null_thread thread[NULL_BLOCK_THREADS_MAX];
@@ -70,8 +70,8 @@ struct null_worker {
 };
 
 static void null_rt_sync_threads(void *state, uint32_t thread);
-static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
-                                uint64_t value, uint32_t arg);
+static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op,
+                                uint64_t mask, uint64_t value, uint32_t arg);
 
 static const struct accel_cpu_runtime null_runtime = {
     .sync_threads = null_rt_sync_threads,
@@ -79,8 +79,8 @@ static const struct accel_cpu_runtime null_runtime = {
 };
 
 static void null_race_sync_threads(void *state, uint32_t thread);
-static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
-                                  uint64_t value, uint32_t arg);
+static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op,
+                                  uint64_t mask, uint64_t value, uint32_t arg);
 
 /* The race check's: the same, telling libaccel-race who runs on return. */
 static const struct accel_cpu_runtime null_race_runtime = {
@@ -123,17 +123,19 @@ void accel__null_blocks_fail(struct null_blocks *blocks, accel_status status,
 }
 
 /* "thread (x,y,z)" of the running block, into buf. */
-static const char *null_thread_name(const struct null_worker *w, uint32_t rank, char *buf,
-                                    size_t size)
+static const char *null_thread_name(const struct null_worker *w, uint32_t rank,
+                                    char *buf, size_t size)
 {
     uint32_t bx = w->block.block_dim[0], by = w->block.block_dim[1];
 
-    snprintf(buf, size, "thread (%u,%u,%u)", rank % bx, rank / bx % by, rank / bx / by);
+    snprintf(buf, size, "thread (%u,%u,%u)", rank % bx, rank / bx % by,
+             rank / bx / by);
     return buf;
 }
 
 /* Fail the launch at `rank` of the running block: "launch: kernel 'k' block (..) thread (..): why". */
-static void null_block_fail(struct null_worker *w, uint32_t rank, const char *format, ...)
+static void null_block_fail(struct null_worker *w, uint32_t rank,
+                            const char *format, ...)
 {
     char why[160], who[48];
     va_list ap;
@@ -142,10 +144,11 @@ static void null_block_fail(struct null_worker *w, uint32_t rank, const char *fo
     vsnprintf(why, sizeof(why), format, ap);
     va_end(ap);
     accel__null_blocks_fail(w->blocks, ACCEL_ERR_LAUNCH,
-                     "launch: kernel '%s' block (%u,%u,%u) %s: %s",
-                     accel__null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
-                     w->block.block_idx[1], w->block.block_idx[2],
-                     null_thread_name(w, rank, who, sizeof(who)), why);
+                            "launch: kernel '%s' block (%u,%u,%u) %s: %s",
+                            accel__null_kernel_name(w->blocks->kernel),
+                            w->block.block_idx[0], w->block.block_idx[1],
+                            w->block.block_idx[2],
+                            null_thread_name(w, rank, who, sizeof(who)), why);
 }
 
 /* Each host thread's worker (null_worker_get). */
@@ -181,14 +184,17 @@ static void null_worker_overflowed(struct null_worker *w, uint32_t fiber)
         snprintf(who, sizeof(who), "a thread after (0,0,0)");
     else
         null_thread_name(w, fiber, who, sizeof(who));
-    length = snprintf(message, sizeof(message),
-                      "accel null plugin: kernel '%s' block (%u,%u,%u) %s overflowed its "
-                      "%zu-byte fiber stack (the guard page below it was hit); set "
-                      "ACCEL_NULL_STACK_KB to give each kernel thread more. Aborting.\n",
-                      accel__null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
-                      w->block.block_idx[1], w->block.block_idx[2], who, w->stack_bytes);
-    if (length > 0 && write(2, message, (size_t)length < sizeof(message)
-                                            ? (size_t)length : sizeof(message) - 1) < 0)
+    length = snprintf(
+        message, sizeof(message),
+        "accel null plugin: kernel '%s' block (%u,%u,%u) %s overflowed its "
+        "%zu-byte fiber stack (the guard page below it was hit); set "
+        "ACCEL_NULL_STACK_KB to give each kernel thread more. Aborting.\n",
+        accel__null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
+        w->block.block_idx[1], w->block.block_idx[2], who, w->stack_bytes);
+    if (length > 0 &&
+        write(2, message,
+              (size_t)length < sizeof(message) ? (size_t)length
+                                               : sizeof(message) - 1) < 0)
         length = 0; /* nothing more can be done to tell */
     abort();
 }
@@ -274,12 +280,12 @@ static void null_worker_release_faults(struct null_worker *w)
 
 /* ---- the worker of each host thread ---- */
 
-
 static void null_worker_drop_fibers(struct null_worker *w)
 {
     for (uint32_t i = 0; i < NULL_BLOCK_THREADS_MAX; i++) {
         if (w->fiber[i].map != NULL)
-            accel__null_check_unpoison(w->fiber[i].ctx.stack_lo, w->fiber[i].ctx.stack_bytes);
+            accel__null_check_unpoison(w->fiber[i].ctx.stack_lo,
+                                       w->fiber[i].ctx.stack_bytes);
         accel__null_fiber_destroy(&w->fiber[i]);
     }
 }
@@ -297,7 +303,8 @@ static void null_worker_free(void *arg)
 
 static void null_worker_key_make(void)
 {
-    null_worker_key_made = pthread_key_create(&null_worker_key, null_worker_free) == 0;
+    null_worker_key_made = pthread_key_create(&null_worker_key,
+                                              null_worker_free) == 0;
 }
 
 /*
@@ -342,7 +349,8 @@ static struct null_worker *null_worker_of(struct null_fiber *fiber)
 
 /* ---- the fibers' side ---- */
 
-static void null_rt_wait(struct null_worker *w, uint32_t thread, const char *what);
+static void null_rt_wait(struct null_worker *w, uint32_t thread,
+                         const char *what);
 
 /*
  * Leave fiber `i`, which now waits or has returned, for the next thread of
@@ -375,10 +383,13 @@ void accel__null_block_next(struct accel_cpu_block *block)
 static void null_race_now(const struct null_worker *w, uint32_t rank)
 {
     const struct accel_cpu_block *b = &w->block;
-    uint64_t block = ((uint64_t)b->block_idx[2] * b->grid_dim[1] + b->block_idx[1]) *
-                         b->grid_dim[0] + b->block_idx[0];
+    uint64_t block = ((uint64_t)b->block_idx[2] * b->grid_dim[1] +
+                      b->block_idx[1]) *
+                         b->grid_dim[0] +
+                     b->block_idx[0];
 
-    accel__null_race_enter(w->blocks->launch_id, block, rank, w->thread[rank].epoch);
+    accel__null_race_enter(w->blocks->launch_id, block, rank,
+                           w->thread[rank].epoch);
 }
 
 /*
@@ -474,8 +485,10 @@ static void null_rt_wait(struct null_worker *w, uint32_t thread, const char *wha
         return;
     }
     if (thread != 0 || w->straight) {
-        null_block_fail(w, thread, "reached %s, which thread (0,0,0) returned without "
-                                   "reaching (a barrier in divergent code?)", what);
+        null_block_fail(w, thread,
+                        "reached %s, which thread (0,0,0) returned without "
+                        "reaching (a barrier in divergent code?)",
+                        what);
         null_rt_fault(w, &w->fiber[0]);
     }
     w->fibers_on = true;
@@ -491,20 +504,23 @@ static void null_rt_sync_threads(void *state, uint32_t thread)
     null_rt_wait(w, thread, "accel_sync_threads()");
 }
 
-static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
-                                uint64_t value, uint32_t arg)
+static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op,
+                                uint64_t mask, uint64_t value, uint32_t arg)
 {
     struct null_worker *w = state;
     struct null_thread *t = &w->thread[thread];
     uint32_t lane = thread % NULL_WARP_LANES;
 
     if (op > ACCEL_CPU_WARP_ALL) {
-        null_block_fail(w, thread, "called warp operation %u, which is not one", op);
+        null_block_fail(w, thread, "called warp operation %u, which is not one",
+                        op);
         null_rt_fault(w, &w->fiber[w->fibers_on ? thread : 0]);
     }
     if (((mask >> lane) & 1u) == 0) {
-        null_block_fail(w, thread, "called a warp operation whose mask 0x%llx leaves out "
-                                   "its own lane %u", (unsigned long long)mask, lane);
+        null_block_fail(w, thread,
+                        "called a warp operation whose mask 0x%llx leaves out "
+                        "its own lane %u",
+                        (unsigned long long)mask, lane);
         null_rt_fault(w, &w->fiber[w->fibers_on ? thread : 0]);
     }
     t->op = (uint8_t)op;
@@ -526,8 +542,8 @@ static void null_race_sync_threads(void *state, uint32_t thread)
     null_race_now(w, thread);
 }
 
-static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
-                                  uint64_t value, uint32_t arg)
+static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op,
+                                  uint64_t mask, uint64_t value, uint32_t arg)
 {
     uint64_t result = null_rt_warp_op(state, thread, op, mask, value, arg);
 
@@ -541,25 +557,37 @@ static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op, uin
 static uint64_t null_warp_lanes(const struct null_worker *w, uint32_t base)
 {
     uint32_t lanes = w->threads - base < NULL_WARP_LANES ? w->threads - base
-                                                          : NULL_WARP_LANES;
+                                                         : NULL_WARP_LANES;
 
     return lanes == 64 ? ~0ull : (1ull << lanes) - 1;
 }
 
-static uint64_t null_warp_result(const struct null_worker *w, uint32_t base, uint64_t group,
-                                 uint32_t lane, uint64_t ballot, uint64_t all)
+static uint64_t null_warp_result(const struct null_worker *w, uint32_t base,
+                                 uint64_t group, uint32_t lane, uint64_t ballot,
+                                 uint64_t all)
 {
     const struct null_thread *t = &w->thread[base + lane];
     uint64_t src;
 
     switch (t->op) {
-    case ACCEL_CPU_WARP_SHFL_IDX: src = t->arg % NULL_WARP_LANES; break;
-    case ACCEL_CPU_WARP_SHFL_UP: src = t->arg <= lane ? lane - t->arg : 64; break;
-    case ACCEL_CPU_WARP_SHFL_DOWN: src = (uint64_t)lane + t->arg; break;
-    case ACCEL_CPU_WARP_SHFL_XOR: src = (lane ^ t->arg) % NULL_WARP_LANES; break;
-    case ACCEL_CPU_WARP_BALLOT: return ballot;
-    case ACCEL_CPU_WARP_ALL: return all;
-    default: return 0; /* ACCEL_CPU_WARP_SYNC */
+    case ACCEL_CPU_WARP_SHFL_IDX:
+        src = t->arg % NULL_WARP_LANES;
+        break;
+    case ACCEL_CPU_WARP_SHFL_UP:
+        src = t->arg <= lane ? lane - t->arg : 64;
+        break;
+    case ACCEL_CPU_WARP_SHFL_DOWN:
+        src = (uint64_t)lane + t->arg;
+        break;
+    case ACCEL_CPU_WARP_SHFL_XOR:
+        src = (lane ^ t->arg) % NULL_WARP_LANES;
+        break;
+    case ACCEL_CPU_WARP_BALLOT:
+        return ballot;
+    case ACCEL_CPU_WARP_ALL:
+        return all;
+    default:
+        return 0; /* ACCEL_CPU_WARP_SYNC */
     }
     /* A lane out of range or not taking part: the caller's own value, as CUDA. */
     if (src >= NULL_WARP_LANES || ((group >> src) & 1u) == 0)
@@ -583,7 +611,8 @@ static void null_warp_answer(struct null_worker *w, uint32_t base, uint64_t grou
     for (uint64_t g = group; g != 0; g &= g - 1) {
         uint32_t lane = (uint32_t)__builtin_ctzll(g);
 
-        w->thread[base + lane].result = null_warp_result(w, base, group, lane, ballot, all);
+        w->thread[base + lane].result = null_warp_result(w, base, group, lane,
+                                                         ballot, all);
     }
     for (uint64_t g = group; g != 0; g &= g - 1)
         w->thread[base + (uint32_t)__builtin_ctzll(g)].state = NULL_THREAD_RUNNABLE;
@@ -610,7 +639,8 @@ static bool null_warps_release(struct null_worker *w)
             continue;
         group = null_warp_group(w, rank);
         for (g = group; g != 0; g &= g - 1) {
-            if (w->thread[base + (uint32_t)__builtin_ctzll(g)].state != NULL_THREAD_AT_WARP)
+            if (w->thread[base + (uint32_t)__builtin_ctzll(g)].state !=
+                NULL_THREAD_AT_WARP)
                 break;
         }
         if (g == 0) {
@@ -624,10 +654,14 @@ static bool null_warps_release(struct null_worker *w)
 static const char *null_thread_doing(const struct null_thread *t)
 {
     switch (t->state) {
-    case NULL_THREAD_AT_BARRIER: return "waits at accel_sync_threads()";
-    case NULL_THREAD_AT_WARP: return "waits at a warp operation";
-    case NULL_THREAD_DONE: return "returned";
-    default: return "runs";
+    case NULL_THREAD_AT_BARRIER:
+        return "waits at accel_sync_threads()";
+    case NULL_THREAD_AT_WARP:
+        return "waits at a warp operation";
+    case NULL_THREAD_DONE:
+        return "returned";
+    default:
+        return "runs";
     }
 }
 
@@ -643,7 +677,8 @@ static void null_block_stuck(struct null_worker *w)
     while (w->thread[waiter].state == NULL_THREAD_DONE)
         waiter++;
     if (w->thread[waiter].state == NULL_THREAD_AT_BARRIER) {
-        while (other < w->threads && w->thread[other].state == NULL_THREAD_AT_BARRIER)
+        while (other < w->threads &&
+               w->thread[other].state == NULL_THREAD_AT_BARRIER)
             other++;
     } else {
         uint32_t base = waiter - waiter % NULL_WARP_LANES;
@@ -655,8 +690,9 @@ static void null_block_stuck(struct null_worker *w)
                 break;
         }
     }
-    null_block_fail(w, waiter, "%s that %s never reaches (it %s): not every thread "
-                               "reaches the barrier",
+    null_block_fail(w, waiter,
+                    "%s that %s never reaches (it %s): not every thread "
+                    "reaches the barrier",
                     null_thread_doing(&w->thread[waiter]),
                     null_thread_name(w, other, who, sizeof(who)),
                     null_thread_doing(&w->thread[other]));
@@ -693,11 +729,12 @@ static bool null_block_fibers_ready(struct null_worker *w)
         if (w->fiber[i].map == NULL &&
             !accel__null_fiber_create(&w->fiber[i], w->stack_bytes, &w->native,
                                       null_thread_main)) {
-            accel__null_blocks_fail(w->blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                             "launch: kernel '%s': mmap of a %zu-byte fiber stack for "
-                             "thread %u of a block failed: %s",
-                             accel__null_kernel_name(w->blocks->kernel), w->stack_bytes, i,
-                             null_errno_name(errno));
+            accel__null_blocks_fail(
+                w->blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                "launch: kernel '%s': mmap of a %zu-byte fiber stack for "
+                "thread %u of a block failed: %s",
+                accel__null_kernel_name(w->blocks->kernel), w->stack_bytes, i,
+                null_errno_name(errno));
             return false;
         }
         w->thread[i].state = NULL_THREAD_RUNNABLE;
@@ -717,7 +754,8 @@ static bool null_block_schedule(struct null_worker *w)
         uint32_t first = 0;
 
         /* A round: each runnable thread runs to its next wait (null_pass_on). */
-        while (first < w->threads && w->thread[first].state != NULL_THREAD_RUNNABLE)
+        while (first < w->threads &&
+               w->thread[first].state != NULL_THREAD_RUNNABLE)
             first++;
         if (first < w->threads) {
             accel__null_switch(&w->native, &w->fiber[first].ctx);
@@ -725,9 +763,12 @@ static bool null_block_schedule(struct null_worker *w)
                 return false;
         }
         switch (null_block_release(w)) {
-        case NULL_RELEASED: break;
-        case NULL_ALL_DONE: return true;
-        case NULL_STUCK: return false;
+        case NULL_RELEASED:
+            break;
+        case NULL_ALL_DONE:
+            return true;
+        case NULL_STUCK:
+            return false;
         }
     }
 }
@@ -739,15 +780,18 @@ static void null_block_abandon(struct null_worker *w)
         if (i > 0 && w->thread[i].state == NULL_THREAD_DONE)
             continue;
         /* A checked kernel's abandoned frames leave red zones behind. */
-        accel__null_check_unpoison(w->fiber[i].ctx.stack_lo, w->fiber[i].ctx.stack_bytes);
+        accel__null_check_unpoison(w->fiber[i].ctx.stack_lo,
+                                   w->fiber[i].ctx.stack_bytes);
         accel__null_fiber_reset(&w->fiber[i]);
     }
 }
 
 /* ---- running blocks ---- */
 
-void accel__null_blocks_init(struct null_blocks *blocks, const struct accel_cpu_kernel *kernel,
-                             void *const *args, const struct accel_launch_config *config,
+void accel__null_blocks_init(struct null_blocks *blocks,
+                             const struct accel_cpu_kernel *kernel,
+                             void *const *args,
+                             const struct accel_launch_config *config,
                              size_t stack_bytes)
 {
     blocks->kernel = kernel;
@@ -761,8 +805,9 @@ void accel__null_blocks_init(struct null_blocks *blocks, const struct accel_cpu_
     blocks->detail[0] = '\0';
 }
 
-static void null_block_begin(struct accel_cpu_block *block, const struct null_blocks *blocks,
-                             uint64_t first, void *shared)
+static void null_block_begin(struct accel_cpu_block *block,
+                             const struct null_blocks *blocks, uint64_t first,
+                             void *shared)
 {
     const struct accel_launch_config *config = &blocks->config;
     uint64_t rest = first / config->grid[0];
@@ -781,8 +826,8 @@ static void null_block_begin(struct accel_cpu_block *block, const struct null_bl
 }
 
 /* ABI 1 images have no barriers: their run_block runs the whole block. */
-static void null_blocks_run_straight(const struct null_blocks *blocks, uint64_t first,
-                                     uint64_t count, void *shared)
+static void null_blocks_run_straight(const struct null_blocks *blocks,
+                                     uint64_t first, uint64_t count, void *shared)
 {
     struct accel_cpu_block block;
 
@@ -808,25 +853,29 @@ static void null_solo_sync_threads(void *state, uint32_t thread)
     (void)thread;
 }
 
-static uint64_t null_solo_warp_op(void *state, uint32_t thread, uint32_t op, uint64_t mask,
-                                  uint64_t value, uint32_t arg)
+static uint64_t null_solo_warp_op(void *state, uint32_t thread, uint32_t op,
+                                  uint64_t mask, uint64_t value, uint32_t arg)
 {
     struct null_solo *solo = state;
 
     (void)thread;
     (void)arg;
     if ((mask & 1u) == 0 || op > ACCEL_CPU_WARP_ALL)
-        accel__null_blocks_fail(solo->blocks, ACCEL_ERR_LAUNCH,
-                         "launch: kernel '%s' block (%u,%u,%u) thread (0,0,0): called a "
-                         "warp operation (%u) whose mask 0x%llx leaves out its own lane 0",
-                         accel__null_kernel_name(solo->blocks->kernel), solo->block.block_idx[0],
-                         solo->block.block_idx[1], solo->block.block_idx[2], op,
-                         (unsigned long long)mask);
+        accel__null_blocks_fail(
+            solo->blocks, ACCEL_ERR_LAUNCH,
+            "launch: kernel '%s' block (%u,%u,%u) thread (0,0,0): called a "
+            "warp operation (%u) whose mask 0x%llx leaves out its own lane 0",
+            accel__null_kernel_name(solo->blocks->kernel),
+            solo->block.block_idx[0], solo->block.block_idx[1],
+            solo->block.block_idx[2], op, (unsigned long long)mask);
     switch (op) {
-    case ACCEL_CPU_WARP_SYNC: return 0;
+    case ACCEL_CPU_WARP_SYNC:
+        return 0;
     case ACCEL_CPU_WARP_BALLOT:
-    case ACCEL_CPU_WARP_ALL: return value != 0;
-    default: return value; /* a shuffle from itself or from no lane */
+    case ACCEL_CPU_WARP_ALL:
+        return value != 0;
+    default:
+        return value; /* a shuffle from itself or from no lane */
     }
 }
 
@@ -835,8 +884,8 @@ static const struct accel_cpu_runtime null_solo_runtime = {
     .warp_op = null_solo_warp_op,
 };
 
-static void null_blocks_run_solo(struct null_blocks *blocks, uint64_t first, uint64_t count,
-                                 void *shared)
+static void null_blocks_run_solo(struct null_blocks *blocks, uint64_t first,
+                                 uint64_t count, void *shared)
 {
     struct null_solo solo = {.blocks = blocks};
 
@@ -854,8 +903,9 @@ static struct null_worker *null_worker_ready(struct null_blocks *blocks)
     struct null_worker *w = null_worker_get();
 
     if (w == NULL) {
-        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                         "launch: allocating a host thread's block state failed");
+        accel__null_blocks_fail(
+            blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "launch: allocating a host thread's block state failed");
         return NULL;
     }
     if (w->stack_bytes != blocks->stack_bytes) {
@@ -865,17 +915,18 @@ static struct null_worker *null_worker_ready(struct null_blocks *blocks)
     if (w->fiber[0].map == NULL &&
         !accel__null_fiber_create(&w->fiber[0], w->stack_bytes, &w->native,
                                   null_fiber0_main)) {
-        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                         "launch: mmap of a %zu-byte fiber stack failed: %s",
-                         w->stack_bytes, null_errno_name(errno));
+        accel__null_blocks_fail(
+            blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "launch: mmap of a %zu-byte fiber stack failed: %s", w->stack_bytes,
+            null_errno_name(errno));
         return NULL;
     }
     return w;
 }
 
 /* Run the blocks on this host thread's worker: fibers when they wait. */
-static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first, uint64_t count,
-                                   void *shared)
+static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first,
+                                   uint64_t count, void *shared)
 {
     struct null_worker *w = null_worker_ready(blocks);
     bool done = false;
@@ -885,7 +936,8 @@ static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first, u
     w->blocks = blocks;
     w->first = first;
     w->count = count;
-    w->threads = blocks->config.block[0] * blocks->config.block[1] * blocks->config.block[2];
+    w->threads = blocks->config.block[0] * blocks->config.block[1] *
+                 blocks->config.block[2];
     null_block_begin(&w->block, blocks, first, shared);
     w->block.runtime_state = w;
     if (blocks->check >= NULL_CHECK_RACE)
@@ -921,9 +973,10 @@ static bool null_blocks_run_checked(struct null_blocks *blocks, uint64_t first,
 
     if (blocks->config.shared_bytes != 0 &&
         posix_memalign(&shared, 64, blocks->config.shared_bytes) != 0) {
-        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                         "launch: allocating %u bytes of shared memory failed",
-                         blocks->config.shared_bytes);
+        accel__null_blocks_fail(
+            blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "launch: allocating %u bytes of shared memory failed",
+            blocks->config.shared_bytes);
         return false;
     }
     done = null_blocks_run_worker(blocks, first, count, shared);
@@ -931,8 +984,8 @@ static bool null_blocks_run_checked(struct null_blocks *blocks, uint64_t first,
     return done;
 }
 
-bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t count,
-                            void *shared)
+bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first,
+                            uint64_t count, void *shared)
 {
     if (atomic_load_explicit(&blocks->failed, memory_order_relaxed))
         return false;
@@ -943,7 +996,8 @@ bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t
     if (blocks->check)
         return null_blocks_run_checked(blocks, first, count);
     if ((uint64_t)blocks->config.block[0] * blocks->config.block[1] *
-            blocks->config.block[2] == 1) {
+            blocks->config.block[2] ==
+        1) {
         null_blocks_run_solo(blocks, first, count, shared);
         return !atomic_load_explicit(&blocks->failed, memory_order_relaxed);
     }
@@ -971,10 +1025,13 @@ bool accel__null_block_where(struct null_where *out_where)
         return false;
     *out_where = (struct null_where){
         .kernel = w->blocks->kernel,
-        .grid_dim = {w->block.grid_dim[0], w->block.grid_dim[1], w->block.grid_dim[2]},
-        .block_dim = {w->block.block_dim[0], w->block.block_dim[1], w->block.block_dim[2]},
+        .grid_dim = {w->block.grid_dim[0], w->block.grid_dim[1],
+                     w->block.grid_dim[2]},
+        .block_dim = {w->block.block_dim[0], w->block.block_dim[1],
+                      w->block.block_dim[2]},
         .kernel_name = accel__null_kernel_name(w->blocks->kernel),
-        .block = {w->block.block_idx[0], w->block.block_idx[1], w->block.block_idx[2]},
+        .block = {w->block.block_idx[0], w->block.block_idx[1],
+                  w->block.block_idx[2]},
         .args = w->blocks->args,
         .shared = w->block.shared,
         .shared_bytes = w->block.shared_bytes,
@@ -1001,7 +1058,8 @@ bool accel__null_block_on_stack(uintptr_t address)
 {
     struct null_worker *w;
 
-    if (!null_worker_key_made || (w = pthread_getspecific(null_worker_key)) == NULL)
+    if (!null_worker_key_made ||
+        (w = pthread_getspecific(null_worker_key)) == NULL)
         return false;
     for (uint32_t i = 0; i < NULL_BLOCK_THREADS_MAX; i++) {
         uintptr_t lo = (uintptr_t)w->fiber[i].map;

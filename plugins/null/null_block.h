@@ -63,8 +63,10 @@ struct null_blocks {
     char detail[256];
 };
 
-void accel__null_blocks_init(struct null_blocks *blocks, const struct accel_cpu_kernel *kernel,
-                             void *const *args, const struct accel_launch_config *config,
+void accel__null_blocks_init(struct null_blocks *blocks,
+                             const struct accel_cpu_kernel *kernel,
+                             void *const *args,
+                             const struct accel_launch_config *config,
                              size_t stack_bytes);
 
 /*
@@ -73,8 +75,8 @@ void accel__null_blocks_init(struct null_blocks *blocks, const struct accel_cpu_
  * the launch has failed, here or on another thread (then nothing more is
  * run).
  */
-bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first, uint64_t count,
-                            void *shared);
+bool accel__null_blocks_run(struct null_blocks *blocks, uint64_t first,
+                            uint64_t count, void *shared);
 
 /* Fail the launch with this status and detail; only the first failure is kept. */
 void accel__null_blocks_fail(struct null_blocks *blocks, accel_status status,
@@ -92,7 +94,8 @@ const char *accel__null_kernel_name(const struct accel_cpu_kernel *kernel);
  * the kernel's run_regions (null_regions.c): every thread of each block on
  * the calling thread's own stack, no fiber. false once the launch failed.
  */
-bool accel__null_blocks_run_regions(struct null_blocks *blocks, struct accel_cpu_block *block,
+bool accel__null_blocks_run_regions(struct null_blocks *blocks,
+                                    struct accel_cpu_block *block,
                                     uint64_t count);
 
 #endif /* ACCEL_NULL_BLOCK_H */

@@ -40,11 +40,15 @@ static void null_asan_resolve(void)
     /* Casts through a union: ISO C has no conversion from void * to a function. */
 #define NULL_ASAN_SYM(field, name)                                             \
     do {                                                                       \
-        union { void *object; __typeof__(a.field) function; } u;               \
+        union {                                                                \
+            void *object;                                                      \
+            __typeof__(a.field) function;                                      \
+        } u;                                                                   \
         u.object = dlsym(RTLD_DEFAULT, name);                                  \
         a.field = u.function;                                                  \
     } while (0)
-    NULL_ASAN_SYM(set_error_report_callback, "__asan_set_error_report_callback");
+    NULL_ASAN_SYM(set_error_report_callback,
+                  "__asan_set_error_report_callback");
     NULL_ASAN_SYM(get_report_address, "__asan_get_report_address");
     NULL_ASAN_SYM(get_report_access_type, "__asan_get_report_access_type");
     NULL_ASAN_SYM(get_report_access_size, "__asan_get_report_access_size");
@@ -89,8 +93,14 @@ static accel_race_set_hooks_fn null_race_set_hooks;
 
 static void null_race_resolve(void)
 {
-    union { void *object; accel_race_where_fn function; } where;
-    union { void *object; accel_race_set_hooks_fn function; } set_hooks;
+    union {
+        void *object;
+        accel_race_where_fn function;
+    } where;
+    union {
+        void *object;
+        accel_race_set_hooks_fn function;
+    } set_hooks;
 
     where.object = dlsym(RTLD_DEFAULT, "accel_race_where");
     set_hooks.object = dlsym(RTLD_DEFAULT, "accel_race_set_hooks");
@@ -100,7 +110,8 @@ static void null_race_resolve(void)
     null_race_where_of = where.function;
 }
 
-void accel__null_race_enter(uint64_t launch, uint64_t block, uint32_t thread, uint32_t epoch)
+void accel__null_race_enter(uint64_t launch, uint64_t block, uint32_t thread,
+                            uint32_t epoch)
 {
     struct accel_race_where *where = null_race_where_of();
 
@@ -123,14 +134,16 @@ static bool null_check_runtime(struct accel_drv_plugin *plugin, uint32_t mode)
     if (mode == NULL_CHECK_RACE || mode == NULL_CHECK_INIT) {
         pthread_once(&null_race_once, null_race_resolve);
         if (null_race_where_of != NULL) {
-            null_race_set_hooks(mode == NULL_CHECK_INIT ? &null_init_hooks : &null_race_hooks);
+            null_race_set_hooks(mode == NULL_CHECK_INIT ? &null_init_hooks
+                                                        : &null_race_hooks);
             return true;
         }
-        snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
-                 "ACCEL_NULL_CHECK=%s needs libaccel-race in the process: run the "
-                 "program under accel-check --check %s",
-                 mode == NULL_CHECK_INIT ? "init" : "race",
-                 mode == NULL_CHECK_INIT ? "init" : "race");
+        snprintf(
+            plugin->no_device_reason, sizeof(plugin->no_device_reason),
+            "ACCEL_NULL_CHECK=%s needs libaccel-race in the process: run the "
+            "program under accel-check --check %s",
+            mode == NULL_CHECK_INIT ? "init" : "race",
+            mode == NULL_CHECK_INIT ? "init" : "race");
         return false;
     }
     pthread_once(&null_asan_once, null_asan_resolve);
@@ -157,8 +170,9 @@ bool accel__null_check_read(struct accel_drv_plugin *plugin, uint32_t *out_mode)
     } else if (strcmp(text, "init") == 0) {
         mode = NULL_CHECK_INIT;
     } else {
-        accel__null_reason_bad_value(plugin, "ACCEL_NULL_CHECK", text,
-                                     "is not a check: memory, race, init or off");
+        accel__null_reason_bad_value(
+            plugin, "ACCEL_NULL_CHECK", text,
+            "is not a check: memory, race, init or off");
         return false;
     }
     if (!null_check_runtime(plugin, mode))
@@ -215,7 +229,8 @@ void accel__null_check_track(const void *data, uint64_t bytes, bool shadow)
     pthread_mutex_lock(&null_allocs_lock);
     if (null_alloc_count == null_alloc_capacity) {
         size_t capacity = null_alloc_capacity != 0 ? 2 * null_alloc_capacity : 64;
-        struct null_alloc *grown = realloc(null_allocs, capacity * sizeof(*grown));
+        struct null_alloc *grown = realloc(null_allocs,
+                                           capacity * sizeof(*grown));
 
         if (grown == NULL) {
             /* Only a report's naming is lost; the check itself is ASan's. */
@@ -226,8 +241,8 @@ void accel__null_check_track(const void *data, uint64_t bytes, bool shadow)
         null_allocs = grown;
         null_alloc_capacity = capacity;
     }
-    null_allocs[null_alloc_count++] =
-        (struct null_alloc){.base = (uintptr_t)data, .bytes = bytes, .written = written};
+    null_allocs[null_alloc_count++] = (struct null_alloc){
+        .base = (uintptr_t)data, .bytes = bytes, .written = written};
     pthread_mutex_unlock(&null_allocs_lock);
 }
 
@@ -270,7 +285,8 @@ static bool null_alloc_find(uintptr_t address, struct null_alloc *out_alloc)
         }
         if (a->freed)
             continue;
-        distance = address < a->base ? a->base - address : address - a->base - a->bytes + 1;
+        distance = address < a->base ? a->base - address
+                                     : address - a->base - a->bytes + 1;
         if (distance <= NULL_CHECK_NEAR_BYTES && distance < best_distance) {
             best_distance = distance;
             *out_alloc = *a;
@@ -292,7 +308,8 @@ static pthread_mutex_t null_params_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct null_params *null_params;
 static size_t null_params_count, null_params_capacity;
 
-void accel__null_check_note_kernel(const struct accel_cpu_kernel *kernel, const char *text)
+void accel__null_check_note_kernel(const struct accel_cpu_kernel *kernel,
+                                   const char *text)
 {
     char *copy = strdup(text);
 
@@ -308,8 +325,10 @@ void accel__null_check_note_kernel(const struct accel_cpu_kernel *kernel, const 
         }
     }
     if (null_params_count == null_params_capacity) {
-        size_t capacity = null_params_capacity != 0 ? 2 * null_params_capacity : 16;
-        struct null_params *grown = realloc(null_params, capacity * sizeof(*grown));
+        size_t capacity = null_params_capacity != 0 ? 2 * null_params_capacity
+                                                    : 16;
+        struct null_params *grown = realloc(null_params,
+                                            capacity * sizeof(*grown));
 
         if (grown == NULL) {
             pthread_mutex_unlock(&null_params_lock);
@@ -324,8 +343,8 @@ void accel__null_check_note_kernel(const struct accel_cpu_kernel *kernel, const 
 }
 
 /* Parameter `index`'s declaration ("float * y") into buf; false if unknown. */
-static bool null_param_text(const struct accel_cpu_kernel *kernel, uint32_t index, char *buf,
-                            size_t size)
+static bool null_param_text(const struct accel_cpu_kernel *kernel,
+                            uint32_t index, char *buf, size_t size)
 {
     const char *p = NULL;
     bool found = false;
@@ -357,12 +376,21 @@ static bool null_param_text(const struct accel_cpu_kernel *kernel, uint32_t inde
  */
 static uint32_t null_element_of(const char *declaration, char *buf, size_t size)
 {
-    static const struct { const char *name; uint32_t bytes; } types[] = {
-        {"float", 4}, {"double", 8}, {"int8_t", 1}, {"uint8_t", 1}, {"char", 1},
-        {"unsigned char", 1}, {"signed char", 1}, {"int16_t", 2}, {"uint16_t", 2},
-        {"short", 2}, {"unsigned short", 2}, {"int32_t", 4}, {"uint32_t", 4}, {"int", 4},
-        {"unsigned", 4}, {"unsigned int", 4}, {"int64_t", 8}, {"uint64_t", 8},
-        {"long", 8}, {"unsigned long", 8}, {"long long", 8}, {"unsigned long long", 8},
+    static const struct {
+        const char *name;
+        uint32_t bytes;
+    } types[] = {
+        {"float", 4},          {"double", 8},
+        {"int8_t", 1},         {"uint8_t", 1},
+        {"char", 1},           {"unsigned char", 1},
+        {"signed char", 1},    {"int16_t", 2},
+        {"uint16_t", 2},       {"short", 2},
+        {"unsigned short", 2}, {"int32_t", 4},
+        {"uint32_t", 4},       {"int", 4},
+        {"unsigned", 4},       {"unsigned int", 4},
+        {"int64_t", 8},        {"uint64_t", 8},
+        {"long", 8},           {"unsigned long", 8},
+        {"long long", 8},      {"unsigned long long", 8},
     };
     const char *star = strrchr(declaration, '*');
     const char *start = declaration;
@@ -387,7 +415,8 @@ static uint32_t null_element_of(const char *declaration, char *buf, size_t size)
 /* ---- the report ---- */
 
 /* The index of a pointer-sized argument that points into `alloc`, or -1. */
-static int null_arg_into(const struct null_where *where, const struct null_alloc *alloc)
+static int null_arg_into(const struct null_where *where,
+                         const struct null_alloc *alloc)
 {
     for (uint32_t i = 0; i < where->kernel->param_count; i++) {
         uint64_t value;
@@ -402,11 +431,12 @@ static int null_arg_into(const struct null_where *where, const struct null_alloc
 }
 
 /* "N bytes past the end of" / "N bytes before the start of" / "inside". */
-static void null_where_in(uintptr_t address, uintptr_t base, uint64_t bytes, char *buf,
-                          size_t size)
+static void null_where_in(uintptr_t address, uintptr_t base, uint64_t bytes,
+                          char *buf, size_t size)
 {
     if (address < base)
-        snprintf(buf, size, "%" PRIu64 " bytes before the start of", (uint64_t)(base - address));
+        snprintf(buf, size, "%" PRIu64 " bytes before the start of",
+                 (uint64_t)(base - address));
     else if (address - base >= bytes)
         snprintf(buf, size, "%" PRIu64 " bytes past the end of",
                  (uint64_t)(address - base - bytes));
@@ -416,7 +446,8 @@ static void null_where_in(uintptr_t address, uintptr_t base, uint64_t bytes, cha
 
 /* What the access touched: "argument 2 'float * y' (float[64], 256 bytes) ...". */
 static void null_describe_alloc(const struct null_where *where, uintptr_t address,
-                                const struct null_alloc *alloc, char *buf, size_t size)
+                                const struct null_alloc *alloc, char *buf,
+                                size_t size)
 {
     char declaration[96] = "", element[64], in[64];
     int64_t offset = (int64_t)(address - alloc->base);
@@ -429,33 +460,38 @@ static void null_describe_alloc(const struct null_where *where, uintptr_t addres
         element_bytes = null_element_of(declaration, element, sizeof(element));
     null_where_in(address, alloc->base, alloc->bytes, in, sizeof(in));
     if (arg < 0)
-        used = snprintf(buf, size, "%s a %sdevice allocation of %" PRIu64 " bytes that no "
-                                   "argument points into",
+        used = snprintf(buf, size,
+                        "%s a %sdevice allocation of %" PRIu64 " bytes that no "
+                        "argument points into",
                         in, alloc->freed ? "FREED " : "", alloc->bytes);
     else if (element_bytes == 0)
-        used = snprintf(buf, size, "%s %sargument %d '%s' (%" PRIu64 " bytes)", in,
-                        alloc->freed ? "FREED memory reached through " : "", arg,
-                        declaration[0] != '\0' ? declaration : "?", alloc->bytes);
+        used = snprintf(buf, size, "%s %sargument %d '%s' (%" PRIu64 " bytes)",
+                        in, alloc->freed ? "FREED memory reached through " : "",
+                        arg, declaration[0] != '\0' ? declaration : "?",
+                        alloc->bytes);
     else
-        used = snprintf(buf, size, "%s %sargument %d '%s' (%s[%" PRIu64 "], %" PRIu64
-                                   " bytes)", in,
-                        alloc->freed ? "FREED memory reached through " : "", arg,
-                        declaration, element, alloc->bytes / element_bytes, alloc->bytes);
+        used = snprintf(
+            buf, size,
+            "%s %sargument %d '%s' (%s[%" PRIu64 "], %" PRIu64 " bytes)", in,
+            alloc->freed ? "FREED memory reached through " : "", arg,
+            declaration, element, alloc->bytes / element_bytes, alloc->bytes);
     if (used < 0 || (size_t)used >= size)
         return;
     if (element_bytes != 0)
-        snprintf(buf + used, size - (size_t)used, ": byte offset %" PRId64 ", element %" PRId64
-                 " of %" PRIu64, offset,
-                 offset >= 0 ? offset / element_bytes : -((-offset + element_bytes - 1) /
-                                                          element_bytes),
+        snprintf(buf + used, size - (size_t)used,
+                 ": byte offset %" PRId64 ", element %" PRId64 " of %" PRIu64,
+                 offset,
+                 offset >= 0 ? offset / element_bytes
+                             : -((-offset + element_bytes - 1) / element_bytes),
                  alloc->bytes / element_bytes);
     else
-        snprintf(buf + used, size - (size_t)used, ": byte offset %" PRId64, offset);
+        snprintf(buf + used, size - (size_t)used, ": byte offset %" PRId64,
+                 offset);
 }
 
 /* What the access touched, whatever it was. */
-static void null_describe_target(const struct null_where *where, uintptr_t address,
-                                 char *buf, size_t size)
+static void null_describe_target(const struct null_where *where,
+                                 uintptr_t address, char *buf, size_t size)
 {
     uintptr_t shared = (uintptr_t)where->shared;
     struct null_alloc alloc;
@@ -465,13 +501,15 @@ static void null_describe_target(const struct null_where *where, uintptr_t addre
         char in[64];
 
         null_where_in(address, shared, where->shared_bytes, in, sizeof(in));
-        snprintf(buf, size, "%s the block's dynamic shared memory (%u bytes): byte offset "
-                            "%" PRId64, in, where->shared_bytes,
-                 (int64_t)(address - shared));
+        snprintf(buf, size,
+                 "%s the block's dynamic shared memory (%u bytes): byte offset "
+                 "%" PRId64,
+                 in, where->shared_bytes, (int64_t)(address - shared));
     } else if (null_alloc_find(address, &alloc)) {
         null_describe_alloc(where, address, &alloc, buf, size);
     } else {
-        snprintf(buf, size, "memory that is no device allocation of this process");
+        snprintf(buf, size,
+                 "memory that is no device allocation of this process");
     }
 }
 
@@ -495,15 +533,17 @@ static void null_report_callback(const char *report)
     else
         snprintf(thread, sizeof(thread), "a thread");
     null_describe_target(&where, address, target, sizeof(target));
-    length = snprintf(line, sizeof(line),
-                      "accel-check: %s: kernel '%s' block (%u,%u,%u) %s: %s of %zu bytes "
-                      "at 0x%" PRIxPTR " %s\n",
-                      null_asan.get_report_description(), where.kernel_name, where.block[0],
-                      where.block[1], where.block[2], thread,
-                      null_asan.get_report_access_type() ? "WRITE" : "READ",
-                      null_asan.get_report_access_size(), address, target);
-    if (length > 0 && write(2, line, (size_t)length < sizeof(line) ? (size_t)length
-                                                                  : sizeof(line) - 1) < 0)
+    length = snprintf(
+        line, sizeof(line),
+        "accel-check: %s: kernel '%s' block (%u,%u,%u) %s: %s of %zu bytes "
+        "at 0x%" PRIxPTR " %s\n",
+        null_asan.get_report_description(), where.kernel_name, where.block[0],
+        where.block[1], where.block[2], thread,
+        null_asan.get_report_access_type() ? "WRITE" : "READ",
+        null_asan.get_report_access_size(), address, target);
+    if (length > 0 && write(2, line,
+                            (size_t)length < sizeof(line) ? (size_t)length
+                                                          : sizeof(line) - 1) < 0)
         length = 0; /* the report above stands alone */
 }
 
@@ -522,7 +562,8 @@ static struct null_alloc *null_alloc_live_locked(uintptr_t address)
 }
 
 /* Set the written bits of [address, address + bytes) within `a`. */
-static void null_alloc_mark(struct null_alloc *a, uintptr_t address, uint64_t bytes)
+static void null_alloc_mark(struct null_alloc *a, uintptr_t address,
+                            uint64_t bytes)
 {
     uint64_t first = address - a->base;
     uint64_t end = bytes > a->bytes - first ? a->bytes : first + bytes;
@@ -552,15 +593,16 @@ static void null_init_report(uintptr_t address, uint32_t size, uintptr_t unwritt
     if (!accel__null_block_where(&where))
         return;
     null_describe_target(&where, unwritten, target, sizeof(target));
-    length = snprintf(line, sizeof(line),
-                      "accel-check: uninitialised read: kernel '%s' block (%u,%u,%u) thread "
-                      "(%u,%u,%u): READ of %u bytes at 0x%" PRIxPTR " %s: never written by a "
-                      "copy or a kernel\n",
-                      where.kernel_name, where.block[0], where.block[1], where.block[2],
-                      where.thread[0], where.thread[1], where.thread[2], size, address,
-                      target);
-    if (length > 0 && write(2, line, (size_t)length < sizeof(line) ? (size_t)length
-                                                                  : sizeof(line) - 1) < 0)
+    length = snprintf(
+        line, sizeof(line),
+        "accel-check: uninitialised read: kernel '%s' block (%u,%u,%u) thread "
+        "(%u,%u,%u): READ of %u bytes at 0x%" PRIxPTR " %s: never written by a "
+        "copy or a kernel\n",
+        where.kernel_name, where.block[0], where.block[1], where.block[2],
+        where.thread[0], where.thread[1], where.thread[2], size, address, target);
+    if (length > 0 && write(2, line,
+                            (size_t)length < sizeof(line) ? (size_t)length
+                                                          : sizeof(line) - 1) < 0)
         length = 0;
     abort();
 }
@@ -577,8 +619,8 @@ static void null_init_access(uintptr_t address, uint32_t size, bool write)
         if (write) {
             null_alloc_mark(a, address, size);
         } else {
-            for (uint64_t b = address - a->base; b < a->bytes && b < address - a->base + size;
-                 b++) {
+            for (uint64_t b = address - a->base;
+                 b < a->bytes && b < address - a->base + size; b++) {
                 if ((a->written[b / 8] & (1u << (b % 8))) == 0) {
                     unwritten = a->base + b;
                     break;
@@ -599,20 +641,21 @@ static bool null_race_may_race(uintptr_t address, bool other_block)
 
     if (!other_block)
         return !accel__null_block_on_stack(address);
-    return null_alloc_find(address, &alloc) && !alloc.freed && address >= alloc.base &&
-           address - alloc.base < alloc.bytes;
+    return null_alloc_find(address, &alloc) && !alloc.freed &&
+           address >= alloc.base && address - alloc.base < alloc.bytes;
 }
 
 /* "block (x,y,z) thread (x,y,z)" of a linear block and thread of the launch. */
-static void null_race_name(const struct null_where *where, uint64_t block, uint32_t thread,
-                           char *buf, size_t size)
+static void null_race_name(const struct null_where *where, uint64_t block,
+                           uint32_t thread, char *buf, size_t size)
 {
     uint64_t gx = where->grid_dim[0], gy = where->grid_dim[1];
     uint32_t bx = where->block_dim[0], by = where->block_dim[1];
 
-    snprintf(buf, size, "block (%" PRIu64 ",%" PRIu64 ",%" PRIu64 ") thread (%u,%u,%u)",
-             block % gx, block / gx % gy, block / gx / gy, thread % bx, thread / bx % by,
-             thread / bx / by);
+    snprintf(buf, size,
+             "block (%" PRIu64 ",%" PRIu64 ",%" PRIu64 ") thread (%u,%u,%u)",
+             block % gx, block / gx % gy, block / gx / gy, thread % bx,
+             thread / bx % by, thread / bx / by);
 }
 
 /*
@@ -632,17 +675,19 @@ static void null_race_report(uintptr_t address, uint32_t size,
     null_race_name(&where, now->block, now->thread, who, sizeof(who));
     null_race_name(&where, then->block, then->thread, other, sizeof(other));
     null_describe_target(&where, address, target, sizeof(target));
-    length = snprintf(line, sizeof(line),
-                      "accel-check: data race: kernel '%s' %s: %s of %u bytes at 0x%" PRIxPTR
-                      " %s: races with a %s by %s, %s\n",
-                      where.kernel_name, who, now->write ? "WRITE" : "READ", size, address,
-                      target, then->write ? "WRITE" : "READ", other,
-                      then->block == now->block
-                          ? "a thread of the same block, with no barrier between them"
-                          : "another block of the same launch (blocks are not ordered: "
-                            "use an atomic)");
-    if (length > 0 && write(2, line, (size_t)length < sizeof(line) ? (size_t)length
-                                                                  : sizeof(line) - 1) < 0)
+    length = snprintf(
+        line, sizeof(line),
+        "accel-check: data race: kernel '%s' %s: %s of %u bytes at 0x%" PRIxPTR
+        " %s: races with a %s by %s, %s\n",
+        where.kernel_name, who, now->write ? "WRITE" : "READ", size, address,
+        target, then->write ? "WRITE" : "READ", other,
+        then->block == now->block
+            ? "a thread of the same block, with no barrier between them"
+            : "another block of the same launch (blocks are not ordered: "
+              "use an atomic)");
+    if (length > 0 && write(2, line,
+                            (size_t)length < sizeof(line) ? (size_t)length
+                                                          : sizeof(line) - 1) < 0)
         length = 0;
     abort();
 }

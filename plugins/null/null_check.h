@@ -72,7 +72,8 @@ void accel__null_check_mark_written(uintptr_t address, uint64_t bytes);
 void accel__null_check_forget(const void *data);
 
 /* Keep the kernel's parameter declarations (from its image) for reports. */
-void accel__null_check_note_kernel(const struct accel_cpu_kernel *kernel, const char *text);
+void accel__null_check_note_kernel(const struct accel_cpu_kernel *kernel,
+                                   const char *text);
 
 /*
  * Where the calling host thread is in a kernel, for a report; filled by
@@ -100,7 +101,8 @@ bool accel__null_block_on_stack(uintptr_t address);
  * thread now runs thread `thread` of block `block` (linear) of launch
  * `launch`, past `epoch` barriers; leave: it runs no kernel.
  */
-void accel__null_race_enter(uint64_t launch, uint64_t block, uint32_t thread, uint32_t epoch);
+void accel__null_race_enter(uint64_t launch, uint64_t block, uint32_t thread,
+                            uint32_t epoch);
 void accel__null_race_leave(void);
 /* A number for a new launch, from 1. */
 uint64_t accel__null_race_next_launch(void);

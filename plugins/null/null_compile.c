@@ -82,18 +82,19 @@ static accel_status null_find_compiler(const struct accel_host_services *service
             have = null_search_path(defaults[i], path, found);
     }
     if (!have || realpath(found, out_path) == NULL || stat(out_path, out_st) != 0)
-        return services->set_error(ACCEL_ERR_NOT_SUPPORTED,
-                                   "null: no C compiler to compile source (%s%s)",
-                                   chosen != NULL ? "ACCEL_CC=" : "tried gcc, clang, cc in ",
-                                   chosen != NULL ? chosen : path);
+        return services->set_error(
+            ACCEL_ERR_NOT_SUPPORTED,
+            "null: no C compiler to compile source (%s%s)",
+            chosen != NULL ? "ACCEL_CC=" : "tried gcc, clang, cc in ",
+            chosen != NULL ? chosen : path);
     return ACCEL_OK;
 }
 
 /* -march for this CPU's ISA level, as accel-cc names the levels. */
 static const char *null_march(void)
 {
-    static const char *march[] = {NULL, NULL, "-march=x86-64-v2", "-march=x86-64-v3",
-                                  "-march=x86-64-v4"};
+    static const char *march[] = {NULL, NULL, "-march=x86-64-v2",
+                                  "-march=x86-64-v3", "-march=x86-64-v4"};
     /* Level 1 (the baseline) on any other architecture: no -march. */
     unsigned level = accel__cpu_isa_level("x86_64");
     return level < 5 ? march[level] : NULL;
@@ -109,14 +110,13 @@ accel_status accel__null_compiler_identity(accel_drv_device *device,
     if (status != ACCEL_OK)
         return status;
     const char *march = null_march();
-    int length = snprintf(out_identity, capacity,
-                          "null cc=%s dev=%llu ino=%llu size=%lld mtime=%lld.%09ld "
-                          "flags=1 %s kernel.h=%s",
-                          path, (unsigned long long)st.st_dev,
-                          (unsigned long long)st.st_ino, (long long)st.st_size,
-                          (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-                          march != NULL ? march : "-march=default",
-                          accel__kernel_header_sha256);
+    int length = snprintf(
+        out_identity, capacity,
+        "null cc=%s dev=%llu ino=%llu size=%lld mtime=%lld.%09ld "
+        "flags=1 %s kernel.h=%s",
+        path, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+        (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+        march != NULL ? march : "-march=default", accel__kernel_header_sha256);
     if (length < 0 || (size_t)length >= capacity)
         return services->set_error(ACCEL_ERR_NOT_SUPPORTED,
                                    "null: the compiler's path is too long");
@@ -130,7 +130,8 @@ struct null_workdir {
     int fd;
 };
 
-static bool null_write_file(int dir_fd, const char *name, const void *data, size_t size)
+static bool null_write_file(int dir_fd, const char *name, const void *data,
+                            size_t size)
 {
     int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -187,8 +188,8 @@ static accel_status null_workdir_make(const struct accel_host_services *services
     snprintf(out->path, sizeof out->path, "%s/accel-compile-XXXXXX", tmp);
     out->fd = -1;
     if (mkdtemp(out->path) == NULL)
-        return services->set_error(ACCEL_ERR_DRIVER, "null: mkdtemp in %s: %s", tmp,
-                                   strerror(errno));
+        return services->set_error(ACCEL_ERR_DRIVER, "null: mkdtemp in %s: %s",
+                                   tmp, strerror(errno));
     out->fd = open(out->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (out->fd < 0 || mkdirat(out->fd, "accel", 0700) != 0)
         return services->set_error(ACCEL_ERR_DRIVER, "null: %s: %s", out->path,
@@ -209,7 +210,8 @@ static accel_status null_workdir_make(const struct accel_host_services *services
 static void null_workdir_remove(struct null_workdir *dir)
 {
     if (dir->fd >= 0) {
-        int accel_fd = openat(dir->fd, "accel", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int accel_fd = openat(dir->fd, "accel",
+                              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (accel_fd >= 0) {
             unlinkat(accel_fd, "kernel.h", 0);
             close(accel_fd);
@@ -233,9 +235,16 @@ static void null_compile_argv(const char *compiler,
                               const struct accel_compile_request *request,
                               const char **argv)
 {
-    static const char *flags[] = {"-x", "c", "-std=gnu11", "-O3", "-fPIC", "-shared",
-                                  "-fvisibility=hidden", "-fno-math-errno",
-                                  "-falign-loops=64", "-I."};
+    static const char *flags[] = {"-x",
+                                  "c",
+                                  "-std=gnu11",
+                                  "-O3",
+                                  "-fPIC",
+                                  "-shared",
+                                  "-fvisibility=hidden",
+                                  "-fno-math-errno",
+                                  "-falign-loops=64",
+                                  "-I."};
     size_t n = 0;
     argv[n++] = compiler;
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
@@ -254,8 +263,8 @@ static void null_compile_argv(const char *compiler,
 
 /* Start the compiler in the directory, its output into "log"; its status. */
 static accel_status null_spawn(const struct accel_host_services *services,
-                               const struct null_workdir *dir, const char **argv,
-                               int *out_wait_status)
+                               const struct null_workdir *dir,
+                               const char **argv, int *out_wait_status)
 {
     static char *const safe_env[] = {"PATH=" SAFE_PATH, NULL};
     char *const *envp = null_elevated(services) ? safe_env : environ;
@@ -263,30 +272,32 @@ static accel_status null_spawn(const struct accel_host_services *services,
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addchdir_np(&actions, dir->path);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "log", O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
+    posix_spawn_file_actions_addopen(&actions, 1, "log",
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     pid_t pid = -1;
-    int error = posix_spawn(&pid, argv[0], &actions, NULL, (char *const *)argv, envp);
+    int error = posix_spawn(&pid, argv[0], &actions, NULL, (char *const *)argv,
+                            envp);
     posix_spawn_file_actions_destroy(&actions);
     if (error != 0)
-        return services->set_error(error == ENOENT || error == EACCES
-                                       ? ACCEL_ERR_NOT_SUPPORTED
-                                       : ACCEL_ERR_DRIVER,
-                                   "null: cannot run the C compiler %s: %s", argv[0],
-                                   strerror(error));
+        return services->set_error(
+            error == ENOENT || error == EACCES ? ACCEL_ERR_NOT_SUPPORTED
+                                               : ACCEL_ERR_DRIVER,
+            "null: cannot run the C compiler %s: %s", argv[0], strerror(error));
     while (waitpid(pid, out_wait_status, 0) < 0) {
         if (errno != EINTR)
             return services->set_error(ACCEL_ERR_DRIVER,
                                        "null: waitpid for the C compiler: %s "
-                                       "(is SIGCHLD ignored?)", strerror(errno));
+                                       "(is SIGCHLD ignored?)",
+                                       strerror(errno));
     }
     return ACCEL_OK;
 }
 
 /* The log and, when the compiler succeeded, the image, to the host. */
 static accel_status null_hand_over(const struct accel_host_services *services,
-                                   const struct null_workdir *dir, int wait_status,
+                                   const struct null_workdir *dir,
+                                   int wait_status,
                                    const struct accel_compile_request *request)
 {
     size_t size = 0;
@@ -295,16 +306,17 @@ static accel_status null_hand_over(const struct accel_host_services *services,
         request->put_log(request->host, log, size);
     free(log);
     if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0)
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "null: the C compiler %s with status %d",
-                                   WIFEXITED(wait_status) ? "exited" : "was killed",
-                                   WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
-                                                          : WTERMSIG(wait_status));
+        return services->set_error(
+            ACCEL_ERR_MODULE, "null: the C compiler %s with status %d",
+            WIFEXITED(wait_status) ? "exited" : "was killed",
+            WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
+                                   : WTERMSIG(wait_status));
     char *image = null_read_file(dir->fd, "kernel.so", &size);
     accel_status status = image != NULL && size > 0
                               ? request->put_image(request->host, image, size)
-                              : services->set_error(ACCEL_ERR_MODULE,
-                                                    "null: the C compiler wrote no image");
+                              : services->set_error(
+                                    ACCEL_ERR_MODULE,
+                                    "null: the C compiler wrote no image");
     free(image);
     return status;
 }
@@ -319,7 +331,8 @@ accel_status accel__null_module_compile(accel_drv_device *device,
     if (status != ACCEL_OK)
         return status;
     struct null_workdir dir;
-    status = null_workdir_make(services, request->source, request->source_size, &dir);
+    status = null_workdir_make(services, request->source, request->source_size,
+                               &dir);
     if (status == ACCEL_OK) {
         const char *argv[NULL_COMPILE_ARGS_MAX];
         int wait_status = 0;

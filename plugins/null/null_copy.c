@@ -91,7 +91,8 @@ static void null_fill_run(const struct null_copy *fill)
      * memcpy stores with the widest vectors the CPU has. */
     for (uint64_t at = NULL_FILL_SEED; at < bytes; at += NULL_FILL_SEED) {
         uint64_t left = bytes - at;
-        memcpy(dst + at, dst, (size_t)(left < NULL_FILL_SEED ? left : NULL_FILL_SEED));
+        memcpy(dst + at, dst,
+               (size_t)(left < NULL_FILL_SEED ? left : NULL_FILL_SEED));
     }
 }
 

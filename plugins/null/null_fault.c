@@ -23,7 +23,8 @@ static const char *null_entry_name(enum null_entry entry)
 
 /* ---- reading the variables ---- */
 
-static bool null_parse_entry(const char *text, size_t length, enum null_entry *out_entry)
+static bool null_parse_entry(const char *text, size_t length,
+                             enum null_entry *out_entry)
 {
     if (length == 3 && strncmp(text, "any", 3) == 0) {
         *out_entry = NULL_ENTRY_ANY;
@@ -43,7 +44,7 @@ static bool null_parse_entry(const char *text, size_t length, enum null_entry *o
 static bool null_parse_status(const char *text, accel_status *out_status)
 {
 #define NULL_STATUS_MATCH_(name, value, description)                           \
-    if ((value) < 0 && strcmp(text, #name) == 0) {                            \
+    if ((value) < 0 && strcmp(text, #name) == 0) {                             \
         *out_status = name;                                                    \
         return true;                                                           \
     }
@@ -52,10 +53,11 @@ static bool null_parse_status(const char *text, accel_status *out_status)
     return false;
 }
 
-static bool null_malformed(accel_drv_plugin *plugin, const char *name, const char *text,
-                           const char *why, const char *form)
+static bool null_malformed(accel_drv_plugin *plugin, const char *name,
+                           const char *text, const char *why, const char *form)
 {
-    accel__null_reason_bad_value(plugin, name, text, "%s; the form is %s", why, form);
+    accel__null_reason_bad_value(plugin, name, text, "%s; the form is %s", why,
+                                 form);
     return false;
 }
 
@@ -64,8 +66,9 @@ static bool null_malformed(accel_drv_plugin *plugin, const char *name, const cha
  * the number of the one meant. Without an entry, `entry_needed` says
  * whether that is an error or means any.
  */
-static const char *null_parse_call(const char *text, const char *end, bool entry_needed,
-                                   enum null_entry *out_entry, uint64_t *out_number)
+static const char *null_parse_call(const char *text, const char *end,
+                                   bool entry_needed, enum null_entry *out_entry,
+                                   uint64_t *out_number)
 {
     const char *colon = memchr(text, ':', (size_t)(end - text));
     const char *number = text;
@@ -78,8 +81,8 @@ static const char *null_parse_call(const char *text, const char *end, bool entry
             return "names no entry of driver.h nor 'any'";
         number = colon + 1;
     }
-    if (!accel__null_parse_whole(number, (size_t)(end - number), NULL_FAULT_CALL_MAX,
-                                 out_number))
+    if (!accel__null_parse_whole(number, (size_t)(end - number),
+                                 NULL_FAULT_CALL_MAX, out_number))
         return "has no call number from 0 to 10^12";
     return NULL;
 }
@@ -91,15 +94,16 @@ static bool null_read_fail(accel_drv_plugin *plugin, const char *text)
     struct null_faults *faults = &plugin->faults;
     const char *colon = strchr(text, ':');
     const char *status_name = colon != NULL ? strchr(colon + 1, ':') : NULL;
-    const char *why = null_parse_call(text, status_name != NULL ? status_name
-                                                                : text + strlen(text),
-                                      true, &faults->fail_entry, &faults->fail_at);
+    const char *why = null_parse_call(
+        text, status_name != NULL ? status_name : text + strlen(text), true,
+        &faults->fail_entry, &faults->fail_at);
 
     if (why != NULL)
         return null_malformed(plugin, "ACCEL_NULL_FAIL", text, why, form);
-    if (status_name != NULL && !null_parse_status(status_name + 1, &faults->fail_status))
-        return null_malformed(plugin, "ACCEL_NULL_FAIL", text, "names no error status",
-                              form);
+    if (status_name != NULL &&
+        !null_parse_status(status_name + 1, &faults->fail_status))
+        return null_malformed(plugin, "ACCEL_NULL_FAIL", text,
+                              "names no error status", form);
     return true;
 }
 
@@ -124,7 +128,8 @@ bool accel__null_faults_read(accel_drv_plugin *plugin)
                                          &faults->lose_entry, &faults->lose_at);
     if (why != NULL) {
         faults->lose_at = 0;
-        return null_malformed(plugin, "ACCEL_NULL_LOSE_AT", lose, why, "[<entry|any>:]<n>");
+        return null_malformed(plugin, "ACCEL_NULL_LOSE_AT", lose, why,
+                              "[<entry|any>:]<n>");
     }
     if (report != NULL &&
         (report[0] == '\0' || strlen(report) >= sizeof(faults->report_path))) {
@@ -135,7 +140,8 @@ bool accel__null_faults_read(accel_drv_plugin *plugin)
     }
     if (report != NULL)
         snprintf(faults->report_path, sizeof(faults->report_path), "%s", report);
-    faults->active = faults->fail_at != 0 || faults->lose_at != 0 || report != NULL;
+    faults->active = faults->fail_at != 0 || faults->lose_at != 0 ||
+                     report != NULL;
     return true;
 }
 
@@ -161,7 +167,8 @@ static bool null_count(accel_drv_plugin *plugin, accel_drv_device *device,
 
     *out_number = number;
     if (faults->lose_at != 0 &&
-        (faults->lose_entry == NULL_ENTRY_ANY ? number : of_entry) == faults->lose_at &&
+        (faults->lose_entry == NULL_ENTRY_ANY ? number : of_entry) ==
+            faults->lose_at &&
         (faults->lose_entry == NULL_ENTRY_ANY || faults->lose_entry == entry)) {
         if (device != NULL)
             null_lose(plugin, device);
@@ -178,8 +185,8 @@ static bool null_count(accel_drv_plugin *plugin, accel_drv_device *device,
     return faults->fail_entry == entry && of_entry == faults->fail_at;
 }
 
-accel_status accel__null_enter(accel_drv_plugin *plugin, accel_drv_device *device,
-                               enum null_entry entry)
+accel_status accel__null_enter(accel_drv_plugin *plugin,
+                               accel_drv_device *device, enum null_entry entry)
 {
     const struct accel_host_services *services = plugin->services;
     uint64_t number;
@@ -189,11 +196,13 @@ accel_status accel__null_enter(accel_drv_plugin *plugin, accel_drv_device *devic
         return ACCEL_OK;
     fail = null_count(plugin, device, entry, &number);
 
-    if (device != NULL && entry != NULL_ENTRY_device_reset && atomic_load(&device->lost))
-        return services->set_error(ACCEL_ERR_DEVICE_LOST,
-                                   "%s: null device %u is lost (ACCEL_NULL_LOSE_AT); "
-                                   "device_reset rebuilds it",
-                                   null_entry_name(entry), device->index);
+    if (device != NULL && entry != NULL_ENTRY_device_reset &&
+        atomic_load(&device->lost))
+        return services->set_error(
+            ACCEL_ERR_DEVICE_LOST,
+            "%s: null device %u is lost (ACCEL_NULL_LOSE_AT); "
+            "device_reset rebuilds it",
+            null_entry_name(entry), device->index);
     if (!fail)
         return ACCEL_OK;
     atomic_fetch_add(&plugin->faults.fired, 1);
@@ -221,7 +230,8 @@ void accel__null_faults_report(accel_drv_plugin *plugin)
         return;
     file = fopen(faults->report_path, "w");
     if (file == NULL) {
-        plugin->services->log(ACCEL_LOG_WARN, "null: ACCEL_NULL_REPORT: cannot write %s: %s",
+        plugin->services->log(ACCEL_LOG_WARN,
+                              "null: ACCEL_NULL_REPORT: cannot write %s: %s",
                               faults->report_path, null_errno_name(errno));
         return;
     }

@@ -44,8 +44,8 @@ void accel__null_ctx_start(void);
  * switch to it "returns" into accel__null_ctx_start, which calls fn(arg).
  * The floating-point control state is the creating thread's.
  */
-static void null_ctx_make(struct null_ctx_regs *regs, unsigned char *lo, size_t bytes,
-                          void (*fn)(void *), void *arg)
+static void null_ctx_make(struct null_ctx_regs *regs, unsigned char *lo,
+                          size_t bytes, void (*fn)(void *), void *arg)
 {
 #if defined(__x86_64__)
     uint64_t *sp = (uint64_t *)(void *)(lo + bytes) - 8;
@@ -65,8 +65,8 @@ static void null_ctx_make(struct null_ctx_regs *regs, unsigned char *lo, size_t 
     __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
     for (int i = 0; i < 22; i++)
         sp[i] = 0;
-    sp[0] = (uint64_t)(uintptr_t)fn;  /* x19 */
-    sp[1] = (uint64_t)(uintptr_t)arg; /* x20 */
+    sp[0] = (uint64_t)(uintptr_t)fn;                     /* x19 */
+    sp[1] = (uint64_t)(uintptr_t)arg;                    /* x20 */
     sp[11] = (uint64_t)(uintptr_t)accel__null_ctx_start; /* x30 */
     sp[20] = fpcr;
 #endif
@@ -92,8 +92,8 @@ static void null_ctx_trampoline(void)
     abort();
 }
 
-static void null_ctx_make(struct null_ctx_regs *regs, unsigned char *lo, size_t bytes,
-                          void (*fn)(void *), void *arg)
+static void null_ctx_make(struct null_ctx_regs *regs, unsigned char *lo,
+                          size_t bytes, void (*fn)(void *), void *arg)
 {
     getcontext(&regs->uc);
     regs->uc.uc_stack.ss_sp = lo;
@@ -116,7 +116,8 @@ static void null_ctx_swap(struct null_ctx_regs *from, struct null_ctx_regs *to)
 void accel__null_switch(struct null_ctx *from, struct null_ctx *to)
 {
 #ifdef NULL_ASAN
-    __sanitizer_start_switch_fiber(&from->asan_fake, to->stack_lo, to->stack_bytes);
+    __sanitizer_start_switch_fiber(&from->asan_fake, to->stack_lo,
+                                   to->stack_bytes);
 #endif
 #ifdef NULL_TSAN
     __tsan_switch_to_fiber(to->tsan_fiber, 0);
@@ -207,8 +208,8 @@ bool accel__null_fiber_create(struct null_fiber *fiber, size_t stack_bytes,
     fiber->ctx.tsan_fiber = __tsan_create_fiber(0);
 #endif
 #ifdef NULL_HAVE_VALGRIND_H
-    fiber->valgrind_id = VALGRIND_STACK_REGISTER(fiber->ctx.stack_lo,
-                                                 fiber->ctx.stack_lo + stack_bytes);
+    fiber->valgrind_id = VALGRIND_STACK_REGISTER(
+        fiber->ctx.stack_lo, fiber->ctx.stack_lo + stack_bytes);
 #endif
     return true;
 }
@@ -244,7 +245,8 @@ void accel__null_fiber_destroy(struct null_fiber *fiber)
     fiber->map = NULL;
 }
 
-bool accel__null_fiber_guard_hit(const struct null_fiber *fiber, const void *address)
+bool accel__null_fiber_guard_hit(const struct null_fiber *fiber,
+                                 const void *address)
 {
     uintptr_t a = (uintptr_t)address, lo = (uintptr_t)fiber->map;
 

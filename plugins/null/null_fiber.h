@@ -31,17 +31,17 @@ struct null_ctx {
     struct null_ctx_regs regs;
     unsigned char *stack_lo; /* the usable stack, for ASan; NULL: not yet known */
     size_t stack_bytes;
-    void *asan_fake;         /* ASan's fake stack while switched away */
-    void *tsan_fiber;        /* ThreadSanitizer's fiber, or NULL */
+    void *asan_fake;  /* ASan's fake stack while switched away */
+    void *tsan_fiber; /* ThreadSanitizer's fiber, or NULL */
 };
 
 struct null_fiber {
     struct null_ctx ctx;
-    unsigned char *map;      /* guard page and stack, from mmap */
+    unsigned char *map; /* guard page and stack, from mmap */
     size_t map_bytes;
-    struct null_ctx *home;   /* where the fiber's entry switches back to */
+    struct null_ctx *home; /* where the fiber's entry switches back to */
     void (*entry)(struct null_fiber *fiber);
-    unsigned valgrind_id;    /* the stack as registered with valgrind */
+    unsigned valgrind_id; /* the stack as registered with valgrind */
 };
 
 /* The host thread's own context, as the home of its fibers. */
@@ -63,7 +63,8 @@ void accel__null_fiber_reset(struct null_fiber *fiber);
 void accel__null_fiber_destroy(struct null_fiber *fiber);
 
 /* Whether `address` lies in the fiber's guard page. */
-bool accel__null_fiber_guard_hit(const struct null_fiber *fiber, const void *address);
+bool accel__null_fiber_guard_hit(const struct null_fiber *fiber,
+                                 const void *address);
 
 /*
  * Save the running context into `from` and run `to`; returns when

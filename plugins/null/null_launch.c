@@ -27,8 +27,8 @@ static uint32_t null_arg_align(uint32_t size)
  * The bytes the kernel's arguments take; with `base`, also each one's
  * address in out_ptrs.
  */
-static size_t null_args_layout(const struct accel_cpu_kernel *kernel, unsigned char *base,
-                               void **out_ptrs)
+static size_t null_args_layout(const struct accel_cpu_kernel *kernel,
+                               unsigned char *base, void **out_ptrs)
 {
     size_t end = 0;
 
@@ -43,26 +43,30 @@ static size_t null_args_layout(const struct accel_cpu_kernel *kernel, unsigned c
     return end;
 }
 
-static accel_status null_check_arguments(const struct accel_host_services *services,
-                                         const struct accel_cpu_kernel *kernel,
-                                         void *const *args, const size_t *arg_sizes,
-                                         uint32_t nargs)
+static accel_status
+null_check_arguments(const struct accel_host_services *services,
+                     const struct accel_cpu_kernel *kernel, void *const *args,
+                     const size_t *arg_sizes, uint32_t nargs)
 {
     if (nargs != kernel->param_count)
-        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                   "launch: the kernel takes %u argument(s), %u given",
-                                   kernel->param_count, nargs);
+        return services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "launch: the kernel takes %u argument(s), %u given",
+            kernel->param_count, nargs);
     if (nargs != 0 && (args == NULL || arg_sizes == NULL))
-        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                   "launch: %u argument(s) but no argument array", nargs);
+        return services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "launch: %u argument(s) but no argument array", nargs);
     for (uint32_t i = 0; i < nargs; i++) {
         if (args[i] == NULL)
             return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
                                        "launch: argument %u is NULL", i);
         if (arg_sizes[i] != kernel->param_sizes[i])
-            return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                       "launch: argument %u is %zu bytes; the kernel "
-                                       "takes %u", i, arg_sizes[i], kernel->param_sizes[i]);
+            return services->set_error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "launch: argument %u is %zu bytes; the kernel "
+                "takes %u",
+                i, arg_sizes[i], kernel->param_sizes[i]);
     }
     return ACCEL_OK;
 }
@@ -84,34 +88,36 @@ static accel_status null_check_geometry(const struct accel_host_services *servic
     for (int d = 0; d < 3; d++) {
         if (config->grid[d] == 0 || config->grid[d] > props->max_grid_dim[d] ||
             config->block[d] == 0 || config->block[d] > props->max_block_dim[d])
-            return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                       "launch: grid %ux%ux%u of blocks %ux%ux%u is out of "
-                                       "range in dimension %d",
-                                       config->grid[0], config->grid[1], config->grid[2],
-                                       config->block[0], config->block[1],
-                                       config->block[2], d);
+            return services->set_error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "launch: grid %ux%ux%u of blocks %ux%ux%u is out of "
+                "range in dimension %d",
+                config->grid[0], config->grid[1], config->grid[2],
+                config->block[0], config->block[1], config->block[2], d);
         threads *= config->block[d];
     }
     if (threads > props->max_threads_per_block)
-        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                   "launch: %llu threads per block; the device allows %u",
-                                   (unsigned long long)threads,
-                                   props->max_threads_per_block);
+        return services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "launch: %llu threads per block; the device allows %u",
+            (unsigned long long)threads, props->max_threads_per_block);
     if (config->shared_bytes > props->max_shared_bytes)
-        return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                   "launch: %u bytes of shared memory per block; the "
-                                   "device allows %u",
-                                   config->shared_bytes, props->max_shared_bytes);
+        return services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "launch: %u bytes of shared memory per block; the "
+            "device allows %u",
+            config->shared_bytes, props->max_shared_bytes);
     return ACCEL_OK;
 }
 
-accel_status accel__null_launch_prepare(const struct accel_host_services *services,
-                                        const struct accel_device_props *props,
-                                        const struct accel_cpu_kernel *kernel,
-                                        struct null_pool *pool, size_t stack_bytes,
-                                        const struct accel_launch_config *config,
-                                        void *const *args, const size_t *arg_sizes,
-                                        uint32_t nargs, struct null_launch *out_launch)
+accel_status
+accel__null_launch_prepare(const struct accel_host_services *services,
+                           const struct accel_device_props *props,
+                           const struct accel_cpu_kernel *kernel,
+                           struct null_pool *pool, size_t stack_bytes,
+                           const struct accel_launch_config *config,
+                           void *const *args, const size_t *arg_sizes,
+                           uint32_t nargs, struct null_launch *out_launch)
 {
     void *slots[ACCEL_KERNEL_MAX_PARAMS];
     unsigned char *base;
@@ -121,8 +127,8 @@ accel_status accel__null_launch_prepare(const struct accel_host_services *servic
     out_launch->heap_args = NULL;
     if (kernel == NULL || config == NULL)
         return services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                   "launch: the %s is NULL", kernel == NULL ? "kernel"
-                                                                           : "configuration");
+                                   "launch: the %s is NULL",
+                                   kernel == NULL ? "kernel" : "configuration");
     status = null_check_geometry(services, props, config);
     if (status != ACCEL_OK)
         return status;
@@ -136,9 +142,9 @@ accel_status accel__null_launch_prepare(const struct accel_host_services *servic
         /* malloc aligns to 16 at least, as the layout needs. */
         base = malloc(bytes);
         if (base == NULL)
-            return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                       "launch: malloc of %zu bytes of arguments failed",
-                                       bytes);
+            return services->set_error(
+                ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                "launch: malloc of %zu bytes of arguments failed", bytes);
         out_launch->heap_args = base;
     }
     null_args_layout(kernel, base, slots);
@@ -156,8 +162,8 @@ accel_status accel__null_launch_run(struct null_launch *launch, char *detail,
                                     size_t detail_size)
 {
     void *args[ACCEL_KERNEL_MAX_PARAMS];
-    unsigned char *base =
-        launch->heap_args != NULL ? launch->heap_args : launch->inline_args;
+    unsigned char *base = launch->heap_args != NULL ? launch->heap_args
+                                                    : launch->inline_args;
     struct null_blocks blocks;
 
     null_args_layout(launch->kernel, base, args);

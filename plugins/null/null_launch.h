@@ -32,12 +32,14 @@ struct null_launch {
 };
 
 /* A kernel handle is its descriptor in the loaded image. */
-static inline accel_drv_kernel *null_kernel_handle(const struct accel_cpu_kernel *kernel)
+static inline accel_drv_kernel *
+null_kernel_handle(const struct accel_cpu_kernel *kernel)
 {
     return (accel_drv_kernel *)(uintptr_t)kernel;
 }
 
-static inline const struct accel_cpu_kernel *null_kernel_descriptor(accel_drv_kernel *kernel)
+static inline const struct accel_cpu_kernel *
+null_kernel_descriptor(accel_drv_kernel *kernel)
 {
     return (const struct accel_cpu_kernel *)(const void *)kernel;
 }
@@ -48,13 +50,14 @@ static inline const struct accel_cpu_kernel *null_kernel_descriptor(accel_drv_ke
  * needs releasing.
  * Errors: ACCEL_ERR_INVALID_ARGUMENT, ACCEL_ERR_OUT_OF_HOST_MEMORY.
  */
-accel_status accel__null_launch_prepare(const struct accel_host_services *services,
-                                        const struct accel_device_props *props,
-                                        const struct accel_cpu_kernel *kernel,
-                                        struct null_pool *pool, size_t stack_bytes,
-                                        const struct accel_launch_config *config,
-                                        void *const *args, const size_t *arg_sizes,
-                                        uint32_t nargs, struct null_launch *out_launch);
+accel_status
+accel__null_launch_prepare(const struct accel_host_services *services,
+                           const struct accel_device_props *props,
+                           const struct accel_cpu_kernel *kernel,
+                           struct null_pool *pool, size_t stack_bytes,
+                           const struct accel_launch_config *config,
+                           void *const *args, const size_t *arg_sizes,
+                           uint32_t nargs, struct null_launch *out_launch);
 /*
  * Run a prepared launch to completion, then release its arguments.
  * ACCEL_OK, or how the kernel failed (ACCEL_ERR_LAUNCH: a barrier not every

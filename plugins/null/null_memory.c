@@ -40,7 +40,8 @@ _Static_assert(sizeof(struct accel_drv_mem) <= NULL_MEM_ALIGN,
 
 static void *null_block_data(accel_drv_mem *block)
 {
-    return block->checked != NULL ? block->checked : (char *)block + NULL_MEM_ALIGN;
+    return block->checked != NULL ? block->checked
+                                  : (char *)block + NULL_MEM_ALIGN;
 }
 
 static accel_drv_mem *null_block_of_data(void *data)
@@ -53,9 +54,10 @@ static accel_drv_mem *null_block_of_data(void *data)
  * fit", which differs between device and host memory; `what` names the
  * entry in error details.
  */
-static accel_status null_block_alloc(accel_drv_device *device, struct null_list *list,
-                                     uint64_t bytes, accel_status oom,
-                                     const char *what, accel_drv_mem **out_block)
+static accel_status null_block_alloc(accel_drv_device *device,
+                                     struct null_list *list, uint64_t bytes,
+                                     accel_status oom, const char *what,
+                                     accel_drv_mem **out_block)
 {
     const struct accel_host_services *services = null_services(device);
     uint64_t total = device->plugin->props.total_memory;
@@ -72,12 +74,15 @@ static accel_status null_block_alloc(accel_drv_device *device, struct null_list 
      */
     if (bytes > total || bytes > SIZE_MAX - NULL_MEM_ALIGN)
         return services->set_error(oom,
-                                   "%s: %" PRIu64 " bytes is more than the device's "
-                                   "%" PRIu64 " bytes of memory", what, bytes, total);
+                                   "%s: %" PRIu64
+                                   " bytes is more than the device's "
+                                   "%" PRIu64 " bytes of memory",
+                                   what, bytes, total);
     rc = posix_memalign(&base, NULL_MEM_ALIGN, NULL_MEM_ALIGN + (size_t)bytes);
     if (rc != 0)
-        return services->set_error(oom, "%s: posix_memalign of %" PRIu64 " bytes failed: %s",
-                                   what, bytes, null_errno_name(rc));
+        return services->set_error(
+            oom, "%s: posix_memalign of %" PRIu64 " bytes failed: %s", what,
+            bytes, null_errno_name(rc));
     *out_block = base;
     (*out_block)->bytes = bytes;
     (*out_block)->checked = NULL;
@@ -90,7 +95,8 @@ static accel_status null_block_alloc(accel_drv_device *device, struct null_list 
  * puts red zones on both sides and quarantines it when freed. Aligned as
  * driver.h promises, not to a page: a page would leave slack past the end.
  */
-static accel_status null_block_alloc_checked(accel_drv_device *device, uint64_t bytes,
+static accel_status null_block_alloc_checked(accel_drv_device *device,
+                                             uint64_t bytes,
                                              accel_drv_mem **out_block)
 {
     const struct accel_host_services *services = null_services(device);
@@ -102,22 +108,27 @@ static accel_status null_block_alloc_checked(accel_drv_device *device, uint64_t 
     if (bytes == 0 || bytes > device->plugin->props.total_memory)
         return services->set_error(bytes == 0 ? ACCEL_ERR_INVALID_ARGUMENT
                                               : ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
-                                   "mem_alloc: %" PRIu64 " bytes: zero, or more than the "
-                                   "device's memory", bytes);
+                                   "mem_alloc: %" PRIu64
+                                   " bytes: zero, or more than the "
+                                   "device's memory",
+                                   bytes);
     block = calloc(1, sizeof(*block));
     if (block == NULL)
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "mem_alloc: calloc of a block header failed");
+        return services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "mem_alloc: calloc of a block header failed");
     rc = posix_memalign(&data, ACCEL_DRIVER_MEM_ALIGNMENT, (size_t)bytes);
     if (rc != 0) {
         free(block);
         return services->set_error(ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
-                                   "mem_alloc: posix_memalign of %" PRIu64 " bytes failed: %s",
+                                   "mem_alloc: posix_memalign of %" PRIu64
+                                   " bytes failed: %s",
                                    bytes, null_errno_name(rc));
     }
     block->bytes = bytes;
     block->checked = data;
-    accel__null_check_track(data, bytes, device->plugin->check == NULL_CHECK_INIT);
+    accel__null_check_track(data, bytes,
+                            device->plugin->check == NULL_CHECK_INIT);
     accel__null_device_track(device, &device->mems, &block->link);
     *out_block = block;
     return ACCEL_OK;
@@ -154,7 +165,8 @@ accel_status accel__null_mem_alloc(accel_drv_device *device, uint64_t bytes,
         status = null_block_alloc_checked(device, bytes, &block);
     else
         status = null_block_alloc(device, &device->mems, bytes,
-                                  ACCEL_ERR_OUT_OF_DEVICE_MEMORY, "mem_alloc", &block);
+                                  ACCEL_ERR_OUT_OF_DEVICE_MEMORY, "mem_alloc",
+                                  &block);
     if (status != ACCEL_OK)
         return status;
     *out_mem = block;

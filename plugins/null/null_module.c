@@ -51,12 +51,15 @@ struct accel_drv_module {
 static accel_status null_elf_check(const struct accel_host_services *services,
                                    const void *image, size_t size)
 {
-    struct accel__elf_memory memory = { .bytes = image, .size = size };
+    struct accel__elf_memory memory = {.bytes = image, .size = size};
     char why[512];
 
-    if (accel__elf_refusal(accel__elf_read_memory, &memory, size, why, sizeof(why)) != NULL)
-        return services->set_error(ACCEL_ERR_MODULE, "module_load: the image (%zu bytes) "
-                                   "is not a loadable shared object: %s", size, why);
+    if (accel__elf_refusal(accel__elf_read_memory, &memory, size, why,
+                           sizeof(why)) != NULL)
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: the image (%zu bytes) "
+                                   "is not a loadable shared object: %s",
+                                   size, why);
     return ACCEL_OK;
 }
 
@@ -73,7 +76,8 @@ static accel_status null_image_to_memfd(const struct accel_host_services *servic
     *out_fd = -1;
     fd = null_memfd_create("accel-module");
     if (fd < 0)
-        return services->set_error(ACCEL_ERR_MODULE, "module_load: memfd_create failed: %s",
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: memfd_create failed: %s",
                                    null_errno_name(errno));
     while (done < size) {
         ssize_t n = write(fd, image + done, size - done);
@@ -84,11 +88,11 @@ static accel_status null_image_to_memfd(const struct accel_host_services *servic
             int err = n < 0 ? errno : EIO;
 
             close(fd);
-            return services->set_error(err == ENOMEM || err == ENOSPC
-                                           ? ACCEL_ERR_OUT_OF_HOST_MEMORY
-                                           : ACCEL_ERR_MODULE,
-                                       "module_load: writing %zu bytes to a memfd failed: %s",
-                                       size, null_errno_name(err));
+            return services->set_error(
+                err == ENOMEM || err == ENOSPC ? ACCEL_ERR_OUT_OF_HOST_MEMORY
+                                               : ACCEL_ERR_MODULE,
+                "module_load: writing %zu bytes to a memfd failed: %s", size,
+                null_errno_name(err));
         }
         done += (size_t)n;
     }
@@ -101,8 +105,8 @@ static accel_status null_image_to_memfd(const struct accel_host_services *servic
  * for one whose DT_SONAME matches: the link map's name then is not ours,
  * and the image is refused rather than silently replaced by another.
  */
-static accel_status null_dlopen_fd(const struct accel_host_services *services, int fd,
-                                   void **out_handle)
+static accel_status null_dlopen_fd(const struct accel_host_services *services,
+                                   int fd, void **out_handle)
 {
     struct link_map *map = NULL;
     char path[64];
@@ -114,7 +118,8 @@ static accel_status null_dlopen_fd(const struct accel_host_services *services, i
     if (handle == NULL) {
         const char *why = dlerror();
 
-        return services->set_error(ACCEL_ERR_MODULE, "module_load: dlopen failed: %s",
+        return services->set_error(ACCEL_ERR_MODULE,
+                                   "module_load: dlopen failed: %s",
                                    why != NULL ? why : "no reason given");
     }
     if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != NULL &&
@@ -122,10 +127,11 @@ static accel_status null_dlopen_fd(const struct accel_host_services *services, i
         const char *other = map->l_name[0] != '\0' ? map->l_name : "the program";
 
         dlclose(handle);
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "module_load: the dynamic loader gave back %s, already "
-                                   "loaded, for the image (a DT_SONAME they share?)",
-                                   other);
+        return services->set_error(
+            ACCEL_ERR_MODULE,
+            "module_load: the dynamic loader gave back %s, already "
+            "loaded, for the image (a DT_SONAME they share?)",
+            other);
     }
     *out_handle = handle;
     return ACCEL_OK;
@@ -222,26 +228,33 @@ static bool null_kernel_name_valid(const char *name)
  * ABI 1 descriptors (images built before barriers) end at run_block.
  */
 static accel_status null_kernel_check(const struct accel_host_services *services,
-                                      const char *name, const struct accel_cpu_kernel *kernel)
+                                      const char *name,
+                                      const struct accel_cpu_kernel *kernel)
 {
-    if (kernel->abi < ACCEL_CPU_KERNEL_ABI_MIN || kernel->abi > ACCEL_CPU_KERNEL_ABI)
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "kernel_get: kernel '%s' follows CPU kernel ABI %u; this "
-                                   "plugin runs ABI %u to %u", name, kernel->abi,
-                                   ACCEL_CPU_KERNEL_ABI_MIN, ACCEL_CPU_KERNEL_ABI);
-    if (kernel->run_block == NULL || kernel->param_count > ACCEL_KERNEL_MAX_PARAMS ||
+    if (kernel->abi < ACCEL_CPU_KERNEL_ABI_MIN ||
+        kernel->abi > ACCEL_CPU_KERNEL_ABI)
+        return services->set_error(
+            ACCEL_ERR_MODULE,
+            "kernel_get: kernel '%s' follows CPU kernel ABI %u; this "
+            "plugin runs ABI %u to %u",
+            name, kernel->abi, ACCEL_CPU_KERNEL_ABI_MIN, ACCEL_CPU_KERNEL_ABI);
+    if (kernel->run_block == NULL ||
+        kernel->param_count > ACCEL_KERNEL_MAX_PARAMS ||
         (kernel->abi >= 2 && kernel->run_thread == NULL))
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "kernel_get: kernel '%s' has a malformed descriptor (%s)",
-                                   name, kernel->run_block == NULL ? "no run_block"
-                                         : kernel->param_count > ACCEL_KERNEL_MAX_PARAMS
-                                             ? "too many parameters"
-                                             : "no run_thread");
+        return services->set_error(
+            ACCEL_ERR_MODULE,
+            "kernel_get: kernel '%s' has a malformed descriptor (%s)", name,
+            kernel->run_block == NULL ? "no run_block"
+            : kernel->param_count > ACCEL_KERNEL_MAX_PARAMS
+                ? "too many parameters"
+                : "no run_thread");
     for (uint32_t i = 0; i < kernel->param_count; i++) {
         if (kernel->param_sizes[i] == 0)
-            return services->set_error(ACCEL_ERR_MODULE,
-                                       "kernel_get: kernel '%s' gives parameter %u a size "
-                                       "of zero", name, i);
+            return services->set_error(
+                ACCEL_ERR_MODULE,
+                "kernel_get: kernel '%s' gives parameter %u a size "
+                "of zero",
+                name, i);
     }
     return ACCEL_OK;
 }
@@ -293,7 +306,8 @@ static bool null_next_param_name(const char **cursor, char *out_name)
  * there is one name per parameter. ACCEL_ERR_MODULE says what is wrong.
  */
 static accel_status null_kernel_types(const struct accel_host_services *services,
-                                      const char *name, const struct accel_cpu_kernel *kernel,
+                                      const char *name,
+                                      const struct accel_cpu_kernel *kernel,
                                       struct accel_kernel_signature *signature)
 {
     const char *cursor = kernel->param_names != NULL ? kernel->param_names : "";
@@ -304,23 +318,28 @@ static accel_status null_kernel_types(const struct accel_host_services *services
         if ((kind != ACCEL_CPU_PARAM_POINTER && kind != ACCEL_CPU_PARAM_VALUE) ||
             type >= ACCEL_PARAM_TYPE_COUNT ||
             (kind == ACCEL_CPU_PARAM_POINTER && kernel->param_sizes[i] != 8))
-            return services->set_error(ACCEL_ERR_MODULE,
-                                       "kernel_get: kernel '%s' gives parameter %u kind %u "
-                                       "and type %u (size %u)", name, i, kind, type,
-                                       kernel->param_sizes[i]);
+            return services->set_error(
+                ACCEL_ERR_MODULE,
+                "kernel_get: kernel '%s' gives parameter %u kind %u "
+                "and type %u (size %u)",
+                name, i, kind, type, kernel->param_sizes[i]);
         if (!null_next_param_name(&cursor, signature->param_names[i]))
-            return services->set_error(ACCEL_ERR_MODULE,
-                                       "kernel_get: kernel '%s' has no name for parameter "
-                                       "%u in its descriptor", name, i);
+            return services->set_error(
+                ACCEL_ERR_MODULE,
+                "kernel_get: kernel '%s' has no name for parameter "
+                "%u in its descriptor",
+                name, i);
         signature->param_kinds[i] = kind == ACCEL_CPU_PARAM_POINTER
                                         ? ACCEL_PARAM_KIND_POINTER
                                         : ACCEL_PARAM_KIND_VALUE;
         signature->param_types[i] = type;
     }
     if (*cursor != '\0')
-        return services->set_error(ACCEL_ERR_MODULE,
-                                   "kernel_get: kernel '%s' names more parameters than its "
-                                   "%u", name, kernel->param_count);
+        return services->set_error(
+            ACCEL_ERR_MODULE,
+            "kernel_get: kernel '%s' names more parameters than its "
+            "%u",
+            name, kernel->param_count);
     return ACCEL_OK;
 }
 
@@ -328,14 +347,16 @@ static accel_status null_kernel_types(const struct accel_host_services *services
  * What the host gets to know of a kernel's parameters: sizes always; kinds,
  * types and names from ABI 3 descriptors, for a host that reads them.
  */
-static accel_status null_kernel_signature(const struct accel_host_services *services,
-                                          const char *name,
-                                          const struct accel_cpu_kernel *kernel,
-                                          struct accel_kernel_signature *out_signature)
+static accel_status
+null_kernel_signature(const struct accel_host_services *services,
+                      const char *name, const struct accel_cpu_kernel *kernel,
+                      struct accel_kernel_signature *out_signature)
 {
-    bool typed = ACCEL_HOST_SERVICES_HAS(services, host_minor) && services->host_minor >= 1;
+    bool typed = ACCEL_HOST_SERVICES_HAS(services, host_minor) &&
+                 services->host_minor >= 1;
 
-    memset(out_signature, 0, typed ? sizeof(*out_signature) : ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
+    memset(out_signature, 0,
+           typed ? sizeof(*out_signature) : ACCEL_KERNEL_SIGNATURE_V1_0_SIZE);
     out_signature->param_count = kernel->param_count;
     memcpy(out_signature->param_sizes, kernel->param_sizes,
            kernel->param_count * sizeof(kernel->param_sizes[0]));
@@ -344,8 +365,9 @@ static accel_status null_kernel_signature(const struct accel_host_services *serv
     return null_kernel_types(services, name, kernel, out_signature);
 }
 
-accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *module,
-                                    const char *name, accel_drv_kernel **out_kernel,
+accel_status accel__null_kernel_get(accel_drv_device *device,
+                                    accel_drv_module *module, const char *name,
+                                    accel_drv_kernel **out_kernel,
                                     struct accel_kernel_signature *out_signature)
 {
     const struct accel_host_services *services = null_services(device);
@@ -363,16 +385,18 @@ accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *
                                    "kernel_get: the name is NULL");
     /* Never found, since no symbol can be named so; said plainly. */
     if (!null_kernel_name_valid(name))
-        return services->set_error(ACCEL_ERR_NOT_FOUND,
-                                   "kernel_get: '%.*s' is not a kernel name: 1 to %u "
-                                   "characters of [A-Za-z0-9_]",
-                                   (int)NULL_KERNEL_NAME_MAX, name, NULL_KERNEL_NAME_MAX);
+        return services->set_error(
+            ACCEL_ERR_NOT_FOUND,
+            "kernel_get: '%.*s' is not a kernel name: 1 to %u "
+            "characters of [A-Za-z0-9_]",
+            (int)NULL_KERNEL_NAME_MAX, name, NULL_KERNEL_NAME_MAX);
     snprintf(symbol, sizeof(symbol), ACCEL_CPU_KERNEL_PREFIX "%s", name);
     kernel = dlsym(module->handle, symbol);
     if (kernel == NULL)
-        return services->set_error(ACCEL_ERR_NOT_FOUND,
-                                   "kernel_get: the module has no kernel '%s' (no symbol %s)",
-                                   name, symbol);
+        return services->set_error(
+            ACCEL_ERR_NOT_FOUND,
+            "kernel_get: the module has no kernel '%s' (no symbol %s)", name,
+            symbol);
     status = null_kernel_check(services, name, kernel);
     if (status == ACCEL_OK)
         status = null_kernel_signature(services, name, kernel, out_signature);
@@ -384,8 +408,10 @@ accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *
     return ACCEL_OK;
 }
 
-_Static_assert(ACCEL_CPU_PARAM_POINTER == ACCEL_PARAM_KIND_POINTER &&
-                   ACCEL_CPU_PARAM_VALUE == ACCEL_PARAM_KIND_VALUE,
-               "<accel/kernel.h> and <accel/driver.h> must agree on parameter kinds");
-_Static_assert(ACCEL_CPU_KERNEL_MAX_PARAMS == ACCEL_KERNEL_MAX_PARAMS,
-               "<accel/kernel.h> and <accel/driver.h> must agree on the parameter limit");
+_Static_assert(
+    ACCEL_CPU_PARAM_POINTER == ACCEL_PARAM_KIND_POINTER &&
+        ACCEL_CPU_PARAM_VALUE == ACCEL_PARAM_KIND_VALUE,
+    "<accel/kernel.h> and <accel/driver.h> must agree on parameter kinds");
+_Static_assert(
+    ACCEL_CPU_KERNEL_MAX_PARAMS == ACCEL_KERNEL_MAX_PARAMS,
+    "<accel/kernel.h> and <accel/driver.h> must agree on the parameter limit");

@@ -51,7 +51,8 @@ static inline uint64_t null_now_ns(void)
  */
 static inline const char *null_errno_name(int err)
 {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+#if defined(__GLIBC__) &&                                                      \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
     const char *name = strerrorname_np(err);
 
     if (name != NULL)
@@ -66,8 +67,8 @@ static inline const char *null_errno_name(int err)
  * application's signal handlers never run on a thread it did not make.
  * 0, or pthread_create's error number.
  */
-static inline int null_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg,
-                                    const char *name)
+static inline int null_thread_start(pthread_t *thread, void *(*fn)(void *),
+                                    void *arg, const char *name)
 {
     sigset_t all, old;
     int rc;

@@ -16,8 +16,8 @@
 typedef ElfW(Sym) null_elf_sym;
 
 /* Section `index` of the image, or false when it lies outside it. */
-static bool null_section(const unsigned char *image, size_t size, unsigned index,
-                         null_elf_shdr *out_section)
+static bool null_section(const unsigned char *image, size_t size,
+                         unsigned index, null_elf_shdr *out_section)
 {
     null_elf_ehdr header;
 
@@ -25,15 +25,18 @@ static bool null_section(const unsigned char *image, size_t size, unsigned index
     if (index >= header.e_shnum)
         return false;
     /* module_load checked that the section header table fits. */
-    memcpy(out_section, image + header.e_shoff + (size_t)index * sizeof(*out_section),
+    memcpy(out_section,
+           image + header.e_shoff + (size_t)index * sizeof(*out_section),
            sizeof(*out_section));
     return out_section->sh_type == SHT_NOBITS ||
-           (out_section->sh_offset <= size && out_section->sh_size <= size - out_section->sh_offset);
+           (out_section->sh_offset <= size &&
+            out_section->sh_size <= size - out_section->sh_offset);
 }
 
 /* The image's full symbol table if it kept one, else its dynamic one. */
 static bool null_symbol_table(const unsigned char *image, size_t size,
-                              null_elf_shdr *out_symbols, null_elf_shdr *out_names)
+                              null_elf_shdr *out_symbols,
+                              null_elf_shdr *out_names)
 {
     null_elf_ehdr header;
     uint32_t wanted[] = {SHT_SYMTAB, SHT_DYNSYM};
@@ -67,14 +70,16 @@ static void null_perf_map_write(int fd, const unsigned char *image, size_t size,
         int length;
 
         memcpy(&symbol, image + symbols.sh_offset + offset, sizeof(symbol));
-        if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_shndx == SHN_UNDEF ||
-            symbol.st_size == 0 || symbol.st_name >= names.sh_size)
+        if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC ||
+            symbol.st_shndx == SHN_UNDEF || symbol.st_size == 0 ||
+            symbol.st_name >= names.sh_size)
             continue;
         name = (const char *)image + names.sh_offset + symbol.st_name;
         if (memchr(name, '\0', names.sh_size - symbol.st_name) == NULL)
             continue;
         length = snprintf(line, sizeof(line), "%" PRIxPTR " %" PRIx64 " %s\n",
-                          base + (uintptr_t)symbol.st_value, (uint64_t)symbol.st_size, name);
+                          base + (uintptr_t)symbol.st_value,
+                          (uint64_t)symbol.st_size, name);
         if (length > 0 && (size_t)length < sizeof(line) &&
             write(fd, line, (size_t)length) != length)
             return;
@@ -85,8 +90,8 @@ static void null_perf_map_write(int fd, const unsigned char *image, size_t size,
  * Open /tmp/perf-PID.map to append, refusing a link or a file someone else
  * made there (/tmp is shared).
  */
-static int null_perf_map_open(const struct accel_host_services *services, char *path,
-                              size_t path_size)
+static int null_perf_map_open(const struct accel_host_services *services,
+                              char *path, size_t path_size)
 {
     struct stat st;
     int fd;
@@ -94,13 +99,15 @@ static int null_perf_map_open(const struct accel_host_services *services, char *
     snprintf(path, path_size, "/tmp/perf-%ld.map", (long)getpid());
     fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        services->log(ACCEL_LOG_WARN, "null: ACCEL_PERF_MAP: cannot open %s: %s", path,
-                      null_errno_name(errno));
+        services->log(ACCEL_LOG_WARN, "null: ACCEL_PERF_MAP: cannot open %s: %s",
+                      path, null_errno_name(errno));
         return -1;
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-        services->log(ACCEL_LOG_WARN, "null: ACCEL_PERF_MAP: %s is not a regular file of "
-                                      "this user; not written", path);
+        services->log(ACCEL_LOG_WARN,
+                      "null: ACCEL_PERF_MAP: %s is not a regular file of "
+                      "this user; not written",
+                      path);
         close(fd);
         return -1;
     }
@@ -108,7 +115,8 @@ static int null_perf_map_open(const struct accel_host_services *services, char *
 }
 
 void accel__null_perf_map_note(const struct accel_host_services *services,
-                               const unsigned char *image, size_t size, void *handle)
+                               const unsigned char *image, size_t size,
+                               void *handle)
 {
     const char *wanted = services->getenv("ACCEL_PERF_MAP");
     struct link_map *map = NULL;

@@ -23,6 +23,7 @@
  * Best effort: a failure is logged as a warning, never fails the load.
  */
 void accel__null_perf_map_note(const struct accel_host_services *services,
-                               const unsigned char *image, size_t size, void *handle);
+                               const unsigned char *image, size_t size,
+                               void *handle);
 
 #endif /* ACCEL_NULL_PERFMAP_H */

@@ -182,7 +182,8 @@ static uint64_t null_fnv1a(uint64_t hash, const void *bytes, size_t length)
  */
 static uint64_t null_machine_hash(void)
 {
-    static const char *const files[] = { "/etc/machine-id", "/var/lib/dbus/machine-id" };
+    static const char *const files[] = {"/etc/machine-id",
+                                        "/var/lib/dbus/machine-id"};
     uint64_t hash = 0xcbf29ce484222325ull;
     char text[256];
 
@@ -207,15 +208,17 @@ static uint64_t null_machine_hash(void)
 }
 
 /* "CPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" for device `index` of this machine. */
-static void null_device_uuid(const accel_drv_plugin *plugin, uint32_t index, char *out,
-                             size_t size)
+static void null_device_uuid(const accel_drv_plugin *plugin, uint32_t index,
+                             char *out, size_t size)
 {
     uint64_t high = null_fnv1a(plugin->machine_hash, &index, sizeof(index));
-    uint64_t low = null_fnv1a(high ^ 0x9e3779b97f4a7c15ull, &index, sizeof(index));
+    uint64_t low = null_fnv1a(high ^ 0x9e3779b97f4a7c15ull, &index,
+                              sizeof(index));
 
-    snprintf(out, size, "CPU-%08x-%04x-%04x-%04x-%012llx", (unsigned)(high >> 32),
-             (unsigned)(high >> 16) & 0xffffu, (unsigned)high & 0xffffu,
-             (unsigned)(low >> 48), (unsigned long long)(low & 0xffffffffffffull));
+    snprintf(out, size, "CPU-%08x-%04x-%04x-%04x-%012llx",
+             (unsigned)(high >> 32), (unsigned)(high >> 16) & 0xffffu,
+             (unsigned)high & 0xffffu, (unsigned)(low >> 48),
+             (unsigned long long)(low & 0xffffffffffffull));
 }
 
 /* ---- reading the environment ---- */
@@ -248,8 +251,8 @@ void accel__null_reason_bad_value(accel_drv_plugin *plugin, const char *name,
     va_list rest;
     int used;
 
-    used = snprintf(reason, size, "%s='%.*s%s' ", name, NULL_REASON_QUOTE_MAX, text,
-                    strlen(text) > NULL_REASON_QUOTE_MAX ? "..." : "");
+    used = snprintf(reason, size, "%s='%.*s%s' ", name, NULL_REASON_QUOTE_MAX,
+                    text, strlen(text) > NULL_REASON_QUOTE_MAX ? "..." : "");
     if (used < 0 || (size_t)used >= size)
         return;
     va_start(rest, format);
@@ -261,8 +264,9 @@ void accel__null_reason_bad_value(accel_drv_plugin *plugin, const char *name,
  * Read a whole-number variable from `min` to `max`; `fallback` when unset.
  * False, with the reason kept, when it is set to anything else.
  */
-static bool null_read_knob(accel_drv_plugin *plugin, const char *name, uint32_t min,
-                           uint32_t max, uint32_t fallback, uint32_t *out_value)
+static bool null_read_knob(accel_drv_plugin *plugin, const char *name,
+                           uint32_t min, uint32_t max, uint32_t fallback,
+                           uint32_t *out_value)
 {
     const char *text = plugin->services->getenv(name);
     uint64_t value;
@@ -274,8 +278,8 @@ static bool null_read_knob(accel_drv_plugin *plugin, const char *name, uint32_t 
         *out_value = (uint32_t)value;
         return true;
     }
-    accel__null_reason_bad_value(plugin, name, text,
-                                 "is not a whole number from %u to %u", min, max);
+    accel__null_reason_bad_value(
+        plugin, name, text, "is not a whole number from %u to %u", min, max);
     return false;
 }
 
@@ -298,7 +302,8 @@ static void null_check_props(accel_drv_plugin *plugin)
     char arch[sizeof(plugin->props.arch)];
 
     plugin->props.caps |= ACCEL_DEVICE_CAP_OWN_ALLOCATIONS;
-    snprintf(arch, sizeof(arch), "%.*s-%s", (int)sizeof(arch) - 6, plugin->props.arch,
+    snprintf(arch, sizeof(arch), "%.*s-%s", (int)sizeof(arch) - 6,
+             plugin->props.arch,
              plugin->check >= NULL_CHECK_RACE ? "race" : "asan");
     memcpy(plugin->props.arch, arch, sizeof(arch));
     if (plugin->stack_bytes < NULL_CHECK_STACK_BYTES)
@@ -310,14 +315,18 @@ static void null_read_environment(accel_drv_plugin *plugin)
 {
     uint32_t devices, threads, delay_us, host_visible, stack_kb;
 
-    if (!null_read_knob(plugin, "ACCEL_NULL_DEVICES", 0, NULL_DEVICES_MAX, 1, &devices) ||
+    if (!null_read_knob(plugin, "ACCEL_NULL_DEVICES", 0, NULL_DEVICES_MAX, 1,
+                        &devices) ||
         !null_read_knob(plugin, "ACCEL_NULL_THREADS", 1, NULL_THREADS_MAX,
                         null_cpu_count(), &threads) ||
-        !null_read_knob(plugin, "ACCEL_NULL_DELAY_US", 0, NULL_DELAY_US_MAX, 0, &delay_us) ||
-        !null_read_knob(plugin, "ACCEL_NULL_HOST_VISIBLE", 0, 1, 1, &host_visible) ||
-        !null_read_knob(plugin, "ACCEL_NULL_STACK_KB", NULL_STACK_KB_MIN, NULL_STACK_KB_MAX,
-                        NULL_STACK_KB_DEFAULT, &stack_kb) ||
-        !accel__null_faults_read(plugin) || !accel__null_check_read(plugin, &plugin->check))
+        !null_read_knob(plugin, "ACCEL_NULL_DELAY_US", 0, NULL_DELAY_US_MAX, 0,
+                        &delay_us) ||
+        !null_read_knob(plugin, "ACCEL_NULL_HOST_VISIBLE", 0, 1, 1,
+                        &host_visible) ||
+        !null_read_knob(plugin, "ACCEL_NULL_STACK_KB", NULL_STACK_KB_MIN,
+                        NULL_STACK_KB_MAX, NULL_STACK_KB_DEFAULT, &stack_kb) ||
+        !accel__null_faults_read(plugin) ||
+        !accel__null_check_read(plugin, &plugin->check))
         return;
     if (devices == 0)
         snprintf(plugin->no_device_reason, sizeof(plugin->no_device_reason),
@@ -356,9 +365,10 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
     rc = pthread_mutex_init(&plugin->lock, NULL);
     if (rc != 0) {
         free(plugin);
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "pthread_mutex_init failed for the null plugin: %s",
-                                   null_errno_name(rc));
+        return services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "pthread_mutex_init failed for the null plugin: %s",
+            null_errno_name(rc));
     }
     atomic_init(&plugin->pool, NULL);
     plugin->machine_hash = null_machine_hash();
@@ -372,7 +382,8 @@ static accel_status null_plugin_open(const struct accel_host_services *services,
         return status;
     }
     services->log(ACCEL_LOG_DEBUG, "%u CPU device(s)%s%s", plugin->device_count,
-                  plugin->device_count == 0 ? ": " : "", plugin->no_device_reason);
+                  plugin->device_count == 0 ? ": " : "",
+                  plugin->no_device_reason);
     *out_plugin = plugin;
     return ACCEL_OK;
 }
@@ -388,7 +399,8 @@ static void null_plugin_close(accel_drv_plugin *plugin)
     free(plugin);
 }
 
-accel_status accel__null_plugin_pool(accel_drv_plugin *plugin, struct null_pool **out_pool)
+accel_status accel__null_plugin_pool(accel_drv_plugin *plugin,
+                                     struct null_pool **out_pool)
 {
     struct null_pool *pool;
     accel_status status = ACCEL_OK;
@@ -400,7 +412,8 @@ accel_status accel__null_plugin_pool(accel_drv_plugin *plugin, struct null_pool 
     pool = atomic_load_explicit(&plugin->pool, memory_order_relaxed);
     if (pool == NULL) {
         /* Helpers: the stream worker that owns a grid runs blocks too. */
-        status = accel__null_pool_create(plugin->services, plugin->threads - 1, &pool);
+        status = accel__null_pool_create(plugin->services, plugin->threads - 1,
+                                         &pool);
         if (status == ACCEL_OK)
             atomic_store_explicit(&plugin->pool, pool, memory_order_release);
     }
@@ -411,7 +424,8 @@ accel_status accel__null_plugin_pool(accel_drv_plugin *plugin, struct null_pool 
 
 /* ---- devices ---- */
 
-static accel_status null_device_count(accel_drv_plugin *plugin, uint32_t *out_count,
+static accel_status null_device_count(accel_drv_plugin *plugin,
+                                      uint32_t *out_count,
                                       const char **out_reason)
 {
     accel_status status;
@@ -426,14 +440,14 @@ static accel_status null_device_count(accel_drv_plugin *plugin, uint32_t *out_co
     return ACCEL_OK;
 }
 
-static accel_status null_check_index(accel_drv_plugin *plugin, const char *entry,
-                                     uint32_t index)
+static accel_status null_check_index(accel_drv_plugin *plugin,
+                                     const char *entry, uint32_t index)
 {
     if (index < plugin->device_count)
         return ACCEL_OK;
-    return plugin->services->set_error(ACCEL_ERR_NO_DEVICE,
-                                       "%s: no device %u; the null plugin has %u",
-                                       entry, index, plugin->device_count);
+    return plugin->services->set_error(
+        ACCEL_ERR_NO_DEVICE, "%s: no device %u; the null plugin has %u", entry,
+        index, plugin->device_count);
 }
 
 static accel_status null_device_info(accel_drv_plugin *plugin, uint32_t index,
@@ -487,9 +501,9 @@ static accel_status null_device_open(accel_drv_plugin *plugin, uint32_t index,
 
 fail_free:
     free(device);
-    return plugin->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                       "pthread_mutex_init failed for a device: %s",
-                                       null_errno_name(rc));
+    return plugin->services->set_error(
+        ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        "pthread_mutex_init failed for a device: %s", null_errno_name(rc));
 }
 
 static void null_device_close(accel_drv_device *device)
@@ -506,9 +520,11 @@ static void null_device_close(accel_drv_device *device)
     left += accel__null_memory_release_all(device);
     if (left != 0) {
         atomic_fetch_add(&device->plugin->faults.left_at_close, left);
-        null_services(device)->log(ACCEL_LOG_DEBUG,
-                                   "device_close: freed %u object(s) the host left on "
-                                   "device %u", left, device->index);
+        null_services(device)->log(
+            ACCEL_LOG_DEBUG,
+            "device_close: freed %u object(s) the host left on "
+            "device %u",
+            left, device->index);
     }
     pthread_mutex_destroy(&device->lock);
     free(device);
@@ -536,7 +552,8 @@ static uint32_t null_list_length(struct null_list *head)
  */
 static accel_status null_device_reset(accel_drv_device *device)
 {
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_device_reset);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_device_reset);
     uint32_t left;
 
     if (status != ACCEL_OK)
@@ -547,9 +564,11 @@ static accel_status null_device_reset(accel_drv_device *device)
     pthread_mutex_unlock(&device->lock);
     if (left != 0) {
         atomic_fetch_add(&device->plugin->faults.left_at_reset, left);
-        null_services(device)->log(ACCEL_LOG_WARN,
-                                   "device_reset: %u object(s) of device %u were not "
-                                   "destroyed first", left, device->index);
+        null_services(device)->log(
+            ACCEL_LOG_WARN,
+            "device_reset: %u object(s) of device %u were not "
+            "destroyed first",
+            left, device->index);
     }
     atomic_store(&device->lost, false);
     return ACCEL_OK;

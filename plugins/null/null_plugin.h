@@ -38,7 +38,7 @@ struct null_list {
 };
 
 #define null_container_of(ptr, type, member)                                   \
-    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+    ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 static inline void null_list_init(struct null_list *head)
 {
@@ -185,7 +185,8 @@ accel_status accel__null_plugin_pool(accel_drv_plugin *plugin,
 /* ---- table entries, null_memory.c ---- */
 
 accel_status accel__null_mem_alloc(accel_drv_device *device, uint64_t bytes,
-                                   accel_drv_mem **out_mem, uint64_t *out_address);
+                                   accel_drv_mem **out_mem,
+                                   uint64_t *out_address);
 void accel__null_mem_free(accel_drv_device *device, accel_drv_mem *mem);
 accel_status accel__null_host_alloc(accel_drv_device *device, size_t bytes,
                                     void **out_ptr);
@@ -195,16 +196,20 @@ void accel__null_host_free(accel_drv_device *device, void *ptr);
 
 accel_status accel__null_stream_create(accel_drv_device *device,
                                        accel_drv_stream **out_stream);
-void accel__null_stream_destroy(accel_drv_device *device, accel_drv_stream *stream);
+void accel__null_stream_destroy(accel_drv_device *device,
+                                accel_drv_stream *stream);
 accel_status accel__null_stream_sync(accel_drv_device *device,
                                      accel_drv_stream *stream);
 accel_status accel__null_event_create(accel_drv_device *device,
                                       accel_drv_event **out_event);
 void accel__null_event_destroy(accel_drv_device *device, accel_drv_event *event);
-accel_status accel__null_event_record(accel_drv_device *device, accel_drv_event *event,
+accel_status accel__null_event_record(accel_drv_device *device,
+                                      accel_drv_event *event,
                                       accel_drv_stream *stream);
-accel_status accel__null_event_query(accel_drv_device *device, accel_drv_event *event);
-accel_status accel__null_event_sync(accel_drv_device *device, accel_drv_event *event);
+accel_status accel__null_event_query(accel_drv_device *device,
+                                     accel_drv_event *event);
+accel_status accel__null_event_sync(accel_drv_device *device,
+                                    accel_drv_event *event);
 accel_status accel__null_stream_wait_event(accel_drv_device *device,
                                            accel_drv_stream *stream,
                                            accel_drv_event *event);
@@ -223,11 +228,14 @@ accel_status accel__null_copy_on_device(accel_drv_device *device,
 accel_status accel__null_fill(accel_drv_device *device, accel_drv_stream *stream,
                               uint64_t dst, uint64_t bytes, const void *pattern,
                               uint32_t pattern_size);
-accel_status accel__null_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+accel_status accel__null_event_elapsed(accel_drv_device *device,
+                                       accel_drv_event *start,
                                        accel_drv_event *end, int64_t *out_ns);
-accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__null_host_func(accel_drv_device *device,
+                                   accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user);
-accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__null_launch(accel_drv_device *device,
+                                accel_drv_stream *stream,
                                 accel_drv_kernel *kernel,
                                 const struct accel_launch_config *config,
                                 void *const *args, const size_t *arg_sizes,
@@ -236,15 +244,18 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
 /* ---- table entries, null_module.c ---- */
 
 /* Kernel source through the system C compiler (null_compile.c). */
-accel_status accel__null_module_compile(accel_drv_device *device,
-                                        const struct accel_compile_request *request);
+accel_status
+accel__null_module_compile(accel_drv_device *device,
+                           const struct accel_compile_request *request);
 accel_status accel__null_compiler_identity(accel_drv_device *device,
                                            char *out_identity, size_t capacity);
 accel_status accel__null_module_load(accel_drv_device *device, const void *image,
                                      size_t size, accel_drv_module **out_module);
-void accel__null_module_unload(accel_drv_device *device, accel_drv_module *module);
-accel_status accel__null_kernel_get(accel_drv_device *device, accel_drv_module *module,
-                                    const char *name, accel_drv_kernel **out_kernel,
+void accel__null_module_unload(accel_drv_device *device,
+                               accel_drv_module *module);
+accel_status accel__null_kernel_get(accel_drv_device *device,
+                                    accel_drv_module *module, const char *name,
+                                    accel_drv_kernel **out_kernel,
                                     struct accel_kernel_signature *out_signature);
 
 #endif /* ACCEL_NULL_PLUGIN_H */

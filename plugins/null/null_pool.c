@@ -98,8 +98,9 @@ static void null_grid_work(struct null_grid *grid)
             return;
         /* A failed launch runs no more blocks (null_block.h). */
         if (!accel__null_blocks_run(grid->blocks, first,
-                                    grid->total - first < grid->chunk ? grid->total - first
-                                                                      : grid->chunk,
+                                    grid->total - first < grid->chunk
+                                        ? grid->total - first
+                                        : grid->chunk,
                                     block_shared))
             return;
     }
@@ -186,7 +187,8 @@ static void null_pool_leave(struct null_pool *pool, struct null_grid *grid)
 
     pthread_mutex_lock(&pool->lock);
     wake = grid->owner_sleeps;
-    if (atomic_fetch_sub_explicit(&grid->users, 1, memory_order_release) == 1 && wake)
+    if (atomic_fetch_sub_explicit(&grid->users, 1, memory_order_release) == 1 &&
+        wake)
         pthread_cond_broadcast(&pool->grid_left);
     pthread_mutex_unlock(&pool->lock);
 }
@@ -270,14 +272,15 @@ static uint32_t null_heavy_slot(const struct null_grid *grid, uint64_t threads)
  * The two words are read apart: a pair torn by another launch writing at
  * the same time gives one wrong guess, which that launch's timing mends.
  */
-static bool null_heavy_recall(struct null_pool *pool, const struct null_grid *grid,
-                              uint64_t threads)
+static bool null_heavy_recall(struct null_pool *pool,
+                              const struct null_grid *grid, uint64_t threads)
 {
     uint32_t slot = null_heavy_slot(grid, threads);
 
     return atomic_load_explicit(&pool->heavy[slot].kernel, memory_order_relaxed) ==
                (uintptr_t)grid->blocks->kernel &&
-           atomic_load_explicit(&pool->heavy[slot].threads, memory_order_relaxed) == threads;
+           atomic_load_explicit(&pool->heavy[slot].threads,
+                                memory_order_relaxed) == threads;
 }
 
 static void null_heavy_note(struct null_pool *pool, const struct null_grid *grid,
@@ -285,8 +288,10 @@ static void null_heavy_note(struct null_pool *pool, const struct null_grid *grid
 {
     uint32_t slot = null_heavy_slot(grid, threads);
 
-    atomic_store_explicit(&pool->heavy[slot].threads, threads, memory_order_relaxed);
-    atomic_store_explicit(&pool->heavy[slot].kernel, heavy ? (uintptr_t)grid->blocks->kernel : 0,
+    atomic_store_explicit(&pool->heavy[slot].threads, threads,
+                          memory_order_relaxed);
+    atomic_store_explicit(&pool->heavy[slot].kernel,
+                          heavy ? (uintptr_t)grid->blocks->kernel : 0,
                           memory_order_relaxed);
 }
 
@@ -294,7 +299,8 @@ static void null_heavy_note(struct null_pool *pool, const struct null_grid *grid
  * Run blocks [first, first + count) on this thread, as one claim of a grid
  * of their own whose claim counter starts at `first`.
  */
-static void null_grid_run_span(const struct null_grid *grid, uint64_t first, uint64_t count)
+static void null_grid_run_span(const struct null_grid *grid, uint64_t first,
+                               uint64_t count)
 {
     struct null_grid span = {
         .blocks = grid->blocks,
@@ -311,7 +317,8 @@ static void null_grid_run_span(const struct null_grid *grid, uint64_t first, uin
 /* Hand the blocks from grid->next on to the pool and help until all ran. */
 static void null_grid_run_pooled(struct null_pool *pool, struct null_grid *grid)
 {
-    uint64_t left = grid->total - atomic_load_explicit(&grid->next, memory_order_relaxed);
+    uint64_t left = grid->total -
+                    atomic_load_explicit(&grid->next, memory_order_relaxed);
 
     grid->chunk = null_grid_chunk(left, pool->helper_count + 1);
     null_pool_post(pool, grid);
@@ -378,14 +385,16 @@ static void null_grid_schedule(struct null_pool *pool, struct null_grid *grid,
      */
     start = null_now_ns();
     null_grid_run_pooled(pool, grid);
-    if ((null_now_ns() - start) * (pool->helper_count + 1) < 2ull * NULL_POOL_WORTH_NS)
+    if ((null_now_ns() - start) * (pool->helper_count + 1) <
+        2ull * NULL_POOL_WORTH_NS)
         null_heavy_note(pool, grid, threads, false);
 }
 
 void accel__null_grid_run(struct null_pool *pool, struct null_blocks *blocks)
 {
     const struct accel_launch_config *config = &blocks->config;
-    uint64_t threads = (uint64_t)config->block[0] * config->block[1] * config->block[2];
+    uint64_t threads = (uint64_t)config->block[0] * config->block[1] *
+                       config->block[2];
     struct null_grid grid = {
         .blocks = blocks,
         .config = *config,
@@ -421,8 +430,8 @@ fail_lock:
     pthread_mutex_destroy(&pool->lock);
 fail:
     return pool->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                     "%s failed for the worker pool: %s", failed,
-                                     null_errno_name(rc));
+                                     "%s failed for the worker pool: %s",
+                                     failed, null_errno_name(rc));
 }
 
 static void null_pool_stop(struct null_pool *pool)
@@ -441,8 +450,8 @@ static accel_status null_pool_start_helpers(struct null_pool *pool)
     int rc = 0;
 
     while (pool->started < pool->helper_count) {
-        rc = null_thread_start(&pool->helpers[pool->started], null_pool_helper, pool,
-                               "accel-null-pool");
+        rc = null_thread_start(&pool->helpers[pool->started], null_pool_helper,
+                               pool, "accel-null-pool");
         if (rc != 0)
             break;
         pool->started++;
@@ -450,14 +459,16 @@ static accel_status null_pool_start_helpers(struct null_pool *pool)
     if (rc == 0)
         return ACCEL_OK;
     null_pool_stop(pool);
-    return pool->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                     "pthread_create failed for worker pool thread %u of "
-                                     "%u: %s", pool->started + 1, pool->helper_count,
-                                     null_errno_name(rc));
+    return pool->services->set_error(
+        ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        "pthread_create failed for worker pool thread %u of "
+        "%u: %s",
+        pool->started + 1, pool->helper_count, null_errno_name(rc));
 }
 
 accel_status accel__null_pool_create(const struct accel_host_services *services,
-                                     uint32_t helpers, struct null_pool **out_pool)
+                                     uint32_t helpers,
+                                     struct null_pool **out_pool)
 {
     struct null_pool *pool;
     accel_status status;
@@ -465,9 +476,9 @@ accel_status accel__null_pool_create(const struct accel_host_services *services,
     *out_pool = NULL;
     pool = calloc(1, sizeof(*pool) + (size_t)helpers * sizeof(pthread_t));
     if (pool == NULL)
-        return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                   "calloc of a worker pool of %u threads failed",
-                                   helpers);
+        return services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "calloc of a worker pool of %u threads failed", helpers);
     pool->services = services;
     pool->helper_count = helpers;
     null_list_init(&pool->grids);

@@ -29,7 +29,8 @@ struct null_pool;
  * Errors: ACCEL_ERR_OUT_OF_HOST_MEMORY (allocation, pthread_create).
  */
 accel_status accel__null_pool_create(const struct accel_host_services *services,
-                                     uint32_t helpers, struct null_pool **out_pool);
+                                     uint32_t helpers,
+                                     struct null_pool **out_pool);
 /* Stop and join the helpers; no grid may be running. NULL is allowed. */
 void accel__null_pool_destroy(struct null_pool *pool);
 

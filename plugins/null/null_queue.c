@@ -79,7 +79,8 @@ struct null_queue {
 static void null_command_launch(struct null_queue *queue, struct null_command *cmd)
 {
     char detail[256];
-    accel_status status = accel__null_launch_run(&cmd->u.launch, detail, sizeof(detail));
+    accel_status status = accel__null_launch_run(&cmd->u.launch, detail,
+                                                 sizeof(detail));
 
     if (status != ACCEL_OK)
         accel__null_timeline_fail(queue->timeline, cmd->seq, status, detail);
@@ -140,9 +141,10 @@ static void null_queue_run_one(struct null_queue *queue, struct null_command *cm
             accel__null_timeline_set_other_running(queue->timeline, false);
     } else {
         null_command_drop(cmd);
-        accel__null_timeline_fail(queue->timeline, cmd->seq, ACCEL_ERR_DEVICE_LOST,
-                                  "the null device was lost (ACCEL_NULL_LOSE_AT): its "
-                                  "stream dropped the work it had not started");
+        accel__null_timeline_fail(
+            queue->timeline, cmd->seq, ACCEL_ERR_DEVICE_LOST,
+            "the null device was lost (ACCEL_NULL_LOSE_AT): its "
+            "stream dropped the work it had not started");
     }
     if (cmd->kind == NULL_COMMAND_COPY)
         accel__null_timeline_copy_done(queue->timeline);
@@ -192,7 +194,8 @@ static void null_queue_spin_for_work(struct null_queue *queue, uint64_t complete
     struct null_backoff backoff;
 
     accel__null_backoff_init(&backoff, NULL_WORKER_SPIN_NS);
-    while (atomic_load_explicit(&queue->submitted, memory_order_relaxed) == completed &&
+    while (atomic_load_explicit(&queue->submitted, memory_order_relaxed) ==
+               completed &&
            !atomic_load_explicit(&queue->stopping, memory_order_relaxed) &&
            accel__null_backoff_step(&backoff))
         ;
@@ -270,8 +273,9 @@ static accel_status null_queue_push(struct null_queue *queue,
         pthread_mutex_unlock(&queue->lock);
         cmd = malloc(sizeof(*cmd));
         if (cmd == NULL)
-            return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                              "malloc of a stream command failed");
+            return queue->services->set_error(
+                ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                "malloc of a stream command failed");
         pthread_mutex_lock(&queue->lock);
     }
     *cmd = *proto;
@@ -301,20 +305,24 @@ static accel_status null_queue_push(struct null_queue *queue,
  * work enqueued before it has completed, so every event and sync that
  * could follow it already finds it done.
  */
-static bool null_queue_copy_now(struct null_queue *queue, const struct null_copy *copy)
+static bool null_queue_copy_now(struct null_queue *queue,
+                                const struct null_copy *copy)
 {
     bool idle;
 
-    if (queue->delay_ns != 0 || accel__null_copy_bytes(copy) > NULL_QUEUE_INLINE_COPY_MAX)
+    if (queue->delay_ns != 0 ||
+        accel__null_copy_bytes(copy) > NULL_QUEUE_INLINE_COPY_MAX)
         return false;
     /* Cheap refusal first: a busy stream is the common reason. */
     if (!accel__null_timeline_reached(
-            queue->timeline, atomic_load_explicit(&queue->submitted, memory_order_acquire)))
+            queue->timeline,
+            atomic_load_explicit(&queue->submitted, memory_order_acquire)))
         return false;
     pthread_mutex_lock(&queue->lock);
     idle = queue->head == NULL &&
            accel__null_timeline_reached(
-               queue->timeline, atomic_load_explicit(&queue->submitted, memory_order_relaxed)) &&
+               queue->timeline,
+               atomic_load_explicit(&queue->submitted, memory_order_relaxed)) &&
            !atomic_load_explicit(queue->lost, memory_order_relaxed);
     if (idle)
         accel__null_copy_run(copy);
@@ -390,7 +398,8 @@ void accel__null_queue_position(struct null_queue *queue,
 
 accel_status accel__null_queue_sync(struct null_queue *queue)
 {
-    uint64_t target = atomic_load_explicit(&queue->submitted, memory_order_acquire);
+    uint64_t target = atomic_load_explicit(&queue->submitted,
+                                           memory_order_acquire);
 
     accel__null_timeline_wait(queue->timeline, target);
     return accel__null_timeline_status(queue->timeline, target, queue->services);
@@ -400,12 +409,13 @@ accel_status accel__null_queue_sync(struct null_queue *queue)
 
 static accel_status null_queue_start_worker(struct null_queue *queue)
 {
-    int rc = null_thread_start(&queue->worker, null_queue_worker, queue, "accel-null");
+    int rc = null_thread_start(&queue->worker, null_queue_worker, queue,
+                               "accel-null");
 
     if (rc != 0)
-        return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                          "pthread_create failed for a stream worker: %s",
-                                          null_errno_name(rc));
+        return queue->services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "pthread_create failed for a stream worker: %s", null_errno_name(rc));
     return ACCEL_OK;
 }
 
@@ -414,15 +424,15 @@ static accel_status null_queue_init_sync(struct null_queue *queue)
     int rc = pthread_mutex_init(&queue->lock, NULL);
 
     if (rc != 0)
-        return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                          "pthread_mutex_init failed for a stream: %s",
-                                          null_errno_name(rc));
+        return queue->services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "pthread_mutex_init failed for a stream: %s", null_errno_name(rc));
     rc = pthread_cond_init(&queue->work_ready, NULL);
     if (rc != 0) {
         pthread_mutex_destroy(&queue->lock);
-        return queue->services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                          "pthread_cond_init failed for a stream: %s",
-                                          null_errno_name(rc));
+        return queue->services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "pthread_cond_init failed for a stream: %s", null_errno_name(rc));
     }
     return ACCEL_OK;
 }

@@ -40,7 +40,8 @@ static void null_scratch_free(void *arg)
 
 static void null_scratch_key_make(void)
 {
-    null_scratch_key_made = pthread_key_create(&null_scratch_key, null_scratch_free) == 0;
+    null_scratch_key_made = pthread_key_create(&null_scratch_key,
+                                               null_scratch_free) == 0;
 }
 
 /* At the plugin's unload: every thread that ran blocks was the plugin's and has exited. */
@@ -82,12 +83,13 @@ static void *null_scratch_get(size_t size)
 }
 
 /* "thread (x,y,z)" of `block`, into buf. */
-static const char *null_regions_thread(const struct accel_cpu_block *block, uint32_t rank,
-                                       char *buf, size_t size)
+static const char *null_regions_thread(const struct accel_cpu_block *block,
+                                       uint32_t rank, char *buf, size_t size)
 {
     uint32_t bx = block->block_dim[0], by = block->block_dim[1];
 
-    snprintf(buf, size, "thread (%u,%u,%u)", rank % bx, rank / bx % by, rank / bx / by);
+    snprintf(buf, size, "thread (%u,%u,%u)", rank % bx, rank / bx % by,
+             rank / bx / by);
     return buf;
 }
 
@@ -102,54 +104,62 @@ static const char *null_regions_did(uint32_t did, char *buf, size_t size)
 }
 
 /* Fail the launch for run_regions's `result`, as the fiber path words it. */
-static void null_regions_fail(struct null_blocks *blocks, const struct accel_cpu_block *block,
+static void null_regions_fail(struct null_blocks *blocks,
+                              const struct accel_cpu_block *block,
                               uint32_t threads, uint64_t result)
 {
     uint32_t rank = ACCEL_CPU_REGIONS_THREAD(result);
-    uint32_t did = ACCEL_CPU_REGIONS_DID(result), did0 = ACCEL_CPU_REGIONS_THREAD0_DID(result);
+    uint32_t did = ACCEL_CPU_REGIONS_DID(result),
+             did0 = ACCEL_CPU_REGIONS_THREAD0_DID(result);
     char who[48], what[80];
 
     if (rank == 0 || rank >= threads || did == did0) {
-        accel__null_blocks_fail(blocks, ACCEL_ERR_LAUNCH,
-                                "launch: kernel '%s' block (%u,%u,%u): run_regions gave "
-                                "0x%llx, which names no thread of the block's %u",
-                                accel__null_kernel_name(blocks->kernel), block->block_idx[0],
-                                block->block_idx[1], block->block_idx[2],
-                                (unsigned long long)result, threads);
+        accel__null_blocks_fail(
+            blocks, ACCEL_ERR_LAUNCH,
+            "launch: kernel '%s' block (%u,%u,%u): run_regions gave "
+            "0x%llx, which names no thread of the block's %u",
+            accel__null_kernel_name(blocks->kernel), block->block_idx[0],
+            block->block_idx[1], block->block_idx[2],
+            (unsigned long long)result, threads);
         return;
     }
     null_regions_thread(block, rank, who, sizeof(who));
     if (did0 == ACCEL_CPU_REGIONS_RETURNED) {
-        accel__null_blocks_fail(blocks, ACCEL_ERR_LAUNCH,
-                                "launch: kernel '%s' block (%u,%u,%u) %s: reached "
-                                "accel_sync_threads(), which thread (0,0,0) returned without "
-                                "reaching (a barrier in divergent code?)",
-                                accel__null_kernel_name(blocks->kernel), block->block_idx[0],
-                                block->block_idx[1], block->block_idx[2], who);
+        accel__null_blocks_fail(
+            blocks, ACCEL_ERR_LAUNCH,
+            "launch: kernel '%s' block (%u,%u,%u) %s: reached "
+            "accel_sync_threads(), which thread (0,0,0) returned without "
+            "reaching (a barrier in divergent code?)",
+            accel__null_kernel_name(blocks->kernel), block->block_idx[0],
+            block->block_idx[1], block->block_idx[2], who);
         return;
     }
-    accel__null_blocks_fail(blocks, ACCEL_ERR_LAUNCH,
-                            "launch: kernel '%s' block (%u,%u,%u) thread (0,0,0): waits at "
-                            "accel_sync_threads() that %s never reaches (it %s): not every "
-                            "thread reaches the barrier",
-                            accel__null_kernel_name(blocks->kernel), block->block_idx[0],
-                            block->block_idx[1], block->block_idx[2], who,
-                            null_regions_did(did, what, sizeof(what)));
+    accel__null_blocks_fail(
+        blocks, ACCEL_ERR_LAUNCH,
+        "launch: kernel '%s' block (%u,%u,%u) thread (0,0,0): waits at "
+        "accel_sync_threads() that %s never reaches (it %s): not every "
+        "thread reaches the barrier",
+        accel__null_kernel_name(blocks->kernel), block->block_idx[0],
+        block->block_idx[1], block->block_idx[2], who,
+        null_regions_did(did, what, sizeof(what)));
 }
 
-bool accel__null_blocks_run_regions(struct null_blocks *blocks, struct accel_cpu_block *block,
-                                    uint64_t count)
+bool accel__null_blocks_run_regions(struct null_blocks *blocks,
+                                    struct accel_cpu_block *block, uint64_t count)
 {
     const struct accel_cpu_kernel *kernel = blocks->kernel;
-    uint32_t threads = block->block_dim[0] * block->block_dim[1] * block->block_dim[2];
-    size_t bytes = (size_t)threads * kernel->region_thread_bytes + NULL_SCRATCH_ALIGN;
+    uint32_t threads = block->block_dim[0] * block->block_dim[1] *
+                       block->block_dim[2];
+    size_t bytes = (size_t)threads * kernel->region_thread_bytes +
+                   NULL_SCRATCH_ALIGN;
     void *scratch = null_scratch_get(bytes);
 
     if (scratch == NULL) {
-        accel__null_blocks_fail(blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                "launch: kernel '%s': allocating %zu bytes for what %u "
-                                "threads keep across barriers failed",
-                                accel__null_kernel_name(kernel), bytes, threads);
+        accel__null_blocks_fail(
+            blocks, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "launch: kernel '%s': allocating %zu bytes for what %u "
+            "threads keep across barriers failed",
+            accel__null_kernel_name(kernel), bytes, threads);
         return false;
     }
     for (uint64_t n = 0; n < count; n++, accel__null_block_next(block)) {

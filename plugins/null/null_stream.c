@@ -56,8 +56,9 @@ accel_status accel__null_stream_create(accel_drv_device *device,
     if (stream == NULL)
         return null_services(device)->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                                 "calloc of a stream failed");
-    status = accel__null_queue_create(null_services(device), device->plugin->delay_ns,
-                                      &device->lost, &stream->queue);
+    status = accel__null_queue_create(null_services(device),
+                                      device->plugin->delay_ns, &device->lost,
+                                      &stream->queue);
     if (status != ACCEL_OK)
         goto fail_free;
     accel__null_device_track(device, &device->streams, &stream->link);
@@ -91,7 +92,8 @@ void accel__null_stream_destroy(accel_drv_device *device, accel_drv_stream *stre
 accel_status accel__null_stream_sync(accel_drv_device *device,
                                      accel_drv_stream *stream)
 {
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_stream_sync);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_stream_sync);
     accel_status drained = accel__null_queue_sync(stream->queue);
 
     return status != ACCEL_OK ? status : drained;
@@ -133,9 +135,9 @@ accel_status accel__null_event_create(accel_drv_device *device,
 
 fail_free:
     free(event);
-    return null_services(device)->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                                            "pthread_mutex_init failed for an event: %s",
-                                            null_errno_name(rc));
+    return null_services(device)->set_error(
+        ACCEL_ERR_OUT_OF_HOST_MEMORY,
+        "pthread_mutex_init failed for an event: %s", null_errno_name(rc));
 }
 
 static void null_event_free(accel_drv_event *event)
@@ -164,10 +166,12 @@ uint32_t accel__null_events_release_all(accel_drv_device *device)
     return null_list_drain(&device->events, null_event_free_link);
 }
 
-accel_status accel__null_event_record(accel_drv_device *device, accel_drv_event *event,
+accel_status accel__null_event_record(accel_drv_device *device,
+                                      accel_drv_event *event,
                                       accel_drv_stream *stream)
 {
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_record);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_event_record);
     struct null_timeline *timeline, *previous;
     uint64_t value;
 
@@ -211,14 +215,17 @@ static void null_event_settle(accel_drv_event *event)
     if (event->done_ns != 0 || event->timeline == NULL ||
         !accel__null_timeline_reached(event->timeline, event->value))
         return;
-    if (event->value == 0 || !accel__null_timeline_stamp(event->timeline, event->value, &ns))
+    if (event->value == 0 ||
+        !accel__null_timeline_stamp(event->timeline, event->value, &ns))
         return;
     event->done_ns = ns > event->record_ns ? ns : event->record_ns;
 }
 
-accel_status accel__null_event_query(accel_drv_device *device, accel_drv_event *event)
+accel_status accel__null_event_query(accel_drv_device *device,
+                                     accel_drv_event *event)
 {
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_query);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_event_query);
 
     if (status != ACCEL_OK)
         return status;
@@ -238,15 +245,16 @@ accel_status accel__null_event_query(accel_drv_device *device, accel_drv_event *
  * When a recorded, reached event completed: its cached time; or the time
  * its command completed (or its record, when the stream was idle then).
  */
-static accel_status null_event_time(accel_drv_device *device, accel_drv_event *event,
-                                    uint64_t *out_ns)
+static accel_status null_event_time(accel_drv_device *device,
+                                    accel_drv_event *event, uint64_t *out_ns)
 {
     accel_status status = ACCEL_OK;
 
     pthread_mutex_lock(&event->lock);
     if (event->timeline == NULL) {
         status = null_services(device)->set_error(
-            ACCEL_ERR_INVALID_ARGUMENT, "event_elapsed: an event was never recorded");
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "event_elapsed: an event was never recorded");
     } else if (!accel__null_timeline_reached(event->timeline, event->value)) {
         status = ACCEL_NOT_READY;
     } else {
@@ -256,19 +264,22 @@ static accel_status null_event_time(accel_drv_device *device, accel_drv_event *e
             event->done_ns = event->record_ns;
         if (event->done_ns == 0)
             status = null_services(device)->set_error(
-                ACCEL_ERR_NOT_SUPPORTED,
-                "event_elapsed: the event completed more than 1024 commands of its "
-                "stream ago and was not queried since; its time is no longer kept");
+                ACCEL_ERR_NOT_SUPPORTED, "event_elapsed: the event completed "
+                                         "more than 1024 commands of its "
+                                         "stream ago and was not queried "
+                                         "since; its time is no longer kept");
     }
     *out_ns = event->done_ns;
     pthread_mutex_unlock(&event->lock);
     return status;
 }
 
-accel_status accel__null_event_elapsed(accel_drv_device *device, accel_drv_event *start,
+accel_status accel__null_event_elapsed(accel_drv_device *device,
+                                       accel_drv_event *start,
                                        accel_drv_event *end, int64_t *out_ns)
 {
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_elapsed);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_event_elapsed);
     uint64_t start_ns = 0, end_ns = 0;
 
     *out_ns = 0;
@@ -282,9 +293,11 @@ accel_status accel__null_event_elapsed(accel_drv_device *device, accel_drv_event
 }
 
 /* Waits even when it fails, as stream_sync does. */
-accel_status accel__null_event_sync(accel_drv_device *device, accel_drv_event *event)
+accel_status accel__null_event_sync(accel_drv_device *device,
+                                    accel_drv_event *event)
 {
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_event_sync);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_event_sync);
     struct null_timeline *timeline;
     uint64_t value;
 
@@ -293,7 +306,8 @@ accel_status accel__null_event_sync(accel_drv_device *device, accel_drv_event *e
         return status;
     accel__null_timeline_wait(timeline, value);
     if (status == ACCEL_OK)
-        status = accel__null_timeline_status(timeline, value, null_services(device));
+        status = accel__null_timeline_status(timeline, value,
+                                             null_services(device));
     accel__null_timeline_release(timeline);
     return status;
 }
@@ -306,7 +320,8 @@ accel_status accel__null_stream_wait_event(accel_drv_device *device,
     accel_status status;
     uint64_t value;
 
-    status = accel__null_enter(device->plugin, device, NULL_ENTRY_stream_wait_event);
+    status = accel__null_enter(device->plugin, device,
+                               NULL_ENTRY_stream_wait_event);
     if (status != ACCEL_OK)
         return status;
     timeline = null_event_target(event, &value);
@@ -347,7 +362,8 @@ accel_status accel__null_copy_to_device(accel_drv_device *device,
 {
     struct null_copy copy = {
         .dst = null_device_pointer(dst), .src = src, .layout = *layout};
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_copy_to_device);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_copy_to_device);
 
     if (status != ACCEL_OK)
         return status;
@@ -362,7 +378,8 @@ accel_status accel__null_copy_to_host(accel_drv_device *device,
 {
     struct null_copy copy = {
         .dst = dst, .src = null_device_pointer(src), .layout = *layout};
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_copy_to_host);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_copy_to_host);
 
     if (status != ACCEL_OK)
         return status;
@@ -378,7 +395,8 @@ accel_status accel__null_copy_on_device(accel_drv_device *device,
                              .src = null_device_pointer(src),
                              .layout = *layout,
                              .may_overlap = true};
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_copy_on_device);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_copy_on_device);
 
     if (status != ACCEL_OK)
         return status;
@@ -393,35 +411,41 @@ accel_status accel__null_fill(accel_drv_device *device, accel_drv_stream *stream
     struct null_copy fill = {.dst = null_device_pointer(dst),
                              .layout = {.row_bytes = bytes, .rows = 1, .depth = 1},
                              .pattern_size = pattern_size};
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_fill);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_fill);
 
     if (status != ACCEL_OK)
         return status;
-    if (pattern == NULL || pattern_size == 0 || pattern_size > sizeof(fill.pattern) ||
+    if (pattern == NULL || pattern_size == 0 ||
+        pattern_size > sizeof(fill.pattern) ||
         (pattern_size & (pattern_size - 1)) != 0 || bytes % pattern_size != 0)
         return null_services(device)->set_error(
-            ACCEL_ERR_INVALID_ARGUMENT, "fill: a pattern of %u bytes over %llu bytes",
-            pattern_size, (unsigned long long)bytes);
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "fill: a pattern of %u bytes over %llu bytes", pattern_size,
+            (unsigned long long)bytes);
     memcpy(fill.pattern, pattern, pattern_size);
     null_mark_written(device, dst, &fill.layout);
     return accel__null_queue_copy(stream->queue, &fill);
 }
 
-accel_status accel__null_host_func(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__null_host_func(accel_drv_device *device,
+                                   accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user)
 {
-    accel_status status = accel__null_enter(device->plugin, device, NULL_ENTRY_host_func);
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_host_func);
 
     if (status != ACCEL_OK)
         return status;
     /* Caught here: on the worker, a NULL call would crash far from its cause. */
     if (fn == NULL)
-        return null_services(device)->set_error(ACCEL_ERR_INVALID_ARGUMENT,
-                                                "host_func: the function is NULL");
+        return null_services(device)->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "host_func: the function is NULL");
     return accel__null_queue_host_func(stream->queue, fn, user);
 }
 
-accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stream,
+accel_status accel__null_launch(accel_drv_device *device,
+                                accel_drv_stream *stream,
                                 accel_drv_kernel *kernel,
                                 const struct accel_launch_config *config,
                                 void *const *args, const size_t *arg_sizes,
@@ -440,9 +464,8 @@ accel_status accel__null_launch(accel_drv_device *device, accel_drv_stream *stre
      */
     status = accel__null_launch_prepare(
         plugin->services, &plugin->props, null_kernel_descriptor(kernel),
-        atomic_load_explicit(&plugin->pool, memory_order_acquire), plugin->stack_bytes,
-        config, args,
-        arg_sizes, nargs, &launch);
+        atomic_load_explicit(&plugin->pool, memory_order_acquire),
+        plugin->stack_bytes, config, args, arg_sizes, nargs, &launch);
     if (status != ACCEL_OK)
         return status;
     launch.check = plugin->check;

@@ -200,9 +200,11 @@ void accel__null_timeline_copy_done(struct null_timeline *timeline)
     atomic_fetch_sub_explicit(&timeline->copies, 1, memory_order_relaxed);
 }
 
-void accel__null_timeline_set_other_running(struct null_timeline *timeline, bool running)
+void accel__null_timeline_set_other_running(struct null_timeline *timeline,
+                                            bool running)
 {
-    atomic_store_explicit(&timeline->other_running, running, memory_order_relaxed);
+    atomic_store_explicit(&timeline->other_running, running,
+                          memory_order_relaxed);
 }
 
 /* A copy is on its way, and nothing whose end nobody can foresee is ahead of it. */
@@ -238,16 +240,19 @@ void accel__null_timeline_fail(struct null_timeline *timeline, uint64_t value,
     pthread_mutex_lock(&timeline->lock);
     if (atomic_load_explicit(&timeline->failed_at, memory_order_relaxed) == 0) {
         timeline->failed_status = status;
-        snprintf(timeline->failed_detail, sizeof(timeline->failed_detail), "%s", detail);
+        snprintf(timeline->failed_detail, sizeof(timeline->failed_detail), "%s",
+                 detail);
         atomic_store_explicit(&timeline->failed_at, value, memory_order_release);
     }
     pthread_mutex_unlock(&timeline->lock);
 }
 
-accel_status accel__null_timeline_status(struct null_timeline *timeline, uint64_t value,
-                                         const struct accel_host_services *services)
+accel_status
+accel__null_timeline_status(struct null_timeline *timeline, uint64_t value,
+                            const struct accel_host_services *services)
 {
-    uint64_t failed_at = atomic_load_explicit(&timeline->failed_at, memory_order_acquire);
+    uint64_t failed_at = atomic_load_explicit(&timeline->failed_at,
+                                              memory_order_acquire);
     char detail[sizeof(timeline->failed_detail)];
     accel_status status;
 

@@ -108,7 +108,8 @@ void accel__null_timeline_copy_done(struct null_timeline *timeline);
  * behind which a result is copied back would lose a core to the waiter).
  * Only the timeline's one worker calls this.
  */
-void accel__null_timeline_set_other_running(struct null_timeline *timeline, bool running);
+void accel__null_timeline_set_other_running(struct null_timeline *timeline,
+                                            bool running);
 /*
  * Block until the timeline reaches `value`: spin for NULL_WAITER_SPIN_NS
  * (up to NULL_WAITER_COPY_SPIN_NS while a copy is on its way), then sleep.
@@ -127,7 +128,8 @@ void accel__null_timeline_fail(struct null_timeline *timeline, uint64_t value,
  * failure at or before it, whose detail is recorded through `services` on
  * the calling thread.
  */
-accel_status accel__null_timeline_status(struct null_timeline *timeline, uint64_t value,
-                                         const struct accel_host_services *services);
+accel_status
+accel__null_timeline_status(struct null_timeline *timeline, uint64_t value,
+                            const struct accel_host_services *services);
 
 #endif /* ACCEL_NULL_SYNC_H */

@@ -7,6 +7,8 @@
  * expression after each case. Without a case the file compiles (the same
  * calls with float data), so that each refusal is the case's own.
  */
+/* run.sh finds each case by its lines as written: */
+// clang-format off
 #include <accel/accel.h>
 
 #include <complex.h>

@@ -29,10 +29,10 @@
 #include "loader.h"
 #include "select.h"
 
-#define CHECK(cond)        \
-    do {                   \
-        if (!(cond))       \
-            abort();       \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            abort();                                                           \
     } while (0)
 
 static bool reference_name_char(char c)
@@ -83,15 +83,18 @@ static bool reference_pci(const char *p, const char *end, char *out, size_t size
         return false;
     if ((colons != 1 && colons != 2) || !reference_field(&p, end, 2, ':', &bus) ||
         !reference_field(&p, end, 2, '.', &device) ||
-        !reference_field(&p, end, 1, 0, &function) || device > 0x1f || function > 7)
+        !reference_field(&p, end, 1, 0, &function) || device > 0x1f ||
+        function > 7)
         return false;
-    snprintf(out, size, domain > 0xffff ? "%08lx:%02lx:%02lx.%lx" : "%04lx:%02lx:%02lx.%lx",
+    snprintf(out, size,
+             domain > 0xffff ? "%08lx:%02lx:%02lx.%lx" : "%04lx:%02lx:%02lx.%lx",
              domain, bus, device, function);
     return true;
 }
 
 /* The term after the first ':' of an item. */
-static bool reference_term(const char *p, const char *end, struct accel__backend_item *out)
+static bool reference_term(const char *p, const char *end,
+                           struct accel__backend_item *out)
 {
     size_t length = (size_t)(end - p);
     if (length == 0)
@@ -166,8 +169,7 @@ static bool reference_item(const char *start, const char *end,
 }
 
 /* The whole selection; -1 when refused, else the number of items. */
-static long reference_parse(const char *text,
-                            struct accel__backend_item *items)
+static long reference_parse(const char *text, struct accel__backend_item *items)
 {
     const char *p = text;
     while (*p != '\0' && isspace((unsigned char)*p))

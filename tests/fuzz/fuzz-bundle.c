@@ -21,10 +21,10 @@
 #include "bundle.h"
 #include "signature.h"
 
-#define CHECK(cond)        \
-    do {                   \
-        if (!(cond))       \
-            abort();       \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            abort();                                                           \
     } while (0)
 
 static void check_rewrite(const uint8_t *data,
@@ -34,8 +34,9 @@ static void check_rewrite(const uint8_t *data,
     struct accel__bundle_image images[ACCEL__BUNDLE_MAX_ENTRIES];
     for (uint32_t i = 0; i < count; i++)
         images[i] = (struct accel__bundle_image){
-            entries[i].backend, entries[i].target, entries[i].format,
-            data + entries[i].offset, (size_t)entries[i].size,
+            entries[i].backend,      entries[i].target,
+            entries[i].format,       data + entries[i].offset,
+            (size_t)entries[i].size,
         };
     void *out = NULL;
     size_t out_size = 0;
@@ -64,12 +65,14 @@ static void check_signatures(const char *text, size_t size)
 {
     accel_status status = accel__signatures_check(text, size);
     CHECK(status == ACCEL_OK || status == ACCEL_ERR_MODULE);
-    static const char *const kernels[] = { "k", "saxpy", "typed_params", "a_b" };
-    for (size_t k = 0; status == ACCEL_OK && k < sizeof kernels / sizeof kernels[0]; k++) {
+    static const char *const kernels[] = {"k", "saxpy", "typed_params", "a_b"};
+    for (size_t k = 0;
+         status == ACCEL_OK && k < sizeof kernels / sizeof kernels[0]; k++) {
         struct accel_kernel_signature signature;
         memset(&signature, 0, sizeof signature);
         signature.param_count = ACCEL_PARAM_COUNT_UNKNOWN;
-        if (accel__signature_complete(text, size, kernels[k], &signature) != ACCEL_OK)
+        if (accel__signature_complete(text, size, kernels[k], &signature) !=
+            ACCEL_OK)
             continue;
         CHECK(signature.param_count == ACCEL_PARAM_COUNT_UNKNOWN ||
               signature.param_count <= ACCEL_KERNEL_MAX_PARAMS);
@@ -94,8 +97,10 @@ static void check_one(const uint8_t *data, size_t size)
               entries[i].size <= size - entries[i].offset);
 
     static const char *const devices[][2] = {
-        { "cuda", "sm_90" }, { "cuda", "sm_75" }, { "hip", "gfx90a" },
-        { "null", "x86_64" },
+        {"cuda", "sm_90"},
+        {"cuda", "sm_75"},
+        {"hip", "gfx90a"},
+        {"null", "x86_64"},
     };
     for (size_t d = 0; d < sizeof devices / sizeof devices[0]; d++) {
         uint32_t index;
@@ -119,7 +124,8 @@ static void check_one(const uint8_t *data, size_t size)
     check_rewrite(data, entries, count);
     uint32_t sig = 0;
     if (accel__bundle_find_signatures(entries, count, &sig))
-        check_signatures((const char *)data + entries[sig].offset, (size_t)entries[sig].size);
+        check_signatures((const char *)data + entries[sig].offset,
+                         (size_t)entries[sig].size);
 }
 
 /* CRC-32 (IEEE 802.3), bit by bit: written apart from the library's. */

@@ -21,10 +21,10 @@
 
 #include "layout.h"
 
-#define CHECK(cond)        \
-    do {                   \
-        if (!(cond))       \
-            abort();       \
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            abort();                                                           \
     } while (0)
 
 /* Limits up to this many bytes are simulated byte by byte. */
@@ -133,8 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* Normalizing is idempotent: a plugin's layout is already final. */
     struct accel_copy_layout again;
-    CHECK(accel__layout_normalize(&out, src_limit, dst_limit, &again) ==
-          ACCEL_OK);
+    CHECK(accel__layout_normalize(&out, src_limit, dst_limit, &again) == ACCEL_OK);
     CHECK(memcmp(&again, &out, sizeof out) == 0);
     return 0;
 }

@@ -21,8 +21,8 @@ enum { DISPATCH_BATCH = 1000, ALLOC_BATCH = 100 };
 struct accel_state {
     struct bench_env *env;
     accel_stream *stream;
-    accel_event *event;     /* recorded and completed: what dispatch queries */
-    accel_module *module;   /* the example kernels, NULL when not found */
+    accel_event *event;   /* recorded and completed: what dispatch queries */
+    accel_module *module; /* the example kernels, NULL when not found */
     accel_kernel *empty;
     accel_kernel *vadd;
     /* The copy cases' buffers, max_copy_bytes each, made when first needed. */
@@ -98,22 +98,24 @@ static bool accel_open(struct bench_env *env, void **out_state)
     s->env = env;
     if ((status = accel_stream_create(env->device, &s->stream)) != ACCEL_OK ||
         (status = accel_event_create(env->device, &s->event)) != ACCEL_OK) {
-        bench_report_note(env->report, "accel: %s: %s", accel_status_name(status),
-                          accel_last_error());
+        bench_report_note(env->report, "accel: %s: %s",
+                          accel_status_name(status), accel_last_error());
         return false;
     }
     if (env->bundle_path == NULL) {
-        bench_report_note(env->report, "accel: the example kernel bundle was not found "
-                                       "beside the tool (give it with --bundle): no "
-                                       "launches");
+        bench_report_note(env->report,
+                          "accel: the example kernel bundle was not found "
+                          "beside the tool (give it with --bundle): no "
+                          "launches");
         return true;
     }
-    if ((status = accel_module_load_file(env->device, env->bundle_path, &s->module)) !=
-            ACCEL_OK ||
+    if ((status = accel_module_load_file(env->device, env->bundle_path,
+                                         &s->module)) != ACCEL_OK ||
         (status = accel_kernel_get(s->module, "empty", &s->empty)) != ACCEL_OK ||
         (status = accel_kernel_get(s->module, "vadd", &s->vadd)) != ACCEL_OK)
-        bench_report_note(env->report, "accel: kernels from %s: %s: %s", env->bundle_path,
-                          accel_status_name(status), accel_last_error());
+        bench_report_note(env->report, "accel: kernels from %s: %s: %s",
+                          env->bundle_path, accel_status_name(status),
+                          accel_last_error());
     return true;
 }
 
@@ -124,8 +126,8 @@ static bool accel_discover(const char *arg)
     accel_stream *stream;
 
     /* "null": the CPU plugin alone, the figure the selection as run is held to. */
-    accel_host_options options = { .backend = arg != NULL && strcmp(arg, "null") == 0
-                                                  ? "null" : NULL };
+    accel_host_options options = {
+        .backend = arg != NULL && strcmp(arg, "null") == 0 ? "null" : NULL};
 
     return accel_host_create(&options, &host) == ACCEL_OK &&
            accel_device_open_selected(host, &device) == ACCEL_OK &&
@@ -137,9 +139,10 @@ static bool measure_discovery(void *state, struct bench_run *run)
     (void)state;
     /* The selection as run (ACCEL_BACKEND, or every plugin when unset), then
      * the CPU plugin alone: what the other plugins add is the difference. */
-    return bench_discovery_measure(run, "accel", NULL,
-                                   "accel_host_create, accel_device_open_selected, "
-                                   "accel_stream_create") &&
+    return bench_discovery_measure(
+               run, "accel", NULL,
+               "accel_host_create, accel_device_open_selected, "
+               "accel_stream_create") &&
            bench_discovery_measure_as(run, "accel", "null", "null",
                                       "the same with ACCEL_BACKEND=null");
 }
@@ -161,7 +164,8 @@ static char *many_dir_make(struct bench_run *run, unsigned count)
                                             "/tmp/accel-bench-many-XXXXXX"};
     char *dir = NULL;
 
-    for (size_t i = 0; dir == NULL && i < sizeof(templates) / sizeof(templates[0]); i++) {
+    for (size_t i = 0;
+         dir == NULL && i < sizeof(templates) / sizeof(templates[0]); i++) {
         dir = strdup(templates[i]);
         if (dir != NULL && mkdtemp(dir) == NULL) {
             free(dir);
@@ -228,7 +232,8 @@ static bool measure_discovery_many(void *state, struct bench_run *run)
 
     if (dir == NULL)
         return false;
-    snprintf(detail, sizeof(detail), "accel_host_create over %u candidate files", count);
+    snprintf(detail, sizeof(detail),
+             "accel_host_create over %u candidate files", count);
     st.src = dir;
     ok = bench_measure(run, step_discovery_many, &st, detail, 0);
     nftw(dir, many_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -257,7 +262,8 @@ static bool measure_dispatch(void *state, struct bench_run *run)
 
     TRY(run, accel_event_record(s->event, s->stream));
     TRY(run, accel_stream_sync(s->stream));
-    return bench_measure(run, step_query, &st, "accel_event_query of a completed event", 0);
+    return bench_measure(run, step_query, &st,
+                         "accel_event_query of a completed event", 0);
 }
 
 /* ---- launches ---- */
@@ -297,7 +303,8 @@ static bool measure_launch_empty(void *state, struct bench_run *run)
 
     if (!has_kernels(state, run))
         return false;
-    return bench_measure(run, step_launch, &st, "empty<<<1, 1>>>, accel_stream_sync", 0);
+    return bench_measure(run, step_launch, &st,
+                         "empty<<<1, 1>>>, accel_stream_sync", 0);
 }
 
 static bool step_launch_stream(void *context, double *out_ns)
@@ -320,7 +327,8 @@ static bool measure_launch_stream(void *state, struct bench_run *run)
 
     if (!has_kernels(state, run))
         return false;
-    snprintf(detail, sizeof(detail), "%u x empty<<<1, 1>>>, one accel_stream_sync",
+    snprintf(detail, sizeof(detail),
+             "%u x empty<<<1, 1>>>, one accel_stream_sync",
              run->env->stream_launches);
     return bench_measure(run, step_launch_stream, &st, detail, 0);
 }
@@ -354,12 +362,13 @@ static bool vadd_prepare(struct accel_state *s, struct bench_run *run)
 static accel_status launch_vadd(struct accel_state *s)
 {
     uint32_t n = BENCH_VADD_COUNT;
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(s->va), ACCEL_ARG_REF(s->vb),
-                        ACCEL_ARG_REF(s->vc)};
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(s->va),
+                        ACCEL_ARG_REF(s->vb), ACCEL_ARG_REF(s->vc)};
 
-    return accel_launch(s->stream, s->vadd,
-                        (accel_dim3){(n + BENCH_VADD_BLOCK - 1) / BENCH_VADD_BLOCK, 1, 1},
-                        (accel_dim3){BENCH_VADD_BLOCK, 1, 1}, 0, args, 4);
+    return accel_launch(
+        s->stream, s->vadd,
+        (accel_dim3){(n + BENCH_VADD_BLOCK - 1) / BENCH_VADD_BLOCK, 1, 1},
+        (accel_dim3){BENCH_VADD_BLOCK, 1, 1}, 0, args, 4);
 }
 
 static bool step_vadd(void *context, double *out_ns)
@@ -399,8 +408,10 @@ static bool measure_vadd(void *state, struct bench_run *run)
         return false;
     snprintf(detail, sizeof(detail), "vadd<<<%u, %u>>>, accel_stream_sync",
              BENCH_VADD_COUNT / BENCH_VADD_BLOCK, BENCH_VADD_BLOCK);
-    ok = bench_sample(&run->budget, step_vadd, &st, &ns) && vadd_check(state, run) &&
-         bench_emit_bandwidth(run, detail, &ns, 3ull * BENCH_VADD_COUNT * sizeof(float));
+    ok = bench_sample(&run->budget, step_vadd, &st, &ns) &&
+         vadd_check(state, run) &&
+         bench_emit_bandwidth(run, detail, &ns,
+                              3ull * BENCH_VADD_COUNT * sizeof(float));
     bench_samples_deinit(&ns);
     return ok;
 }
@@ -433,7 +444,8 @@ static bool step_h2d(void *context, double *out_ns)
     struct step *st = context;
     uint64_t start = bench_now_ns();
 
-    TRY(st->run, accel_copy_to_device(st->s->stream, st->s->device_a, 0, st->src, st->bytes));
+    TRY(st->run, accel_copy_to_device(st->s->stream, st->s->device_a, 0,
+                                      st->src, st->bytes));
     TRY(st->run, accel_stream_sync(st->s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -444,7 +456,8 @@ static bool step_d2h(void *context, double *out_ns)
     struct step *st = context;
     uint64_t start = bench_now_ns();
 
-    TRY(st->run, accel_copy_to_host(st->s->stream, st->dst, st->s->device_a, 0, st->bytes));
+    TRY(st->run, accel_copy_to_host(st->s->stream, st->dst, st->s->device_a, 0,
+                                    st->bytes));
     TRY(st->run, accel_stream_sync(st->s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -455,15 +468,15 @@ static bool step_d2d(void *context, double *out_ns)
     struct step *st = context;
     uint64_t start = bench_now_ns();
 
-    TRY(st->run, accel_copy_on_device(st->s->stream, st->s->device_b, 0, st->s->device_a,
-                                      0, st->bytes));
+    TRY(st->run, accel_copy_on_device(st->s->stream, st->s->device_b, 0,
+                                      st->s->device_a, 0, st->bytes));
     TRY(st->run, accel_stream_sync(st->s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
 }
 
-static bool measure_copy(struct accel_state *s, struct bench_run *run, bench_step_fn step,
-                         const char *call)
+static bool measure_copy(struct accel_state *s, struct bench_run *run,
+                         bench_step_fn step, const char *call)
 {
     bool pinned = strcmp(run->point->variant, "pinned") == 0;
     struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
@@ -474,8 +487,9 @@ static bool measure_copy(struct accel_state *s, struct bench_run *run, bench_ste
     st.src = pinned ? s->pinned : s->pageable;
     st.dst = pinned ? s->pinned : s->pageable;
     snprintf(detail, sizeof(detail), "%s%s, accel_stream_sync", call,
-             step == step_d2d ? "" : pinned ? " (accel_host_alloc memory)"
-                                            : " (malloc memory)");
+             step == step_d2d ? ""
+             : pinned         ? " (accel_host_alloc memory)"
+                              : " (malloc memory)");
     return bench_measure(run, step, &st, detail, st.bytes);
 }
 
@@ -503,8 +517,8 @@ static bool step_fill(void *context, double *out_ns)
     const uint32_t pattern = 0x3f800000u;
     uint64_t start = bench_now_ns();
 
-    TRY(st->run, accel_fill(st->s->stream, st->s->device_a, 0, st->bytes, &pattern,
-                            sizeof(pattern)));
+    TRY(st->run, accel_fill(st->s->stream, st->s->device_a, 0, st->bytes,
+                            &pattern, sizeof(pattern)));
     TRY(st->run, accel_stream_sync(st->s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -517,8 +531,8 @@ static bool measure_fill(void *state, struct bench_run *run)
 
     if (!copy_prepare(s, run))
         return false;
-    return bench_measure(run, step_fill, &st, "accel_fill (1.0f), accel_stream_sync",
-                         st.bytes);
+    return bench_measure(run, step_fill, &st,
+                         "accel_fill (1.0f), accel_stream_sync", st.bytes);
 }
 
 /* ---- alloc_free ---- */
@@ -558,25 +572,26 @@ const struct bench_impl bench_impl_accel = {
     .open = accel_open,
     .close = accel_close,
     .discover = accel_discover,
-    .measure = {
-        [BENCH_DISCOVERY] = measure_discovery,
-        [BENCH_DISCOVERY_MANY] = measure_discovery_many,
-        [BENCH_DISPATCH] = measure_dispatch,
-        [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
-        [BENCH_LAUNCH_STREAM] = measure_launch_stream,
-        [BENCH_VADD] = measure_vadd,
-        [BENCH_MATVEC] = measure_workload,
-        [BENCH_STENCIL_2D] = measure_workload,
-        [BENCH_CONV3D] = measure_workload,
-        [BENCH_HISTOGRAM] = measure_workload,
-        [BENCH_GEMM_TILED] = measure_workload,
-        [BENCH_REDUCE_SHARED] = measure_workload,
-        [BENCH_SCAN_BLOCK] = measure_workload,
-        [BENCH_COPY_H2D] = measure_copy_h2d,
-        [BENCH_COPY_D2H] = measure_copy_d2h,
-        [BENCH_COPY_D2D] = measure_copy_d2d,
-        [BENCH_FILL] = measure_fill,
-        [BENCH_ALLOC_FREE] = measure_alloc_free,
-        [BENCH_COMPILE] = measure_compile,
-    },
+    .measure =
+        {
+            [BENCH_DISCOVERY] = measure_discovery,
+            [BENCH_DISCOVERY_MANY] = measure_discovery_many,
+            [BENCH_DISPATCH] = measure_dispatch,
+            [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
+            [BENCH_LAUNCH_STREAM] = measure_launch_stream,
+            [BENCH_VADD] = measure_vadd,
+            [BENCH_MATVEC] = measure_workload,
+            [BENCH_STENCIL_2D] = measure_workload,
+            [BENCH_CONV3D] = measure_workload,
+            [BENCH_HISTOGRAM] = measure_workload,
+            [BENCH_GEMM_TILED] = measure_workload,
+            [BENCH_REDUCE_SHARED] = measure_workload,
+            [BENCH_SCAN_BLOCK] = measure_workload,
+            [BENCH_COPY_H2D] = measure_copy_h2d,
+            [BENCH_COPY_D2H] = measure_copy_d2h,
+            [BENCH_COPY_D2D] = measure_copy_d2d,
+            [BENCH_FILL] = measure_fill,
+            [BENCH_ALLOC_FREE] = measure_alloc_free,
+            [BENCH_COMPILE] = measure_compile,
+        },
 };

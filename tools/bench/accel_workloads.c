@@ -21,7 +21,8 @@ struct bench_accel_workloads {
 
 static bool failed(struct bench_run *run, const char *call, accel_status status)
 {
-    return bench_fail(run, "%s: %s: %s", call, accel_status_name(status), accel_last_error());
+    return bench_fail(run, "%s: %s: %s", call, accel_status_name(status),
+                      accel_last_error());
 }
 
 #define TRY(run, call)                                                         \
@@ -54,7 +55,8 @@ static bool open_module(struct bench_accel_workloads *s, struct bench_run *run)
     if (s->module != NULL)
         return true;
     if (run->env->bundle_path == NULL)
-        return bench_fail(run, "no example bundle found, so no workload bundle beside it");
+        return bench_fail(
+            run, "no example bundle found, so no workload bundle beside it");
     path = workloads_bundle_path(run->env->bundle_path);
     if (path == NULL)
         return bench_fail(run, "out of host memory");
@@ -67,8 +69,9 @@ static bool open_module(struct bench_accel_workloads *s, struct bench_run *run)
 }
 
 /* The workload's buffers, once for both its forms. */
-static bool prepare_buffers(struct bench_accel_workloads *s, accel_stream *stream,
-                            struct bench_run *run, const struct bench_workload_data *d)
+static bool prepare_buffers(struct bench_accel_workloads *s,
+                            accel_stream *stream, struct bench_run *run,
+                            const struct bench_workload_data *d)
 {
     int slot = bench_workload_slot(d->case_id);
     accel_device *device = run->env->device;
@@ -76,11 +79,13 @@ static bool prepare_buffers(struct bench_accel_workloads *s, accel_stream *strea
     if (s->w[slot].output.count != 0)
         return true;
     for (uint32_t i = 0; i < d->input_count; i++) {
-        TRY(run, accel_alloc(device, ACCEL_BYTE, d->input_bytes[i], &s->w[slot].inputs[i]));
-        TRY(run, accel_copy_to_device(stream, s->w[slot].inputs[i], 0, d->inputs[i],
-                                      d->input_bytes[i]));
+        TRY(run, accel_alloc(device, ACCEL_BYTE, d->input_bytes[i],
+                             &s->w[slot].inputs[i]));
+        TRY(run, accel_copy_to_device(stream, s->w[slot].inputs[i], 0,
+                                      d->inputs[i], d->input_bytes[i]));
     }
-    TRY(run, accel_alloc(device, ACCEL_BYTE, d->output_bytes, &s->w[slot].output));
+    TRY(run,
+        accel_alloc(device, ACCEL_BYTE, d->output_bytes, &s->w[slot].output));
     if (d->zero_output && (s->w[slot].zeros = calloc(1, d->output_bytes)) == NULL)
         return bench_fail(run, "out of host memory");
     TRY(run, accel_stream_sync(stream));
@@ -90,7 +95,8 @@ static bool prepare_buffers(struct bench_accel_workloads *s, accel_stream *strea
 static bool prepare(struct bench_accel_workloads *s, accel_stream *stream,
                     struct bench_run *run, const struct bench_workload_data *d)
 {
-    int slot = bench_workload_slot(d->case_id), form = bench_workload_form(run->point);
+    int slot = bench_workload_slot(d->case_id),
+        form = bench_workload_form(run->point);
 
     if (s->w[slot].kernels[form] != NULL)
         return true;
@@ -123,13 +129,15 @@ static bool step_workload(void *context, double *out_ns)
         args[nargs++] = ACCEL_ARG_REF(st->s->w[slot].inputs[i]);
     args[nargs++] = ACCEL_ARG_REF(st->s->w[slot].output);
     if (st->d->zero_output)
-        TRY(st->run, accel_copy_to_device(st->stream, st->s->w[slot].output, 0,
-                                          st->s->w[slot].zeros, st->d->output_bytes));
-    TRY(st->run, accel_launch(st->stream,
-                              st->s->w[slot].kernels[bench_workload_form(st->run->point)],
-                              (accel_dim3){st->g.grid[0], st->g.grid[1], st->g.grid[2]},
-                              (accel_dim3){st->g.block[0], st->g.block[1], st->g.block[2]}, 0,
-                              args, nargs));
+        TRY(st->run,
+            accel_copy_to_device(st->stream, st->s->w[slot].output, 0,
+                                 st->s->w[slot].zeros, st->d->output_bytes));
+    TRY(st->run,
+        accel_launch(st->stream,
+                     st->s->w[slot].kernels[bench_workload_form(st->run->point)],
+                     (accel_dim3){st->g.grid[0], st->g.grid[1], st->g.grid[2]},
+                     (accel_dim3){st->g.block[0], st->g.block[1], st->g.block[2]},
+                     0, args, nargs));
     TRY(st->run, accel_stream_sync(st->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -143,9 +151,9 @@ static bool check(struct accel_step *st)
 
     if (output == NULL)
         return bench_fail(st->run, "out of host memory");
-    status = accel_copy_to_host(st->stream, output,
-                                st->s->w[bench_workload_slot(st->d->case_id)].output, 0,
-                                st->d->output_bytes);
+    status = accel_copy_to_host(
+        st->stream, output, st->s->w[bench_workload_slot(st->d->case_id)].output,
+        0, st->d->output_bytes);
     if (status == ACCEL_OK)
         status = accel_stream_sync(st->stream);
     ok = status == ACCEL_OK ? bench_workload_check(st->run, st->d, output)
@@ -154,8 +162,8 @@ static bool check(struct accel_step *st)
     return ok;
 }
 
-bool bench_accel_workload_measure(struct bench_accel_workloads **state, accel_stream *stream,
-                                  struct bench_run *run)
+bool bench_accel_workload_measure(struct bench_accel_workloads **state,
+                                  accel_stream *stream, struct bench_run *run)
 {
     const struct bench_workload_data *d = bench_workload_data(run);
     struct accel_step st = {.run = run, .stream = stream, .d = d};
@@ -172,8 +180,8 @@ bool bench_accel_workload_measure(struct bench_accel_workloads **state, accel_st
         return false;
     st.g = bench_workload_geometry(run->point);
     bench_geometry_text(&st.g, shape, sizeof(shape));
-    snprintf(detail, sizeof(detail), "%s%s, accel_stream_sync", bench_workload_kernel(run->point),
-             shape);
+    snprintf(detail, sizeof(detail), "%s%s, accel_stream_sync",
+             bench_workload_kernel(run->point), shape);
     ok = bench_sample(&run->budget, step_workload, &st, &ns) && check(&st) &&
          bench_emit_bandwidth(run, detail, &ns, d->counted_bytes);
     bench_samples_deinit(&ns);
@@ -187,7 +195,8 @@ static void free_ref(accel_device *device, accel_ref *ref)
     ref->count = 0;
 }
 
-void bench_accel_workloads_free(struct bench_accel_workloads *s, accel_device *device)
+void bench_accel_workloads_free(struct bench_accel_workloads *s,
+                                accel_device *device)
 {
     if (s == NULL)
         return;

@@ -48,7 +48,8 @@ enum bench_case_id {
 /* The case's name in the output: "copy_h2d". */
 const char *bench_case_name(enum bench_case_id id);
 /* The case of that name (`length` bytes of it). False when there is none. */
-bool bench_case_from_name(const char *name, size_t length, enum bench_case_id *out_id);
+bool bench_case_from_name(const char *name, size_t length,
+                          enum bench_case_id *out_id);
 
 /* Elements of the vadd case's vectors: 16M floats, 64 MiB each. */
 #define BENCH_VADD_COUNT (16u * 1024u * 1024u)
@@ -62,25 +63,25 @@ struct bench_options {
     const char *svg_path;    /* NULL: no plot */
     const char *bundle_path; /* NULL: look beside the tool */
     bool cases[BENCH_CASE_COUNT];
-    const char *impls;       /* comma-separated names; NULL: all */
+    const char *impls; /* comma-separated names; NULL: all */
 };
 
 /* What every implementation may look at: the selected device and the run. */
 struct bench_env {
     const struct bench_options *options;
     struct bench_report *report;
-    accel_host *host;          /* opened by the driver */
-    accel_device *device;      /* the selected device */
-    accel_device_info info;    /* its description */
-    const char *plugin_path;   /* the file of its plugin; owned by the host */
-    const char *self_path;     /* this executable, for the child processes */
-    const char *bundle_path;   /* the example kernels; NULL when not found */
+    accel_host *host;        /* opened by the driver */
+    accel_device *device;    /* the selected device */
+    accel_device_info info;  /* its description */
+    const char *plugin_path; /* the file of its plugin; owned by the host */
+    const char *self_path;   /* this executable, for the child processes */
+    const char *bundle_path; /* the example kernels; NULL when not found */
     /* The device's memory is the host's: the baselines pick a CPU peer. */
     bool device_is_cpu;
     uint32_t cpus;
-    uint64_t max_copy_bytes;   /* the largest transfer of the copy cases */
-    uint32_t stream_launches;  /* launches per sync in launch_stream */
-    bool progress_tty;         /* stderr is a terminal: rewrite one progress line */
+    uint64_t max_copy_bytes;  /* the largest transfer of the copy cases */
+    uint32_t stream_launches; /* launches per sync in launch_stream */
+    bool progress_tty; /* stderr is a terminal: rewrite one progress line */
     /* The workload cases' host data, made on first use (workloads.h). */
     struct bench_workloads *workloads;
 };
@@ -103,8 +104,8 @@ struct bench_collector;
 struct bench_run {
     struct bench_env *env;
     const struct bench_point *point;
-    struct bench_budget budget; /* this round's */
-    const char *impl;           /* the implementation's name */
+    struct bench_budget budget;        /* this round's */
+    const char *impl;                  /* the implementation's name */
     struct bench_collector *collector; /* where emitted samples go */
 };
 
@@ -114,8 +115,8 @@ struct bench_run {
  * same variant and detail). `variant` NULL means the point's. False when
  * out of memory.
  */
-bool bench_emit_time(struct bench_run *run, const char *variant, const char *detail,
-                     const struct bench_samples *ns);
+bool bench_emit_time(struct bench_run *run, const char *variant,
+                     const char *detail, const struct bench_samples *ns);
 /* The same, as bandwidth: `bytes` moved by each timed operation. */
 bool bench_emit_bandwidth(struct bench_run *run, const char *detail,
                           const struct bench_samples *ns, uint64_t bytes);
@@ -170,7 +171,8 @@ bool bench_run_all(struct bench_env *env);
 /* The largest transfer the copy cases make. */
 uint64_t bench_max_copy_bytes(bool quick);
 /* True when every name of the comma-separated list is an implementation's. */
-bool bench_impl_names_valid(const char *list, const char **out_bad, size_t *out_length);
+bool bench_impl_names_valid(const char *list, const char **out_bad,
+                            size_t *out_length);
 
 /*
  * The discovery case for an implementation whose children run `child`
@@ -179,11 +181,12 @@ bool bench_impl_names_valid(const char *list, const char **out_bad, size_t *out_
  * "gross" (start to ready) and "net" (minus the empty process beside it).
  * With `child` NULL only the empty process runs, reported as "gross".
  */
-bool bench_discovery_measure(struct bench_run *run, const char *child, const char *arg,
-                             const char *detail);
+bool bench_discovery_measure(struct bench_run *run, const char *child,
+                             const char *arg, const char *detail);
 /* The same, reported as "gross-LABEL" and "net-LABEL" (LABEL NULL: as above). */
-bool bench_discovery_measure_as(struct bench_run *run, const char *child, const char *arg,
-                                const char *label, const char *detail);
+bool bench_discovery_measure_as(struct bench_run *run, const char *child,
+                                const char *arg, const char *label,
+                                const char *detail);
 /* The child side: run `impl`'s discover, write the time it was ready to fd. */
 int bench_discovery_child(const char *impl, const char *arg, int report_fd);
 

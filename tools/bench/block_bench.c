@@ -37,19 +37,20 @@ static int compare_double(const void *a, const void *b)
 }
 
 /* Median seconds of one launch of `kernel` over BLOCKS blocks of `block`. */
-static double time_kernel(accel_stream *stream, accel_kernel *kernel, uint32_t block,
-                          accel_ref out)
+static double time_kernel(accel_stream *stream, accel_kernel *kernel,
+                          uint32_t block, accel_ref out)
 {
     uint32_t rounds = ROUNDS;
-    accel_arg args[] = { ACCEL_ARG_VALUE(rounds), ACCEL_ARG_REF(out) };
+    accel_arg args[] = {ACCEL_ARG_VALUE(rounds), ACCEL_ARG_REF(out)};
     double runs[RUNS];
 
     for (int i = 0; i < RUNS; i++) {
         double start = now_s();
-        if (accel_launch(stream, kernel, (accel_dim3){ BLOCKS, 1, 1 },
-                         (accel_dim3){ block, 1, 1 }, 0, args, 2) != ACCEL_OK ||
+        if (accel_launch(stream, kernel, (accel_dim3){BLOCKS, 1, 1},
+                         (accel_dim3){block, 1, 1}, 0, args, 2) != ACCEL_OK ||
             accel_stream_sync(stream) != ACCEL_OK) {
-            fprintf(stderr, "accel-block-bench: launch failed: %s\n", accel_last_error());
+            fprintf(stderr, "accel-block-bench: launch failed: %s\n",
+                    accel_last_error());
             exit(1);
         }
         runs[i] = now_s() - start;
@@ -60,7 +61,7 @@ static double time_kernel(accel_stream *stream, accel_kernel *kernel, uint32_t b
 
 int main(int argc, char **argv)
 {
-    static const uint32_t blocks[] = { 32, 64, 256, 1024 };
+    static const uint32_t blocks[] = {32, 64, 256, 1024};
     accel_host *host;
     accel_device *device;
     accel_stream *stream;
@@ -69,7 +70,9 @@ int main(int argc, char **argv)
     accel_ref out;
 
     if (argc != 2) {
-        fprintf(stderr, "usage: accel-block-bench build/kernels/accel-kernels-blocks.so\n");
+        fprintf(
+            stderr,
+            "usage: accel-block-bench build/kernels/accel-kernels-blocks.so\n");
         return 2;
     }
     setenv("ACCEL_NULL_THREADS", "1", 0);
@@ -81,11 +84,12 @@ int main(int argc, char **argv)
         accel_kernel_get(module, "block_shuffles", &shuffles) != ACCEL_OK ||
         accel_kernel_get(module, "block_no_barriers", &plain) != ACCEL_OK ||
         accel_alloc(device, ACCEL_U32, 1024, &out) != ACCEL_OK) {
-        fprintf(stderr, "accel-block-bench: setup failed: %s\n", accel_last_error());
+        fprintf(stderr, "accel-block-bench: setup failed: %s\n",
+                accel_last_error());
         return 1;
     }
-    printf("%-8s %14s %14s %14s\n", "threads", "none (ns/blk)", "barrier ns/thr",
-           "shuffle ns/thr");
+    printf("%-8s %14s %14s %14s\n", "threads", "none (ns/blk)",
+           "barrier ns/thr", "shuffle ns/thr");
     for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
         double base = time_kernel(stream, plain, blocks[i], out);
         double bar = time_kernel(stream, barriers, blocks[i], out);

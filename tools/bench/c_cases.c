@@ -20,8 +20,8 @@ enum { DISPATCH_BATCH = 1000, ALLOC_BATCH = 100 };
 
 struct c_state {
     struct bench_env *env;
-    void *src, *dst;       /* max_copy_bytes each, made when first needed */
-    float *a, *b, *c;      /* vadd's vectors, made when first needed */
+    void *src, *dst;  /* max_copy_bytes each, made when first needed */
+    float *a, *b, *c; /* vadd's vectors, made when first needed */
 };
 
 struct step {
@@ -60,9 +60,10 @@ static void c_close(void *state)
 static bool measure_discovery(void *state, struct bench_run *run)
 {
     (void)state;
-    return bench_discovery_measure(run, NULL, NULL,
-                                   "an empty process: posix_spawn, exec, dynamic "
-                                   "linking");
+    return bench_discovery_measure(
+        run, NULL, NULL,
+        "an empty process: posix_spawn, exec, dynamic "
+        "linking");
 }
 
 /* ---- dispatch ---- */
@@ -101,7 +102,7 @@ struct handoff {
     _Atomic bool stop;
     pthread_t thread;
     struct step *step;
-    uint32_t batch;          /* items per timed step */
+    uint32_t batch; /* items per timed step */
 };
 
 /*
@@ -142,7 +143,8 @@ static bool step_handoff(void *context, double *out_ns)
 {
     struct handoff *h = context;
     uint64_t start = bench_now_ns();
-    uint64_t target = atomic_load_explicit(&h->posted, memory_order_relaxed) + h->batch;
+    uint64_t target = atomic_load_explicit(&h->posted, memory_order_relaxed) +
+                      h->batch;
     uint32_t spins = 0;
 
     for (uint32_t i = 0; i < h->batch; i++)
@@ -154,7 +156,8 @@ static bool step_handoff(void *context, double *out_ns)
 }
 
 /* The worker spins only while this measurement runs. */
-static bool measure_handoff(struct bench_run *run, uint32_t batch, const char *detail)
+static bool measure_handoff(struct bench_run *run, uint32_t batch,
+                            const char *detail)
 {
     struct handoff h = {.batch = batch};
     struct bench_samples ns = {0};
@@ -173,8 +176,9 @@ static bool measure_handoff(struct bench_run *run, uint32_t batch, const char *d
 static bool measure_launch_empty(void *state, struct bench_run *run)
 {
     (void)state;
-    return measure_handoff(run, 1, "a call handed to a spinning thread and waited for "
-                                   "(the floor)");
+    return measure_handoff(run, 1,
+                           "a call handed to a spinning thread and waited for "
+                           "(the floor)");
 }
 
 static bool measure_launch_stream(void *state, struct bench_run *run)
@@ -182,7 +186,8 @@ static bool measure_launch_stream(void *state, struct bench_run *run)
     char detail[96];
 
     (void)state;
-    snprintf(detail, sizeof(detail), "%u calls posted to a spinning thread, then waited for",
+    snprintf(detail, sizeof(detail),
+             "%u calls posted to a spinning thread, then waited for",
              run->env->stream_launches);
     return measure_handoff(run, run->env->stream_launches, detail);
 }
@@ -225,12 +230,17 @@ static bool step_vadd(void *context, double *out_ns)
     for (uint32_t t = 0; t < threads; t++) {
         size_t from = (size_t)t * per, to = from + per;
 
-        slices[t] = (struct vadd_slice){.loop = st->vadd, .a = s->a, .b = s->b, .c = s->c,
-                                        .from = from,
-                                        .to = to < BENCH_VADD_COUNT ? to : BENCH_VADD_COUNT};
+        slices[t] = (struct vadd_slice){
+            .loop = st->vadd,
+            .a = s->a,
+            .b = s->b,
+            .c = s->c,
+            .from = from,
+            .to = to < BENCH_VADD_COUNT ? to : BENCH_VADD_COUNT};
     }
     for (; started < threads; started++)
-        if (pthread_create(&slices[started].thread, NULL, vadd_thread, &slices[started]) != 0) {
+        if (pthread_create(&slices[started].thread, NULL, vadd_thread,
+                           &slices[started]) != 0) {
             ok = bench_fail(st->run, "pthread_create failed");
             break;
         }
@@ -261,12 +271,14 @@ static bool vadd_prepare(struct c_state *s, struct bench_run *run)
     return true;
 }
 
-static bool measure_vadd_threads(struct c_state *s, struct bench_run *run, bench_vadd_fn loop,
-                                 uint32_t threads, const char *detail)
+static bool measure_vadd_threads(struct c_state *s, struct bench_run *run,
+                                 bench_vadd_fn loop, uint32_t threads,
+                                 const char *detail)
 {
     struct step st = {.s = s, .run = run, .threads = threads, .vadd = loop};
 
-    return bench_measure(run, step_vadd, &st, detail, 3ull * BENCH_VADD_COUNT * sizeof(float));
+    return bench_measure(run, step_vadd, &st, detail,
+                         3ull * BENCH_VADD_COUNT * sizeof(float));
 }
 
 static bool measure_vadd(void *state, struct bench_run *run)
@@ -277,13 +289,16 @@ static bool measure_vadd(void *state, struct bench_run *run)
     if (!vadd_prepare(state, run))
         return false;
     snprintf(detail, sizeof(detail),
-             "a loop on %u threads started per run (pthreads, one slice each)", cpus);
+             "a loop on %u threads started per run (pthreads, one slice each)",
+             cpus);
     snprintf(vector_detail, sizeof(vector_detail),
              "the loop vectorised (gcc -O3) on %u threads started per run", cpus);
-    return measure_vadd_threads(state, run, bench_vadd_scalar, 1, "a loop on one thread") &&
+    return measure_vadd_threads(state, run, bench_vadd_scalar, 1,
+                                "a loop on one thread") &&
            (cpus == 1 ||
             measure_vadd_threads(state, run, bench_vadd_scalar, cpus, detail)) &&
-           measure_vadd_threads(state, run, bench_vadd_vector, cpus, vector_detail);
+           measure_vadd_threads(state, run, bench_vadd_vector, cpus,
+                                vector_detail);
 }
 
 /* ---- copies ---- */
@@ -311,7 +326,8 @@ static bool measure_copy(void *state, struct bench_run *run)
         if (s->src == NULL || s->dst == NULL)
             return bench_fail(run, "out of host memory");
     }
-    return bench_measure(run, step_memcpy, &st, "memcpy between malloc buffers", st.bytes);
+    return bench_measure(run, step_memcpy, &st, "memcpy between malloc buffers",
+                         st.bytes);
 }
 
 static bool step_memset(void *context, double *out_ns)
@@ -337,7 +353,8 @@ static bool measure_fill(void *state, struct bench_run *run)
         if (s->src == NULL || s->dst == NULL)
             return bench_fail(run, "out of host memory");
     }
-    return bench_measure(run, step_memset, &st, "memset of a malloc buffer", st.bytes);
+    return bench_measure(run, step_memset, &st, "memset of a malloc buffer",
+                         st.bytes);
 }
 
 /* ---- alloc_free ---- */
@@ -352,7 +369,8 @@ static bool step_malloc_free(void *context, double *out_ns)
         void *volatile p = malloc(st->bytes);
 
         if (p == NULL)
-            return bench_fail(st->run, "malloc(%llu) failed", (unsigned long long)st->bytes);
+            return bench_fail(st->run, "malloc(%llu) failed",
+                              (unsigned long long)st->bytes);
         free(p);
     }
     *out_ns = (double)(bench_now_ns() - start) / ALLOC_BATCH;
@@ -376,23 +394,24 @@ const struct bench_impl bench_impl_c = {
     .name = "c",
     .open = c_open,
     .close = c_close,
-    .measure = {
-        [BENCH_DISCOVERY] = measure_discovery,
-        [BENCH_DISPATCH] = measure_dispatch,
-        [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
-        [BENCH_LAUNCH_STREAM] = measure_launch_stream,
-        [BENCH_VADD] = measure_vadd,
-        [BENCH_COPY_H2D] = measure_copy,
-        [BENCH_COPY_D2H] = measure_copy,
-        [BENCH_COPY_D2D] = measure_copy,
-        [BENCH_FILL] = measure_fill,
-        [BENCH_ALLOC_FREE] = measure_alloc_free,
-        [BENCH_MATVEC] = measure_workload,
-        [BENCH_STENCIL_2D] = measure_workload,
-        [BENCH_CONV3D] = measure_workload,
-        [BENCH_HISTOGRAM] = measure_workload,
-        [BENCH_GEMM_TILED] = measure_workload,
-        [BENCH_REDUCE_SHARED] = measure_workload,
-        [BENCH_SCAN_BLOCK] = measure_workload,
-    },
+    .measure =
+        {
+            [BENCH_DISCOVERY] = measure_discovery,
+            [BENCH_DISPATCH] = measure_dispatch,
+            [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
+            [BENCH_LAUNCH_STREAM] = measure_launch_stream,
+            [BENCH_VADD] = measure_vadd,
+            [BENCH_COPY_H2D] = measure_copy,
+            [BENCH_COPY_D2H] = measure_copy,
+            [BENCH_COPY_D2D] = measure_copy,
+            [BENCH_FILL] = measure_fill,
+            [BENCH_ALLOC_FREE] = measure_alloc_free,
+            [BENCH_MATVEC] = measure_workload,
+            [BENCH_STENCIL_2D] = measure_workload,
+            [BENCH_CONV3D] = measure_workload,
+            [BENCH_HISTOGRAM] = measure_workload,
+            [BENCH_GEMM_TILED] = measure_workload,
+            [BENCH_REDUCE_SHARED] = measure_workload,
+            [BENCH_SCAN_BLOCK] = measure_workload,
+        },
 };

@@ -15,9 +15,9 @@ typedef void (*bench_vadd_fn)(const float *restrict a, const float *restrict b,
                               float *restrict c, size_t from, size_t to);
 
 /* c[i] = a[i] + b[i] for i in [from, to). */
-void bench_vadd_scalar(const float *restrict a, const float *restrict b, float *restrict c,
-                       size_t from, size_t to);
-void bench_vadd_vector(const float *restrict a, const float *restrict b, float *restrict c,
-                       size_t from, size_t to);
+void bench_vadd_scalar(const float *restrict a, const float *restrict b,
+                       float *restrict c, size_t from, size_t to);
+void bench_vadd_vector(const float *restrict a, const float *restrict b,
+                       float *restrict c, size_t from, size_t to);
 
 #endif /* ACCEL_BENCH_C_VADD_H */

@@ -6,27 +6,27 @@
  */
 #include <stdint.h>
 
-
-
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
 #define LOOP(name) CAT(name, BENCH_LOOP_LEVEL)
 
-void LOOP(bench_matvec_rows_)(uint32_t n, const float *a, const float *x, float *y,
-                              uint32_t from, uint32_t to);
-void LOOP(bench_stencil_rows_)(uint32_t n, const float *in, float *out, uint32_t from,
-                               uint32_t to);
-void LOOP(bench_conv3d_planes_)(uint32_t n, const float *in, float *out, uint32_t from,
-                                uint32_t to);
-void LOOP(bench_histogram_range_)(const uint32_t *values, uint32_t *bins, uint32_t from,
+void LOOP(bench_matvec_rows_)(uint32_t n, const float *a, const float *x,
+                              float *y, uint32_t from, uint32_t to);
+void LOOP(bench_stencil_rows_)(uint32_t n, const float *in, float *out,
+                               uint32_t from, uint32_t to);
+void LOOP(bench_conv3d_planes_)(uint32_t n, const float *in, float *out,
+                                uint32_t from, uint32_t to);
+void LOOP(bench_histogram_range_)(const uint32_t *values, uint32_t *bins,
+                                  uint32_t from, uint32_t to);
+void LOOP(bench_gemm_rows_)(uint32_t n, const float *a, const float *b,
+                            float *c, uint32_t from, uint32_t to);
+void LOOP(bench_reduce_segments_)(const float *x, float *out, uint32_t from,
                                   uint32_t to);
-void LOOP(bench_gemm_rows_)(uint32_t n, const float *a, const float *b, float *c, uint32_t from,
-                            uint32_t to);
-void LOOP(bench_reduce_segments_)(const float *x, float *out, uint32_t from, uint32_t to);
-void LOOP(bench_scan_segments_)(const float *x, float *out, uint32_t from, uint32_t to);
+void LOOP(bench_scan_segments_)(const float *x, float *out, uint32_t from,
+                                uint32_t to);
 
-void LOOP(bench_matvec_rows_)(uint32_t n, const float *a, const float *x, float *y,
-                              uint32_t from, uint32_t to)
+void LOOP(bench_matvec_rows_)(uint32_t n, const float *a, const float *x,
+                              float *y, uint32_t from, uint32_t to)
 {
     for (uint32_t row = from; row < to; row++) {
         const float *r = a + (uint64_t)row * n;
@@ -38,8 +38,8 @@ void LOOP(bench_matvec_rows_)(uint32_t n, const float *a, const float *x, float 
     }
 }
 
-void LOOP(bench_stencil_rows_)(uint32_t n, const float *restrict in, float *restrict out,
-                               uint32_t from, uint32_t to)
+void LOOP(bench_stencil_rows_)(uint32_t n, const float *restrict in,
+                               float *restrict out, uint32_t from, uint32_t to)
 {
     for (uint32_t y = from; y < to; y++) {
         const float *c = in + (uint64_t)y * n;
@@ -59,8 +59,8 @@ void LOOP(bench_stencil_rows_)(uint32_t n, const float *restrict in, float *rest
     }
 }
 
-void LOOP(bench_conv3d_planes_)(uint32_t n, const float *restrict in, float *restrict out,
-                                uint32_t from, uint32_t to)
+void LOOP(bench_conv3d_planes_)(uint32_t n, const float *restrict in,
+                                float *restrict out, uint32_t from, uint32_t to)
 {
     uint64_t plane = (uint64_t)n * n;
 
@@ -81,24 +81,26 @@ void LOOP(bench_conv3d_planes_)(uint32_t n, const float *restrict in, float *res
                 for (int dz = -1; dz <= 1; dz++)
                     for (int dy = -1; dy <= 1; dy++)
                         for (int dx = -1; dx <= 1; dx++)
-                            sum += (0.03f + 0.001f * (float)((dz + 1) * 9 + (dy + 1) * 3 +
-                                                             dx + 1)) *
+                            sum += (0.03f +
+                                    0.001f * (float)((dz + 1) * 9 +
+                                                     (dy + 1) * 3 + dx + 1)) *
                                    c[dz * (int64_t)plane + dy * (int64_t)n + dx];
                 o[x] = sum;
             }
         }
 }
 
-void LOOP(bench_histogram_range_)(const uint32_t *values, uint32_t *bins, uint32_t from,
-                                  uint32_t to)
+void LOOP(bench_histogram_range_)(const uint32_t *values, uint32_t *bins,
+                                  uint32_t from, uint32_t to)
 {
     for (uint32_t i = from; i < to; i++)
         bins[values[i] >> 24]++;
 }
 
 /* Row by row, k outer so that the inner loop runs along B's and C's rows. */
-void LOOP(bench_gemm_rows_)(uint32_t n, const float *restrict a, const float *restrict b,
-                            float *restrict c, uint32_t from, uint32_t to)
+void LOOP(bench_gemm_rows_)(uint32_t n, const float *restrict a,
+                            const float *restrict b, float *restrict c,
+                            uint32_t from, uint32_t to)
 {
     for (uint32_t i = from; i < to; i++) {
         float *row = c + (uint64_t)i * n;
@@ -115,8 +117,8 @@ void LOOP(bench_gemm_rows_)(uint32_t n, const float *restrict a, const float *re
     }
 }
 
-void LOOP(bench_reduce_segments_)(const float *restrict x, float *restrict out, uint32_t from,
-                                  uint32_t to)
+void LOOP(bench_reduce_segments_)(const float *restrict x, float *restrict out,
+                                  uint32_t from, uint32_t to)
 {
     for (uint32_t s = from; s < to; s++) {
         const float *v = x + (uint64_t)s * 256;
@@ -128,8 +130,8 @@ void LOOP(bench_reduce_segments_)(const float *restrict x, float *restrict out, 
     }
 }
 
-void LOOP(bench_scan_segments_)(const float *restrict x, float *restrict out, uint32_t from,
-                                uint32_t to)
+void LOOP(bench_scan_segments_)(const float *restrict x, float *restrict out,
+                                uint32_t from, uint32_t to)
 {
     for (uint64_t s = from; s < to; s++) {
         float sum = 0.0f;

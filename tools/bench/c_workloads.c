@@ -11,25 +11,28 @@
 
 #include "workloads.h"
 
-#define DECLARE_LOOPS(level)                                                              \
-    void bench_matvec_rows_##level(uint32_t n, const float *a, const float *x, float *y, \
-                                   uint32_t from, uint32_t to);                          \
-    void bench_stencil_rows_##level(uint32_t n, const float *in, float *out,             \
-                                    uint32_t from, uint32_t to);                         \
-    void bench_conv3d_planes_##level(uint32_t n, const float *in, float *out,            \
-                                     uint32_t from, uint32_t to);                        \
-    void bench_histogram_range_##level(const uint32_t *values, uint32_t *bins,           \
-                                       uint32_t from, uint32_t to);                      \
-    void bench_gemm_rows_##level(uint32_t n, const float *a, const float *b, float *c,   \
-                                 uint32_t from, uint32_t to);                            \
-    void bench_reduce_segments_##level(const float *x, float *out, uint32_t from,        \
-                                       uint32_t to);                                     \
-    void bench_scan_segments_##level(const float *x, float *out, uint32_t from,          \
-                                     uint32_t to);
-#define LOOPS(name, level)                                                                \
-    {name, bench_matvec_rows_##level, bench_stencil_rows_##level,                         \
-     bench_conv3d_planes_##level, bench_histogram_range_##level, bench_gemm_rows_##level, \
-     bench_reduce_segments_##level, bench_scan_segments_##level}
+#define DECLARE_LOOPS(level)                                                   \
+    void bench_matvec_rows_##level(uint32_t n, const float *a, const float *x, \
+                                   float *y, uint32_t from, uint32_t to);      \
+    void bench_stencil_rows_##level(uint32_t n, const float *in, float *out,   \
+                                    uint32_t from, uint32_t to);               \
+    void bench_conv3d_planes_##level(uint32_t n, const float *in, float *out,  \
+                                     uint32_t from, uint32_t to);              \
+    void bench_histogram_range_##level(const uint32_t *values, uint32_t *bins, \
+                                       uint32_t from, uint32_t to);            \
+    void bench_gemm_rows_##level(uint32_t n, const float *a, const float *b,   \
+                                 float *c, uint32_t from, uint32_t to);        \
+    void bench_reduce_segments_##level(const float *x, float *out,             \
+                                       uint32_t from, uint32_t to);            \
+    void bench_scan_segments_##level(const float *x, float *out,               \
+                                     uint32_t from, uint32_t to);
+#define LOOPS(name, level)                                                     \
+    {                                                                          \
+        name, bench_matvec_rows_##level, bench_stencil_rows_##level,           \
+            bench_conv3d_planes_##level, bench_histogram_range_##level,        \
+            bench_gemm_rows_##level, bench_reduce_segments_##level,            \
+            bench_scan_segments_##level                                        \
+    }
 
 DECLARE_LOOPS(baseline)
 #if BENCH_HAVE_LOOPS_V3
@@ -84,7 +87,8 @@ static void run_barrier_case_slice(struct slice *s)
 
     switch (d->case_id) {
     case BENCH_GEMM_TILED:
-        s->loops->gemm(d->n, d->inputs[0], d->inputs[1], s->output, s->from, s->to);
+        s->loops->gemm(d->n, d->inputs[0], d->inputs[1], s->output, s->from,
+                       s->to);
         break;
     case BENCH_REDUCE_SHARED:
         s->loops->reduce(d->inputs[0], s->output, s->from, s->to);
@@ -107,7 +111,8 @@ static void *run_slice(void *arg)
         run_barrier_case_slice(s);
         break;
     case BENCH_MATVEC:
-        s->loops->matvec(d->n, d->inputs[0], d->inputs[1], s->output, s->from, s->to);
+        s->loops->matvec(d->n, d->inputs[0], d->inputs[1], s->output, s->from,
+                         s->to);
         break;
     case BENCH_STENCIL_2D:
         s->loops->stencil_2d(d->n, d->inputs[0], s->output, s->from, s->to);
@@ -170,8 +175,8 @@ static bool step_workload(void *context, double *out_ns)
     return ok;
 }
 
-static bool measure_threads(struct bench_run *run, const struct bench_workload_data *d,
-                            uint32_t threads)
+static bool measure_threads(struct bench_run *run,
+                            const struct bench_workload_data *d, uint32_t threads)
 {
     const struct bench_workload_loops *loops = bench_workload_loops_best();
     struct c_step st = {.run = run, .d = d, .loops = loops, .threads = threads};
@@ -188,10 +193,12 @@ static bool measure_threads(struct bench_run *run, const struct bench_workload_d
         return bench_fail(run, "out of host memory");
     }
     if (threads == 1)
-        snprintf(detail, sizeof(detail), "a loop on one thread (-O3, %s)", loops->level);
+        snprintf(detail, sizeof(detail), "a loop on one thread (-O3, %s)",
+                 loops->level);
     else
-        snprintf(detail, sizeof(detail), "a loop on %u threads started per run (-O3, %s)",
-                 threads, loops->level);
+        snprintf(detail, sizeof(detail),
+                 "a loop on %u threads started per run (-O3, %s)", threads,
+                 loops->level);
     ok = bench_sample(&run->budget, step_workload, &st, &ns) &&
          bench_workload_check(run, d, st.output) &&
          bench_emit_bandwidth(run, detail, &ns, d->counted_bytes);
@@ -210,5 +217,6 @@ bool bench_c_workload_measure(struct bench_run *run)
         return false;
     if (cpus > 256)
         cpus = 256;
-    return measure_threads(run, d, 1) && (cpus == 1 || measure_threads(run, d, cpus));
+    return measure_threads(run, d, 1) &&
+           (cpus == 1 || measure_threads(run, d, cpus));
 }

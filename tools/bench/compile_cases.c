@@ -14,7 +14,8 @@ static const char accel_source[] =
     "ACCEL_KERNEL(empty)\n"
     "{\n"
     "}\n"
-    "ACCEL_KERNEL(saxpy, (uint32_t, n), (float, a), (const float *ACCEL_RESTRICT, x),\n"
+    "ACCEL_KERNEL(saxpy, (uint32_t, n), (float, a), (const float "
+    "*ACCEL_RESTRICT, x),\n"
     "             (float *ACCEL_RESTRICT, y))\n"
     "{\n"
     "    uint64_t i = accel_global_idx_x();\n"
@@ -22,7 +23,8 @@ static const char accel_source[] =
     "        y[i] = a * x[i] + y[i];\n"
     "}\n"
     "ACCEL_KERNEL(vadd, (uint32_t, n), (const float *ACCEL_RESTRICT, a),\n"
-    "             (const float *ACCEL_RESTRICT, b), (float *ACCEL_RESTRICT, c))\n"
+    "             (const float *ACCEL_RESTRICT, b), (float *ACCEL_RESTRICT, "
+    "c))\n"
     "{\n"
     "    uint64_t i = accel_global_idx_x();\n"
     "    if (i < n)\n"
@@ -41,25 +43,27 @@ static const char opencl_source[] =
     "        y[i] = a * x[i] + y[i];\n"
     "}\n"
     "__kernel void vadd(uint n, __global const float *restrict a,\n"
-    "                   __global const float *restrict b, __global float *restrict c)\n"
+    "                   __global const float *restrict b, __global float "
+    "*restrict c)\n"
     "{\n"
     "    size_t i = get_global_id(0);\n"
     "    if (i < n)\n"
     "        c[i] = a[i] + b[i];\n"
     "}\n";
 
-bool bench_compile_source(const char *dialect, const char *variant, unsigned long serial,
-                          char *out, size_t size)
+bool bench_compile_source(const char *dialect, const char *variant,
+                          unsigned long serial, char *out, size_t size)
 {
     bool opencl = strcmp(dialect, "opencl") == 0;
     const char *source = opencl ? opencl_source : accel_source;
     /* A cold source has one more empty kernel of a new name: a comment would
      * not do, as PoCL keys its cache on the preprocessed source. */
     int length = strcmp(variant, "cold") == 0
-                     ? snprintf(out, size,
-                                opencl ? "%s__kernel void cold_%ld_%lu(void)\n{\n}\n"
-                                       : "%sACCEL_KERNEL(cold_%ld_%lu)\n{\n}\n",
-                                source, (long)getpid(), serial)
+                     ? snprintf(
+                           out, size,
+                           opencl ? "%s__kernel void cold_%ld_%lu(void)\n{\n}\n"
+                                  : "%sACCEL_KERNEL(cold_%ld_%lu)\n{\n}\n",
+                           source, (long)getpid(), serial)
                      : snprintf(out, size, "%s", source);
     return length > 0 && (size_t)length < size;
 }
@@ -73,16 +77,18 @@ static bool step_compile(void *context, double *out_ns)
 {
     struct compile_step *st = context;
     char source[4096];
-    if (!bench_compile_source("accel", st->run->point->variant, st->serial++, source,
-                              sizeof source))
+    if (!bench_compile_source("accel", st->run->point->variant, st->serial++,
+                              source, sizeof source))
         return bench_fail(st->run, "accel compile: the source does not fit");
     accel_module *module = NULL;
     uint64_t start = bench_now_ns();
-    accel_status status = accel_module_compile(st->run->env->device, source, NULL, &module);
+    accel_status status = accel_module_compile(st->run->env->device, source,
+                                               NULL, &module);
     *out_ns = (double)(bench_now_ns() - start);
     if (status != ACCEL_OK)
-        return bench_fail(st->run, "accel compile %s: %s: %s", st->run->point->variant,
-                          accel_status_name(status), accel_last_error());
+        return bench_fail(st->run, "accel compile %s: %s: %s",
+                          st->run->point->variant, accel_status_name(status),
+                          accel_last_error());
     accel_module_unload(module);
     return true;
 }
@@ -93,7 +99,8 @@ static bool step_compile(void *context, double *out_ns)
  */
 static char cache_dir[64];
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw)
 {
     (void)st;
     (void)flag;
@@ -127,11 +134,12 @@ bool bench_accel_measure_compile(struct bench_run *run)
     if (!use_private_cache(run))
         return false;
     struct compile_step st = {.run = run, .serial = serial};
-    bool ok = bench_measure(run, step_compile, &st,
-                            strcmp(run->point->variant, "cold") == 0
-                                ? "accel_module_compile of a new source (the C compiler)"
-                                : "accel_module_compile of a cached source",
-                            0);
+    bool ok = bench_measure(
+        run, step_compile, &st,
+        strcmp(run->point->variant, "cold") == 0
+            ? "accel_module_compile of a new source (the C compiler)"
+            : "accel_module_compile of a cached source",
+        0);
     serial = st.serial;
     return ok;
 }

@@ -20,8 +20,8 @@ extern const char *const bench_compile_variants[];
  * OpenCL C), into out: for "cold" with an empty kernel named after
  * `serial` and the process, so that no cache has seen it. False when it does not fit.
  */
-bool bench_compile_source(const char *dialect, const char *variant, unsigned long serial,
-                          char *out, size_t size);
+bool bench_compile_source(const char *dialect, const char *variant,
+                          unsigned long serial, char *out, size_t size);
 
 /* accel's measurement of a compile point on the env's device. */
 bool bench_accel_measure_compile(struct bench_run *run);

@@ -27,36 +27,38 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 
-#define CUDA_RAW_SYMBOLS(X)                                                            \
-    X(cuInit, (unsigned int flags))                                                    \
-    X(cuGetErrorName, (CUresult error, const char **name))                             \
-    X(cuDeviceGet, (CUdevice * device, int ordinal))                                   \
-    X(cuDevicePrimaryCtxRetain, (CUcontext * context, CUdevice device))                \
-    X(cuCtxSetCurrent, (CUcontext context))                                            \
-    X(cuStreamCreate, (CUstream * stream, unsigned int flags))                         \
-    X(cuStreamSynchronize, (CUstream stream))                                          \
-    X(cuEventCreate, (CUevent * event, unsigned int flags))                            \
-    X(cuEventRecord, (CUevent event, CUstream stream))                                 \
-    X(cuEventQuery, (CUevent event))                                                   \
-    X(cuModuleLoadData, (CUmodule * module, const void *image))                        \
-    X(cuModuleGetFunction, (CUfunction * function, CUmodule module, const char *name)) \
-    X(cuLaunchKernel, (CUfunction f, unsigned int grid_x, unsigned int grid_y,         \
-                       unsigned int grid_z, unsigned int block_x, unsigned int block_y,\
-                       unsigned int block_z, unsigned int shared_bytes,                \
-                       CUstream stream, void **params, void **extra))                  \
-    X(cuMemAlloc_v2, (CUdeviceptr * address, size_t bytes))                           \
-    X(cuMemFree_v2, (CUdeviceptr address))                                             \
-    X(cuMemAllocHost_v2, (void **ptr, size_t bytes))                                   \
-    X(cuMemFreeHost, (void *ptr))                                                      \
-    X(cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t bytes,           \
-                             CUstream stream))                                         \
-    X(cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t bytes,                 \
-                             CUstream stream))                                         \
-    X(cuMemcpyDtoDAsync_v2, (CUdeviceptr dst, CUdeviceptr src, size_t bytes,           \
-                             CUstream stream))
+#define CUDA_RAW_SYMBOLS(X)                                                    \
+    X(cuInit, (unsigned int flags))                                            \
+    X(cuGetErrorName, (CUresult error, const char **name))                     \
+    X(cuDeviceGet, (CUdevice * device, int ordinal))                           \
+    X(cuDevicePrimaryCtxRetain, (CUcontext * context, CUdevice device))        \
+    X(cuCtxSetCurrent, (CUcontext context))                                    \
+    X(cuStreamCreate, (CUstream * stream, unsigned int flags))                 \
+    X(cuStreamSynchronize, (CUstream stream))                                  \
+    X(cuEventCreate, (CUevent * event, unsigned int flags))                    \
+    X(cuEventRecord, (CUevent event, CUstream stream))                         \
+    X(cuEventQuery, (CUevent event))                                           \
+    X(cuModuleLoadData, (CUmodule * module, const void *image))                \
+    X(cuModuleGetFunction,                                                     \
+      (CUfunction * function, CUmodule module, const char *name))              \
+    X(cuLaunchKernel,                                                          \
+      (CUfunction f, unsigned int grid_x, unsigned int grid_y,                 \
+       unsigned int grid_z, unsigned int block_x, unsigned int block_y,        \
+       unsigned int block_z, unsigned int shared_bytes, CUstream stream,       \
+       void **params, void **extra))                                           \
+    X(cuMemAlloc_v2, (CUdeviceptr * address, size_t bytes))                    \
+    X(cuMemFree_v2, (CUdeviceptr address))                                     \
+    X(cuMemAllocHost_v2, (void **ptr, size_t bytes))                           \
+    X(cuMemFreeHost, (void *ptr))                                              \
+    X(cuMemcpyHtoDAsync_v2,                                                    \
+      (CUdeviceptr dst, const void *src, size_t bytes, CUstream stream))       \
+    X(cuMemcpyDtoHAsync_v2,                                                    \
+      (void *dst, CUdeviceptr src, size_t bytes, CUstream stream))             \
+    X(cuMemcpyDtoDAsync_v2,                                                    \
+      (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream))
 
 struct cuda_api {
-#define CUDA_RAW_DECLARE(name, params) CUresult (*name) params;
+#define CUDA_RAW_DECLARE(name, params) CUresult(*name) params;
     CUDA_RAW_SYMBOLS(CUDA_RAW_DECLARE)
 #undef CUDA_RAW_DECLARE
 };
@@ -66,7 +68,7 @@ struct cuda_state {
     void *dl;
     struct cuda_api api;
     CUstream stream;
-    CUevent event;           /* recorded and completed: what dispatch queries */
+    CUevent event; /* recorded and completed: what dispatch queries */
     CUmodule module;
     CUfunction empty, vadd;
     CUdeviceptr device_a, device_b;
@@ -98,8 +100,8 @@ static const char *cuda_load(void **out_dl, struct cuda_api *api)
     return NULL;
 }
 
-static bool cuda_failed(struct cuda_state *s, struct bench_run *run, const char *call,
-                        CUresult error)
+static bool cuda_failed(struct cuda_state *s, struct bench_run *run,
+                        const char *call, CUresult error)
 {
     const char *name = NULL;
 
@@ -116,13 +118,15 @@ static bool cuda_failed(struct cuda_state *s, struct bench_run *run, const char 
     } while (0)
 
 /* A context made current and a stream on device `ordinal`. */
-static CUresult cuda_ready(const struct cuda_api *api, int ordinal, CUstream *out_stream)
+static CUresult cuda_ready(const struct cuda_api *api, int ordinal,
+                           CUstream *out_stream)
 {
     CUcontext context;
     CUdevice device;
     CUresult error;
 
-    if ((error = api->cuInit(0)) != 0 || (error = api->cuDeviceGet(&device, ordinal)) != 0 ||
+    if ((error = api->cuInit(0)) != 0 ||
+        (error = api->cuDeviceGet(&device, ordinal)) != 0 ||
         (error = api->cuDevicePrimaryCtxRetain(&context, device)) != 0 ||
         (error = api->cuCtxSetCurrent(context)) != 0)
         return error;
@@ -154,13 +158,15 @@ static char *bundle_ptx(const char *path)
 
     if (f == NULL)
         return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 32 && fseek(f, 0, SEEK_SET) == 0 &&
-        (file = malloc((size_t)size)) != NULL && fread(file, 1, (size_t)size, f) == (size_t)size &&
+    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 32 &&
+        fseek(f, 0, SEEK_SET) == 0 && (file = malloc((size_t)size)) != NULL &&
+        fread(file, 1, (size_t)size, f) == (size_t)size &&
         memcmp(file, "ACCELPK", 8) == 0) {
         uint32_t count = file[12] | file[13] << 8 | (uint32_t)file[14] << 16 |
                          (uint32_t)file[15] << 24;
 
-        for (uint32_t i = 0; i < count && 32 + (i + 1) * 88ul <= (unsigned long)size; i++) {
+        for (uint32_t i = 0;
+             i < count && 32 + (i + 1) * 88ul <= (unsigned long)size; i++) {
             const unsigned char *e = file + 32 + i * 88ul;
             uint64_t offset = 0, bytes = 0;
 
@@ -168,7 +174,8 @@ static char *bundle_ptx(const char *path)
                 offset = offset << 8 | e[72 + b];
                 bytes = bytes << 8 | e[80 + b];
             }
-            if (strcmp((const char *)e, "cuda") != 0 || strcmp((const char *)e + 64, "ptx") != 0 ||
+            if (strcmp((const char *)e, "cuda") != 0 ||
+                strcmp((const char *)e + 64, "ptx") != 0 ||
                 offset > (uint64_t)size || bytes > (uint64_t)size - offset)
                 continue;
             ptx = malloc(bytes + 1);
@@ -228,7 +235,8 @@ static bool cuda_open(struct bench_env *env, void **out_state)
         error = s->api.cuEventCreate(&s->event, 0);
     ptx = env->bundle_path != NULL ? bundle_ptx(env->bundle_path) : NULL;
     if (error == 0 && ptx == NULL) {
-        bench_report_note(env->report, "cuda-raw: no PTX in the example bundle");
+        bench_report_note(env->report,
+                          "cuda-raw: no PTX in the example bundle");
         return false;
     }
     if (error == 0)
@@ -239,8 +247,9 @@ static bool cuda_open(struct bench_env *env, void **out_state)
     if (error == 0)
         error = s->api.cuModuleGetFunction(&s->vadd, s->module, "vadd");
     if (error != 0) {
-        bench_report_note(env->report, "cuda-raw: setting up device %u failed with CUresult %d",
-                          env->info.index, error);
+        bench_report_note(
+            env->report, "cuda-raw: setting up device %u failed with CUresult %d",
+            env->info.index, error);
         return false;
     }
     return true;
@@ -252,9 +261,10 @@ static bool measure_discovery(void *state, struct bench_run *run)
 
     (void)state;
     snprintf(ordinal, sizeof(ordinal), "%u", run->env->info.index);
-    return bench_discovery_measure(run, "cuda-raw", ordinal,
-                                   "cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain, "
-                                   "cuCtxSetCurrent, cuStreamCreate");
+    return bench_discovery_measure(
+        run, "cuda-raw", ordinal,
+        "cuInit, cuDeviceGet, cuDevicePrimaryCtxRetain, "
+        "cuCtxSetCurrent, cuStreamCreate");
 }
 
 static bool step_query(void *context, double *out_ns)
@@ -275,12 +285,14 @@ static bool measure_dispatch(void *state, struct bench_run *run)
 
     TRY(s, run, s->api.cuEventRecord(s->event, s->stream));
     TRY(s, run, s->api.cuStreamSynchronize(s->stream));
-    return bench_measure(run, step_query, &st, "cuEventQuery of a completed event", 0);
+    return bench_measure(run, step_query, &st,
+                         "cuEventQuery of a completed event", 0);
 }
 
 static CUresult launch_empty(struct cuda_state *s)
 {
-    return s->api.cuLaunchKernel(s->empty, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL, NULL);
+    return s->api.cuLaunchKernel(s->empty, 1, 1, 1, 1, 1, 1, 0, s->stream, NULL,
+                                 NULL);
 }
 
 static bool step_launch(void *context, double *out_ns)
@@ -319,8 +331,9 @@ static bool measure_launch_stream(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run};
 
-    return bench_measure(run, step_launch_stream, &st,
-                         "cuLaunchKernel(empty, 1, 1) back to back, one cuStreamSynchronize", 0);
+    return bench_measure(
+        run, step_launch_stream, &st,
+        "cuLaunchKernel(empty, 1, 1) back to back, one cuStreamSynchronize", 0);
 }
 
 static bool step_vadd(void *context, double *out_ns)
@@ -331,8 +344,10 @@ static bool step_vadd(void *context, double *out_ns)
     void *params[] = {&n, &s->va, &s->vb, &s->vc};
     uint64_t start = bench_now_ns();
 
-    TRY(s, st->run, s->api.cuLaunchKernel(s->vadd, BENCH_VADD_COUNT / BENCH_VADD_BLOCK, 1, 1,
-                                          BENCH_VADD_BLOCK, 1, 1, 0, s->stream, params, NULL));
+    TRY(s, st->run,
+        s->api.cuLaunchKernel(s->vadd, BENCH_VADD_COUNT / BENCH_VADD_BLOCK, 1,
+                              1, BENCH_VADD_BLOCK, 1, 1, 0, s->stream, params,
+                              NULL));
     TRY(s, st->run, s->api.cuStreamSynchronize(s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -359,7 +374,8 @@ static bool measure_vadd(void *state, struct bench_run *run)
     ok = s->api.cuMemcpyHtoDAsync_v2(s->va, host, bytes, s->stream) == 0 &&
          s->api.cuMemcpyHtoDAsync_v2(s->vb, host, bytes, s->stream) == 0 &&
          s->api.cuStreamSynchronize(s->stream) == 0 &&
-         bench_measure(run, step_vadd, &st, "vadd<<<65536, 256>>>, cuStreamSynchronize",
+         bench_measure(run, step_vadd, &st,
+                       "vadd<<<65536, 256>>>, cuStreamSynchronize",
                        3ull * bytes) &&
          s->api.cuMemcpyDtoHAsync_v2(host, s->vc, bytes, s->stream) == 0 &&
          s->api.cuStreamSynchronize(s->stream) == 0;
@@ -389,7 +405,8 @@ static bool step_h2d(void *context, double *out_ns)
     struct cuda_state *s = st->s;
     uint64_t start = bench_now_ns();
 
-    TRY(s, st->run, s->api.cuMemcpyHtoDAsync_v2(s->device_a, st->host, st->bytes, s->stream));
+    TRY(s, st->run,
+        s->api.cuMemcpyHtoDAsync_v2(s->device_a, st->host, st->bytes, s->stream));
     TRY(s, st->run, s->api.cuStreamSynchronize(s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -401,7 +418,8 @@ static bool step_d2h(void *context, double *out_ns)
     struct cuda_state *s = st->s;
     uint64_t start = bench_now_ns();
 
-    TRY(s, st->run, s->api.cuMemcpyDtoHAsync_v2(st->host, s->device_a, st->bytes, s->stream));
+    TRY(s, st->run,
+        s->api.cuMemcpyDtoHAsync_v2(st->host, s->device_a, st->bytes, s->stream));
     TRY(s, st->run, s->api.cuStreamSynchronize(s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -413,14 +431,17 @@ static bool step_d2d(void *context, double *out_ns)
     struct cuda_state *s = st->s;
     uint64_t start = bench_now_ns();
 
-    TRY(s, st->run, s->api.cuMemcpyDtoDAsync_v2(s->device_b, s->device_a, st->bytes, s->stream));
+    TRY(s, st->run,
+        s->api.cuMemcpyDtoDAsync_v2(s->device_b, s->device_a, st->bytes,
+                                    s->stream));
     TRY(s, st->run, s->api.cuStreamSynchronize(s->stream));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
 }
 
-static bool measure_copy(struct cuda_state *s, struct bench_run *run, bench_step_fn step,
-                         const char *detail_pageable, const char *detail_pinned)
+static bool measure_copy(struct cuda_state *s, struct bench_run *run,
+                         bench_step_fn step, const char *detail_pageable,
+                         const char *detail_pinned)
 {
     bool pinned = strcmp(run->point->variant, "pinned") == 0;
     struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
@@ -428,18 +449,21 @@ static bool measure_copy(struct cuda_state *s, struct bench_run *run, bench_step
     if (!copy_prepare(s, run))
         return false;
     st.host = pinned ? s->pinned : s->pageable;
-    return bench_measure(run, step, &st, pinned ? detail_pinned : detail_pageable, st.bytes);
+    return bench_measure(run, step, &st,
+                         pinned ? detail_pinned : detail_pageable, st.bytes);
 }
 
 static bool measure_copy_h2d(void *state, struct bench_run *run)
 {
-    return measure_copy(state, run, step_h2d, "cuMemcpyHtoDAsync (malloc memory), sync",
+    return measure_copy(state, run, step_h2d,
+                        "cuMemcpyHtoDAsync (malloc memory), sync",
                         "cuMemcpyHtoDAsync (cuMemAllocHost memory), sync");
 }
 
 static bool measure_copy_d2h(void *state, struct bench_run *run)
 {
-    return measure_copy(state, run, step_d2h, "cuMemcpyDtoHAsync (malloc memory), sync",
+    return measure_copy(state, run, step_d2h,
+                        "cuMemcpyDtoHAsync (malloc memory), sync",
                         "cuMemcpyDtoHAsync (cuMemAllocHost memory), sync");
 }
 
@@ -477,15 +501,16 @@ const struct bench_impl bench_impl_cuda_raw = {
     .open = cuda_open,
     .close = cuda_close,
     .discover = cuda_discover,
-    .measure = {
-        [BENCH_DISCOVERY] = measure_discovery,
-        [BENCH_DISPATCH] = measure_dispatch,
-        [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
-        [BENCH_LAUNCH_STREAM] = measure_launch_stream,
-        [BENCH_VADD] = measure_vadd,
-        [BENCH_COPY_H2D] = measure_copy_h2d,
-        [BENCH_COPY_D2H] = measure_copy_d2h,
-        [BENCH_COPY_D2D] = measure_copy_d2d,
-        [BENCH_ALLOC_FREE] = measure_alloc_free,
-    },
+    .measure =
+        {
+            [BENCH_DISCOVERY] = measure_discovery,
+            [BENCH_DISPATCH] = measure_dispatch,
+            [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
+            [BENCH_LAUNCH_STREAM] = measure_launch_stream,
+            [BENCH_VADD] = measure_vadd,
+            [BENCH_COPY_H2D] = measure_copy_h2d,
+            [BENCH_COPY_D2H] = measure_copy_d2h,
+            [BENCH_COPY_D2D] = measure_copy_d2d,
+            [BENCH_ALLOC_FREE] = measure_alloc_free,
+        },
 };

@@ -25,7 +25,9 @@
 extern char **environ;
 
 static const struct bench_impl *const child_impls[] = {
-    &bench_impl_accel, &bench_impl_opencl, &bench_impl_cuda_raw,
+    &bench_impl_accel,
+    &bench_impl_opencl,
+    &bench_impl_cuda_raw,
 };
 
 int bench_discovery_child(const char *impl, const char *arg, int report_fd)
@@ -33,8 +35,10 @@ int bench_discovery_child(const char *impl, const char *arg, int report_fd)
     bool ready = strcmp(impl, "none") == 0;
     uint64_t now;
 
-    for (size_t i = 0; !ready && i < sizeof(child_impls) / sizeof(child_impls[0]); i++)
-        if (strcmp(child_impls[i]->name, impl) == 0 && child_impls[i]->discover != NULL)
+    for (size_t i = 0;
+         !ready && i < sizeof(child_impls) / sizeof(child_impls[0]); i++)
+        if (strcmp(child_impls[i]->name, impl) == 0 &&
+            child_impls[i]->discover != NULL)
             ready = child_impls[i]->discover(arg);
     if (!ready)
         return 1;
@@ -90,23 +94,26 @@ static double spawn_child(struct bench_run *run, const char *impl, const char *a
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
         ;
     if (got != (ssize_t)sizeof(ready) || ready < start) {
-        bench_fail(run, "the %s discovery child failed (%s %d); run "
-                        "`accel-bench --child %s --report-fd 1` to see why", impl,
-                   WIFEXITED(wstatus) ? "exit status" : "signal",
-                   WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus), impl);
+        bench_fail(run,
+                   "the %s discovery child failed (%s %d); run "
+                   "`accel-bench --child %s --report-fd 1` to see why",
+                   impl, WIFEXITED(wstatus) ? "exit status" : "signal",
+                   WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus),
+                   impl);
         return -1;
     }
     return (double)(ready - start);
 }
 
-bool bench_discovery_measure(struct bench_run *run, const char *child, const char *arg,
-                             const char *detail)
+bool bench_discovery_measure(struct bench_run *run, const char *child,
+                             const char *arg, const char *detail)
 {
     return bench_discovery_measure_as(run, child, arg, NULL, detail);
 }
 
-bool bench_discovery_measure_as(struct bench_run *run, const char *child, const char *arg,
-                                const char *label, const char *detail)
+bool bench_discovery_measure_as(struct bench_run *run, const char *child,
+                                const char *arg, const char *label,
+                                const char *detail)
 {
     char gross_name[32], net_name[32];
     const struct bench_budget *budget = &run->budget;
@@ -123,7 +130,8 @@ bool bench_discovery_measure_as(struct bench_run *run, const char *child, const 
             goto done;
     start = bench_now_ns();
     while (gross.count < budget->max_runs &&
-           (gross.count < budget->min_runs || bench_now_ns() - start < budget->max_ns)) {
+           (gross.count < budget->min_runs ||
+            bench_now_ns() - start < budget->max_ns)) {
         double base = spawn_child(run, "none", NULL);
         double full = child != NULL ? spawn_child(run, child, arg) : base;
 
@@ -133,8 +141,10 @@ bool bench_discovery_measure_as(struct bench_run *run, const char *child, const 
         bench_samples_add(&gross, full);
         bench_samples_add(&net, full - base);
     }
-    snprintf(gross_name, sizeof(gross_name), "gross%s%s", label ? "-" : "", label ? label : "");
-    snprintf(net_name, sizeof(net_name), "net%s%s", label ? "-" : "", label ? label : "");
+    snprintf(gross_name, sizeof(gross_name), "gross%s%s", label ? "-" : "",
+             label ? label : "");
+    snprintf(net_name, sizeof(net_name), "net%s%s", label ? "-" : "",
+             label ? label : "");
     if (child == NULL)
         ok = bench_emit_time(run, gross_name, detail, &empty);
     else

@@ -37,8 +37,9 @@ static const char *const case_names[BENCH_CASE_COUNT] = {
 };
 
 /* Transfer sizes: every power of four from 4 KiB to 256 MiB; fewer in a quick run. */
-static const uint64_t copy_sizes[] = {4 * KIB, 16 * KIB, 64 * KIB, 256 * KIB, MIB,
-                                      4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB};
+static const uint64_t copy_sizes[] = {4 * KIB,   16 * KIB, 64 * KIB,
+                                      256 * KIB, MIB,      4 * MIB,
+                                      16 * MIB,  64 * MIB, 256 * MIB};
 static const uint64_t copy_sizes_quick[] = {4 * KIB, 64 * KIB, MIB, 16 * MIB};
 static const uint64_t alloc_sizes[] = {256, 4 * KIB, 64 * KIB, MIB, 16 * MIB};
 static const uint64_t alloc_sizes_quick[] = {256, 64 * KIB, 16 * MIB};
@@ -54,8 +55,8 @@ static const uint64_t alloc_sizes_quick[] = {256, 64 * KIB, 16 * MIB};
 
 /* The implementations, in the order each point is measured: accel first. */
 static const struct bench_impl *const impls[] = {
-    &bench_impl_accel, &bench_impl_plugin, &bench_impl_c, &bench_impl_opencl,
-    &bench_impl_cuda_raw,
+    &bench_impl_accel,  &bench_impl_plugin,   &bench_impl_c,
+    &bench_impl_opencl, &bench_impl_cuda_raw,
 };
 #define IMPL_COUNT COUNT(impls)
 
@@ -64,10 +65,12 @@ const char *bench_case_name(enum bench_case_id id)
     return (unsigned)id < BENCH_CASE_COUNT ? case_names[id] : "?";
 }
 
-bool bench_case_from_name(const char *name, size_t length, enum bench_case_id *out_id)
+bool bench_case_from_name(const char *name, size_t length,
+                          enum bench_case_id *out_id)
 {
     for (int id = 0; id < BENCH_CASE_COUNT; id++) {
-        if (strlen(case_names[id]) == length && strncmp(case_names[id], name, length) == 0) {
+        if (strlen(case_names[id]) == length &&
+            strncmp(case_names[id], name, length) == 0) {
             *out_id = (enum bench_case_id)id;
             return true;
         }
@@ -123,7 +126,8 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
 }
 
 /* The points of a case, written to `out` (room for 32); their count. */
-static size_t case_points(enum bench_case_id id, bool quick, struct bench_point *out)
+static size_t case_points(enum bench_case_id id, bool quick,
+                          struct bench_point *out)
 {
     static const char *const memories[] = {"pageable", "pinned"};
     static const char *const crowds[] = {"scanned", "over_cap"};
@@ -157,7 +161,8 @@ static size_t case_points(enum bench_case_id id, bool quick, struct bench_point 
     default:
         if (bench_is_workload(id)) {
             variants = bench_workload_variants(id);
-            for (variant_count = 0; variants[variant_count] != NULL; variant_count++)
+            for (variant_count = 0; variants[variant_count] != NULL;
+                 variant_count++)
                 ;
         }
         break;
@@ -176,14 +181,14 @@ static size_t case_points(enum bench_case_id id, bool quick, struct bench_point 
 struct series {
     struct bench_result result; /* all but the summary */
     struct bench_samples values;
-    size_t slot;                /* the implementation's place in the walk */
+    size_t slot; /* the implementation's place in the walk */
 };
 
 struct bench_collector {
     struct series *series;
     size_t count;
     size_t capacity;
-    size_t slot;                /* the implementation measuring now */
+    size_t slot; /* the implementation measuring now */
 };
 
 static struct series *series_for(struct bench_run *run, const char *variant,
@@ -193,8 +198,10 @@ static struct series *series_for(struct bench_run *run, const char *variant,
     struct bench_result key;
 
     memset(&key, 0, sizeof(key));
-    snprintf(key.case_name, sizeof(key.case_name), "%s", bench_case_name(run->point->case_id));
-    snprintf(key.variant, sizeof(key.variant), "%s", variant ? variant : run->point->variant);
+    snprintf(key.case_name, sizeof(key.case_name), "%s",
+             bench_case_name(run->point->case_id));
+    snprintf(key.variant, sizeof(key.variant), "%s",
+             variant ? variant : run->point->variant);
     key.bytes = run->point->bytes;
     snprintf(key.impl, sizeof(key.impl), "%s", run->impl);
     snprintf(key.detail, sizeof(key.detail), "%s", detail);
@@ -215,12 +222,13 @@ static struct series *series_for(struct bench_run *run, const char *variant,
     return &c->series[c->count++];
 }
 
-bool bench_emit_time(struct bench_run *run, const char *variant, const char *detail,
-                     const struct bench_samples *ns)
+bool bench_emit_time(struct bench_run *run, const char *variant,
+                     const char *detail, const struct bench_samples *ns)
 {
     struct series *series = series_for(run, variant, detail, BENCH_UNIT_NS);
 
-    return series != NULL && bench_samples_extend(&series->values, ns->values, ns->count);
+    return series != NULL &&
+           bench_samples_extend(&series->values, ns->values, ns->count);
 }
 
 bool bench_emit_bandwidth(struct bench_run *run, const char *detail,
@@ -337,14 +345,16 @@ static bool impl_wanted(const char *list, const char *name)
     return false;
 }
 
-bool bench_impl_names_valid(const char *list, const char **out_bad, size_t *out_length)
+bool bench_impl_names_valid(const char *list, const char **out_bad,
+                            size_t *out_length)
 {
     for (const char *p = list; *p != '\0';) {
         size_t item = strcspn(p, ",");
         bool known = false;
 
         for (size_t i = 0; i < IMPL_COUNT; i++)
-            known |= strlen(impls[i]->name) == item && strncmp(impls[i]->name, p, item) == 0;
+            known |= strlen(impls[i]->name) == item &&
+                     strncmp(impls[i]->name, p, item) == 0;
         if (!known) {
             *out_bad = p;
             *out_length = item;
@@ -378,18 +388,20 @@ static void progress(struct walk *w, const struct bench_run *run)
     const struct bench_point *point = run->point;
     char size[32] = "";
 
-    if (!progress_wanted(w) || (!w->env->progress_tty && w->last_case_shown == w->case_index))
+    if (!progress_wanted(w) ||
+        (!w->env->progress_tty && w->last_case_shown == w->case_index))
         return;
     w->last_case_shown = w->case_index;
     if (!w->env->progress_tty) {
-        fprintf(stderr, "accel-bench: [%d/%d] %s\n", w->case_index, w->case_total,
-                bench_case_name(point->case_id));
+        fprintf(stderr, "accel-bench: [%d/%d] %s\n", w->case_index,
+                w->case_total, bench_case_name(point->case_id));
         return;
     }
     if (point->bytes != 0)
         bench_format_bytes(point->bytes, size, sizeof(size));
     fprintf(stderr, "\r\033[Kaccel-bench: [%d/%d] %s %s %s %s", w->case_index,
-            w->case_total, bench_case_name(point->case_id), point->variant, size, run->impl);
+            w->case_total, bench_case_name(point->case_id), point->variant,
+            size, run->impl);
 }
 
 /* Open an implementation the first time it is needed; false when it cannot run. */
@@ -434,9 +446,11 @@ static bool measure_point(struct walk *w, const struct bench_point *point)
             struct impl_slot *slot = &w->slots[i];
             bench_measure_fn measure = slot->impl->measure[point->case_id];
             struct bench_run run = {
-                .env = env, .point = point, .impl = slot->impl->name,
-                .budget = round_budget(budget_for(point->case_id, env->options->quick),
-                                       round),
+                .env = env,
+                .point = point,
+                .impl = slot->impl->name,
+                .budget = round_budget(
+                    budget_for(point->case_id, env->options->quick), round),
                 .collector = &w->collector};
 
             if (measure == NULL || failed[i] ||

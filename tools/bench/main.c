@@ -25,52 +25,77 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 /* What each case measures, for --list and --help. */
 static const char *const case_summaries[BENCH_CASE_COUNT] = {
-    [BENCH_DISCOVERY] = "a fresh process's start to a device and a stream ready for work",
-    [BENCH_DISCOVERY_MANY] = "accel_host_create over a directory of 4,096 candidate files "
-                             "(scanned) and of 50,000 (over the cap, refused); "
-                             "1,024 and 5,000 with --quick",
-    [BENCH_DISPATCH] = "the host's cost of one no-op plugin call (an event query)",
-    [BENCH_LAUNCH_EMPTY] = "an empty kernel of one block launched and waited for",
-    [BENCH_LAUNCH_STREAM] = "empty launches back to back on one stream, per launch",
+    [BENCH_DISCOVERY] =
+        "a fresh process's start to a device and a stream ready for work",
+    [BENCH_DISCOVERY_MANY] =
+        "accel_host_create over a directory of 4,096 candidate files "
+        "(scanned) and of 50,000 (over the cap, refused); "
+        "1,024 and 5,000 with --quick",
+    [BENCH_DISPATCH] =
+        "the host's cost of one no-op plugin call (an event query)",
+    [BENCH_LAUNCH_EMPTY] =
+        "an empty kernel of one block launched and waited for",
+    [BENCH_LAUNCH_STREAM] =
+        "empty launches back to back on one stream, per launch",
     [BENCH_VADD] = "c = a + b over 16M floats, GB/s counting three arrays",
-    [BENCH_COPY_H2D] = "host to device, from pageable and from pinned memory, 4 KiB-256 MiB",
-    [BENCH_COPY_D2H] = "device to host, to pageable and to pinned memory, 4 KiB-256 MiB",
+    [BENCH_COPY_H2D] =
+        "host to device, from pageable and from pinned memory, 4 KiB-256 MiB",
+    [BENCH_COPY_D2H] =
+        "device to host, to pageable and to pinned memory, 4 KiB-256 MiB",
     [BENCH_COPY_D2D] = "device to device, 4 KiB-256 MiB",
-    [BENCH_FILL] = "accel_fill of a 4-byte pattern against memset, 4 KiB-256 MiB",
-    [BENCH_ALLOC_FREE] = "one allocation and one free of the pool, per pair, over sizes",
-    [BENCH_MATVEC] = "y = A x, 4096 x 4096 floats, a thread per row (32x8, 256x1 blocks)",
-    [BENCH_STENCIL_2D] = "a 5-point Jacobi step over 4096 x 4096 floats (and tiled, shared)",
+    [BENCH_FILL] =
+        "accel_fill of a 4-byte pattern against memset, 4 KiB-256 MiB",
+    [BENCH_ALLOC_FREE] =
+        "one allocation and one free of the pool, per pair, over sizes",
+    [BENCH_MATVEC] =
+        "y = A x, 4096 x 4096 floats, a thread per row (32x8, 256x1 blocks)",
+    [BENCH_STENCIL_2D] =
+        "a 5-point Jacobi step over 4096 x 4096 floats (and tiled, shared)",
     [BENCH_CONV3D] = "a 3x3x3 convolution of 256^3 floats",
     [BENCH_HISTOGRAM] = "256 bins of 16M words, global atomics",
-    [BENCH_GEMM_TILED] = "C = A B, 512 x 512 floats, shared 16x16 tiles and barriers (and naive)",
-    [BENCH_REDUCE_SHARED] = "the sum of each 256 of 4M floats, a tree in shared memory",
-    [BENCH_SCAN_BLOCK] = "the prefix sums of each 256 of 4M floats, Hillis-Steele in shared memory",
-    [BENCH_COMPILE] = "the example kernels from source: cold (a new source) and warm (cached)",
+    [BENCH_GEMM_TILED] = "C = A B, 512 x 512 floats, shared 16x16 tiles and "
+                         "barriers (and naive)",
+    [BENCH_REDUCE_SHARED] =
+        "the sum of each 256 of 4M floats, a tree in shared memory",
+    [BENCH_SCAN_BLOCK] = "the prefix sums of each 256 of 4M floats, "
+                         "Hillis-Steele in shared memory",
+    [BENCH_COMPILE] = "the example kernels from source: cold (a new source) "
+                      "and warm (cached)",
 };
 
 static void usage(FILE *out)
 {
-    fputs("Usage: accel-bench [--quick] [--case NAME[,NAME...]] [--impl NAME[,NAME...]]\n"
+    fputs("Usage: accel-bench [--quick] [--case NAME[,NAME...]] [--impl "
+          "NAME[,NAME...]]\n"
           "                   [--json] [--svg FILE] [--bundle FILE] [--list]\n"
           "\n"
-          "Measure accel on the device ACCEL_BACKEND (or automatic selection) picks, with\n"
-          "baselines measured in the same run: plain C (c), the plugin's entry called\n"
-          "directly (plugin), OpenCL (opencl) and raw CUDA Driver API calls (cuda-raw).\n"
+          "Measure accel on the device ACCEL_BACKEND (or automatic selection) "
+          "picks, with\n"
+          "baselines measured in the same run: plain C (c), the plugin's entry "
+          "called\n"
+          "directly (plugin), OpenCL (opencl) and raw CUDA Driver API calls "
+          "(cuda-raw).\n"
           "\n"
-          "  --quick        a run of a few seconds: fewer sizes, shorter budgets\n"
+          "  --quick        a run of a few seconds: fewer sizes, shorter "
+          "budgets\n"
           "  --case LIST    only these cases (--list names them)\n"
-          "  --impl LIST    only these implementations: accel,plugin,c,opencl,cuda-raw\n"
+          "  --impl LIST    only these implementations: "
+          "accel,plugin,c,opencl,cuda-raw\n"
           "  --json         print one JSON document instead of the table\n"
-          "  --svg FILE     also write a plot of copy bandwidth against transfer size\n"
+          "  --svg FILE     also write a plot of copy bandwidth against "
+          "transfer size\n"
           "                 and of the workload cases\n"
-          "  --bundle FILE  the example kernels (default: found beside the tool)\n"
-          "  --list         list the cases and exit\n", out);
+          "  --bundle FILE  the example kernels (default: found beside the "
+          "tool)\n"
+          "  --list         list the cases and exit\n",
+          out);
 }
 
 static void list_cases(void)
 {
     for (int id = 0; id < BENCH_CASE_COUNT; id++)
-        printf("%-14s %s\n", bench_case_name((enum bench_case_id)id), case_summaries[id]);
+        printf("%-14s %s\n", bench_case_name((enum bench_case_id)id),
+               case_summaries[id]);
 }
 
 /* --case LIST into options->cases; false (with a message) for an unknown name. */
@@ -82,7 +107,8 @@ static bool parse_cases(const char *list, struct bench_options *options)
         enum bench_case_id id;
 
         if (!bench_case_from_name(p, length, &id)) {
-            fprintf(stderr, "accel-bench: no case named \"%.*s\" (--list names them)\n",
+            fprintf(stderr,
+                    "accel-bench: no case named \"%.*s\" (--list names them)\n",
                     (int)length, p);
             return false;
         }
@@ -97,10 +123,14 @@ static bool parse_cases(const char *list, struct bench_options *options)
 static int parse_options(int argc, char **argv, struct bench_options *options)
 {
     static const struct option long_options[] = {
-        {"quick", no_argument, NULL, 'q'},   {"case", required_argument, NULL, 'c'},
-        {"impl", required_argument, NULL, 'i'}, {"json", no_argument, NULL, 'j'},
-        {"svg", required_argument, NULL, 's'}, {"bundle", required_argument, NULL, 'b'},
-        {"list", no_argument, NULL, 'l'},    {"help", no_argument, NULL, 'h'},
+        {"quick", no_argument, NULL, 'q'},
+        {"case", required_argument, NULL, 'c'},
+        {"impl", required_argument, NULL, 'i'},
+        {"json", no_argument, NULL, 'j'},
+        {"svg", required_argument, NULL, 's'},
+        {"bundle", required_argument, NULL, 'b'},
+        {"list", no_argument, NULL, 'l'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *bad;
@@ -111,18 +141,34 @@ static int parse_options(int argc, char **argv, struct bench_options *options)
         options->cases[id] = true;
     while ((c = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
         switch (c) {
-        case 'q': options->quick = true; break;
-        case 'j': options->json = true; break;
-        case 's': options->svg_path = optarg; break;
-        case 'b': options->bundle_path = optarg; break;
-        case 'i': options->impls = optarg; break;
+        case 'q':
+            options->quick = true;
+            break;
+        case 'j':
+            options->json = true;
+            break;
+        case 's':
+            options->svg_path = optarg;
+            break;
+        case 'b':
+            options->bundle_path = optarg;
+            break;
+        case 'i':
+            options->impls = optarg;
+            break;
         case 'c':
             if (!parse_cases(optarg, options))
                 return EXIT_USAGE;
             break;
-        case 'l': list_cases(); return -1;
-        case 'h': usage(stdout); return -1;
-        default: usage(stderr); return EXIT_USAGE;
+        case 'l':
+            list_cases();
+            return -1;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
         }
     }
     if (optind != argc) {
@@ -131,8 +177,8 @@ static int parse_options(int argc, char **argv, struct bench_options *options)
     }
     if (options->impls != NULL &&
         !bench_impl_names_valid(options->impls, &bad, &bad_length)) {
-        fprintf(stderr, "accel-bench: no implementation named \"%.*s\"\n", (int)bad_length,
-                bad);
+        fprintf(stderr, "accel-bench: no implementation named \"%.*s\"\n",
+                (int)bad_length, bad);
         return EXIT_USAGE;
     }
     return 0;
@@ -145,7 +191,8 @@ static int child_main(int argc, char **argv)
 
     if (argc != 5 && argc != 7)
         return EXIT_USAGE;
-    if (strcmp(argv[3], "--report-fd") != 0 || (argc == 7 && strcmp(argv[5], "--child-arg") != 0))
+    if (strcmp(argv[3], "--report-fd") != 0 ||
+        (argc == 7 && strcmp(argv[5], "--child-arg") != 0))
         return EXIT_USAGE;
     if (argc == 7)
         arg = argv[6];
@@ -208,10 +255,11 @@ static bool open_device(struct bench_env *env)
     size_t count;
 
     if ((status = accel_host_create(NULL, &env->host)) != ACCEL_OK ||
-        (status = accel_device_open_selected(env->host, &env->device)) != ACCEL_OK ||
+        (status = accel_device_open_selected(env->host, &env->device)) !=
+            ACCEL_OK ||
         (status = accel_device_info_get(env->device, &env->info)) != ACCEL_OK) {
-        fprintf(stderr, "accel-bench: no device: %s: %s\n", accel_status_name(status),
-                accel_last_error());
+        fprintf(stderr, "accel-bench: no device: %s: %s\n",
+                accel_status_name(status), accel_last_error());
         return false;
     }
     accel_host_plugins(env->host, &plugins, &count);
@@ -219,7 +267,8 @@ static bool open_device(struct bench_env *env)
         if (plugins[i].state == ACCEL_PLUGIN_LOADED &&
             strcmp(plugins[i].name, env->info.plugin) == 0)
             env->plugin_path = plugins[i].path;
-    env->device_is_cpu = (env->info.props.caps & ACCEL_DEVICE_CAP_HOST_VISIBLE) != 0;
+    env->device_is_cpu = (env->info.props.caps &
+                          ACCEL_DEVICE_CAP_HOST_VISIBLE) != 0;
     return true;
 }
 
@@ -272,7 +321,8 @@ int main(int argc, char **argv)
     env.self_path = self;
     if (options.bundle_path == NULL)
         found_bundle = find_bundle(self);
-    env.bundle_path = options.bundle_path != NULL ? options.bundle_path : found_bundle;
+    env.bundle_path = options.bundle_path != NULL ? options.bundle_path
+                                                  : found_bundle;
     env.cpus = cpu_count();
     env.max_copy_bytes = bench_max_copy_bytes(options.quick);
     env.stream_launches = options.quick ? 256 : 1000;
@@ -280,7 +330,9 @@ int main(int argc, char **argv)
     status = EXIT_USAGE;
     if (self == NULL || !open_device(&env)) {
         if (self == NULL)
-            fputs("accel-bench: cannot find its own executable (/proc/self/exe)\n", stderr);
+            fputs("accel-bench: cannot find its own executable "
+                  "(/proc/self/exe)\n",
+                  stderr);
         goto done;
     }
     describe_machine(&env);

@@ -21,7 +21,8 @@ static const char program_source[] =
     "{\n"
     "}\n"
     "__kernel void vadd(uint n, __global const float *restrict a,\n"
-    "                   __global const float *restrict b, __global float *restrict c)\n"
+    "                   __global const float *restrict b, __global float "
+    "*restrict c)\n"
     "{\n"
     "    size_t i = get_global_id(0);\n"
     "    if (i < n)\n"
@@ -35,14 +36,14 @@ struct cl_state {
     cl_command_queue queue;
     cl_program program;
     cl_kernel empty, vadd;
-    cl_event marker;         /* completed: what dispatch queries */
-    char name[160];          /* "PoCL: pthread-AMD EPYC" */
+    cl_event marker; /* completed: what dispatch queries */
+    char name[160];  /* "PoCL: pthread-AMD EPYC" */
     /* The copy cases' buffers, max_copy_bytes each, made when first needed. */
     cl_mem device_a, device_b;
-    cl_mem pinned_mem;       /* CL_MEM_ALLOC_HOST_PTR, mapped at `pinned` */
+    cl_mem pinned_mem; /* CL_MEM_ALLOC_HOST_PTR, mapped at `pinned` */
     void *pinned;
     void *pageable;
-    cl_mem va, vb, vc;       /* vadd's vectors, made when first needed */
+    cl_mem va, vb, vc; /* vadd's vectors, made when first needed */
     struct bench_cl_workloads *workloads; /* the workload cases' */
 };
 
@@ -56,17 +57,28 @@ struct step {
 static const char *cl_error_name(cl_int error)
 {
     switch (error) {
-    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
-    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
-    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
-    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
-    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
-    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
-    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL driver installed)";
-    default: return "an OpenCL error (see CL/cl.h)";
+    case CL_DEVICE_NOT_FOUND:
+        return "CL_DEVICE_NOT_FOUND";
+    case CL_OUT_OF_RESOURCES:
+        return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY:
+        return "CL_OUT_OF_HOST_MEMORY";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+        return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_BUILD_PROGRAM_FAILURE:
+        return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE:
+        return "CL_INVALID_VALUE";
+    case CL_INVALID_BUFFER_SIZE:
+        return "CL_INVALID_BUFFER_SIZE";
+    case CL_INVALID_KERNEL_ARGS:
+        return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_GROUP_SIZE:
+        return "CL_INVALID_WORK_GROUP_SIZE";
+    case -1001:
+        return "CL_PLATFORM_NOT_FOUND_KHR (no OpenCL driver installed)";
+    default:
+        return "an OpenCL error (see CL/cl.h)";
     }
 }
 
@@ -100,8 +112,8 @@ static cl_int pick_device(bool want_cpu, cl_device_id *out_device)
     return CL_DEVICE_NOT_FOUND;
 }
 
-static cl_int make_queue(bool want_cpu, cl_device_id *out_device, cl_context *out_context,
-                         cl_command_queue *out_queue)
+static cl_int make_queue(bool want_cpu, cl_device_id *out_device,
+                         cl_context *out_context, cl_command_queue *out_queue)
 {
     cl_int error = pick_device(want_cpu, out_device);
 
@@ -120,8 +132,8 @@ static bool opencl_discover(const char *arg)
     cl_context context;
     cl_command_queue queue;
 
-    return make_queue(arg != NULL && strcmp(arg, "cpu") == 0, &device, &context, &queue) ==
-           CL_SUCCESS;
+    return make_queue(arg != NULL && strcmp(arg, "cpu") == 0, &device, &context,
+                      &queue) == CL_SUCCESS;
 }
 
 static void release_mem(cl_mem *mem)
@@ -140,7 +152,8 @@ static void opencl_close(void *state)
     if (s->queue != NULL)
         clFinish(s->queue);
     if (s->pinned != NULL)
-        clEnqueueUnmapMemObject(s->queue, s->pinned_mem, s->pinned, 0, NULL, NULL);
+        clEnqueueUnmapMemObject(s->queue, s->pinned_mem, s->pinned, 0, NULL,
+                                NULL);
     if (s->queue != NULL)
         clFinish(s->queue);
     release_mem(&s->pinned_mem);
@@ -183,8 +196,8 @@ static bool build_program(struct cl_state *s, struct bench_env *env)
     if (error == CL_SUCCESS)
         return true;
     if (s->program != NULL)
-        clGetProgramBuildInfo(s->program, s->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1,
-                              log, NULL);
+        clGetProgramBuildInfo(s->program, s->device, CL_PROGRAM_BUILD_LOG,
+                              sizeof(log) - 1, log, NULL);
     bench_report_note(env->report, "opencl: building the kernels: %s (%d) %s",
                       cl_error_name(error), error, log);
     return false;
@@ -204,13 +217,15 @@ static bool opencl_open(struct bench_env *env, void **out_state)
     error = make_queue(env->device_is_cpu, &s->device, &s->context, &s->queue);
     if (error != CL_SUCCESS) {
         bench_report_note(env->report, "opencl: no %s device: %s (%d)",
-                          env->device_is_cpu ? "CPU" : "GPU", cl_error_name(error), error);
+                          env->device_is_cpu ? "CPU" : "GPU",
+                          cl_error_name(error), error);
         return false;
     }
     clGetDeviceInfo(s->device, CL_DEVICE_NAME, sizeof(device) - 1, device, NULL);
-    clGetDeviceInfo(s->device, CL_DEVICE_PLATFORM, sizeof(platform), &platform, NULL);
-    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof(platform_name) - 1, platform_name,
-                      NULL);
+    clGetDeviceInfo(s->device, CL_DEVICE_PLATFORM, sizeof(platform), &platform,
+                    NULL);
+    clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof(platform_name) - 1,
+                      platform_name, NULL);
     snprintf(s->name, sizeof(s->name), "%s: %s", platform_name, device);
     bench_report_note(env->report, "opencl: %s", s->name);
     return build_program(s, env);
@@ -219,9 +234,10 @@ static bool opencl_open(struct bench_env *env, void **out_state)
 static bool measure_discovery(void *state, struct bench_run *run)
 {
     (void)state;
-    return bench_discovery_measure(run, "opencl", run->env->device_is_cpu ? "cpu" : "gpu",
-                                   "clGetPlatformIDs, clGetDeviceIDs, clCreateContext, "
-                                   "clCreateCommandQueue");
+    return bench_discovery_measure(
+        run, "opencl", run->env->device_is_cpu ? "cpu" : "gpu",
+        "clGetPlatformIDs, clGetDeviceIDs, clCreateContext, "
+        "clCreateCommandQueue");
 }
 
 /* ---- dispatch ---- */
@@ -233,12 +249,14 @@ static bool step_query(void *context, double *out_ns)
     cl_int status = CL_COMPLETE, sum = 0;
 
     for (int i = 0; i < DISPATCH_BATCH; i++) {
-        TRY(st->run, clGetEventInfo(st->s->marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
-                                    sizeof(status), &status, NULL));
+        TRY(st->run,
+            clGetEventInfo(st->s->marker, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                           sizeof(status), &status, NULL));
         sum |= status;
     }
     *out_ns = (double)(bench_now_ns() - start) / DISPATCH_BATCH;
-    return sum == CL_COMPLETE || bench_fail(st->run, "the marker is not complete");
+    return sum == CL_COMPLETE ||
+           bench_fail(st->run, "the marker is not complete");
 }
 
 static bool measure_dispatch(void *state, struct bench_run *run)
@@ -250,8 +268,9 @@ static bool measure_dispatch(void *state, struct bench_run *run)
         TRY(run, clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &s->marker));
         TRY(run, clFinish(s->queue));
     }
-    return bench_measure(run, step_query, &st,
-                         "clGetEventInfo(EXECUTION_STATUS) of a completed event", 0);
+    return bench_measure(
+        run, step_query, &st,
+        "clGetEventInfo(EXECUTION_STATUS) of a completed event", 0);
 }
 
 /* ---- launches ---- */
@@ -260,7 +279,8 @@ static cl_int enqueue_empty(struct cl_state *s)
 {
     size_t one = 1;
 
-    return clEnqueueNDRangeKernel(s->queue, s->empty, 1, NULL, &one, &one, 0, NULL, NULL);
+    return clEnqueueNDRangeKernel(s->queue, s->empty, 1, NULL, &one, &one, 0,
+                                  NULL, NULL);
 }
 
 static bool step_launch(void *context, double *out_ns)
@@ -287,8 +307,8 @@ static bool step_launch_stream(void *context, double *out_ns)
     return true;
 }
 
-static bool measure_launch(struct bench_run *run, struct step *st, bench_step_fn step,
-                           const char *detail)
+static bool measure_launch(struct bench_run *run, struct step *st,
+                           bench_step_fn step, const char *detail)
 {
     return bench_measure(run, step, st, detail, 0);
 }
@@ -297,8 +317,9 @@ static bool measure_launch_empty(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run};
 
-    return measure_launch(run, &st, step_launch, "clEnqueueNDRangeKernel(empty, 1, 1), "
-                                                 "clFinish");
+    return measure_launch(run, &st, step_launch,
+                          "clEnqueueNDRangeKernel(empty, 1, 1), "
+                          "clFinish");
 }
 
 static bool measure_launch_stream(void *state, struct bench_run *run)
@@ -306,7 +327,8 @@ static bool measure_launch_stream(void *state, struct bench_run *run)
     struct step st = {.s = state, .run = run};
     char detail[96];
 
-    snprintf(detail, sizeof(detail), "%u x clEnqueueNDRangeKernel(empty, 1, 1), one clFinish",
+    snprintf(detail, sizeof(detail),
+             "%u x clEnqueueNDRangeKernel(empty, 1, 1), one clFinish",
              run->env->stream_launches);
     return measure_launch(run, &st, step_launch_stream, detail);
 }
@@ -326,7 +348,8 @@ static bool vadd_prepare(struct cl_state *s, struct bench_run *run)
     if (error == CL_SUCCESS)
         s->vb = clCreateBuffer(s->context, CL_MEM_READ_ONLY, bytes, NULL, &error);
     if (error == CL_SUCCESS)
-        s->vc = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY, bytes, NULL, &error);
+        s->vc = clCreateBuffer(s->context, CL_MEM_WRITE_ONLY, bytes, NULL,
+                               &error);
     if (error != CL_SUCCESS)
         return cl_failed(run, "clCreateBuffer", error);
     host = malloc(bytes);
@@ -334,9 +357,11 @@ static bool vadd_prepare(struct cl_state *s, struct bench_run *run)
         return bench_fail(run, "out of host memory");
     for (uint32_t i = 0; i < BENCH_VADD_COUNT; i++)
         host[i] = (float)(i % 1024);
-    error = clEnqueueWriteBuffer(s->queue, s->va, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+    error = clEnqueueWriteBuffer(s->queue, s->va, CL_TRUE, 0, bytes, host, 0,
+                                 NULL, NULL);
     if (error == CL_SUCCESS)
-        error = clEnqueueWriteBuffer(s->queue, s->vb, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+        error = clEnqueueWriteBuffer(s->queue, s->vb, CL_TRUE, 0, bytes, host,
+                                     0, NULL, NULL);
     free(host);
     if (error != CL_SUCCESS)
         return cl_failed(run, "clEnqueueWriteBuffer", error);
@@ -354,8 +379,8 @@ static bool step_vadd(void *context, double *out_ns)
     size_t global = (BENCH_VADD_COUNT + local - 1) / local * local;
     uint64_t start = bench_now_ns();
 
-    TRY(st->run, clEnqueueNDRangeKernel(st->s->queue, st->s->vadd, 1, NULL, &global, &local,
-                                        0, NULL, NULL));
+    TRY(st->run, clEnqueueNDRangeKernel(st->s->queue, st->s->vadd, 1, NULL,
+                                        &global, &local, 0, NULL, NULL));
     TRY(st->run, clFinish(st->s->queue));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -364,9 +389,9 @@ static bool step_vadd(void *context, double *out_ns)
 static bool vadd_check(struct cl_state *s, struct bench_run *run)
 {
     float *c = malloc(BENCH_VADD_COUNT * sizeof(float));
-    bool ok = c != NULL &&
-              clEnqueueReadBuffer(s->queue, s->vc, CL_TRUE, 0, BENCH_VADD_COUNT * sizeof(float),
-                                  c, 0, NULL, NULL) == CL_SUCCESS;
+    bool ok = c != NULL && clEnqueueReadBuffer(s->queue, s->vc, CL_TRUE, 0,
+                                               BENCH_VADD_COUNT * sizeof(float),
+                                               c, 0, NULL, NULL) == CL_SUCCESS;
 
     for (uint32_t i = 0; ok && i < BENCH_VADD_COUNT; i++)
         ok = c[i] == 2.0f * (float)(i % 1024);
@@ -383,10 +408,13 @@ static bool measure_vadd(void *state, struct bench_run *run)
 
     if (!vadd_prepare(state, run))
         return false;
-    snprintf(detail, sizeof(detail), "vadd over %u work-items in groups of %u, clFinish",
+    snprintf(detail, sizeof(detail),
+             "vadd over %u work-items in groups of %u, clFinish",
              BENCH_VADD_COUNT, BENCH_VADD_BLOCK);
-    ok = bench_sample(&run->budget, step_vadd, &st, &ns) && vadd_check(state, run) &&
-         bench_emit_bandwidth(run, detail, &ns, 3ull * BENCH_VADD_COUNT * sizeof(float));
+    ok = bench_sample(&run->budget, step_vadd, &st, &ns) &&
+         vadd_check(state, run) &&
+         bench_emit_bandwidth(run, detail, &ns,
+                              3ull * BENCH_VADD_COUNT * sizeof(float));
     bench_samples_deinit(&ns);
     return ok;
 }
@@ -400,11 +428,14 @@ static bool copy_prepare(struct cl_state *s, struct bench_run *run)
 
     if (s->pinned != NULL)
         return true;
-    s->device_a = clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes, NULL, &error);
+    s->device_a = clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes, NULL,
+                                 &error);
     if (error == CL_SUCCESS)
-        s->device_b = clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes, NULL, &error);
+        s->device_b = clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes, NULL,
+                                     &error);
     if (error == CL_SUCCESS)
-        s->pinned_mem = clCreateBuffer(s->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+        s->pinned_mem = clCreateBuffer(s->context,
+                                       CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
                                        bytes, NULL, &error);
     if (error != CL_SUCCESS)
         return cl_failed(run, "clCreateBuffer", error);
@@ -412,15 +443,16 @@ static bool copy_prepare(struct cl_state *s, struct bench_run *run)
     if (s->pageable == NULL)
         return bench_fail(run, "out of host memory");
     s->pinned = clEnqueueMapBuffer(s->queue, s->pinned_mem, CL_TRUE,
-                                   CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &error);
+                                   CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
+                                   NULL, NULL, &error);
     if (error != CL_SUCCESS)
         return cl_failed(run, "clEnqueueMapBuffer", error);
     memset(s->pinned, 0, bytes);
     /* Touch the device buffers: the first touch is not what is measured. */
-    TRY(run, clEnqueueWriteBuffer(s->queue, s->device_a, CL_TRUE, 0, bytes, s->pageable, 0,
-                                  NULL, NULL));
-    TRY(run, clEnqueueWriteBuffer(s->queue, s->device_b, CL_TRUE, 0, bytes, s->pageable, 0,
-                                  NULL, NULL));
+    TRY(run, clEnqueueWriteBuffer(s->queue, s->device_a, CL_TRUE, 0, bytes,
+                                  s->pageable, 0, NULL, NULL));
+    TRY(run, clEnqueueWriteBuffer(s->queue, s->device_b, CL_TRUE, 0, bytes,
+                                  s->pageable, 0, NULL, NULL));
     return true;
 }
 
@@ -429,8 +461,8 @@ static bool step_h2d(void *context, double *out_ns)
     struct step *st = context;
     uint64_t start = bench_now_ns();
 
-    TRY(st->run, clEnqueueWriteBuffer(st->s->queue, st->s->device_a, CL_TRUE, 0, st->bytes,
-                                      st->host, 0, NULL, NULL));
+    TRY(st->run, clEnqueueWriteBuffer(st->s->queue, st->s->device_a, CL_TRUE, 0,
+                                      st->bytes, st->host, 0, NULL, NULL));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
 }
@@ -440,8 +472,8 @@ static bool step_d2h(void *context, double *out_ns)
     struct step *st = context;
     uint64_t start = bench_now_ns();
 
-    TRY(st->run, clEnqueueReadBuffer(st->s->queue, st->s->device_a, CL_TRUE, 0, st->bytes,
-                                     st->host, 0, NULL, NULL));
+    TRY(st->run, clEnqueueReadBuffer(st->s->queue, st->s->device_a, CL_TRUE, 0,
+                                     st->bytes, st->host, 0, NULL, NULL));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
 }
@@ -451,15 +483,16 @@ static bool step_d2d(void *context, double *out_ns)
     struct step *st = context;
     uint64_t start = bench_now_ns();
 
-    TRY(st->run, clEnqueueCopyBuffer(st->s->queue, st->s->device_a, st->s->device_b, 0, 0,
-                                     st->bytes, 0, NULL, NULL));
+    TRY(st->run,
+        clEnqueueCopyBuffer(st->s->queue, st->s->device_a, st->s->device_b, 0,
+                            0, st->bytes, 0, NULL, NULL));
     TRY(st->run, clFinish(st->s->queue));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
 }
 
-static bool measure_copy(struct cl_state *s, struct bench_run *run, bench_step_fn step,
-                         const char *call)
+static bool measure_copy(struct cl_state *s, struct bench_run *run,
+                         bench_step_fn step, const char *call)
 {
     bool pinned = strcmp(run->point->variant, "pinned") == 0;
     struct step st = {.s = s, .run = run, .bytes = run->point->bytes};
@@ -499,7 +532,8 @@ static bool step_alloc_free(void *context, double *out_ns)
 
     for (int i = 0; i < ALLOC_BATCH; i++) {
         cl_int error;
-        cl_mem mem = clCreateBuffer(st->s->context, CL_MEM_READ_WRITE, st->bytes, NULL, &error);
+        cl_mem mem = clCreateBuffer(st->s->context, CL_MEM_READ_WRITE,
+                                    st->bytes, NULL, &error);
 
         if (error != CL_SUCCESS)
             return cl_failed(st->run, "clCreateBuffer", error);
@@ -513,7 +547,8 @@ static bool measure_alloc_free(void *state, struct bench_run *run)
 {
     struct step st = {.s = state, .run = run, .bytes = run->point->bytes};
 
-    return bench_measure(run, step_alloc_free, &st, "clCreateBuffer, clReleaseMemObject", 0);
+    return bench_measure(run, step_alloc_free, &st,
+                         "clCreateBuffer, clReleaseMemObject", 0);
 }
 
 static bool measure_workload(void *state, struct bench_run *run)
@@ -539,19 +574,20 @@ static bool step_compile(void *context, double *out_ns)
     const char *text = source;
     cl_int error = CL_SUCCESS;
 
-    if (!bench_compile_source("opencl", st->run->point->variant, st->serial++, source,
-                              sizeof(source)))
+    if (!bench_compile_source("opencl", st->run->point->variant, st->serial++,
+                              source, sizeof(source)))
         return bench_fail(st->run, "opencl compile: the source does not fit");
     uint64_t start = bench_now_ns();
-    cl_program program = clCreateProgramWithSource(st->s->context, 1, &text, NULL, &error);
+    cl_program program = clCreateProgramWithSource(st->s->context, 1, &text,
+                                                   NULL, &error);
     if (error == CL_SUCCESS)
         error = clBuildProgram(program, 1, &st->s->device, "", NULL, NULL);
     *out_ns = (double)(bench_now_ns() - start);
     if (program != NULL)
         clReleaseProgram(program);
     if (error != CL_SUCCESS)
-        return bench_fail(st->run, "opencl compile %s: %s (%d)", st->run->point->variant,
-                          cl_error_name(error), error);
+        return bench_fail(st->run, "opencl compile %s: %s (%d)",
+                          st->run->point->variant, cl_error_name(error), error);
     return true;
 }
 
@@ -573,23 +609,24 @@ const struct bench_impl bench_impl_opencl = {
     .open = opencl_open,
     .close = opencl_close,
     .discover = opencl_discover,
-    .measure = {
-        [BENCH_DISCOVERY] = measure_discovery,
-        [BENCH_DISPATCH] = measure_dispatch,
-        [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
-        [BENCH_LAUNCH_STREAM] = measure_launch_stream,
-        [BENCH_VADD] = measure_vadd,
-        [BENCH_COPY_H2D] = measure_copy_h2d,
-        [BENCH_COPY_D2H] = measure_copy_d2h,
-        [BENCH_COPY_D2D] = measure_copy_d2d,
-        [BENCH_ALLOC_FREE] = measure_alloc_free,
-        [BENCH_MATVEC] = measure_workload,
-        [BENCH_STENCIL_2D] = measure_workload,
-        [BENCH_CONV3D] = measure_workload,
-        [BENCH_HISTOGRAM] = measure_workload,
-        [BENCH_GEMM_TILED] = measure_workload,
-        [BENCH_REDUCE_SHARED] = measure_workload,
-        [BENCH_SCAN_BLOCK] = measure_workload,
-        [BENCH_COMPILE] = measure_compile,
-    },
+    .measure =
+        {
+            [BENCH_DISCOVERY] = measure_discovery,
+            [BENCH_DISPATCH] = measure_dispatch,
+            [BENCH_LAUNCH_EMPTY] = measure_launch_empty,
+            [BENCH_LAUNCH_STREAM] = measure_launch_stream,
+            [BENCH_VADD] = measure_vadd,
+            [BENCH_COPY_H2D] = measure_copy_h2d,
+            [BENCH_COPY_D2H] = measure_copy_d2h,
+            [BENCH_COPY_D2D] = measure_copy_d2d,
+            [BENCH_ALLOC_FREE] = measure_alloc_free,
+            [BENCH_MATVEC] = measure_workload,
+            [BENCH_STENCIL_2D] = measure_workload,
+            [BENCH_CONV3D] = measure_workload,
+            [BENCH_HISTOGRAM] = measure_workload,
+            [BENCH_GEMM_TILED] = measure_workload,
+            [BENCH_REDUCE_SHARED] = measure_workload,
+            [BENCH_SCAN_BLOCK] = measure_workload,
+            [BENCH_COMPILE] = measure_compile,
+        },
 };

@@ -13,7 +13,8 @@
 
 static const char workloads_source[] =
     "__kernel void matvec(uint n, __global const float *restrict a,\n"
-    "                     __global const float *restrict x, __global float *restrict y)\n"
+    "                     __global const float *restrict x, __global float "
+    "*restrict y)\n"
     "{\n"
     "    size_t row = (get_group_id(0) * get_local_size(1) + get_local_id(1))\n"
     "                 * get_local_size(0) + get_local_id(0);\n"
@@ -35,25 +36,30 @@ static const char workloads_source[] =
     "        out[i] = in[i];\n"
     "        return;\n"
     "    }\n"
-    "    out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - n] + in[i + n]);\n"
+    "    out[i] = 0.5f * in[i] + 0.125f * (in[i - 1] + in[i + 1] + in[i - n] + "
+    "in[i + n]);\n"
     "}\n"
     "__kernel void conv3d(uint n, __global const float *restrict in,\n"
     "                     __global float *restrict out)\n"
     "{\n"
-    "    size_t x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);\n"
+    "    size_t x = get_global_id(0), y = get_global_id(1), z = "
+    "get_global_id(2);\n"
     "    size_t plane = (size_t)n * n, i = z * plane + y * n + x;\n"
     "    float sum = 0.0f;\n"
     "    if (x >= n || y >= n || z >= n)\n"
     "        return;\n"
-    "    if (x == 0 || y == 0 || z == 0 || x == n - 1 || y == n - 1 || z == n - 1) {\n"
+    "    if (x == 0 || y == 0 || z == 0 || x == n - 1 || y == n - 1 || z == n "
+    "- 1) {\n"
     "        out[i] = 0.0f;\n"
     "        return;\n"
     "    }\n"
     "    for (int dz = -1; dz <= 1; dz++)\n"
     "        for (int dy = -1; dy <= 1; dy++)\n"
     "            for (int dx = -1; dx <= 1; dx++)\n"
-    "                sum += (0.03f + 0.001f * (float)((dz + 1) * 9 + (dy + 1) * 3 + dx + 1))\n"
-    "                       * in[(long)i + dz * (long)plane + dy * (long)n + dx];\n"
+    "                sum += (0.03f + 0.001f * (float)((dz + 1) * 9 + (dy + 1) "
+    "* 3 + dx + 1))\n"
+    "                       * in[(long)i + dz * (long)plane + dy * (long)n + "
+    "dx];\n"
     "    out[i] = sum;\n"
     "}\n"
     "__kernel void histogram(uint n, __global const uint *restrict values,\n"
@@ -67,7 +73,8 @@ static const char workloads_source[] =
 /* The kernels with local memory and work-group barriers, and gemm's barrier-free form. */
 static const char barrier_source[] =
     "__kernel void gemm(uint n, __global const float *restrict a,\n"
-    "                   __global const float *restrict b, __global float *restrict c)\n"
+    "                   __global const float *restrict b, __global float "
+    "*restrict c)\n"
     "{\n"
     "    size_t col = get_global_id(0), row = get_global_id(1);\n"
     "    float sum = 0.0f;\n"
@@ -79,15 +86,19 @@ static const char barrier_source[] =
     "}\n"
     "#define TILE 16\n"
     "__kernel void gemm_tiled(uint n, __global const float *restrict a,\n"
-    "                         __global const float *restrict b, __global float *restrict c)\n"
+    "                         __global const float *restrict b, __global float "
+    "*restrict c)\n"
     "{\n"
     "    __local float ta[TILE * TILE], tb[TILE * TILE];\n"
     "    uint tx = get_local_id(0), ty = get_local_id(1);\n"
-    "    uint row = get_group_id(1) * TILE + ty, col = get_group_id(0) * TILE + tx;\n"
+    "    uint row = get_group_id(1) * TILE + ty, col = get_group_id(0) * TILE "
+    "+ tx;\n"
     "    float sum = 0.0f;\n"
     "    for (uint t = 0; t < n; t += TILE) {\n"
-    "        ta[ty * TILE + tx] = row < n && t + tx < n ? a[(size_t)row * n + t + tx] : 0.0f;\n"
-    "        tb[ty * TILE + tx] = col < n && t + ty < n ? b[(size_t)(t + ty) * n + col] : 0.0f;\n"
+    "        ta[ty * TILE + tx] = row < n && t + tx < n ? a[(size_t)row * n + "
+    "t + tx] : 0.0f;\n"
+    "        tb[ty * TILE + tx] = col < n && t + ty < n ? b[(size_t)(t + ty) * "
+    "n + col] : 0.0f;\n"
     "        barrier(CLK_LOCAL_MEM_FENCE);\n"
     "        for (uint k = 0; k < TILE; k++)\n"
     "            sum += ta[ty * TILE + k] * tb[k * TILE + tx];\n"
@@ -100,16 +111,19 @@ static const char barrier_source[] =
     "#define SY 8\n"
     "#define HX (SX + 2)\n"
     "#define HY (SY + 2)\n"
-    "__kernel void stencil_2d_tiled(uint n, __global const float *restrict in,\n"
+    "__kernel void stencil_2d_tiled(uint n, __global const float *restrict "
+    "in,\n"
     "                               __global float *restrict out)\n"
     "{\n"
     "    __local float tile[HX * HY];\n"
     "    size_t x = get_global_id(0), y = get_global_id(1), i = y * n + x;\n"
     "    uint c = (get_local_id(1) + 1) * HX + get_local_id(0) + 1;\n"
-    "    for (uint k = get_local_id(1) * SX + get_local_id(0); k < HX * HY; k += SX * SY) {\n"
+    "    for (uint k = get_local_id(1) * SX + get_local_id(0); k < HX * HY; k "
+    "+= SX * SY) {\n"
     "        long sx = (long)get_group_id(0) * SX + k % HX - 1;\n"
     "        long sy = (long)get_group_id(1) * SY + k / HX - 1;\n"
-    "        tile[k] = sx >= 0 && sy >= 0 && sx < n && sy < n ? in[sy * (long)n + sx] : 0.0f;\n"
+    "        tile[k] = sx >= 0 && sy >= 0 && sx < n && sy < n ? in[sy * "
+    "(long)n + sx] : 0.0f;\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    if (x >= n || y >= n)\n"
@@ -118,7 +132,8 @@ static const char barrier_source[] =
     "        out[i] = tile[c];\n"
     "        return;\n"
     "    }\n"
-    "    out[i] = 0.5f * tile[c] + 0.125f * (tile[c - 1] + tile[c + 1] + tile[c - HX]\n"
+    "    out[i] = 0.5f * tile[c] + 0.125f * (tile[c - 1] + tile[c + 1] + "
+    "tile[c - HX]\n"
     "                                        + tile[c + HX]);\n"
     "}\n"
     "__kernel void reduce_shared(uint n, __global const float *restrict x,\n"
@@ -141,7 +156,8 @@ static const char barrier_source[] =
     "                         __global float *restrict out)\n"
     "{\n"
     "    __local float buf[2 * 256];\n"
-    "    uint t = get_local_id(0), size = get_local_size(0), in_half = 1, out_half = 0;\n"
+    "    uint t = get_local_id(0), size = get_local_size(0), in_half = 1, "
+    "out_half = 0;\n"
     "    size_t i = get_global_id(0);\n"
     "    buf[t] = i < n ? x[i] : 0.0f;\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
@@ -149,8 +165,10 @@ static const char barrier_source[] =
     "        out_half = 1 - out_half;\n"
     "        in_half = 1 - out_half;\n"
     "        buf[out_half * size + t] = t >= offset ? buf[in_half * size + t]\n"
-    "                                                 + buf[in_half * size + t - offset]\n"
-    "                                               : buf[in_half * size + t];\n"
+    "                                                 + buf[in_half * size + t "
+    "- offset]\n"
+    "                                               : buf[in_half * size + "
+    "t];\n"
     "        barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    }\n"
     "    if (i < n)\n"
@@ -193,14 +211,16 @@ static bool build(struct bench_cl_workloads *s, const struct bench_cl_queue *q,
     if (error == CL_SUCCESS)
         return true;
     if (s->program != NULL)
-        clGetProgramBuildInfo(s->program, q->device, CL_PROGRAM_BUILD_LOG, sizeof(log) - 1, log,
-                              NULL);
-    return bench_fail(run, "building the workload kernels: OpenCL error %d: %s", error, log);
+        clGetProgramBuildInfo(s->program, q->device, CL_PROGRAM_BUILD_LOG,
+                              sizeof(log) - 1, log, NULL);
+    return bench_fail(run, "building the workload kernels: OpenCL error %d: %s",
+                      error, log);
 }
 
 /* The workload's buffers, once for both its forms. */
-static bool prepare_buffers(struct bench_cl_workloads *s, const struct bench_cl_queue *q,
-                            struct bench_run *run, const struct bench_workload_data *d)
+static bool prepare_buffers(struct bench_cl_workloads *s,
+                            const struct bench_cl_queue *q, struct bench_run *run,
+                            const struct bench_workload_data *d)
 {
     int slot = bench_workload_slot(d->case_id);
     cl_int error = CL_SUCCESS;
@@ -208,14 +228,15 @@ static bool prepare_buffers(struct bench_cl_workloads *s, const struct bench_cl_
     if (s->w[slot].output != NULL)
         return true;
     for (uint32_t i = 0; i < d->input_count; i++) {
-        s->w[slot].inputs[i] = clCreateBuffer(q->context, CL_MEM_READ_ONLY, d->input_bytes[i],
-                                              NULL, &error);
+        s->w[slot].inputs[i] = clCreateBuffer(q->context, CL_MEM_READ_ONLY,
+                                              d->input_bytes[i], NULL, &error);
         TRY(run, error);
-        TRY(run, clEnqueueWriteBuffer(q->queue, s->w[slot].inputs[i], CL_TRUE, 0,
-                                      d->input_bytes[i], d->inputs[i], 0, NULL, NULL));
+        TRY(run, clEnqueueWriteBuffer(q->queue, s->w[slot].inputs[i], CL_TRUE,
+                                      0, d->input_bytes[i], d->inputs[i], 0,
+                                      NULL, NULL));
     }
-    s->w[slot].output = clCreateBuffer(q->context, CL_MEM_READ_WRITE, d->output_bytes, NULL,
-                                       &error);
+    s->w[slot].output = clCreateBuffer(q->context, CL_MEM_READ_WRITE,
+                                       d->output_bytes, NULL, &error);
     TRY(run, error);
     return true;
 }
@@ -223,7 +244,8 @@ static bool prepare_buffers(struct bench_cl_workloads *s, const struct bench_cl_
 static bool prepare(struct bench_cl_workloads *s, const struct bench_cl_queue *q,
                     struct bench_run *run, const struct bench_workload_data *d)
 {
-    int slot = bench_workload_slot(d->case_id), form = bench_workload_form(run->point);
+    int slot = bench_workload_slot(d->case_id),
+        form = bench_workload_form(run->point);
     cl_uint n = d->n;
     cl_int error = CL_SUCCESS;
     cl_uint arg = 0;
@@ -233,12 +255,13 @@ static bool prepare(struct bench_cl_workloads *s, const struct bench_cl_queue *q
         return true;
     if (!prepare_buffers(s, q, run, d))
         return false;
-    kernel = s->w[slot].kernels[form] =
-        clCreateKernel(s->program, bench_workload_kernel(run->point), &error);
+    kernel = s->w[slot].kernels[form] = clCreateKernel(
+        s->program, bench_workload_kernel(run->point), &error);
     TRY(run, error);
     TRY(run, clSetKernelArg(kernel, arg++, sizeof(n), &n));
     for (uint32_t i = 0; i < d->input_count; i++)
-        TRY(run, clSetKernelArg(kernel, arg++, sizeof(cl_mem), &s->w[slot].inputs[i]));
+        TRY(run, clSetKernelArg(kernel, arg++, sizeof(cl_mem),
+                                &s->w[slot].inputs[i]));
     TRY(run, clSetKernelArg(kernel, arg++, sizeof(cl_mem), &s->w[slot].output));
     return true;
 }
@@ -259,12 +282,13 @@ static bool step_workload(void *context, double *out_ns)
     uint64_t start = bench_now_ns();
 
     if (st->d->zero_output)
-        TRY(st->run, clEnqueueFillBuffer(st->q->queue, st->s->w[slot].output, &zero,
-                                         sizeof(zero), 0, st->d->output_bytes, 0, NULL, NULL));
-    TRY(st->run, clEnqueueNDRangeKernel(st->q->queue,
-                                        st->s->w[slot].kernels[bench_workload_form(st->run->point)],
-                                        3, NULL,
-                                        st->global, st->local, 0, NULL, NULL));
+        TRY(st->run, clEnqueueFillBuffer(st->q->queue, st->s->w[slot].output,
+                                         &zero, sizeof(zero), 0,
+                                         st->d->output_bytes, 0, NULL, NULL));
+    TRY(st->run, clEnqueueNDRangeKernel(
+                     st->q->queue,
+                     st->s->w[slot].kernels[bench_workload_form(st->run->point)],
+                     3, NULL, st->global, st->local, 0, NULL, NULL));
     TRY(st->run, clFinish(st->q->queue));
     *out_ns = (double)(bench_now_ns() - start);
     return true;
@@ -278,15 +302,17 @@ static bool check(struct cl_step *st)
 
     if (output == NULL)
         return bench_fail(st->run, "out of host memory");
-    error = clEnqueueReadBuffer(st->q->queue, st->s->w[bench_workload_slot(st->d->case_id)].output,
-                                CL_TRUE, 0, st->d->output_bytes, output, 0, NULL, NULL);
+    error = clEnqueueReadBuffer(
+        st->q->queue, st->s->w[bench_workload_slot(st->d->case_id)].output,
+        CL_TRUE, 0, st->d->output_bytes, output, 0, NULL, NULL);
     ok = error == CL_SUCCESS ? bench_workload_check(st->run, st->d, output)
                              : cl_fail(st->run, "clEnqueueReadBuffer", error);
     free(output);
     return ok;
 }
 
-bool bench_cl_workload_measure(struct bench_cl_workloads **state, const struct bench_cl_queue *q,
+bool bench_cl_workload_measure(struct bench_cl_workloads **state,
+                               const struct bench_cl_queue *q,
                                struct bench_run *run)
 {
     const struct bench_workload_data *d = bench_workload_data(run);
@@ -308,8 +334,10 @@ bool bench_cl_workload_measure(struct bench_cl_workloads **state, const struct b
         st.local[k] = g.block[k];
         st.global[k] = (size_t)g.grid[k] * g.block[k];
     }
-    snprintf(detail, sizeof(detail), "%s, %zux%zux%zu work-items, groups of %zux%zux%zu, "
-             "clFinish", bench_workload_kernel(run->point), st.global[0], st.global[1],
+    snprintf(detail, sizeof(detail),
+             "%s, %zux%zux%zu work-items, groups of %zux%zux%zu, "
+             "clFinish",
+             bench_workload_kernel(run->point), st.global[0], st.global[1],
              st.global[2], st.local[0], st.local[1], st.local[2]);
     ok = bench_sample(&run->budget, step_workload, &st, &ns) && check(&st) &&
          bench_emit_bandwidth(run, detail, &ns, d->counted_bytes);

@@ -19,7 +19,8 @@ struct bench_cl_queue {
 struct bench_cl_workloads;
 
 /* Measure the run's workload point; *state is made on first use. */
-bool bench_cl_workload_measure(struct bench_cl_workloads **state, const struct bench_cl_queue *q,
+bool bench_cl_workload_measure(struct bench_cl_workloads **state,
+                               const struct bench_cl_queue *q,
                                struct bench_run *run);
 void bench_cl_workloads_free(struct bench_cl_workloads *state);
 

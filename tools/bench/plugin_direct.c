@@ -112,7 +112,8 @@ static bool plugin_open(struct bench_env *env, void **out_state)
     return true;
 
 fail:
-    bench_report_note(env->report, "plugin: %s: %s failed", env->plugin_path, what);
+    bench_report_note(env->report, "plugin: %s: %s failed", env->plugin_path,
+                      what);
     return false;
 }
 
@@ -139,7 +140,8 @@ const struct bench_impl bench_impl_plugin = {
     .name = "plugin",
     .open = plugin_open,
     .close = plugin_close,
-    .measure = {
-        [BENCH_DISPATCH] = measure_dispatch,
-    },
+    .measure =
+        {
+            [BENCH_DISPATCH] = measure_dispatch,
+        },
 };

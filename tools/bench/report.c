@@ -19,12 +19,13 @@ void bench_report_deinit(struct bench_report *report)
     bench_report_init(report);
 }
 
-bool bench_report_add(struct bench_report *report, const struct bench_result *result)
+bool bench_report_add(struct bench_report *report,
+                      const struct bench_result *result)
 {
     if (report->count == report->capacity) {
         size_t capacity = report->capacity ? report->capacity * 2 : 64;
-        struct bench_result *grown =
-            realloc(report->results, capacity * sizeof(*grown));
+        struct bench_result *grown = realloc(report->results,
+                                             capacity * sizeof(*grown));
 
         if (grown == NULL)
             return false;
@@ -66,8 +67,9 @@ bool bench_result_same_group(const struct bench_result *a,
            strcmp(a->variant, b->variant) == 0 && a->bytes == b->bytes;
 }
 
-const struct bench_result *bench_report_accel_for(const struct bench_report *report,
-                                                  const struct bench_result *result)
+const struct bench_result *
+bench_report_accel_for(const struct bench_report *report,
+                       const struct bench_result *result)
 {
     for (size_t i = 0; i < report->count; i++) {
         const struct bench_result *r = &report->results[i];

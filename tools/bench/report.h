@@ -36,12 +36,12 @@ struct bench_result {
 
 /* What the results were measured on. */
 struct bench_machine {
-    char plugin[32];       /* the selected device's plugin */
+    char plugin[32]; /* the selected device's plugin */
     uint32_t device_index;
     char device_name[128];
     char arch[32];
-    uint32_t cpus;         /* CPUs this process may use */
-    bool quick;            /* a --quick run */
+    uint32_t cpus; /* CPUs this process may use */
+    bool quick;    /* a --quick run */
 };
 
 struct bench_report {
@@ -57,7 +57,8 @@ struct bench_report {
 void bench_report_init(struct bench_report *report);
 void bench_report_deinit(struct bench_report *report);
 /* Append a copy of `result`. False when out of memory. */
-bool bench_report_add(struct bench_report *report, const struct bench_result *result);
+bool bench_report_add(struct bench_report *report,
+                      const struct bench_result *result);
 /* Append a note, printf-style. False when out of memory. */
 bool bench_report_note(struct bench_report *report, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -66,8 +67,9 @@ bool bench_report_note(struct bench_report *report, const char *fmt, ...)
 bool bench_result_same_group(const struct bench_result *a,
                              const struct bench_result *b);
 /* accel's result in the group of `result`; NULL when there is none. */
-const struct bench_result *bench_report_accel_for(const struct bench_report *report,
-                                                  const struct bench_result *result);
+const struct bench_result *
+bench_report_accel_for(const struct bench_report *report,
+                       const struct bench_result *result);
 /*
  * accel's median divided by this result's, for a result that is not
  * accel's own and has accel beside it in its group. False otherwise.
@@ -80,8 +82,9 @@ bool bench_report_ratio(const struct bench_report *report,
  */
 const struct bench_result *bench_report_find(const struct bench_report *report,
                                              const char *case_name,
-                                             const char *variant, uint64_t bytes,
-                                             const char *impl, const char *detail);
+                                             const char *variant,
+                                             uint64_t bytes, const char *impl,
+                                             const char *detail);
 
 /* "4 KiB", "256 MiB", "100 B". */
 void bench_format_bytes(uint64_t bytes, char *out, size_t size);

@@ -13,10 +13,17 @@
 #include "svg_workloads.h"
 
 enum {
-    PANEL_W = 400, PANEL_H = 330,
-    MARGIN_LEFT = 62, MARGIN_RIGHT = 26, MARGIN_TOP = 34, MARGIN_BOTTOM = 52,
-    TITLE_H = 34, LEGEND_ROW_H = 22, LEGEND_ENTRY_W = 230,
-    MAX_SERIES = 16, MAX_POINTS = 64
+    PANEL_W = 400,
+    PANEL_H = 330,
+    MARGIN_LEFT = 62,
+    MARGIN_RIGHT = 26,
+    MARGIN_TOP = 34,
+    MARGIN_BOTTOM = 52,
+    TITLE_H = 34,
+    LEGEND_ROW_H = 22,
+    LEGEND_ENTRY_W = 230,
+    MAX_SERIES = 16,
+    MAX_POINTS = 64
 };
 
 static const char *const copy_cases[] = {"copy_h2d", "copy_d2h", "copy_d2d"};
@@ -43,12 +50,28 @@ static void write_escaped(FILE *out, const char *text)
         size_t length;
 
         switch (*s) {
-        case '&': fputs("&amp;", out); s++; continue;
-        case '<': fputs("&lt;", out); s++; continue;
-        case '>': fputs("&gt;", out); s++; continue;
-        case '"': fputs("&quot;", out); s++; continue;
-        case '\'': fputs("&apos;", out); s++; continue;
-        default: break;
+        case '&':
+            fputs("&amp;", out);
+            s++;
+            continue;
+        case '<':
+            fputs("&lt;", out);
+            s++;
+            continue;
+        case '>':
+            fputs("&gt;", out);
+            s++;
+            continue;
+        case '"':
+            fputs("&quot;", out);
+            s++;
+            continue;
+        case '\'':
+            fputs("&apos;", out);
+            s++;
+            continue;
+        default:
+            break;
         }
         /* XML 1.0 allows no control characters, not even as references. */
         if (*s < 0x20 || *s == 0x7f) {
@@ -70,13 +93,18 @@ static void write_escaped(FILE *out, const char *text)
 static bool is_copy_result(const struct bench_result *r, const char *case_name)
 {
     return strcmp(r->case_name, case_name) == 0 &&
-           strcmp(r->unit, BENCH_UNIT_GBPS) == 0 && r->bytes != 0 && r->summary.runs != 0;
+           strcmp(r->unit, BENCH_UNIT_GBPS) == 0 && r->bytes != 0 &&
+           r->summary.runs != 0;
 }
 
 static const char *impl_color(const char *impl)
 {
-    static const struct { const char *impl, *color; } colors[] = {
-        {"accel", "#1f77b4"}, {"c", "#555555"}, {"opencl", "#d62728"},
+    static const struct {
+        const char *impl, *color;
+    } colors[] = {
+        {"accel", "#1f77b4"},
+        {"c", "#555555"},
+        {"opencl", "#d62728"},
         {"cuda-raw", "#2ca02c"},
     };
 
@@ -113,10 +141,12 @@ static int series_compare(const void *a, const void *b)
 }
 
 /* Add (impl, variant) to `list` unless there; returns the new count. */
-static size_t series_add(struct series *list, size_t count, const struct bench_result *r)
+static size_t series_add(struct series *list, size_t count,
+                         const struct bench_result *r)
 {
     for (size_t i = 0; i < count; i++)
-        if (strcmp(list[i].impl, r->impl) == 0 && strcmp(list[i].variant, r->variant) == 0)
+        if (strcmp(list[i].impl, r->impl) == 0 &&
+            strcmp(list[i].variant, r->variant) == 0)
             return count;
     if (count == MAX_SERIES)
         return count;
@@ -131,7 +161,10 @@ static double nice_top(double value, double *out_step)
     double raw = value > 0.0 ? value / 5.0 : 0.2;
     double magnitude = pow(10.0, floor(log10(raw)));
     double norm = raw / magnitude;
-    double step = (norm <= 1.0 ? 1.0 : norm <= 2.0 ? 2.0 : norm <= 5.0 ? 5.0 : 10.0) *
+    double step = (norm <= 1.0   ? 1.0
+                   : norm <= 2.0 ? 2.0
+                   : norm <= 5.0 ? 5.0
+                                 : 10.0) *
                   magnitude;
 
     double top = ceil(value / step - 1e-9) * step;
@@ -157,7 +190,8 @@ static double x_of(const struct x_range *xr, uint64_t bytes)
 {
     double span = PANEL_W - MARGIN_LEFT - MARGIN_RIGHT;
 
-    return MARGIN_LEFT + (log2((double)bytes) - xr->lo) / (xr->hi - xr->lo) * span;
+    return MARGIN_LEFT +
+           (log2((double)bytes) - xr->lo) / (xr->hi - xr->lo) * span;
 }
 
 static double y_of(double value, double top)
@@ -168,8 +202,8 @@ static double y_of(double value, double top)
 }
 
 /* The sizes measured for a case, ascending, without repeats. */
-static size_t case_sizes(const struct bench_report *report, const char *case_name,
-                         uint64_t *sizes)
+static size_t case_sizes(const struct bench_report *report,
+                         const char *case_name, uint64_t *sizes)
 {
     size_t count = 0;
 
@@ -198,8 +232,10 @@ static void write_axes(FILE *out, const struct x_range *xr, const uint64_t *size
     for (double v = 0.0; v <= top + step / 2; v += step) {
         double y = y_of(v, top);
 
-        fprintf(out, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                     "stroke=\"#e4e4e4\"/>\n", MARGIN_LEFT, y, right, y);
+        fprintf(out,
+                "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#e4e4e4\"/>\n",
+                MARGIN_LEFT, y, right, y);
         fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                 MARGIN_LEFT - 6, y + 4, v);
     }
@@ -208,17 +244,24 @@ static void write_axes(FILE *out, const struct x_range *xr, const uint64_t *size
         double x = x_of(xr, sizes[i]);
 
         short_size(sizes[i], label, sizeof(label));
-        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                     "stroke=\"#999\"/>\n", x, bottom, x, bottom + 4);
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                x, bottom + 17, label);
+        fprintf(out,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#999\"/>\n",
+                x, bottom, x, bottom + 4);
+        fprintf(
+            out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+            x, bottom + 17, label);
     }
-    fprintf(out, "<path d=\"M%d %d V%.1f H%.1f\" fill=\"none\" stroke=\"#333\"/>\n",
+    fprintf(out,
+            "<path d=\"M%d %d V%.1f H%.1f\" fill=\"none\" stroke=\"#333\"/>\n",
             MARGIN_LEFT, MARGIN_TOP, bottom, right);
-    fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">transfer size "
-                 "(bytes)</text>\n", (MARGIN_LEFT + right) / 2, bottom + 38);
-    fprintf(out, "<text transform=\"translate(16 %.1f) rotate(-90)\" "
-                 "text-anchor=\"middle\">GB/s (median)</text>\n",
+    fprintf(out,
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">transfer size "
+            "(bytes)</text>\n",
+            (MARGIN_LEFT + right) / 2, bottom + 38);
+    fprintf(out,
+            "<text transform=\"translate(16 %.1f) rotate(-90)\" "
+            "text-anchor=\"middle\">GB/s (median)</text>\n",
             (MARGIN_TOP + bottom) / 2);
 }
 
@@ -229,8 +272,11 @@ static void write_series(FILE *out, const struct bench_report *report,
     const char *color = impl_color(s->impl);
     bool started = false;
 
-    fprintf(out, "<g stroke=\"%s\" fill=\"%s\">\n<path fill=\"none\" stroke-width=\"2\" "
-                 "stroke-dasharray=\"%s\" d=\"", color, color, variant_dash(s->variant));
+    fprintf(
+        out,
+        "<g stroke=\"%s\" fill=\"%s\">\n<path fill=\"none\" stroke-width=\"2\" "
+        "stroke-dasharray=\"%s\" d=\"",
+        color, color, variant_dash(s->variant));
     for (size_t i = 0; i < report->count; i++) {
         const struct bench_result *r = &report->results[i];
 
@@ -250,8 +296,9 @@ static void write_series(FILE *out, const struct bench_report *report,
             strcmp(r->variant, s->variant) != 0)
             continue;
         x = x_of(xr, r->bytes);
-        fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-                     "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>\n",
+        fprintf(out,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
+                "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>\n",
                 x, y_of(r->summary.p10, top), x, y_of(r->summary.p90, top), x,
                 y_of(r->summary.median, top));
     }
@@ -259,7 +306,8 @@ static void write_series(FILE *out, const struct bench_report *report,
 }
 
 static void write_panel(FILE *out, const struct bench_report *report,
-                        const char *case_name, int index, const struct x_range *xr)
+                        const char *case_name, int index,
+                        const struct x_range *xr)
 {
     struct series list[MAX_SERIES];
     uint64_t sizes[MAX_POINTS];
@@ -276,7 +324,8 @@ static void write_panel(FILE *out, const struct bench_report *report,
             max = r->summary.p90;
     }
     top = nice_top(max, &step);
-    fprintf(out, "<g transform=\"translate(%d %d)\">\n", index * PANEL_W, TITLE_H);
+    fprintf(out, "<g transform=\"translate(%d %d)\">\n", index * PANEL_W,
+            TITLE_H);
     fprintf(out, "<text x=\"%d\" y=\"20\" font-weight=\"bold\">", MARGIN_LEFT);
     write_escaped(out, case_name);
     fputs("</text>\n", out);
@@ -287,14 +336,15 @@ static void write_panel(FILE *out, const struct bench_report *report,
 }
 
 /* One legend entry: a line in a colour and a dash, and its label. */
-static void legend_entry(FILE *out, int slot, int per_row, int y0, const char *color,
-                         const char *dash, const char *label)
+static void legend_entry(FILE *out, int slot, int per_row, int y0,
+                         const char *color, const char *dash, const char *label)
 {
     int x = MARGIN_LEFT + slot % per_row * LEGEND_ENTRY_W;
     int y = y0 + slot / per_row * LEGEND_ROW_H;
 
-    fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-                 "stroke-width=\"2\" stroke-dasharray=\"%s\"/>\n",
+    fprintf(out,
+            "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+            "stroke-width=\"2\" stroke-dasharray=\"%s\"/>\n",
             x, y - 4, x + 28, y - 4, color, dash);
     fprintf(out, "<text x=\"%d\" y=\"%d\">", x + 34, y);
     write_escaped(out, label);
@@ -320,15 +370,15 @@ static int legend_size(const struct series *list, size_t count)
 }
 
 /* A colour per implementation, then what solid and dashed lines mean. */
-static void write_legend(FILE *out, const struct series *list, size_t count, int y0,
-                         int per_row)
+static void write_legend(FILE *out, const struct series *list, size_t count,
+                         int y0, int per_row)
 {
     int slot = 0;
 
     for (size_t i = 0; i < count; i++)
         if (i == 0 || strcmp(list[i].impl, list[i - 1].impl) != 0)
-            legend_entry(out, slot++, per_row, y0, impl_color(list[i].impl), "none",
-                         list[i].impl);
+            legend_entry(out, slot++, per_row, y0, impl_color(list[i].impl),
+                         "none", list[i].impl);
     if (any_pinned(list, count)) {
         legend_entry(out, slot++, per_row, y0, "#999", "none",
                      "pageable, or device to device");
@@ -369,31 +419,37 @@ void bench_write_svg(const struct bench_report *report, FILE *out)
     }
     /* Room for the title even with one panel. */
     width = (panels > 2 ? panels : 2) * PANEL_W;
-    per_row = (width - MARGIN_LEFT) / LEGEND_ENTRY_W > 0 ? (width - MARGIN_LEFT) / LEGEND_ENTRY_W
-                                                         : 1;
+    per_row = (width - MARGIN_LEFT) / LEGEND_ENTRY_W > 0
+                  ? (width - MARGIN_LEFT) / LEGEND_ENTRY_W
+                  : 1;
     legend_rows = (legend_size(legend, legend_count) + per_row - 1) / per_row;
     height = TITLE_H + PANEL_H + legend_rows * LEGEND_ROW_H + 12;
     height += bench_svg_workloads_height(report);
-    if (bench_svg_workloads_height(report) != 0 && width < bench_svg_workloads_width())
+    if (bench_svg_workloads_height(report) != 0 &&
+        width < bench_svg_workloads_width())
         width = bench_svg_workloads_width();
 
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
-                 "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                 "font-family=\"sans-serif\" font-size=\"12\">\n",
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
+            "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            "font-family=\"sans-serif\" font-size=\"12\">\n",
             width, height, width, height);
-    fprintf(out, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", width, height);
-    fprintf(out, "<text x=\"%d\" y=\"22\" font-size=\"15\">Copy bandwidth: ", MARGIN_LEFT);
+    fprintf(out, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", width,
+            height);
+    fprintf(out, "<text x=\"%d\" y=\"22\" font-size=\"15\">Copy bandwidth: ",
+            MARGIN_LEFT);
     write_escaped(out, m->plugin);
     fprintf(out, " device %u (", m->device_index);
     write_escaped(out, m->device_name);
     fprintf(out, "), %u CPUs%s</text>\n", m->cpus, m->quick ? ", quick run" : "");
     if (panels == 0)
-        fprintf(out, "<text x=\"%d\" y=\"%d\">no copy results</text>\n", MARGIN_LEFT,
-                TITLE_H + PANEL_H / 2);
+        fprintf(out, "<text x=\"%d\" y=\"%d\">no copy results</text>\n",
+                MARGIN_LEFT, TITLE_H + PANEL_H / 2);
     for (int p = 0; p < panels; p++)
         write_panel(out, report, present[p], p, &xr);
     write_legend(out, legend, legend_count, TITLE_H + PANEL_H + 6, per_row);
-    bench_svg_write_workloads(out, report, TITLE_H + PANEL_H + legend_rows * LEGEND_ROW_H + 12);
+    bench_svg_write_workloads(
+        out, report, TITLE_H + PANEL_H + legend_rows * LEGEND_ROW_H + 12);
     fputs("</svg>\n", out);
 }

@@ -11,6 +11,7 @@ int bench_svg_workloads_height(const struct bench_report *report);
 /* The width the panel needs, every point drawn. */
 int bench_svg_workloads_width(void);
 /* Draw the panel with its top at y0 (nothing when its height is 0). */
-void bench_svg_write_workloads(FILE *out, const struct bench_report *report, int y0);
+void bench_svg_write_workloads(FILE *out, const struct bench_report *report,
+                               int y0);
 
 #endif /* ACCEL_BENCH_SVG_WORKLOADS_H */

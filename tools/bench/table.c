@@ -33,8 +33,15 @@ static void cell_right(FILE *out, const char *text, int width)
     fputc(' ', out);
 }
 
-enum { W_CASE = 13, W_VARIANT = 10, W_SIZE = 8, W_IMPL = 8, W_VALUE = 11,
-       W_RUNS = 5, W_RATIO = 7 };
+enum {
+    W_CASE = 13,
+    W_VARIANT = 10,
+    W_SIZE = 8,
+    W_IMPL = 8,
+    W_VALUE = 11,
+    W_RUNS = 5,
+    W_RATIO = 7
+};
 
 static void write_header(FILE *out)
 {
@@ -50,10 +57,12 @@ static void write_header(FILE *out)
     fputs("how\n", out);
 }
 
-static void write_row(const struct bench_report *report, const struct bench_result *r,
-                      bool first_of_group, FILE *out)
+static void write_row(const struct bench_report *report,
+                      const struct bench_result *r, bool first_of_group,
+                      FILE *out)
 {
-    char size[32] = "", median[32], p10[32], p90[32], runs[16], ratio_text[16] = "";
+    char size[32] = "", median[32], p10[32], p90[32], runs[16],
+         ratio_text[16] = "";
     double ratio;
 
     if (first_of_group && r->bytes != 0)
@@ -111,8 +120,10 @@ void bench_write_table(const struct bench_report *report, FILE *out)
     fprintf(out, "accel-bench: %s device %u (%s, %s), %u CPUs%s\n", m->plugin,
             m->device_index, m->device_name, m->arch, m->cpus,
             m->quick ? ", quick run" : "");
-    fputs("accel÷: accel's median divided by this one's, from the same run: above 1 "
-          "is faster for GB/s, below 1 is faster for times.\n\n", out);
+    fputs("accel÷: accel's median divided by this one's, from the same run: "
+          "above 1 "
+          "is faster for GB/s, below 1 is faster for times.\n\n",
+          out);
     write_header(out);
     for (size_t i = 0; i < report->count; i++) {
         const struct bench_result *r = &report->results[i];

@@ -12,28 +12,32 @@
 #include "workloads.h"
 
 static const enum bench_case_id workload_cases[] = {
-    BENCH_MATVEC, BENCH_STENCIL_2D, BENCH_CONV3D, BENCH_HISTOGRAM,
+    BENCH_MATVEC,     BENCH_STENCIL_2D,    BENCH_CONV3D,    BENCH_HISTOGRAM,
     BENCH_GEMM_TILED, BENCH_REDUCE_SHARED, BENCH_SCAN_BLOCK};
 
 /* The best median of `impl` at the case's variant (several C loops). */
-static double best_median(const struct bench_report *report, const char *case_name,
-                          const char *variant, const char *impl)
+static double best_median(const struct bench_report *report,
+                          const char *case_name, const char *variant,
+                          const char *impl)
 {
     double best = 0.0;
 
     for (size_t i = 0; i < report->count; i++) {
         const struct bench_result *r = &report->results[i];
 
-        if (strcmp(r->case_name, case_name) == 0 && strcmp(r->variant, variant) == 0 &&
-            strcmp(r->impl, impl) == 0 && r->summary.median > best)
+        if (strcmp(r->case_name, case_name) == 0 &&
+            strcmp(r->variant, variant) == 0 && strcmp(r->impl, impl) == 0 &&
+            r->summary.median > best)
             best = r->summary.median;
     }
     return best;
 }
 
-static const char *label(const char *case_name, const char *variant, char *out, size_t size)
+static const char *label(const char *case_name, const char *variant, char *out,
+                         size_t size)
 {
-    snprintf(out, size, "%s%s%s", case_name, variant[0] != '\0' ? " " : "", variant);
+    snprintf(out, size, "%s%s%s", case_name, variant[0] != '\0' ? " " : "",
+             variant);
     return out;
 }
 
@@ -43,7 +47,8 @@ static void write_barrier_costs(const struct bench_report *report, FILE *out)
     static const struct {
         enum bench_case_id id;
         const char *barrier, *free;
-    } pairs[] = {{BENCH_GEMM_TILED, "tiled", "naive"}, {BENCH_STENCIL_2D, "tiled", ""}};
+    } pairs[] = {{BENCH_GEMM_TILED, "tiled", "naive"},
+                 {BENCH_STENCIL_2D, "tiled", ""}};
 
     for (size_t p = 0; p < sizeof(pairs) / sizeof(pairs[0]); p++) {
         const char *case_name = bench_case_name(pairs[p].id);
@@ -51,9 +56,12 @@ static void write_barrier_costs(const struct bench_report *report, FILE *out)
         double without = best_median(report, case_name, pairs[p].free, "accel");
 
         if (with > 0.0 && without > 0.0)
-            fprintf(out, "  %s  %s tiled >= 0.7 x its barrier-free form: %.2f GB/s against "
-                    "%.2f GB/s (%.3g)\n", with >= 0.7 * without ? "met   " : "MISSED",
-                    case_name, with, without, with / without);
+            fprintf(out,
+                    "  %s  %s tiled >= 0.7 x its barrier-free form: %.2f GB/s "
+                    "against "
+                    "%.2f GB/s (%.3g)\n",
+                    with >= 0.7 * without ? "met   " : "MISSED", case_name,
+                    with, without, with / without);
     }
 }
 
@@ -63,10 +71,12 @@ void bench_write_workload_targets(const struct bench_report *report, FILE *out)
     unsigned points = 0;
     char name[48];
 
-    for (size_t c = 0; c < sizeof(workload_cases) / sizeof(workload_cases[0]); c++) {
+    for (size_t c = 0; c < sizeof(workload_cases) / sizeof(workload_cases[0]);
+         c++) {
         const char *case_name = bench_case_name(workload_cases[c]);
 
-        for (const char *const *v = bench_workload_variants(workload_cases[c]); *v != NULL; v++) {
+        for (const char *const *v = bench_workload_variants(workload_cases[c]);
+             *v != NULL; v++) {
             double accel = best_median(report, case_name, *v, "accel");
             double opencl = best_median(report, case_name, *v, "opencl");
             double c_best = best_median(report, case_name, *v, "c");
@@ -75,22 +85,28 @@ void bench_write_workload_targets(const struct bench_report *report, FILE *out)
                 continue;
             label(case_name, *v, name, sizeof(name));
             if (opencl > 0.0) {
-                fprintf(out, "  %s  %s >= 1.0 x OpenCL's: %.2f GB/s against %.2f GB/s (%.3g)\n",
-                        accel >= opencl ? "met   " : "MISSED", name, accel, opencl,
-                        accel / opencl);
+                fprintf(
+                    out, "  %s  %s >= 1.0 x OpenCL's: %.2f GB/s against %.2f GB/s (%.3g)\n",
+                    accel >= opencl ? "met   " : "MISSED", name, accel, opencl,
+                    accel / opencl);
                 log_sum += log(accel / opencl);
                 points++;
             }
-            if (c_best > 0.0 && (workload_cases[c] == BENCH_MATVEC ||
-                                 (workload_cases[c] == BENCH_STENCIL_2D && **v == '\0')))
-                fprintf(out, "  %s  %s >= 0.95 x the best C loop: %.2f GB/s against %.2f GB/s "
-                        "(%.3g)\n", accel >= 0.95 * c_best ? "met   " : "MISSED", name, accel,
-                        c_best, accel / c_best);
+            if (c_best > 0.0 &&
+                (workload_cases[c] == BENCH_MATVEC ||
+                 (workload_cases[c] == BENCH_STENCIL_2D && **v == '\0')))
+                fprintf(out,
+                        "  %s  %s >= 0.95 x the best C loop: %.2f GB/s against "
+                        "%.2f GB/s "
+                        "(%.3g)\n",
+                        accel >= 0.95 * c_best ? "met   " : "MISSED", name,
+                        accel, c_best, accel / c_best);
         }
     }
     write_barrier_costs(report, out);
     if (points > 1)
-        fprintf(out, "  %s  the workloads' geometric mean >= 1.2 x OpenCL's: %.3g over %u\n",
-                exp(log_sum / points) >= 1.2 ? "met   " : "MISSED", exp(log_sum / points),
-                points);
+        fprintf(
+            out, "  %s  the workloads' geometric mean >= 1.2 x OpenCL's: %.3g over %u\n",
+            exp(log_sum / points) >= 1.2 ? "met   " : "MISSED",
+            exp(log_sum / points), points);
 }

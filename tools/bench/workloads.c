@@ -18,14 +18,22 @@ struct bench_workloads {
 int bench_workload_slot(enum bench_case_id id)
 {
     switch (id) {
-    case BENCH_MATVEC: return 0;
-    case BENCH_STENCIL_2D: return 1;
-    case BENCH_CONV3D: return 2;
-    case BENCH_HISTOGRAM: return 3;
-    case BENCH_GEMM_TILED: return 4;
-    case BENCH_REDUCE_SHARED: return 5;
-    case BENCH_SCAN_BLOCK: return 6;
-    default: return -1;
+    case BENCH_MATVEC:
+        return 0;
+    case BENCH_STENCIL_2D:
+        return 1;
+    case BENCH_CONV3D:
+        return 2;
+    case BENCH_HISTOGRAM:
+        return 3;
+    case BENCH_GEMM_TILED:
+        return 4;
+    case BENCH_REDUCE_SHARED:
+        return 5;
+    case BENCH_SCAN_BLOCK:
+        return 6;
+    default:
+        return -1;
     }
 }
 
@@ -41,26 +49,36 @@ const char *const *bench_workload_variants(enum bench_case_id id)
     static const char *const gemm[] = {"tiled", "naive", NULL};
     static const char *const single[] = {"", NULL};
 
-    return id == BENCH_MATVEC ? matvec : id == BENCH_STENCIL_2D ? stencil
-                                       : id == BENCH_GEMM_TILED ? gemm : single;
+    return id == BENCH_MATVEC       ? matvec
+           : id == BENCH_STENCIL_2D ? stencil
+           : id == BENCH_GEMM_TILED ? gemm
+                                    : single;
 }
 
 int bench_workload_form(const struct bench_point *point)
 {
-    return (point->case_id == BENCH_STENCIL_2D || point->case_id == BENCH_GEMM_TILED) &&
+    return (point->case_id == BENCH_STENCIL_2D ||
+            point->case_id == BENCH_GEMM_TILED) &&
            strcmp(point->variant, "tiled") == 0;
 }
 
 const char *bench_workload_kernel(const struct bench_point *point)
 {
     switch (point->case_id) {
-    case BENCH_MATVEC: return "matvec";
-    case BENCH_STENCIL_2D: return bench_workload_form(point) ? "stencil_2d_tiled" : "stencil_2d";
-    case BENCH_CONV3D: return "conv3d";
-    case BENCH_HISTOGRAM: return "histogram";
-    case BENCH_GEMM_TILED: return bench_workload_form(point) ? "gemm_tiled" : "gemm";
-    case BENCH_REDUCE_SHARED: return "reduce_shared";
-    default: return "scan_block";
+    case BENCH_MATVEC:
+        return "matvec";
+    case BENCH_STENCIL_2D:
+        return bench_workload_form(point) ? "stencil_2d_tiled" : "stencil_2d";
+    case BENCH_CONV3D:
+        return "conv3d";
+    case BENCH_HISTOGRAM:
+        return "histogram";
+    case BENCH_GEMM_TILED:
+        return bench_workload_form(point) ? "gemm_tiled" : "gemm";
+    case BENCH_REDUCE_SHARED:
+        return "reduce_shared";
+    default:
+        return "scan_block";
     }
 }
 
@@ -69,22 +87,26 @@ struct bench_geometry bench_workload_geometry(const struct bench_point *point)
     switch (point->case_id) {
     case BENCH_MATVEC:
         if (strcmp(point->variant, "256x1") == 0)
-            return (struct bench_geometry){{BENCH_MATVEC_N / 256, 1, 1}, {256, 1, 1}};
+            return (struct bench_geometry){{BENCH_MATVEC_N / 256, 1, 1},
+                                           {256, 1, 1}};
         return (struct bench_geometry){{BENCH_MATVEC_N / 256, 1, 1}, {32, 8, 1}};
     case BENCH_STENCIL_2D:
-        return (struct bench_geometry){{BENCH_STENCIL_N / 32, BENCH_STENCIL_N / 8, 1},
-                                       {32, 8, 1}};
+        return (struct bench_geometry){
+            {BENCH_STENCIL_N / 32, BENCH_STENCIL_N / 8, 1}, {32, 8, 1}};
     case BENCH_CONV3D:
-        return (struct bench_geometry){{BENCH_CONV3D_N / 32, BENCH_CONV3D_N / 8,
-                                        BENCH_CONV3D_N}, {32, 8, 1}};
+        return (struct bench_geometry){
+            {BENCH_CONV3D_N / 32, BENCH_CONV3D_N / 8, BENCH_CONV3D_N},
+            {32, 8, 1}};
     case BENCH_GEMM_TILED:
-        return (struct bench_geometry){{BENCH_GEMM_N / 16, BENCH_GEMM_N / 16, 1}, {16, 16, 1}};
+        return (struct bench_geometry){{BENCH_GEMM_N / 16, BENCH_GEMM_N / 16, 1},
+                                       {16, 16, 1}};
     case BENCH_REDUCE_SHARED:
     case BENCH_SCAN_BLOCK:
-        return (struct bench_geometry){{BENCH_SEGMENTED_COUNT / BENCH_SEGMENT, 1, 1},
-                                       {BENCH_SEGMENT, 1, 1}};
+        return (struct bench_geometry){
+            {BENCH_SEGMENTED_COUNT / BENCH_SEGMENT, 1, 1}, {BENCH_SEGMENT, 1, 1}};
     default:
-        return (struct bench_geometry){{BENCH_HISTOGRAM_COUNT / 256, 1, 1}, {256, 1, 1}};
+        return (struct bench_geometry){{BENCH_HISTOGRAM_COUNT / 256, 1, 1},
+                                       {256, 1, 1}};
     }
 }
 
@@ -140,25 +162,50 @@ static void *random_words(uint64_t count)
  * The inputs of a case whose kernel needs barriers, and its reference from
  * the baseline loops.
  */
-static bool make_barrier_case_data(enum bench_case_id id, struct bench_workload_data *d)
+static bool make_barrier_case_data(enum bench_case_id id,
+                                   struct bench_workload_data *d)
 {
     const struct bench_workload_loops *loops = bench_workload_loops_baseline();
     uint64_t n = id == BENCH_GEMM_TILED ? BENCH_GEMM_N : BENCH_SEGMENTED_COUNT;
     uint64_t segments = n / BENCH_SEGMENT;
 
     if (id == BENCH_GEMM_TILED)
-        *d = (struct bench_workload_data){id, "gemm_tiled", (uint32_t)n, 2,
-                                          {random_floats(n * n, 11), random_floats(n * n, 13)},
-                                          {n * n * 4, n * n * 4}, NULL, n * n * 4, false,
-                                          2 * n * n * n * 4, (uint32_t)n};
+        *d = (struct bench_workload_data){
+            id,
+            "gemm_tiled",
+            (uint32_t)n,
+            2,
+            {random_floats(n * n, 11), random_floats(n * n, 13)},
+            {n * n * 4, n * n * 4},
+            NULL,
+            n * n * 4,
+            false,
+            2 * n * n * n * 4,
+            (uint32_t)n};
     else if (id == BENCH_REDUCE_SHARED)
-        *d = (struct bench_workload_data){id, "reduce_shared", (uint32_t)n, 1,
-                                          {random_floats(n, 17), NULL}, {n * 4, 0}, NULL,
-                                          segments * 4, false, n * 4, (uint32_t)segments};
+        *d = (struct bench_workload_data){id,
+                                          "reduce_shared",
+                                          (uint32_t)n,
+                                          1,
+                                          {random_floats(n, 17), NULL},
+                                          {n * 4, 0},
+                                          NULL,
+                                          segments * 4,
+                                          false,
+                                          n * 4,
+                                          (uint32_t)segments};
     else
-        *d = (struct bench_workload_data){id, "scan_block", (uint32_t)n, 1,
-                                          {random_floats(n, 19), NULL}, {n * 4, 0}, NULL,
-                                          n * 4, false, 2 * n * 4, (uint32_t)segments};
+        *d = (struct bench_workload_data){id,
+                                          "scan_block",
+                                          (uint32_t)n,
+                                          1,
+                                          {random_floats(n, 19), NULL},
+                                          {n * 4, 0},
+                                          NULL,
+                                          n * 4,
+                                          false,
+                                          2 * n * 4,
+                                          (uint32_t)segments};
     d->expected = bench_alloc_touched(d->output_bytes);
     if (d->inputs[0] == NULL || (d->input_count == 2 && d->inputs[1] == NULL) ||
         d->expected == NULL)
@@ -178,35 +225,68 @@ static bool make_data(enum bench_case_id id, struct bench_workload_data *d)
     const struct bench_workload_loops *loops = bench_workload_loops_baseline();
     uint64_t n, cells;
 
-    if (id == BENCH_GEMM_TILED || id == BENCH_REDUCE_SHARED || id == BENCH_SCAN_BLOCK)
+    if (id == BENCH_GEMM_TILED || id == BENCH_REDUCE_SHARED ||
+        id == BENCH_SCAN_BLOCK)
         return make_barrier_case_data(id, d);
     switch (id) {
     case BENCH_MATVEC:
         n = BENCH_MATVEC_N;
-        *d = (struct bench_workload_data){id, "matvec", (uint32_t)n, 2,
-                                          {random_floats(n * n, 1), random_floats(n, 7)},
-                                          {n * n * 4, n * 4}, NULL, n * 4, false, n * n * 4,
-                                          (uint32_t)n};
+        *d = (struct bench_workload_data){
+            id,
+            "matvec",
+            (uint32_t)n,
+            2,
+            {random_floats(n * n, 1), random_floats(n, 7)},
+            {n * n * 4, n * 4},
+            NULL,
+            n * 4,
+            false,
+            n * n * 4,
+            (uint32_t)n};
         break;
     case BENCH_STENCIL_2D:
         n = BENCH_STENCIL_N;
         cells = n * n;
-        *d = (struct bench_workload_data){id, "stencil_2d", (uint32_t)n, 1,
-                                          {random_floats(cells, 3), NULL}, {cells * 4, 0},
-                                          NULL, cells * 4, false, 2 * cells * 4, (uint32_t)n};
+        *d = (struct bench_workload_data){id,
+                                          "stencil_2d",
+                                          (uint32_t)n,
+                                          1,
+                                          {random_floats(cells, 3), NULL},
+                                          {cells * 4, 0},
+                                          NULL,
+                                          cells * 4,
+                                          false,
+                                          2 * cells * 4,
+                                          (uint32_t)n};
         break;
     case BENCH_CONV3D:
         n = BENCH_CONV3D_N;
         cells = n * n * n;
-        *d = (struct bench_workload_data){id, "conv3d", (uint32_t)n, 1,
-                                          {random_floats(cells, 5), NULL}, {cells * 4, 0},
-                                          NULL, cells * 4, false, 2 * cells * 4, (uint32_t)n};
+        *d = (struct bench_workload_data){id,
+                                          "conv3d",
+                                          (uint32_t)n,
+                                          1,
+                                          {random_floats(cells, 5), NULL},
+                                          {cells * 4, 0},
+                                          NULL,
+                                          cells * 4,
+                                          false,
+                                          2 * cells * 4,
+                                          (uint32_t)n};
         break;
     default:
         n = BENCH_HISTOGRAM_COUNT;
-        *d = (struct bench_workload_data){id, "histogram", (uint32_t)n, 1,
-                                          {random_words(n), NULL}, {n * 4, 0}, NULL,
-                                          BENCH_HISTOGRAM_BINS * 4, true, n * 4, (uint32_t)n};
+        *d = (struct bench_workload_data){id,
+                                          "histogram",
+                                          (uint32_t)n,
+                                          1,
+                                          {random_words(n), NULL},
+                                          {n * 4, 0},
+                                          NULL,
+                                          BENCH_HISTOGRAM_BINS * 4,
+                                          true,
+                                          n * 4,
+                                          (uint32_t)n};
         break;
     }
     d->expected = bench_alloc_touched(d->output_bytes);
@@ -241,7 +321,8 @@ const struct bench_workload_data *bench_workload_data(struct bench_run *run)
         bench_fail(run, "not a workload case");
         return NULL;
     }
-    if (env->workloads == NULL && (env->workloads = calloc(1, sizeof(*env->workloads))) == NULL) {
+    if (env->workloads == NULL &&
+        (env->workloads = calloc(1, sizeof(*env->workloads))) == NULL) {
         bench_fail(run, "out of host memory");
         return NULL;
     }
@@ -270,16 +351,17 @@ void bench_workloads_free(struct bench_env *env)
     env->workloads = NULL;
 }
 
-bool bench_workload_check(struct bench_run *run, const struct bench_workload_data *d,
-                          const void *output)
+bool bench_workload_check(struct bench_run *run,
+                          const struct bench_workload_data *d, const void *output)
 {
     if (d->zero_output) {
         const uint32_t *got = output, *want = d->expected;
 
         for (uint64_t i = 0; i < d->output_bytes / 4; i++)
             if (got[i] != want[i])
-                return bench_fail(run, "%s: %s's bin %llu is %u, expected %u", d->kernel,
-                                  run->impl, (unsigned long long)i, got[i], want[i]);
+                return bench_fail(run, "%s: %s's bin %llu is %u, expected %u",
+                                  d->kernel, run->impl, (unsigned long long)i,
+                                  got[i], want[i]);
         return true;
     }
     const float *got = output, *want = d->expected;
@@ -288,9 +370,9 @@ bool bench_workload_check(struct bench_run *run, const struct bench_workload_dat
         float scale = fabsf(want[i]) > 1.0f ? fabsf(want[i]) : 1.0f;
 
         if (!(fabsf(got[i] - want[i]) <= 1e-4f * scale))
-            return bench_fail(run, "%s: %s's element %llu is %.9g, expected %.9g", d->kernel,
-                              run->impl, (unsigned long long)i, (double)got[i],
-                              (double)want[i]);
+            return bench_fail(run, "%s: %s's element %llu is %.9g, expected %.9g",
+                              d->kernel, run->impl, (unsigned long long)i,
+                              (double)got[i], (double)want[i]);
     }
     return true;
 }

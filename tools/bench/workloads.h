@@ -46,23 +46,24 @@
 #define BENCH_HISTOGRAM_COUNT (16u * 1024u * 1024u)
 #define BENCH_HISTOGRAM_BINS 256u
 #define BENCH_GEMM_N 512u
-#define BENCH_SEGMENTED_COUNT (4u * 1024u * 1024u) /* reduce_shared, scan_block */
-#define BENCH_SEGMENT 256u                           /* their block, and a C loop's unit */
+#define BENCH_SEGMENTED_COUNT                                                  \
+    (4u * 1024u * 1024u)   /* reduce_shared, scan_block */
+#define BENCH_SEGMENT 256u /* their block, and a C loop's unit */
 #define BENCH_WORKLOAD_COUNT 7
 
 /* One workload's host side: its inputs, and the output they must give. */
 struct bench_workload_data {
     enum bench_case_id case_id;
-    const char *kernel;           /* the kernel's name, in accel and OpenCL alike */
-    uint32_t n;                   /* the kernel's first argument */
-    uint32_t input_count;         /* 1 or 2 */
+    const char *kernel;   /* the kernel's name, in accel and OpenCL alike */
+    uint32_t n;           /* the kernel's first argument */
+    uint32_t input_count; /* 1 or 2 */
     void *inputs[2];
     uint64_t input_bytes[2];
-    void *expected;               /* the output of the C loop on one thread */
+    void *expected; /* the output of the C loop on one thread */
     uint64_t output_bytes;
-    bool zero_output;             /* the output accumulates: zeroed before each run */
-    uint64_t counted_bytes;       /* what a run's GB/s count */
-    uint32_t units;               /* what the C loops split: rows, planes, words or segments */
+    bool zero_output;       /* the output accumulates: zeroed before each run */
+    uint64_t counted_bytes; /* what a run's GB/s count */
+    uint32_t units; /* what the C loops split: rows, planes, words or segments */
 };
 
 /* A launch's shape: blocks (work-groups) and threads per block. */
@@ -99,28 +100,30 @@ void bench_workloads_free(struct bench_env *env);
  * multiply-adds and the order of a vectorised loop move the last bits).
  * False after bench_fail naming the first wrong element.
  */
-bool bench_workload_check(struct bench_run *run, const struct bench_workload_data *data,
+bool bench_workload_check(struct bench_run *run,
+                          const struct bench_workload_data *data,
                           const void *output);
 
 /* ---- the C loops (c_workload_loops.c), at one ISA level each ---- */
 
 /* Rows [from, to) of y = A x. */
-typedef void (*bench_matvec_fn)(uint32_t n, const float *a, const float *x, float *y,
-                                uint32_t from, uint32_t to);
+typedef void (*bench_matvec_fn)(uint32_t n, const float *a, const float *x,
+                                float *y, uint32_t from, uint32_t to);
 /* Rows [from, to) of the stencil's output. */
-typedef void (*bench_stencil_fn)(uint32_t n, const float *in, float *out, uint32_t from,
-                                 uint32_t to);
+typedef void (*bench_stencil_fn)(uint32_t n, const float *in, float *out,
+                                 uint32_t from, uint32_t to);
 /* Planes [from, to) of the convolution's output. */
-typedef void (*bench_conv3d_fn)(uint32_t n, const float *in, float *out, uint32_t from,
-                                uint32_t to);
+typedef void (*bench_conv3d_fn)(uint32_t n, const float *in, float *out,
+                                uint32_t from, uint32_t to);
 /* Words [from, to) counted into bins (not zeroed here). */
-typedef void (*bench_histogram_fn)(const uint32_t *values, uint32_t *bins, uint32_t from,
-                                   uint32_t to);
+typedef void (*bench_histogram_fn)(const uint32_t *values, uint32_t *bins,
+                                   uint32_t from, uint32_t to);
 /* Rows [from, to) of C = A B. */
-typedef void (*bench_gemm_fn)(uint32_t n, const float *a, const float *b, float *c,
-                              uint32_t from, uint32_t to);
+typedef void (*bench_gemm_fn)(uint32_t n, const float *a, const float *b,
+                              float *c, uint32_t from, uint32_t to);
 /* Segments (of BENCH_SEGMENT values) [from, to): their sums, or their prefix sums. */
-typedef void (*bench_segments_fn)(const float *x, float *out, uint32_t from, uint32_t to);
+typedef void (*bench_segments_fn)(const float *x, float *out, uint32_t from,
+                                  uint32_t to);
 
 struct bench_workload_loops {
     const char *level; /* "x86-64-v3", or "baseline" */
@@ -142,9 +145,10 @@ const struct bench_workload_loops *bench_workload_loops_baseline(void);
 
 /* accel: the kernels from accel-kernels-workloads.accelpack beside the examples. */
 struct bench_accel_workloads;
-bool bench_accel_workload_measure(struct bench_accel_workloads **state, accel_stream *stream,
-                                  struct bench_run *run);
-void bench_accel_workloads_free(struct bench_accel_workloads *state, accel_device *device);
+bool bench_accel_workload_measure(struct bench_accel_workloads **state,
+                                  accel_stream *stream, struct bench_run *run);
+void bench_accel_workloads_free(struct bench_accel_workloads *state,
+                                accel_device *device);
 
 /* Plain C: the best loops on one thread and on env->cpus threads. */
 bool bench_c_workload_measure(struct bench_run *run);

@@ -15,17 +15,19 @@
 #include "conformance.h"
 
 #if defined(__GNUC__)
-#define CONF_NORETURN_PRINTF_(f, a) __attribute__((noreturn, format(printf, f, a)))
+#define CONF_NORETURN_PRINTF_(f, a)                                            \
+    __attribute__((noreturn, format(printf, f, a)))
 #else
 #define CONF_NORETURN_PRINTF_(f, a)
 #endif
 
 /* Leave the test as failed at file:line, with the message. */
-void conf__fail(const char *file, int line, const char *fmt, ...) CONF_NORETURN_PRINTF_(3, 4);
+void conf__fail(const char *file, int line, const char *fmt, ...)
+    CONF_NORETURN_PRINTF_(3, 4);
 /* Leave the test as skipped, saying why. */
 void conf__skip(const char *fmt, ...) CONF_NORETURN_PRINTF_(1, 2);
-void conf__check_status(accel_status actual, accel_status expected, const char *expr,
-                        const char *file, int line);
+void conf__check_status(accel_status actual, accel_status expected,
+                        const char *expr, const char *file, int line);
 void conf__check_memory(const void *actual, const void *expected, size_t bytes,
                         const char *expr, const char *file, int line);
 

@@ -23,16 +23,16 @@
 
 /* The plugin under test, as discovery saw it, and what its table holds. */
 struct conf_plugin {
-    char path[4096];      /* the plugin file */
+    char path[4096]; /* the plugin file */
     char name[ACCEL_PLUGIN_NAME_MAX + 1];
     accel_plugin_state state;
-    char reason[512];     /* discovery's reason, "" when loaded */
+    char reason[512]; /* discovery's reason, "" when loaded */
     uint32_t device_count;
     /* Read from the loaded table (the host has checked it first). */
     bool table_read;
     uint32_t struct_size;
     uint16_t abi_major, abi_minor;
-    uint64_t entries;     /* bit `slot` set: the entry is in the table, non-NULL */
+    uint64_t entries; /* bit `slot` set: the entry is in the table, non-NULL */
 };
 
 /* What one run of a test sees. */
@@ -81,8 +81,9 @@ extern const size_t conf_kernel_test_count;
  * table's size, minor and entries. false, with the detail in `error`, when
  * the host has no such candidate.
  */
-bool conf_plugin_describe(accel_host *host, const char *name, struct conf_plugin *plugin,
-                          char *error, size_t error_size);
+bool conf_plugin_describe(accel_host *host, const char *name,
+                          struct conf_plugin *plugin, char *error,
+                          size_t error_size);
 
 /* Whether the plugin's table has entry `slot`, non-NULL. */
 bool conf_plugin_has_entry(const struct conf_plugin *plugin, unsigned slot);
@@ -91,22 +92,28 @@ bool conf_plugin_has_entry(const struct conf_plugin *plugin, unsigned slot);
  * Run one test and fill `out`. A device test (index given) gets a host of
  * its own (`options` as the tool was given them) with device `index` open.
  */
-void conf_run_plugin_test(const struct conf_test *test, const accel_host_options *options,
-                          const struct conf_plugin *plugin, const char *module_path,
+void conf_run_plugin_test(const struct conf_test *test,
+                          const accel_host_options *options,
+                          const struct conf_plugin *plugin,
+                          const char *module_path, const char *group,
+                          struct conf_result *out);
+void conf_run_device_test(const struct conf_test *test,
+                          const accel_host_options *options,
+                          const struct conf_plugin *plugin,
+                          const char *module_path, uint32_t index,
                           const char *group, struct conf_result *out);
-void conf_run_device_test(const struct conf_test *test, const accel_host_options *options,
-                          const struct conf_plugin *plugin, const char *module_path,
-                          uint32_t index, const char *group, struct conf_result *out);
 
 /* ---- reports ---- */
 
 /* One line per result as it comes, then the totals (human). */
 void conf_report_human_line(FILE *out, const struct conf_result *r);
-void conf_report_human_totals(FILE *out, const struct conf_result *results, size_t count);
+void conf_report_human_totals(FILE *out, const struct conf_result *results,
+                              size_t count);
 /* TAP version 13: the header and plan, then one line (and YAML block) per result. */
 void conf_report_tap_plan(FILE *out, size_t planned);
 void conf_report_tap_line(FILE *out, size_t number, const struct conf_result *r);
 /* JUnit XML, one testsuite per group. Returns false when the file cannot be written. */
-bool conf_report_junit(const char *path, const struct conf_result *results, size_t count);
+bool conf_report_junit(const char *path, const struct conf_result *results,
+                       size_t count);
 
 #endif /* ACCEL_CONFORMANCE_H */

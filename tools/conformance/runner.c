@@ -21,7 +21,8 @@ struct conf_run {
 
 static _Thread_local struct conf_run *current;
 
-static void record(enum conf_outcome outcome, const char *prefix, const char *fmt, va_list args)
+static void record(enum conf_outcome outcome, const char *prefix,
+                   const char *fmt, va_list args)
 {
     struct conf_result *r = current->result;
     int used = snprintf(r->message, sizeof(r->message), "%s", prefix);
@@ -48,7 +49,8 @@ void conf__fail(const char *file, int line, const char *fmt, ...)
     va_list args;
 
     require_test_thread("a check failed");
-    snprintf(where, sizeof(where), "%s:%d: ", base != NULL ? base + 1 : file, line);
+    snprintf(where, sizeof(where), "%s:%d: ", base != NULL ? base + 1 : file,
+             line);
     va_start(args, fmt);
     record(CONF_FAIL, where, fmt, args);
     va_end(args);
@@ -66,8 +68,8 @@ void conf__skip(const char *fmt, ...)
     longjmp(current->jump, 1);
 }
 
-void conf__check_status(accel_status actual, accel_status expected, const char *expr,
-                        const char *file, int line)
+void conf__check_status(accel_status actual, accel_status expected,
+                        const char *expr, const char *file, int line)
 {
     char detail[512];
 
@@ -75,9 +77,10 @@ void conf__check_status(accel_status actual, accel_status expected, const char *
         return;
     /* Copied first: a later accel call may replace it. */
     snprintf(detail, sizeof(detail), "%s", accel_last_error());
-    conf__fail(file, line, "%s returned %s (%d), expected %s (%d); last error: \"%s\"", expr,
-               accel_status_name(actual), (int)actual, accel_status_name(expected),
-               (int)expected, detail);
+    conf__fail(file, line,
+               "%s returned %s (%d), expected %s (%d); last error: \"%s\"",
+               expr, accel_status_name(actual), (int)actual,
+               accel_status_name(expected), (int)expected, detail);
 }
 
 void conf__check_memory(const void *actual, const void *expected, size_t bytes,
@@ -87,8 +90,8 @@ void conf__check_memory(const void *actual, const void *expected, size_t bytes,
 
     for (size_t i = 0; i < bytes; i++) {
         if (a[i] != e[i])
-            conf__fail(file, line, "%s: byte %zu of %zu is 0x%02x, not 0x%02x", expr, i, bytes,
-                       a[i], e[i]);
+            conf__fail(file, line, "%s: byte %zu of %zu is 0x%02x, not 0x%02x",
+                       expr, i, bytes, a[i], e[i]);
     }
 }
 
@@ -100,7 +103,8 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void begin(struct conf_result *out, const struct conf_test *test, const char *group)
+static void begin(struct conf_result *out, const struct conf_test *test,
+                  const char *group)
 {
     memset(out, 0, sizeof(*out));
     out->group = group;
@@ -109,11 +113,12 @@ static void begin(struct conf_result *out, const struct conf_test *test, const c
 }
 
 /* Fail the test before it ran: its setup could not be made. */
-static void setup_failed(struct conf_result *out, const char *call, accel_status status)
+static void setup_failed(struct conf_result *out, const char *call,
+                         accel_status status)
 {
     out->outcome = CONF_FAIL;
-    snprintf(out->message, sizeof(out->message), "setup: %s returned %s: %s", call,
-             accel_status_name(status), accel_last_error());
+    snprintf(out->message, sizeof(out->message), "setup: %s returned %s: %s",
+             call, accel_status_name(status), accel_last_error());
 }
 
 /*
@@ -133,9 +138,11 @@ static void run_guarded(const struct conf_test *test, struct conformance *c,
     out->seconds = now_seconds() - start;
 }
 
-void conf_run_plugin_test(const struct conf_test *test, const accel_host_options *options,
-                          const struct conf_plugin *plugin, const char *module_path,
-                          const char *group, struct conf_result *out)
+void conf_run_plugin_test(const struct conf_test *test,
+                          const accel_host_options *options,
+                          const struct conf_plugin *plugin,
+                          const char *module_path, const char *group,
+                          struct conf_result *out)
 {
     struct conformance c = {.plugin = plugin, .module_path = module_path};
     accel_status status;
@@ -149,11 +156,14 @@ void conf_run_plugin_test(const struct conf_test *test, const accel_host_options
     accel_host_destroy(c.host);
 }
 
-void conf_run_device_test(const struct conf_test *test, const accel_host_options *options,
-                          const struct conf_plugin *plugin, const char *module_path,
-                          uint32_t index, const char *group, struct conf_result *out)
+void conf_run_device_test(const struct conf_test *test,
+                          const accel_host_options *options,
+                          const struct conf_plugin *plugin,
+                          const char *module_path, uint32_t index,
+                          const char *group, struct conf_result *out)
 {
-    struct conformance c = {.plugin = plugin, .module_path = module_path, .index = index};
+    struct conformance c = {
+        .plugin = plugin, .module_path = module_path, .index = index};
     accel_status status;
 
     begin(out, test, group);
@@ -161,7 +171,8 @@ void conf_run_device_test(const struct conf_test *test, const accel_host_options
         setup_failed(out, "accel_host_create", status);
         return;
     }
-    if ((status = accel_device_open(c.host, plugin->name, index, &c.device)) != ACCEL_OK)
+    if ((status = accel_device_open(c.host, plugin->name, index, &c.device)) !=
+        ACCEL_OK)
         setup_failed(out, "accel_device_open", status);
     else if ((status = accel_device_info_get(c.device, &c.info)) != ACCEL_OK)
         setup_failed(out, "accel_device_info_get", status);
@@ -215,8 +226,9 @@ static void read_table(struct conf_plugin *plugin)
     dlclose(library);
 }
 
-bool conf_plugin_describe(accel_host *host, const char *name, struct conf_plugin *plugin,
-                          char *error, size_t error_size)
+bool conf_plugin_describe(accel_host *host, const char *name,
+                          struct conf_plugin *plugin, char *error,
+                          size_t error_size)
 {
     const accel_plugin_info *plugins = NULL;
     size_t count = 0;
@@ -230,14 +242,16 @@ bool conf_plugin_describe(accel_host *host, const char *name, struct conf_plugin
             continue;
         snprintf(plugin->path, sizeof(plugin->path), "%s", p->path);
         snprintf(plugin->name, sizeof(plugin->name), "%s", p->name);
-        snprintf(plugin->reason, sizeof(plugin->reason), "%s", p->reason ? p->reason : "");
+        snprintf(plugin->reason, sizeof(plugin->reason), "%s",
+                 p->reason ? p->reason : "");
         plugin->state = p->state;
         plugin->device_count = p->device_count;
         if (p->state == ACCEL_PLUGIN_LOADED || p->state == ACCEL_PLUGIN_NO_DEVICE)
             read_table(plugin);
         return true;
     }
-    snprintf(error, error_size, "no plugin named \"%s\" among the %zu candidates found", name,
+    snprintf(error, error_size,
+             "no plugin named \"%s\" among the %zu candidates found", name,
              count);
     return false;
 }

@@ -11,7 +11,8 @@ void fill_pattern(unsigned char *bytes, size_t count, unsigned seed)
         bytes[i] = (unsigned char)((i * 131u + seed * 7u + (i >> 8)) & 0xffu);
 }
 
-void round_trip_bytes(struct conformance *c, void *dst, const void *src, size_t bytes)
+void round_trip_bytes(struct conformance *c, void *dst, const void *src,
+                      size_t bytes)
 {
     accel_ref ref;
 
@@ -30,7 +31,8 @@ bool has_kernels(const struct conformance *c)
 void skip_without_kernels(const struct conformance *c)
 {
     if (!has_kernels(c))
-        skip_because("the device has no ACCEL_DEVICE_CAP_KERNELS: kernel test skipped");
+        skip_because(
+            "the device has no ACCEL_DEVICE_CAP_KERNELS: kernel test skipped");
 }
 
 accel_module *load_examples(struct conformance *c)
@@ -39,15 +41,17 @@ accel_module *load_examples(struct conformance *c)
 
     skip_without_kernels(c);
     if (c->module_path == NULL || c->module_path[0] == '\0')
-        skip_because("no module image of kernels/examples.cu given (--module, or "
-                     "ACCEL_CONFORMANCE_MODULE): kernel test skipped");
+        skip_because(
+            "no module image of kernels/examples.cu given (--module, or "
+            "ACCEL_CONFORMANCE_MODULE): kernel test skipped");
     if (accel_module_load_file(c->device, c->module_path, &module) != ACCEL_OK)
-        fail_msg("accel_module_load_file(%s): %s", c->module_path, accel_last_error());
+        fail_msg("accel_module_load_file(%s): %s", c->module_path,
+                 accel_last_error());
     return module;
 }
 
-void skip_without_entry(const struct conformance *c, unsigned slot, const char *entry,
-                        const char *what)
+void skip_without_entry(const struct conformance *c, unsigned slot,
+                        const char *entry, const char *what)
 {
     if (!c->plugin->table_read)
         return;
@@ -75,17 +79,19 @@ void run_saxpy(struct conformance *c, accel_kernel *saxpy, uint32_t n)
     assert_status(accel_copy_in(c->stream, dx, x, n), ACCEL_OK);
     assert_status(accel_copy_in(c->stream, dy, y, n), ACCEL_OK);
     {
-        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
-                            ACCEL_ARG_REF(dy)};
+        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                            ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
         accel_dim3 block = {256, 1, 1}, grid = {(n + 255) / 256, 1, 1};
 
-        assert_status(accel_launch(c->stream, saxpy, grid, block, 0, args, 4), ACCEL_OK);
+        assert_status(accel_launch(c->stream, saxpy, grid, block, 0, args, 4),
+                      ACCEL_OK);
     }
     assert_status(accel_copy_out(c->stream, out, dy, n), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     for (uint32_t i = 0; i < n; i++) {
         if (out[i] != a * x[i] + y[i])
-            fail_msg("saxpy[%u] = %g, not %g", i, (double)out[i], (double)(a * x[i] + y[i]));
+            fail_msg("saxpy[%u] = %g, not %g", i, (double)out[i],
+                     (double)(a * x[i] + y[i]));
     }
     assert_status(accel_free(c->device, dx), ACCEL_OK);
     assert_status(accel_free(c->device, dy), ACCEL_OK);
@@ -93,7 +99,6 @@ void run_saxpy(struct conformance *c, accel_kernel *saxpy, uint32_t n)
     free(y);
     free(out);
 }
-
 
 static const struct {
     const struct conf_test *tests;

@@ -16,7 +16,8 @@
 static void test_event_marks_completed_work(struct conformance *c)
 {
     enum { COUNT = 1 << 18 };
-    uint32_t *in = malloc(COUNT * sizeof(uint32_t)), *out = calloc(COUNT, sizeof(uint32_t));
+    uint32_t *in = malloc(COUNT * sizeof(uint32_t)),
+             *out = calloc(COUNT, sizeof(uint32_t));
     accel_event *event;
     accel_ref ref;
 
@@ -35,7 +36,8 @@ static void test_event_marks_completed_work(struct conformance *c)
     assert_status(accel_event_sync(event), ACCEL_OK);
     assert_status(accel_event_query(event), ACCEL_OK);
     assert_memory_equal(in, out, COUNT * sizeof(uint32_t));
-    assert_status(accel_event_wait(event, ACCEL_WAIT_SPIN, ACCEL_WAIT_FOREVER), ACCEL_OK);
+    assert_status(accel_event_wait(event, ACCEL_WAIT_SPIN, ACCEL_WAIT_FOREVER),
+                  ACCEL_OK);
     accel_event_destroy(event);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
     free(in);
@@ -45,7 +47,8 @@ static void test_event_marks_completed_work(struct conformance *c)
 static void test_stream_wait_event_orders_streams(struct conformance *c)
 {
     enum { COUNT = 1 << 20 };
-    uint32_t *in = malloc(COUNT * sizeof(uint32_t)), *out = calloc(COUNT, sizeof(uint32_t));
+    uint32_t *in = malloc(COUNT * sizeof(uint32_t)),
+             *out = calloc(COUNT, sizeof(uint32_t));
     accel_stream *other;
     accel_event *event;
     accel_ref a, b;
@@ -60,7 +63,8 @@ static void test_stream_wait_event_orders_streams(struct conformance *c)
     assert_status(accel_alloc(c->device, ACCEL_U32, COUNT, &b), ACCEL_OK);
     /* Stream one fills a, then b from a; stream two waits for that, then reads b. */
     assert_status(accel_copy_in(c->stream, a, in, COUNT), ACCEL_OK);
-    assert_status(accel_copy_on_device(c->stream, b, 0, a, 0, accel_ref_bytes(a)), ACCEL_OK);
+    assert_status(accel_copy_on_device(c->stream, b, 0, a, 0, accel_ref_bytes(a)),
+                  ACCEL_OK);
     assert_status(accel_event_record(event, c->stream), ACCEL_OK);
     assert_status(accel_stream_wait_event(other, event), ACCEL_OK);
     assert_status(accel_copy_out(other, out, b, COUNT), ACCEL_OK);
@@ -103,12 +107,14 @@ static void test_callback_runs_once_after_the_work_before_it(struct conformance 
     accel_status status;
     accel_ref ref;
 
-    skip_without_entry(c, 28, "host_func", "the host offers no completion callbacks");
+    skip_without_entry(c, 28, "host_func",
+                       "the host offers no completion callbacks");
     pthread_mutex_init(&record.lock, NULL);
     pthread_cond_init(&record.cond, NULL);
     for (uint32_t i = 0; i < 64; i++)
         in[i] = 0xc0ffee00u + i;
-    assert_status(accel_host_alloc(c->device, sizeof(in), (void **)&out), ACCEL_OK);
+    assert_status(accel_host_alloc(c->device, sizeof(in), (void **)&out),
+                  ACCEL_OK);
     memset(out, 0, sizeof(in));
     record.watched = out;
     assert_status(accel_alloc(c->device, ACCEL_U32, 64, &ref), ACCEL_OK);
@@ -142,16 +148,19 @@ static void *worker_main(void *arg)
 {
     struct worker *w = arg;
     enum { COUNT = 50000 };
-    uint32_t *in = malloc(COUNT * sizeof(uint32_t)), *out = calloc(COUNT, sizeof(uint32_t));
+    uint32_t *in = malloc(COUNT * sizeof(uint32_t)),
+             *out = calloc(COUNT, sizeof(uint32_t));
     accel_stream *stream = NULL;
     accel_ref ref = {0};
 
-    w->status = in != NULL && out != NULL ? ACCEL_OK : ACCEL_ERR_OUT_OF_HOST_MEMORY;
+    w->status = in != NULL && out != NULL ? ACCEL_OK
+                                          : ACCEL_ERR_OUT_OF_HOST_MEMORY;
     for (uint32_t i = 0; in != NULL && i < COUNT; i++)
         in[i] = i * 7u + w->seed;
     for (int round = 0; round < 8 && w->status == ACCEL_OK; round++) {
         if ((w->status = accel_stream_create(w->c->device, &stream)) != ACCEL_OK ||
-            (w->status = accel_alloc(w->c->device, ACCEL_U32, COUNT, &ref)) != ACCEL_OK ||
+            (w->status = accel_alloc(w->c->device, ACCEL_U32, COUNT, &ref)) !=
+                ACCEL_OK ||
             (w->status = accel_copy_in(stream, ref, in, COUNT)) != ACCEL_OK ||
             (w->status = accel_copy_out(stream, out, ref, COUNT)) != ACCEL_OK ||
             (w->status = accel_stream_sync(stream)) != ACCEL_OK)
@@ -176,7 +185,8 @@ static void test_threads_submit_on_their_own_streams(struct conformance *c)
 
     for (unsigned i = 0; i < 4; i++) {
         workers[i] = (struct worker){.c = c, .seed = i * 1000u};
-        assert_int_equal(pthread_create(&threads[i], NULL, worker_main, &workers[i]), 0);
+        assert_int_equal(
+            pthread_create(&threads[i], NULL, worker_main, &workers[i]), 0);
     }
     for (unsigned i = 0; i < 4; i++) {
         assert_int_equal(pthread_join(threads[i], NULL), 0);
@@ -233,7 +243,8 @@ static void test_pinned_memory_survives_a_reset(struct conformance *c)
     fill_pattern(pinned, BYTES, 11);
     memcpy(expected, pinned, BYTES);
     assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &before), ACCEL_OK);
-    assert_status(accel_copy_to_device(c->stream, before, 0, pinned, BYTES), ACCEL_OK);
+    assert_status(accel_copy_to_device(c->stream, before, 0, pinned, BYTES),
+                  ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
 
     assert_status(accel_device_reset(c->device), ACCEL_OK);
@@ -258,7 +269,8 @@ static void test_pinned_memory_survives_a_reset(struct conformance *c)
 static void test_events_chain_work_across_several_streams(struct conformance *c)
 {
     enum { STREAMS = 4, COUNT = 1 << 18 };
-    uint32_t *in = malloc(COUNT * sizeof(uint32_t)), *out = calloc(COUNT, sizeof(uint32_t));
+    uint32_t *in = malloc(COUNT * sizeof(uint32_t)),
+             *out = calloc(COUNT, sizeof(uint32_t));
     accel_stream *streams[STREAMS] = {c->stream};
     accel_event *events[STREAMS];
     accel_ref refs[STREAMS];
@@ -271,19 +283,23 @@ static void test_events_chain_work_across_several_streams(struct conformance *c)
         if (s > 0)
             assert_status(accel_stream_create(c->device, &streams[s]), ACCEL_OK);
         assert_status(accel_event_create(c->device, &events[s]), ACCEL_OK);
-        assert_status(accel_alloc(c->device, ACCEL_U32, COUNT, &refs[s]), ACCEL_OK);
+        assert_status(accel_alloc(c->device, ACCEL_U32, COUNT, &refs[s]),
+                      ACCEL_OK);
     }
     assert_status(accel_copy_in(streams[0], refs[0], in, COUNT), ACCEL_OK);
     assert_status(accel_event_record(events[0], streams[0]), ACCEL_OK);
     for (int s = 1; s < STREAMS; s++) {
-        assert_status(accel_stream_wait_event(streams[s], events[s - 1]), ACCEL_OK);
-        assert_status(accel_copy_on_device(streams[s], refs[s], 0, refs[s - 1], 0,
-                                           accel_ref_bytes(refs[s])),
+        assert_status(accel_stream_wait_event(streams[s], events[s - 1]),
+                      ACCEL_OK);
+        assert_status(accel_copy_on_device(streams[s], refs[s], 0, refs[s - 1],
+                                           0, accel_ref_bytes(refs[s])),
                       ACCEL_OK);
         assert_status(accel_event_record(events[s], streams[s]), ACCEL_OK);
     }
     assert_status(accel_event_sync(events[STREAMS - 1]), ACCEL_OK);
-    assert_status(accel_copy_out(streams[STREAMS - 1], out, refs[STREAMS - 1], COUNT), ACCEL_OK);
+    assert_status(
+        accel_copy_out(streams[STREAMS - 1], out, refs[STREAMS - 1], COUNT),
+        ACCEL_OK);
     assert_status(accel_stream_sync(streams[STREAMS - 1]), ACCEL_OK);
     assert_memory_equal(out, in, COUNT * sizeof(uint32_t));
     for (int s = 0; s < STREAMS; s++) {
@@ -311,14 +327,17 @@ static void test_device_sync_waits_for_every_stream(struct conformance *c)
         in[i] = ~i;
     for (int s = 0; s < STREAMS; s++) {
         assert_status(accel_stream_create(c->device, &streams[s]), ACCEL_OK);
-        assert_status(accel_alloc(c->device, ACCEL_U32, COUNT, &refs[s]), ACCEL_OK);
-        assert_status(accel_copy_in(streams[s], refs[s], in, COUNT), ACCEL_OK);
-        assert_status(accel_copy_out(streams[s], out + (size_t)s * COUNT, refs[s], COUNT),
+        assert_status(accel_alloc(c->device, ACCEL_U32, COUNT, &refs[s]),
                       ACCEL_OK);
+        assert_status(accel_copy_in(streams[s], refs[s], in, COUNT), ACCEL_OK);
+        assert_status(
+            accel_copy_out(streams[s], out + (size_t)s * COUNT, refs[s], COUNT),
+            ACCEL_OK);
     }
     assert_status(accel_device_sync(c->device), ACCEL_OK);
     for (int s = 0; s < STREAMS; s++) {
-        assert_memory_equal(out + (size_t)s * COUNT, in, COUNT * sizeof(uint32_t));
+        assert_memory_equal(out + (size_t)s * COUNT, in,
+                            COUNT * sizeof(uint32_t));
         assert_status(accel_free(c->device, refs[s]), ACCEL_OK);
         accel_stream_destroy(streams[s]);
     }
@@ -329,7 +348,8 @@ static void test_device_sync_waits_for_every_stream(struct conformance *c)
 /* ---- two devices ---- */
 
 /* `bytes` from `src` on one device to `dst` on the other, on `stream`, and back. */
-static void peer_round_trip(struct conformance *c, accel_device *other, size_t bytes)
+static void peer_round_trip(struct conformance *c, accel_device *other,
+                            size_t bytes)
 {
     unsigned char *in = malloc(bytes), *out = calloc(1, bytes);
     accel_ref here, there, back;
@@ -341,8 +361,10 @@ static void peer_round_trip(struct conformance *c, accel_device *other, size_t b
     assert_status(accel_alloc(other, ACCEL_BYTE, bytes, &there), ACCEL_OK);
     assert_status(accel_alloc(c->device, ACCEL_BYTE, bytes, &back), ACCEL_OK);
     assert_status(accel_copy_to_device(c->stream, here, 0, in, bytes), ACCEL_OK);
-    assert_status(accel_copy_on_device(c->stream, there, 0, here, 0, bytes), ACCEL_OK);
-    assert_status(accel_copy_on_device(c->stream, back, 0, there, 0, bytes), ACCEL_OK);
+    assert_status(accel_copy_on_device(c->stream, there, 0, here, 0, bytes),
+                  ACCEL_OK);
+    assert_status(accel_copy_on_device(c->stream, back, 0, there, 0, bytes),
+                  ACCEL_OK);
     assert_status(accel_copy_to_host(c->stream, out, back, 0, bytes), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_memory_equal(out, in, bytes);
@@ -363,10 +385,12 @@ static void test_copies_between_two_devices_of_the_plugin(struct conformance *c)
     accel_device *other = NULL;
 
     if (c->plugin->device_count < 2)
-        skip_because("the plugin has %u device: copies between devices not tested",
-                     c->plugin->device_count);
+        skip_because(
+            "the plugin has %u device: copies between devices not tested",
+            c->plugin->device_count);
     assert_status(accel_device_open(c->host, c->plugin->name,
-                                    (c->index + 1) % c->plugin->device_count, &other),
+                                    (c->index + 1) % c->plugin->device_count,
+                                    &other),
                   ACCEL_OK);
     peer_round_trip(c, other, 1000);
     peer_round_trip(c, other, 3 << 20);
@@ -377,7 +401,8 @@ static void test_copies_between_two_devices_of_the_plugin(struct conformance *c)
 
 /* Skip a timing test on a plugin without event_elapsed (it is optional):
  * two completed events say so with ACCEL_ERR_NOT_SUPPORTED. */
-static void skip_without_timing(struct conformance *c, accel_event *start, accel_event *end)
+static void skip_without_timing(struct conformance *c, accel_event *start,
+                                accel_event *end)
 {
     int64_t ns = 0;
 
@@ -409,7 +434,8 @@ static void test_event_elapsed_times_completed_work(struct conformance *c)
     assert_status(accel_alloc(c->device, ACCEL_BYTE, BYTES, &ref), ACCEL_OK);
     assert_status(accel_event_record(start, c->stream), ACCEL_OK);
     for (int i = 0; i < 8; i++)
-        assert_status(accel_copy_to_device(c->stream, ref, 0, host, BYTES), ACCEL_OK);
+        assert_status(accel_copy_to_device(c->stream, ref, 0, host, BYTES),
+                      ACCEL_OK);
     assert_status(accel_event_record(end, c->stream), ACCEL_OK);
     assert_status(accel_event_sync(end), ACCEL_OK);
     assert_status(accel_event_elapsed(start, end, &ns), ACCEL_OK);
@@ -423,11 +449,15 @@ static void test_event_elapsed_times_completed_work(struct conformance *c)
     assert_true(back == 0);
     /* Never recorded; NULL arguments. */
     ns = 5;
-    assert_status(accel_event_elapsed(start, never, &ns), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_elapsed(start, never, &ns),
+                  ACCEL_ERR_INVALID_ARGUMENT);
     assert_true(ns == 0);
-    assert_status(accel_event_elapsed(never, end, &ns), ACCEL_ERR_INVALID_ARGUMENT);
-    assert_status(accel_event_elapsed(NULL, end, &ns), ACCEL_ERR_INVALID_ARGUMENT);
-    assert_status(accel_event_elapsed(start, end, NULL), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_elapsed(never, end, &ns),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_elapsed(NULL, end, &ns),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(accel_event_elapsed(start, end, NULL),
+                  ACCEL_ERR_INVALID_ARGUMENT);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
     accel_event_destroy(never);
     accel_event_destroy(end);
@@ -453,9 +483,11 @@ static void gate_wait(void *user, accel_status status)
     pthread_mutex_unlock(&gate->lock);
 }
 
-static void test_event_elapsed_of_unfinished_work_is_not_ready(struct conformance *c)
+static void
+test_event_elapsed_of_unfinished_work_is_not_ready(struct conformance *c)
 {
-    struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false};
+    struct gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                        false};
     accel_event *start, *end;
     accel_stream *other;
     int64_t ns = 5;
@@ -491,7 +523,10 @@ static void test_event_elapsed_of_unfinished_work_is_not_ready(struct conformanc
 }
 
 const struct conf_test conf_stream_tests[] = {
-#define T(name) {#name, test_##name}
+#define T(name)                                                                \
+    {                                                                          \
+#name, test_##name                                                     \
+    }
     T(event_marks_completed_work),
     T(stream_wait_event_orders_streams),
     T(events_chain_work_across_several_streams),
@@ -505,4 +540,5 @@ const struct conf_test conf_stream_tests[] = {
     T(event_elapsed_of_unfinished_work_is_not_ready),
 #undef T
 };
-const size_t conf_stream_test_count = sizeof(conf_stream_tests) / sizeof(conf_stream_tests[0]);
+const size_t conf_stream_test_count = sizeof(conf_stream_tests) /
+                                      sizeof(conf_stream_tests[0]);

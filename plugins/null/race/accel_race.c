@@ -52,7 +52,8 @@ static _Thread_local struct accel_race_where race_where;
 static void race_table_make(void)
 {
     race_table = calloc((size_t)1 << RACE_GROUP_BITS, sizeof(*race_table));
-    for (size_t g = 0; race_table != NULL && g < ((size_t)1 << RACE_GROUP_BITS); g++)
+    for (size_t g = 0; race_table != NULL && g < ((size_t)1 << RACE_GROUP_BITS);
+         g++)
         pthread_mutex_init(&race_table[g].lock, NULL);
 }
 
@@ -151,15 +152,34 @@ static void race_access(const void *pointer, uint32_t size, bool write)
 
 /* ---- the interface -fsanitize=thread code calls ---- */
 
-RACE_EXPORT void __tsan_init(void) {}
-RACE_EXPORT void __tsan_func_entry(void *pc) { (void)pc; }
-RACE_EXPORT void __tsan_func_exit(void) {}
+RACE_EXPORT void __tsan_init(void)
+{
+}
+RACE_EXPORT void __tsan_func_entry(void *pc)
+{
+    (void)pc;
+}
+RACE_EXPORT void __tsan_func_exit(void)
+{
+}
 
 #define RACE_RW(n)                                                             \
-    RACE_EXPORT void __tsan_read##n(void *p) { race_access(p, n, false); }     \
-    RACE_EXPORT void __tsan_write##n(void *p) { race_access(p, n, true); }     \
-    RACE_EXPORT void __tsan_unaligned_read##n(void *p) { race_access(p, n, false); } \
-    RACE_EXPORT void __tsan_unaligned_write##n(void *p) { race_access(p, n, true); }
+    RACE_EXPORT void __tsan_read##n(void *p)                                   \
+    {                                                                          \
+        race_access(p, n, false);                                              \
+    }                                                                          \
+    RACE_EXPORT void __tsan_write##n(void *p)                                  \
+    {                                                                          \
+        race_access(p, n, true);                                               \
+    }                                                                          \
+    RACE_EXPORT void __tsan_unaligned_read##n(void *p)                         \
+    {                                                                          \
+        race_access(p, n, false);                                              \
+    }                                                                          \
+    RACE_EXPORT void __tsan_unaligned_write##n(void *p)                        \
+    {                                                                          \
+        race_access(p, n, true);                                               \
+    }
 RACE_RW(1)
 RACE_RW(2)
 RACE_RW(4)
@@ -174,55 +194,97 @@ RACE_EXPORT void __tsan_write_range(void *p, unsigned long size)
 {
     race_access(p, (uint32_t)size, true);
 }
-RACE_EXPORT void __tsan_vptr_update(void **p, void *v) { *p = v; }
-RACE_EXPORT void __tsan_vptr_read(void **p) { (void)p; }
-RACE_EXPORT void __tsan_atomic_thread_fence(int order) { __atomic_thread_fence(order); }
-RACE_EXPORT void __tsan_atomic_signal_fence(int order) { __atomic_signal_fence(order); }
+RACE_EXPORT void __tsan_vptr_update(void **p, void *v)
+{
+    *p = v;
+}
+RACE_EXPORT void __tsan_vptr_read(void **p)
+{
+    (void)p;
+}
+RACE_EXPORT void __tsan_atomic_thread_fence(int order)
+{
+    __atomic_thread_fence(order);
+}
+RACE_EXPORT void __tsan_atomic_signal_fence(int order)
+{
+    __atomic_signal_fence(order);
+}
 
 /*
  * The atomics, performed (sequentially consistent: at least what was
  * asked) and not recorded.
  */
-#define RACE_ATOMICS(n, T)                                                     \
-    RACE_EXPORT T __tsan_atomic##n##_load(const volatile T *p, int mo)         \
-    { (void)mo; return __atomic_load_n(p, __ATOMIC_SEQ_CST); }                 \
-    RACE_EXPORT void __tsan_atomic##n##_store(volatile T *p, T v, int mo)      \
-    { (void)mo; __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }                    \
-    RACE_EXPORT T __tsan_atomic##n##_exchange(volatile T *p, T v, int mo)      \
-    { (void)mo; return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }          \
-    RACE_EXPORT T __tsan_atomic##n##_fetch_add(volatile T *p, T v, int mo)     \
-    { (void)mo; return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }           \
-    RACE_EXPORT T __tsan_atomic##n##_fetch_sub(volatile T *p, T v, int mo)     \
-    { (void)mo; return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }           \
-    RACE_EXPORT T __tsan_atomic##n##_fetch_and(volatile T *p, T v, int mo)     \
-    { (void)mo; return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }           \
-    RACE_EXPORT T __tsan_atomic##n##_fetch_or(volatile T *p, T v, int mo)      \
-    { (void)mo; return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }            \
-    RACE_EXPORT T __tsan_atomic##n##_fetch_xor(volatile T *p, T v, int mo)     \
-    { (void)mo; return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }           \
-    RACE_EXPORT T __tsan_atomic##n##_fetch_nand(volatile T *p, T v, int mo)    \
-    { (void)mo; return __atomic_fetch_nand(p, v, __ATOMIC_SEQ_CST); }          \
-    RACE_EXPORT int __tsan_atomic##n##_compare_exchange_strong(                \
-        volatile T *p, T *expected, T v, int mo, int fail_mo)                  \
-    {                                                                          \
-        (void)mo; (void)fail_mo;                                               \
-        return __atomic_compare_exchange_n(p, expected, v, 0, __ATOMIC_SEQ_CST, \
-                                           __ATOMIC_SEQ_CST);                  \
-    }                                                                          \
-    RACE_EXPORT int __tsan_atomic##n##_compare_exchange_weak(                  \
-        volatile T *p, T *expected, T v, int mo, int fail_mo)                  \
-    {                                                                          \
-        (void)mo; (void)fail_mo;                                               \
-        return __atomic_compare_exchange_n(p, expected, v, 1, __ATOMIC_SEQ_CST, \
-                                           __ATOMIC_SEQ_CST);                  \
-    }                                                                          \
-    RACE_EXPORT T __tsan_atomic##n##_compare_exchange_val(                     \
-        volatile T *p, T expected, T v, int mo, int fail_mo)                   \
-    {                                                                          \
-        (void)mo; (void)fail_mo;                                               \
-        __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_SEQ_CST,      \
-                                    __ATOMIC_SEQ_CST);                         \
-        return expected;                                                       \
+#define RACE_ATOMICS(n, T)                                                      \
+    RACE_EXPORT T __tsan_atomic##n##_load(const volatile T *p, int mo)          \
+    {                                                                           \
+        (void)mo;                                                               \
+        return __atomic_load_n(p, __ATOMIC_SEQ_CST);                            \
+    }                                                                           \
+    RACE_EXPORT void __tsan_atomic##n##_store(volatile T *p, T v, int mo)       \
+    {                                                                           \
+        (void)mo;                                                               \
+        __atomic_store_n(p, v, __ATOMIC_SEQ_CST);                               \
+    }                                                                           \
+    RACE_EXPORT T __tsan_atomic##n##_exchange(volatile T *p, T v, int mo)       \
+    {                                                                           \
+        (void)mo;                                                               \
+        return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST);                     \
+    }                                                                           \
+    RACE_EXPORT T __tsan_atomic##n##_fetch_add(volatile T *p, T v, int mo)      \
+    {                                                                           \
+        (void)mo;                                                               \
+        return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);                      \
+    }                                                                           \
+    RACE_EXPORT T __tsan_atomic##n##_fetch_sub(volatile T *p, T v, int mo)      \
+    {                                                                           \
+        (void)mo;                                                               \
+        return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST);                      \
+    }                                                                           \
+    RACE_EXPORT T __tsan_atomic##n##_fetch_and(volatile T *p, T v, int mo)      \
+    {                                                                           \
+        (void)mo;                                                               \
+        return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST);                      \
+    }                                                                           \
+    RACE_EXPORT T __tsan_atomic##n##_fetch_or(volatile T *p, T v, int mo)       \
+    {                                                                           \
+        (void)mo;                                                               \
+        return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST);                       \
+    }                                                                           \
+    RACE_EXPORT T __tsan_atomic##n##_fetch_xor(volatile T *p, T v, int mo)      \
+    {                                                                           \
+        (void)mo;                                                               \
+        return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST);                      \
+    }                                                                           \
+    RACE_EXPORT T __tsan_atomic##n##_fetch_nand(volatile T *p, T v, int mo)     \
+    {                                                                           \
+        (void)mo;                                                               \
+        return __atomic_fetch_nand(p, v, __ATOMIC_SEQ_CST);                     \
+    }                                                                           \
+    RACE_EXPORT int __tsan_atomic##n##_compare_exchange_strong(                 \
+        volatile T *p, T *expected, T v, int mo, int fail_mo)                   \
+    {                                                                           \
+        (void)mo;                                                               \
+        (void)fail_mo;                                                          \
+        return __atomic_compare_exchange_n(p, expected, v, 0,                   \
+                                           __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    }                                                                           \
+    RACE_EXPORT int __tsan_atomic##n##_compare_exchange_weak(                   \
+        volatile T *p, T *expected, T v, int mo, int fail_mo)                   \
+    {                                                                           \
+        (void)mo;                                                               \
+        (void)fail_mo;                                                          \
+        return __atomic_compare_exchange_n(p, expected, v, 1,                   \
+                                           __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+    }                                                                           \
+    RACE_EXPORT T __tsan_atomic##n##_compare_exchange_val(                      \
+        volatile T *p, T expected, T v, int mo, int fail_mo)                    \
+    {                                                                           \
+        (void)mo;                                                               \
+        (void)fail_mo;                                                          \
+        __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_SEQ_CST,       \
+                                    __ATOMIC_SEQ_CST);                          \
+        return expected;                                                        \
     }
 RACE_ATOMICS(8, uint8_t)
 RACE_ATOMICS(16, uint16_t)

@@ -35,7 +35,8 @@ struct accel_race_hooks {
      */
     bool (*may_race)(uintptr_t address, bool other_block);
     /* A race between `then`, recorded, and `now`, on the calling thread. */
-    void (*report)(uintptr_t address, uint32_t size, const struct accel_race_access *now,
+    void (*report)(uintptr_t address, uint32_t size,
+                   const struct accel_race_access *now,
                    const struct accel_race_access *then);
     /* When set (the initcheck), every access in a kernel goes here instead
      * of to the race check. */

@@ -28,7 +28,8 @@ uint64_t fake_env_number(const char *name, uint64_t fallback)
     return end != text && *end == '\0' ? (uint64_t)value : fallback;
 }
 
-void fake_fails_read(const char *env_name, fake_code_parse_fn parse, struct fake_fails *out)
+void fake_fails_read(const char *env_name, fake_code_parse_fn parse,
+                     struct fake_fails *out)
 {
     const char *text = getenv(env_name);
     char copy[512];
@@ -38,7 +39,8 @@ void fake_fails_read(const char *env_name, fake_code_parse_fn parse, struct fake
     if (text == NULL)
         return;
     snprintf(copy, sizeof(copy), "%s", text);
-    for (char *item = strtok_r(copy, ",", &save); item != NULL && out->count < FAKE_FAILS_MAX;
+    for (char *item = strtok_r(copy, ",", &save);
+         item != NULL && out->count < FAKE_FAILS_MAX;
          item = strtok_r(NULL, ",", &save)) {
         char *nth = strchr(item, ':');
         char *code = nth != NULL ? strchr(nth + 1, ':') : NULL;
@@ -47,9 +49,11 @@ void fake_fails_read(const char *env_name, fake_code_parse_fn parse, struct fake
             continue;
         *nth++ = '\0';
         *code++ = '\0';
-        snprintf(out->items[out->count].name, sizeof(out->items[0].name), "%s", item);
+        snprintf(out->items[out->count].name, sizeof(out->items[0].name), "%s",
+                 item);
         out->items[out->count].nth = strtoull(nth, NULL, 10);
-        if (out->items[out->count].nth != 0 && parse(code, &out->items[out->count].code))
+        if (out->items[out->count].nth != 0 &&
+            parse(code, &out->items[out->count].code))
             out->count++;
     }
 }
@@ -64,7 +68,8 @@ void fake_kernel_limits_read(const char *env_name, struct fake_kernel_limits *ou
     if (text == NULL)
         return;
     snprintf(copy, sizeof(copy), "%s", text);
-    for (char *item = strtok_r(copy, ",", &save); item != NULL && out->count < FAKE_KERNEL_LIMITS_MAX;
+    for (char *item = strtok_r(copy, ",", &save);
+         item != NULL && out->count < FAKE_KERNEL_LIMITS_MAX;
          item = strtok_r(NULL, ",", &save)) {
         char *threads = strchr(item, ':');
         char *shared = threads != NULL ? strchr(threads + 1, ':') : NULL;
@@ -74,15 +79,17 @@ void fake_kernel_limits_read(const char *env_name, struct fake_kernel_limits *ou
         *threads++ = '\0';
         if (shared != NULL)
             *shared++ = '\0';
-        snprintf(out->items[out->count].name, sizeof(out->items[0].name), "%s", item);
+        snprintf(out->items[out->count].name, sizeof(out->items[0].name), "%s",
+                 item);
         out->items[out->count].max_threads = atoi(threads);
         out->items[out->count].static_shared = shared != NULL ? atoi(shared) : 0;
         out->count++;
     }
 }
 
-void fake_kernel_limits_of(const struct fake_kernel_limits *limits, const char *name,
-                           int *out_threads, int *out_static_shared)
+void fake_kernel_limits_of(const struct fake_kernel_limits *limits,
+                           const char *name, int *out_threads,
+                           int *out_static_shared)
 {
     *out_threads = 1024;
     *out_static_shared = 0;
@@ -110,15 +117,17 @@ void fake_lose_read(const char *env_name, struct fake_lose *out)
     out->nth = strtoull(text, NULL, 10);
 }
 
-int fake_knobs_apply(struct fake_fails *fails, struct fake_lose *lose, const char *name,
-                     bool *out_lose)
+int fake_knobs_apply(struct fake_fails *fails, struct fake_lose *lose,
+                     const char *name, bool *out_lose)
 {
     *out_lose = false;
     for (int i = 0; i < fails->count; i++) {
-        if (strcmp(fails->items[i].name, name) == 0 && ++fails->items[i].seen == fails->items[i].nth)
+        if (strcmp(fails->items[i].name, name) == 0 &&
+            ++fails->items[i].seen == fails->items[i].nth)
             return fails->items[i].code;
     }
-    if (lose->nth != 0 && (lose->name[0] == '\0' || strcmp(lose->name, name) == 0) &&
+    if (lose->nth != 0 &&
+        (lose->name[0] == '\0' || strcmp(lose->name, name) == 0) &&
         ++lose->seen == lose->nth)
         *out_lose = true;
     return 0;
@@ -196,9 +205,11 @@ static struct fake_block *fake_block_reuse(size_t rounded, int device)
     return NULL;
 }
 
-bool fake_block_add(size_t bytes, int device, struct fake_owner *owner, uintptr_t *out_base)
+bool fake_block_add(size_t bytes, int device, struct fake_owner *owner,
+                    uintptr_t *out_base)
 {
-    size_t rounded = (bytes + FAKE_ALLOC_ALIGN - 1) & ~(size_t)(FAKE_ALLOC_ALIGN - 1);
+    size_t rounded = (bytes + FAKE_ALLOC_ALIGN - 1) &
+                     ~(size_t)(FAKE_ALLOC_ALIGN - 1);
     struct fake_block *block = device >= 0 && rounded >= bytes
                                    ? fake_block_reuse(rounded, device)
                                    : NULL;
@@ -206,7 +217,8 @@ bool fake_block_add(size_t bytes, int device, struct fake_owner *owner, uintptr_
 
     if (block == NULL) {
         block = calloc(1, sizeof(*block));
-        memory = rounded >= bytes ? aligned_alloc(FAKE_ALLOC_ALIGN, rounded) : NULL;
+        memory = rounded >= bytes ? aligned_alloc(FAKE_ALLOC_ALIGN, rounded)
+                                  : NULL;
     }
 
     if (block == NULL || memory == NULL) {
@@ -215,7 +227,8 @@ bool fake_block_add(size_t bytes, int device, struct fake_owner *owner, uintptr_
         return false;
     }
     memset(memory, 0xa5, rounded);
-    *block = (struct fake_block){(uintptr_t)memory, bytes, device, owner, false, fake_blocks};
+    *block = (struct fake_block){(uintptr_t)memory, bytes, device, owner, false,
+                                 fake_blocks};
     fake_blocks = block;
     *out_base = (uintptr_t)memory;
     return true;
@@ -223,7 +236,8 @@ bool fake_block_add(size_t bytes, int device, struct fake_owner *owner, uintptr_
 
 struct fake_block *fake_block_find(uintptr_t address, size_t bytes, bool device)
 {
-    for (struct fake_block *block = fake_blocks; block != NULL; block = block->next) {
+    for (struct fake_block *block = fake_blocks; block != NULL;
+         block = block->next) {
         if ((block->device >= 0) == device && address >= block->base &&
             address - block->base <= block->bytes &&
             bytes <= block->bytes - (address - block->base))
@@ -235,7 +249,8 @@ struct fake_block *fake_block_find(uintptr_t address, size_t bytes, bool device)
 /* Take the block of that kind, registered or not, that starts at `base` off the list. */
 static struct fake_block *fake_take(uintptr_t base, bool device, bool registered)
 {
-    for (struct fake_block **link = &fake_blocks; *link != NULL; link = &(*link)->next) {
+    for (struct fake_block **link = &fake_blocks; *link != NULL;
+         link = &(*link)->next) {
         struct fake_block *block = *link;
 
         if (block->base == base && (block->device >= 0) == device &&
@@ -287,7 +302,8 @@ static void fake_block_orphan(struct fake_block *block)
 static size_t fake_block_keep_for_reuse(struct fake_block *block)
 {
     size_t bytes = block->bytes;
-    size_t rounded = (bytes + FAKE_ALLOC_ALIGN - 1) & ~(size_t)(FAKE_ALLOC_ALIGN - 1);
+    size_t rounded = (bytes + FAKE_ALLOC_ALIGN - 1) &
+                     ~(size_t)(FAKE_ALLOC_ALIGN - 1);
 
     memset((void *)block->base, 0xdd, rounded);
     ASAN_POISON_MEMORY_REGION((void *)block->base, rounded);
@@ -326,7 +342,8 @@ size_t fake_blocks_release(struct fake_owner *owner)
 /* Whether any pinned host block, the runtime's or registered, meets [base, base + bytes). */
 static bool fake_host_overlaps(uintptr_t base, size_t bytes)
 {
-    for (struct fake_block *block = fake_blocks; block != NULL; block = block->next) {
+    for (struct fake_block *block = fake_blocks; block != NULL;
+         block = block->next) {
         if (block->device < 0 && base < block->base + block->bytes &&
             block->base < base + bytes)
             return true;
@@ -393,7 +410,8 @@ __attribute__((constructor)) static void fake_environment_copy(void)
 
 __attribute__((destructor)) static void fake_environment_free(void)
 {
-    for (size_t i = 0; fake_environment_at_load != NULL && fake_environment_at_load[i] != NULL;
+    for (size_t i = 0;
+         fake_environment_at_load != NULL && fake_environment_at_load[i] != NULL;
          i++)
         free(fake_environment_at_load[i]);
     free(fake_environment_at_load);
@@ -405,7 +423,8 @@ FAKE_EXPORT bool fake_loaded_with_variable(const char *name)
 {
     size_t length = strlen(name);
 
-    for (size_t i = 0; fake_environment_at_load != NULL && fake_environment_at_load[i] != NULL;
+    for (size_t i = 0;
+         fake_environment_at_load != NULL && fake_environment_at_load[i] != NULL;
          i++) {
         if (strncmp(fake_environment_at_load[i], name, length) == 0 &&
             fake_environment_at_load[i][length] == '=')

@@ -34,7 +34,7 @@
 struct fake_core {
     pthread_mutex_t lock;
     pthread_cond_t progress; /* any stream moved, or got work, or a context was lost */
-    uint64_t delay_us;       /* sleep before each piece of stream work */
+    uint64_t delay_us; /* sleep before each piece of stream work */
 };
 
 extern struct fake_core fake_core;
@@ -68,7 +68,8 @@ struct fake_lose {
     uint64_t seen;
 };
 
-void fake_fails_read(const char *env_name, fake_code_parse_fn parse, struct fake_fails *out);
+void fake_fails_read(const char *env_name, fake_code_parse_fn parse,
+                     struct fake_fails *out);
 
 #define FAKE_KERNEL_LIMITS_MAX 8
 
@@ -82,15 +83,17 @@ struct fake_kernel_limits {
     int count;
 };
 
-void fake_kernel_limits_read(const char *env_name, struct fake_kernel_limits *out);
+void fake_kernel_limits_read(const char *env_name,
+                             struct fake_kernel_limits *out);
 /* Kernel `name`'s limits: the knob's, else 1024 threads and no static shared memory. */
-void fake_kernel_limits_of(const struct fake_kernel_limits *limits, const char *name,
-                           int *out_threads, int *out_static_shared);
+void fake_kernel_limits_of(const struct fake_kernel_limits *limits,
+                           const char *name, int *out_threads,
+                           int *out_static_shared);
 void fake_lose_read(const char *env_name, struct fake_lose *out);
 
 /* Count a call of `name` and apply both knobs: a code to fail with (0 for none), *out_lose. */
-int fake_knobs_apply(struct fake_fails *fails, struct fake_lose *lose, const char *name,
-                     bool *out_lose);
+int fake_knobs_apply(struct fake_fails *fails, struct fake_lose *lose,
+                     const char *name, bool *out_lose);
 
 /* ---- call counters (fake_core.c) ---- */
 
@@ -126,12 +129,13 @@ struct fake_block {
     size_t bytes;
     int device;
     struct fake_owner *owner; /* what made it, whose end frees it; may be NULL */
-    bool registered;          /* the caller's memory: never filled nor freed here */
+    bool registered; /* the caller's memory: never filled nor freed here */
     struct fake_block *next;
 };
 
 /* A new block, filled with garbage as a GPU's memory starts; false when out of memory. */
-bool fake_block_add(size_t bytes, int device, struct fake_owner *owner, uintptr_t *out_base);
+bool fake_block_add(size_t bytes, int device, struct fake_owner *owner,
+                    uintptr_t *out_base);
 /* The block of that kind holding [address, address + bytes), or NULL. */
 struct fake_block *fake_block_find(uintptr_t address, size_t bytes, bool device);
 /* Take the block of that kind that starts at `base` off the list; NULL when none. Never a registration. */
@@ -168,7 +172,13 @@ uint64_t fake_registered_bytes(void);
 
 /* ---- streams (fake_queue.c) ---- */
 
-enum fake_op_kind { FAKE_OP_COPY, FAKE_OP_LAUNCH, FAKE_OP_HOST_FUNC, FAKE_OP_WAIT, FAKE_OP_LOSE };
+enum fake_op_kind {
+    FAKE_OP_COPY,
+    FAKE_OP_LAUNCH,
+    FAKE_OP_HOST_FUNC,
+    FAKE_OP_WAIT,
+    FAKE_OP_LOSE
+};
 
 /* A strided copy between absolute addresses: depth slices of height rows. */
 struct fake_copy {
@@ -215,8 +225,8 @@ struct fake_stream {
     struct fake_owner *owner;
     pthread_t thread;
     struct fake_op *head, *tail;
-    uint64_t submitted; /* tickets handed out */
-    uint64_t completed; /* the last ticket done */
+    uint64_t submitted;            /* tickets handed out */
+    uint64_t completed;            /* the last ticket done */
     uint64_t done_ns[FAKE_STAMPS]; /* when ticket t completed, at t % FAKE_STAMPS */
     bool stopping;
     bool retired;
@@ -279,8 +289,8 @@ void fake_op_free(struct fake_op *op);
  * which sides are host memory; the caller has checked device ranges.
  * False when out of memory. Lock held.
  */
-bool fake_copy_enqueue(struct fake_stream *stream, const struct fake_copy *copy, bool src_host,
-                       bool dst_host);
+bool fake_copy_enqueue(struct fake_stream *stream, const struct fake_copy *copy,
+                       bool src_host, bool dst_host);
 
 /* ---- CPU images and launches (fake_image.c) ---- */
 
@@ -298,8 +308,8 @@ struct fake_image {
  */
 size_t fake_image_size(const void *image, size_t available, const char **out_why);
 /* Write the image to a memory file and dlopen it; false with *out_why. */
-bool fake_image_open(const void *image, size_t size, struct fake_image *out_image,
-                     const char **out_why);
+bool fake_image_open(const void *image, size_t size,
+                     struct fake_image *out_image, const char **out_why);
 void fake_image_close(struct fake_image *image);
 /* Kernel `name` of an open image, or NULL. */
 const struct accel_cpu_kernel *fake_image_kernel(const struct fake_image *image,

@@ -25,15 +25,18 @@ size_t fake_image_size(const void *image, size_t available, const char **out_why
     size_t end;
 
     if (available < sizeof(header) || memcmp(image, ELFMAG, SELFMAG) != 0) {
-        *out_why = "the fake runtime runs CPU images only: this is not an ELF shared object";
+        *out_why = "the fake runtime runs CPU images only: this is not an ELF "
+                   "shared object";
         return 0;
     }
     memcpy(&header, image, sizeof(header));
     if (header.e_machine == FAKE_EM_AMDGPU) {
-        *out_why = "an AMD GPU code object: the fake runtime runs CPU images only";
+        *out_why =
+            "an AMD GPU code object: the fake runtime runs CPU images only";
         return 0;
     }
-    if (header.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+    if (header.e_ident[EI_CLASS] !=
+            (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
         header.e_type != ET_DYN) {
         *out_why = "the ELF image is not a shared object for this machine";
         return 0;
@@ -56,8 +59,8 @@ size_t fake_image_size(const void *image, size_t available, const char **out_why
     return end;
 }
 
-bool fake_image_open(const void *image, size_t size, struct fake_image *out_image,
-                     const char **out_why)
+bool fake_image_open(const void *image, size_t size,
+                     struct fake_image *out_image, const char **out_why)
 {
     char path[64];
     int fd = memfd_create("fake-gpu-module", MFD_CLOEXEC);
@@ -136,8 +139,9 @@ bool fake_launch_copy_args(struct fake_launch *launch, void *const *params)
 {
     const struct accel_cpu_kernel *kernel = launch->kernel;
     uint32_t last = kernel->param_count;
-    size_t bytes =
-        last == 0 ? 1 : fake_param_offset(kernel, last - 1) + kernel->param_sizes[last - 1];
+    size_t bytes = last == 0 ? 1
+                             : fake_param_offset(kernel, last - 1) +
+                                   kernel->param_sizes[last - 1];
 
     launch->arg_bytes = aligned_alloc(16, (bytes + 15) & ~(size_t)15);
     if (launch->arg_bytes == NULL)

@@ -16,7 +16,8 @@
 
 static void fake_copy_run(const struct fake_copy *copy)
 {
-    const unsigned char *src = copy->snapshot != NULL ? copy->snapshot : copy->src;
+    const unsigned char *src = copy->snapshot != NULL ? copy->snapshot
+                                                      : copy->src;
 
     for (size_t z = 0; z < copy->depth; z++) {
         for (size_t y = 0; y < copy->height; y++)
@@ -34,7 +35,8 @@ static bool fake_wait_satisfied(const struct fake_op *op)
 {
     const struct fake_stream *target = op->u.wait.stream;
 
-    return target == NULL || target->completed >= op->u.wait.value || target->owner->lost;
+    return target == NULL || target->completed >= op->u.wait.value ||
+           target->owner->lost;
 }
 
 /* Run one operation, without the lock. */
@@ -58,7 +60,8 @@ static void fake_op_run(struct fake_op *op)
 
 void fake_sleep_us(uint64_t us)
 {
-    struct timespec delay = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000L};
+    struct timespec delay = {(time_t)(us / 1000000u),
+                             (long)(us % 1000000u) * 1000L};
 
     nanosleep(&delay, NULL);
 }
@@ -168,7 +171,8 @@ void fake_spin_until(bool (*done)(const void *arg), const void *arg)
         clock_gettime(CLOCK_MONOTONIC, &start);
         do
             clock_gettime(CLOCK_MONOTONIC, &now);
-        while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) <
+        while ((now.tv_sec - start.tv_sec) * 1000000000L +
+                   (now.tv_nsec - start.tv_nsec) <
                20000L);
         pthread_mutex_lock(&fake_core.lock);
     }
@@ -224,20 +228,21 @@ void fake_mark_wait(const struct fake_mark *mark, const struct fake_owner *owner
         pthread_cond_wait(&fake_core.progress, &fake_core.lock);
 }
 
-bool fake_copy_enqueue(struct fake_stream *stream, const struct fake_copy *copy, bool src_host,
-                       bool dst_host)
+bool fake_copy_enqueue(struct fake_stream *stream, const struct fake_copy *copy,
+                       bool src_host, bool dst_host)
 {
-    size_t src_span = (copy->depth - 1) * copy->src_slice + (copy->height - 1) * copy->src_pitch +
-                      copy->width;
-    size_t dst_span = (copy->depth - 1) * copy->dst_slice + (copy->height - 1) * copy->dst_pitch +
-                      copy->width;
+    size_t src_span = (copy->depth - 1) * copy->src_slice +
+                      (copy->height - 1) * copy->src_pitch + copy->width;
+    size_t dst_span = (copy->depth - 1) * copy->dst_slice +
+                      (copy->height - 1) * copy->dst_pitch + copy->width;
     struct fake_op *op = fake_op_new(FAKE_OP_COPY);
 
     if (op == NULL)
         return false;
     op->u.copy = *copy;
     op->u.copy.snapshot = NULL;
-    if (src_host && fake_block_find((uintptr_t)copy->src, src_span, false) == NULL) {
+    if (src_host &&
+        fake_block_find((uintptr_t)copy->src, src_span, false) == NULL) {
         op->u.copy.snapshot = malloc(src_span);
         if (op->u.copy.snapshot == NULL) {
             free(op);

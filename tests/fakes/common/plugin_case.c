@@ -62,12 +62,15 @@ void plugin_case_open_fake_device(struct plugin_case *c)
     const accel_plugin_info *plugin = plugin_case_open_host(c);
 
     if (plugin->state != ACCEL_PLUGIN_LOADED)
-        fail_msg("the fake gave no device: %s", plugin->reason ? plugin->reason : "");
-    assert_status(accel_device_open(c->host, c->kind->plugin, 0, &c->device), ACCEL_OK);
+        fail_msg("the fake gave no device: %s",
+                 plugin->reason ? plugin->reason : "");
+    assert_status(accel_device_open(c->host, c->kind->plugin, 0, &c->device),
+                  ACCEL_OK);
     assert_status(accel_stream_create(c->device, &c->stream), ACCEL_OK);
 }
 
-void plugin_case_assert_no_device_because(struct plugin_case *c, const char *fragment)
+void plugin_case_assert_no_device_because(struct plugin_case *c,
+                                          const char *fragment)
 {
     const accel_plugin_info *plugin = plugin_case_open_host(c);
 
@@ -81,7 +84,8 @@ void plugin_case_assert_no_device_because(struct plugin_case *c, const char *fra
 
 void plugin_case_round_trip(struct plugin_case *c, uint32_t count)
 {
-    uint32_t *in = malloc(count * sizeof(uint32_t)), *out = calloc(count, sizeof(uint32_t));
+    uint32_t *in = malloc(count * sizeof(uint32_t)),
+             *out = calloc(count, sizeof(uint32_t));
     accel_ref ref;
 
     assert_non_null(in);
@@ -98,8 +102,8 @@ void plugin_case_round_trip(struct plugin_case *c, uint32_t count)
     free(out);
 }
 
-uint64_t plugin_case_fake_calls_in(const struct plugin_case *c, const char *library_path,
-                                   const char *name)
+uint64_t plugin_case_fake_calls_in(const struct plugin_case *c,
+                                   const char *library_path, const char *name)
 {
     void *library = dlopen(library_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     uint64_t (*calls)(const char *);
@@ -121,7 +125,8 @@ uint64_t plugin_case_fake_calls(const struct plugin_case *c, const char *name)
 
 uint64_t plugin_case_fake_registered_bytes(const struct plugin_case *c)
 {
-    void *library = dlopen(c->kind->fake_path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    void *library = dlopen(c->kind->fake_path,
+                           RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     uint64_t (*registered)(void);
     uint64_t bytes;
 
@@ -136,12 +141,15 @@ uint64_t plugin_case_fake_registered_bytes(const struct plugin_case *c)
 /* ---- checks ---- */
 
 /* Calls of `name` made by one device-to-device layout copy. */
-static uint64_t calls_for_copy(struct plugin_case *c, accel_ref dst, accel_ref src,
-                               const struct accel_copy_layout *layout, const char *name)
+static uint64_t calls_for_copy(struct plugin_case *c, accel_ref dst,
+                               accel_ref src,
+                               const struct accel_copy_layout *layout,
+                               const char *name)
 {
     uint64_t before = plugin_case_fake_calls(c, name);
 
-    assert_status(accel_copy_on_device_layout(c->stream, dst, src, layout), ACCEL_OK);
+    assert_status(accel_copy_on_device_layout(c->stream, dst, src, layout),
+                  ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     return plugin_case_fake_calls(c, name) - before;
 }
@@ -149,12 +157,19 @@ static uint64_t calls_for_copy(struct plugin_case *c, accel_ref dst, accel_ref s
 void plugin_case_check_copy_layouts(struct plugin_case *c, const char *copy_3d,
                                     const char *copy_2d)
 {
-    struct accel_copy_layout whole_rows = {
-        .row_bytes = 48, .rows = 10, .depth = 6, .src_pitch = 64, .dst_pitch = 256,
-        .src_slice_pitch = 64 * 12, .dst_slice_pitch = 256 * 10};
+    struct accel_copy_layout whole_rows = {.row_bytes = 48,
+                                           .rows = 10,
+                                           .depth = 6,
+                                           .src_pitch = 64,
+                                           .dst_pitch = 256,
+                                           .src_slice_pitch = 64 * 12,
+                                           .dst_slice_pitch = 256 * 10};
     struct accel_copy_layout odd_slices = whole_rows;
-    struct accel_copy_layout pitched = {
-        .row_bytes = 100, .rows = 30, .depth = 1, .src_pitch = 128, .dst_pitch = 512};
+    struct accel_copy_layout pitched = {.row_bytes = 100,
+                                        .rows = 30,
+                                        .depth = 1,
+                                        .src_pitch = 128,
+                                        .dst_pitch = 512};
     unsigned char *pinned = NULL;
     uint64_t before;
     accel_ref a, b;
@@ -167,9 +182,11 @@ void plugin_case_check_copy_layouts(struct plugin_case *c, const char *copy_3d,
     assert_int_equal(calls_for_copy(c, b, a, &odd_slices, copy_3d), 0);
     assert_int_equal(calls_for_copy(c, b, a, &pitched, copy_2d), 1);
     /* From pinned memory the host hands the layout over whole: one 2D copy. */
-    assert_status(accel_host_alloc(c->device, 128 * 30, (void **)&pinned), ACCEL_OK);
+    assert_status(accel_host_alloc(c->device, 128 * 30, (void **)&pinned),
+                  ACCEL_OK);
     before = plugin_case_fake_calls(c, copy_2d);
-    assert_status(accel_copy_to_device_layout(c->stream, b, pinned, &pitched), ACCEL_OK);
+    assert_status(accel_copy_to_device_layout(c->stream, b, pinned, &pitched),
+                  ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_int_equal(plugin_case_fake_calls(c, copy_2d) - before, 1);
     accel_host_free(c->device, pinned);
@@ -177,12 +194,13 @@ void plugin_case_check_copy_layouts(struct plugin_case *c, const char *copy_3d,
     assert_status(accel_free(c->device, b), ACCEL_OK);
 }
 
-void plugin_case_launch_saxpy(struct plugin_case *c, accel_kernel *saxpy, accel_ref x,
-                              accel_ref y, uint32_t n, accel_status expected)
+void plugin_case_launch_saxpy(struct plugin_case *c, accel_kernel *saxpy,
+                              accel_ref x, accel_ref y, uint32_t n,
+                              accel_status expected)
 {
     float a = 2.0f;
-    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(x),
-                        ACCEL_ARG_REF(y)};
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                        ACCEL_ARG_REF(x), ACCEL_ARG_REF(y)};
 
     assert_status(accel_launch(c->stream, saxpy, (accel_dim3){(n + 63) / 64, 1, 1},
                                (accel_dim3){64, 1, 1}, 0, args, 4),
@@ -190,8 +208,8 @@ void plugin_case_launch_saxpy(struct plugin_case *c, accel_kernel *saxpy, accel_
 }
 
 /* x[i] = i and y[i] = 1 on the device, in new allocations. */
-static void saxpy_inputs(struct plugin_case *c, float *x, float *y, accel_ref *dx,
-                         accel_ref *dy)
+static void saxpy_inputs(struct plugin_case *c, float *x, float *y,
+                         accel_ref *dx, accel_ref *dy)
 {
     for (int i = 0; i < 256; i++) {
         x[i] = (float)i;
@@ -211,7 +229,8 @@ accel_module *plugin_case_load_module(struct plugin_case *c, const char *path)
     return module;
 }
 
-void plugin_case_check_fault_and_reset(struct plugin_case *c, const char *module_path,
+void plugin_case_check_fault_and_reset(struct plugin_case *c,
+                                       const char *module_path,
                                        const char *lost_detail)
 {
     accel_module *module = plugin_case_load_module(c, module_path);
@@ -227,7 +246,8 @@ void plugin_case_check_fault_and_reset(struct plugin_case *c, const char *module
     assert_contains(accel_last_error(), lost_detail);
     assert_status(accel_device_status(c->device), ACCEL_ERR_DEVICE_LOST);
     assert_status(accel_ref_check(c->device, dx), ACCEL_ERR_STALE_REF);
-    assert_status(accel_alloc(c->device, ACCEL_F32, 16, &other), ACCEL_ERR_DEVICE_LOST);
+    assert_status(accel_alloc(c->device, ACCEL_F32, 16, &other),
+                  ACCEL_ERR_DEVICE_LOST);
 
     assert_status(accel_device_reset(c->device), ACCEL_OK);
     assert_status(accel_device_status(c->device), ACCEL_OK);
@@ -247,10 +267,12 @@ void plugin_case_check_copy_loss_and_reset(struct plugin_case *c)
     uint32_t *pinned = NULL;
     accel_ref ref;
 
-    assert_status(accel_host_alloc(c->device, 16 * sizeof(uint32_t), (void **)&pinned),
-                  ACCEL_OK);
+    assert_status(
+        accel_host_alloc(c->device, 16 * sizeof(uint32_t), (void **)&pinned),
+        ACCEL_OK);
     assert_status(accel_alloc(c->device, ACCEL_U32, 16, &ref), ACCEL_OK);
-    assert_status(accel_copy_in(c->stream, ref, pinned, 16), ACCEL_ERR_DEVICE_LOST);
+    assert_status(accel_copy_in(c->stream, ref, pinned, 16),
+                  ACCEL_ERR_DEVICE_LOST);
     assert_status(accel_device_status(c->device), ACCEL_ERR_DEVICE_LOST);
     assert_status(accel_device_reset(c->device), ACCEL_OK);
     assert_status(accel_ref_check(c->device, ref), ACCEL_ERR_STALE_REF);
@@ -264,12 +286,15 @@ void plugin_case_check_reset_through_one_open(struct plugin_case *c)
 
     /* A second host in the process: the same driver context. */
     assert_status(accel_host_create(NULL, &second.host), ACCEL_OK);
-    assert_status(accel_device_open(second.host, c->kind->plugin, 0, &second.device), ACCEL_OK);
+    assert_status(
+        accel_device_open(second.host, c->kind->plugin, 0, &second.device),
+        ACCEL_OK);
     assert_status(accel_alloc(second.device, ACCEL_U32, 100, &ref), ACCEL_OK);
 
     assert_status(accel_device_reset(c->device), ACCEL_OK);
     assert_status(accel_device_status(second.device), ACCEL_ERR_DEVICE_LOST);
-    assert_contains(accel_last_error(), "another open of the device reset its context");
+    assert_contains(accel_last_error(),
+                    "another open of the device reset its context");
     /* Its reset takes the fresh context without resetting it again ... */
     assert_status(accel_device_reset(second.device), ACCEL_OK);
     assert_status(accel_ref_check(second.device, ref), ACCEL_ERR_STALE_REF);
@@ -290,7 +315,8 @@ static void fill_bytes(unsigned char *bytes, size_t count, unsigned seed)
 }
 
 /* `bytes` of `src` to new device memory and back into `dst`, through the case's stream. */
-static void device_round_trip(struct plugin_case *c, void *dst, const void *src, size_t bytes)
+static void device_round_trip(struct plugin_case *c, void *dst, const void *src,
+                              size_t bytes)
 {
     accel_ref ref;
 
@@ -320,7 +346,8 @@ void plugin_case_check_pinned_blocks_registered_again(struct plugin_case *c)
     unregisters = plugin_case_fake_calls(c, c->kind->unregister_call);
     assert_status(accel_device_reset(c->device), ACCEL_OK);
     /* Unregistered before the reset, registered again after. */
-    assert_int_equal(plugin_case_fake_calls(c, c->kind->unregister_call) - unregisters, 2);
+    assert_int_equal(
+        plugin_case_fake_calls(c, c->kind->unregister_call) - unregisters, 2);
     assert_int_equal(plugin_case_fake_registered_bytes(c), base + SMALL + LARGE);
     assert_memory_equal(small, expected, SMALL);
     memset(large, 0, LARGE);
@@ -328,15 +355,15 @@ void plugin_case_check_pinned_blocks_registered_again(struct plugin_case *c)
     assert_memory_equal(large, expected, SMALL);
 
     accel_host_free(c->device, small);
-    assert_int_equal(plugin_case_fake_calls(c, c->kind->unregister_call) - unregisters, 3);
+    assert_int_equal(
+        plugin_case_fake_calls(c, c->kind->unregister_call) - unregisters, 3);
     assert_int_equal(plugin_case_fake_registered_bytes(c), base + LARGE);
     accel_host_free(c->device, large);
     assert_int_equal(plugin_case_fake_registered_bytes(c), base);
 }
 
-void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_case *c,
-                                                                  const char *fail_knob,
-                                                                  const char *refuse_second)
+void plugin_case_check_pinned_block_refused_at_reset_stays_usable(
+    struct plugin_case *c, const char *fail_knob, const char *refuse_second)
 {
     enum { BYTES = 4 * 4096 };
     unsigned char *pinned = NULL;
@@ -366,7 +393,8 @@ void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_
 
     unregisters = plugin_case_fake_calls(c, c->kind->unregister_call);
     accel_host_free(c->device, pinned);
-    assert_int_equal(plugin_case_fake_calls(c, c->kind->unregister_call), unregisters);
+    assert_int_equal(plugin_case_fake_calls(c, c->kind->unregister_call),
+                     unregisters);
     free(expected);
     free(back);
 }
@@ -388,14 +416,17 @@ void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_kn
 
     setenv(devices_knob, "2", 1);
     plugin_case_open_fake_device(c);
-    assert_int_equal(support_find_plugin(c->host, c->kind->plugin, 0)->device_count, 2);
-    assert_status(accel_device_open(c->host, c->kind->plugin, 1, &second.device), ACCEL_OK);
+    assert_int_equal(
+        support_find_plugin(c->host, c->kind->plugin, 0)->device_count, 2);
+    assert_status(accel_device_open(c->host, c->kind->plugin, 1, &second.device),
+                  ACCEL_OK);
     for (int i = 0; i < 500; i++)
         in[i] = (uint32_t)i * 11u;
     assert_status(accel_alloc(c->device, ACCEL_U32, 500, &a), ACCEL_OK);
     assert_status(accel_alloc(second.device, ACCEL_U32, 500, &b), ACCEL_OK);
     assert_status(accel_copy_in(c->stream, a, in, 500), ACCEL_OK);
-    assert_status(accel_copy_on_device(c->stream, b, 0, a, 0, sizeof(in)), ACCEL_OK);
+    assert_status(accel_copy_on_device(c->stream, b, 0, a, 0, sizeof(in)),
+                  ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     assert_status(accel_stream_create(second.device, &second.stream), ACCEL_OK);
     assert_status(accel_copy_out(second.stream, out, b, 500), ACCEL_OK);
@@ -405,20 +436,25 @@ void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_kn
     accel_device_close(second.device);
 }
 
-void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_knob,
+void plugin_case_check_peer_copies(struct plugin_case *c,
+                                   const char *devices_knob,
                                    const char *peer_1d, const char *peer_nd)
 {
     uint32_t in[500], back[500] = {0}, out[500] = {0};
     struct plugin_case second = {.kind = c->kind};
     /* Rows of 100 words at a pitch of 125: 4 rows, the gaps left alone. */
-    struct accel_copy_layout rows = {.row_bytes = 400, .rows = 4, .src_pitch = 500,
-                                     .dst_pitch = 500, .depth = 1};
+    struct accel_copy_layout rows = {.row_bytes = 400,
+                                     .rows = 4,
+                                     .src_pitch = 500,
+                                     .dst_pitch = 500,
+                                     .depth = 1};
     uint64_t calls_1d, calls_nd;
     accel_ref a, b;
 
     setenv(devices_knob, "2", 1);
     plugin_case_open_fake_device(c);
-    assert_status(accel_device_open(c->host, c->kind->plugin, 1, &second.device), ACCEL_OK);
+    assert_status(accel_device_open(c->host, c->kind->plugin, 1, &second.device),
+                  ACCEL_OK);
     assert_status(accel_stream_create(second.device, &second.stream), ACCEL_OK);
     for (int i = 0; i < 500; i++)
         in[i] = (uint32_t)i * 7u + 1u;
@@ -430,7 +466,8 @@ void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_kn
 
     /* To the other device, on this device's stream: one run. */
     calls_1d = plugin_case_fake_calls(c, peer_1d);
-    assert_status(accel_copy_on_device(c->stream, b, 0, a, 0, sizeof(in)), ACCEL_OK);
+    assert_status(accel_copy_on_device(c->stream, b, 0, a, 0, sizeof(in)),
+                  ACCEL_OK);
     assert_int_equal(plugin_case_fake_calls(c, peer_1d) - calls_1d, 1);
     assert_status(accel_copy_out(second.stream, out, b, 500), ACCEL_OK);
     assert_status(accel_stream_sync(second.stream), ACCEL_OK);
@@ -440,9 +477,11 @@ void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_kn
     assert_status(accel_copy_in(c->stream, a, back, 500), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     calls_nd = plugin_case_fake_calls(c, peer_nd != NULL ? peer_nd : peer_1d);
-    assert_status(accel_copy_on_device_layout(second.stream, a, b, &rows), ACCEL_OK);
-    assert_int_equal(plugin_case_fake_calls(c, peer_nd != NULL ? peer_nd : peer_1d) - calls_nd,
-                     peer_nd != NULL ? 1 : rows.rows);
+    assert_status(accel_copy_on_device_layout(second.stream, a, b, &rows),
+                  ACCEL_OK);
+    assert_int_equal(
+        plugin_case_fake_calls(c, peer_nd != NULL ? peer_nd : peer_1d) - calls_nd,
+        peer_nd != NULL ? 1 : rows.rows);
     assert_status(accel_copy_out(c->stream, out, a, 500), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
     for (int i = 0; i < 500; i++)
@@ -456,9 +495,11 @@ void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_kn
 
 /* ---- stderr ---- */
 
-void plugin_case_capture_stderr(struct plugin_case_stderr *capture, const char *name)
+void plugin_case_capture_stderr(struct plugin_case_stderr *capture,
+                                const char *name)
 {
-    snprintf(capture->path, sizeof(capture->path), "/tmp/accel-%s-stderr-XXXXXX", name);
+    snprintf(capture->path, sizeof(capture->path),
+             "/tmp/accel-%s-stderr-XXXXXX", name);
     capture->saved = dup(STDERR_FILENO);
     capture->capture = mkstemp(capture->path);
     assert_true(capture->saved >= 0 && capture->capture >= 0);
@@ -481,7 +522,8 @@ long plugin_case_stderr_bytes(struct plugin_case_stderr *capture)
 
 /* ---- what only real drivers used to show (issue 20) ---- */
 
-void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *enter_call)
+void plugin_case_check_stale_open_is_refused(struct plugin_case *c,
+                                             const char *enter_call)
 {
     uint64_t entered;
     struct plugin_case second = {.kind = c->kind};
@@ -494,7 +536,9 @@ void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *
         theirs[i] = 0xdead0000u + i;
     }
     assert_status(accel_host_create(NULL, &second.host), ACCEL_OK);
-    assert_status(accel_device_open(second.host, c->kind->plugin, 0, &second.device), ACCEL_OK);
+    assert_status(
+        accel_device_open(second.host, c->kind->plugin, 0, &second.device),
+        ACCEL_OK);
     assert_status(accel_stream_create(second.device, &second.stream), ACCEL_OK);
     assert_status(accel_alloc(second.device, ACCEL_U32, 64, &other), ACCEL_OK);
     assert_status(accel_copy_in(second.stream, other, theirs, 64), ACCEL_OK);
@@ -514,9 +558,11 @@ void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *
 
     /* The second open has not asked for its status: its next calls must not reach the driver. */
     entered = plugin_case_fake_calls(c, enter_call);
-    assert_status(accel_copy_in(second.stream, other, theirs, 64), ACCEL_ERR_DEVICE_LOST);
+    assert_status(accel_copy_in(second.stream, other, theirs, 64),
+                  ACCEL_ERR_DEVICE_LOST);
     assert_int_equal(plugin_case_fake_calls(c, enter_call), entered);
-    assert_contains(accel_last_error(), "another open of the device reset its context");
+    assert_contains(accel_last_error(),
+                    "another open of the device reset its context");
     assert_status(accel_device_status(second.device), ACCEL_ERR_DEVICE_LOST);
 
     /* The first open's data was not touched through the second's stale handles. */
@@ -552,10 +598,12 @@ static uint64_t wall_ns(void)
 }
 
 /* A copy that takes the fake's delay (pinned source: one piece of stream work), enqueued. */
-static void enqueue_slow_copy(struct plugin_case *c, uint32_t *pinned, accel_ref ref)
+static void enqueue_slow_copy(struct plugin_case *c, uint32_t *pinned,
+                              accel_ref ref)
 {
-    assert_status(accel_copy_to_device(c->stream, ref, 0, pinned, 64 * sizeof(uint32_t)),
-                  ACCEL_OK);
+    assert_status(
+        accel_copy_to_device(c->stream, ref, 0, pinned, 64 * sizeof(uint32_t)),
+        ACCEL_OK);
 }
 
 /* How much of a core a wait took: CPU time over wall time, in percent. */
@@ -568,7 +616,8 @@ static uint64_t share_of_a_core(uint64_t cpu_before, uint64_t wall_before)
     return cpu * 100u / wall;
 }
 
-void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c, const char *delay_knob)
+void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c,
+                                                  const char *delay_knob)
 {
     uint32_t *pinned = NULL;
     accel_event *event = NULL;
@@ -577,7 +626,9 @@ void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c, const c
 
     setenv(delay_knob, "200000", 1);
     plugin_case_open_fake_device(c);
-    assert_status(accel_host_alloc(c->device, 64 * sizeof(uint32_t), (void **)&pinned), ACCEL_OK);
+    assert_status(
+        accel_host_alloc(c->device, 64 * sizeof(uint32_t), (void **)&pinned),
+        ACCEL_OK);
     assert_status(accel_alloc(c->device, ACCEL_U32, 64, &ref), ACCEL_OK);
     assert_status(accel_event_create(c->device, &event), ACCEL_OK);
 
@@ -586,14 +637,17 @@ void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c, const c
     enqueue_slow_copy(c, pinned, ref);
     cpu = process_cpu_ns();
     wall = wall_ns();
-    assert_status(accel_stream_wait(c->stream, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER), ACCEL_OK);
+    assert_status(
+        accel_stream_wait(c->stream, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER),
+        ACCEL_OK);
     assert_true(share_of_a_core(cpu, wall) < 10);
 
     enqueue_slow_copy(c, pinned, ref);
     assert_status(accel_event_record(event, c->stream), ACCEL_OK);
     cpu = process_cpu_ns();
     wall = wall_ns();
-    assert_status(accel_event_wait(event, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER), ACCEL_OK);
+    assert_status(accel_event_wait(event, ACCEL_WAIT_BLOCK, ACCEL_WAIT_FOREVER),
+                  ACCEL_OK);
     assert_true(share_of_a_core(cpu, wall) < 10);
 
     accel_event_destroy(event);
@@ -661,7 +715,8 @@ static bool told_within(struct told *told, unsigned ms, accel_status *out_status
         until.tv_nsec -= 1000000000L;
     }
     pthread_mutex_lock(&told->lock);
-    while (!told->ran && pthread_cond_timedwait(&told->cond, &told->lock, &until) == 0)
+    while (!told->ran &&
+           pthread_cond_timedwait(&told->cond, &told->lock, &until) == 0)
         continue;
     ran = told->ran;
     *out_status = told->status;
@@ -672,7 +727,8 @@ static bool told_within(struct told *told, unsigned ms, accel_status *out_status
 void plugin_case_check_callback_after_a_fault_is_lost(struct plugin_case *c,
                                                       const char *module_path)
 {
-    struct told told = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, ACCEL_OK};
+    struct told told = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                        false, ACCEL_OK};
     accel_module *module = plugin_case_load_module(c, module_path);
     float x[256], y[256];
     accel_status status = ACCEL_OK;
@@ -681,7 +737,8 @@ void plugin_case_check_callback_after_a_fault_is_lost(struct plugin_case *c,
 
     assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
     saxpy_inputs(c, x, y, &dx, &dy);
-    plugin_case_launch_saxpy(c, saxpy, dx, dy, 256, ACCEL_OK); /* faults when it runs */
+    plugin_case_launch_saxpy(c, saxpy, dx, dy, 256,
+                             ACCEL_OK); /* faults when it runs */
     assert_status(accel_stream_add_callback(c->stream, tell, &told), ACCEL_OK);
     assert_status(accel_stream_sync(c->stream), ACCEL_ERR_DEVICE_LOST);
     /* The work before it failed: the callback must not be told it completed. */

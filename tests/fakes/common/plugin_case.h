@@ -15,13 +15,13 @@
 
 /* What differs from vendor to vendor. */
 struct plugin_case_kind {
-    const char *plugin;       /* "cuda": the plugin's name */
-    const char *plugin_path;  /* the built plugin, for ACCEL_PLUGIN_PATH */
-    const char *library_env;  /* "ACCEL_CUDA_LIBRARY": what names the vendor library */
-    const char *fake_path;    /* the built fake, the library each test starts with */
+    const char *plugin;      /* "cuda": the plugin's name */
+    const char *plugin_path; /* the built plugin, for ACCEL_PLUGIN_PATH */
+    const char *library_env; /* "ACCEL_CUDA_LIBRARY": what names the vendor library */
+    const char *fake_path; /* the built fake, the library each test starts with */
     const char *calls_symbol; /* "fake_cuda_calls": the fake's call counter */
     const char *registered_symbol; /* "fake_cuda_registered_bytes": host bytes registered now */
-    const char *unregister_call;   /* "cuMemHostUnregister": the fake's unregister entry */
+    const char *unregister_call; /* "cuMemHostUnregister": the fake's unregister entry */
     const char *const *knobs; /* more variables to clear around each test; NULL-terminated */
 };
 
@@ -47,13 +47,14 @@ const accel_plugin_info *plugin_case_open_host(struct plugin_case *c);
 /* A host, device 0 of the fake and a stream on it; fails the test without a device. */
 void plugin_case_open_fake_device(struct plugin_case *c);
 /* The plugin has no device, and its reason contains `fragment`. */
-void plugin_case_assert_no_device_because(struct plugin_case *c, const char *fragment);
+void plugin_case_assert_no_device_because(struct plugin_case *c,
+                                          const char *fragment);
 /* `count` words to the device and back through the case's stream. */
 void plugin_case_round_trip(struct plugin_case *c, uint32_t count);
 
 /* How often entry `name` of the fake at `library_path` was called; 0 before it is loaded. */
-uint64_t plugin_case_fake_calls_in(const struct plugin_case *c, const char *library_path,
-                                   const char *name);
+uint64_t plugin_case_fake_calls_in(const struct plugin_case *c,
+                                   const char *library_path, const char *name);
 /* The same for the kind's own fake. */
 uint64_t plugin_case_fake_calls(const struct plugin_case *c, const char *name);
 /* How many bytes of host memory the kind's fake has registered now. */
@@ -68,8 +69,9 @@ void plugin_case_check_copy_layouts(struct plugin_case *c, const char *copy_3d,
                                     const char *copy_2d);
 
 /* Launch the example kernel saxpy (n, a = 2, x, y) over n threads; expect `expected`. */
-void plugin_case_launch_saxpy(struct plugin_case *c, accel_kernel *saxpy, accel_ref x,
-                              accel_ref y, uint32_t n, accel_status expected);
+void plugin_case_launch_saxpy(struct plugin_case *c, accel_kernel *saxpy,
+                              accel_ref x, accel_ref y, uint32_t n,
+                              accel_status expected);
 
 /* The module in the file at `path`, loaded on the case's device. */
 accel_module *plugin_case_load_module(struct plugin_case *c, const char *path);
@@ -81,7 +83,8 @@ accel_module *plugin_case_load_module(struct plugin_case *c, const char *path);
  * and a ref for a value are refused, naming the parameter, and what fits
  * runs; with the same image and no entry, launches are checked by size.
  */
-void plugin_case_check_typed_signatures(struct plugin_case *c, const char *typed_bundle,
+void plugin_case_check_typed_signatures(struct plugin_case *c,
+                                        const char *typed_bundle,
                                         const char *untyped_bundle);
 
 /*
@@ -90,7 +93,8 @@ void plugin_case_check_typed_signatures(struct plugin_case *c, const char *typed
  * with `lost_detail` in the error, refs go stale, and after a reset the
  * same kernel handle runs and computes again.
  */
-void plugin_case_check_fault_and_reset(struct plugin_case *c, const char *module_path,
+void plugin_case_check_fault_and_reset(struct plugin_case *c,
+                                       const char *module_path,
                                        const char *lost_detail);
 
 /*
@@ -120,15 +124,15 @@ void plugin_case_check_pinned_blocks_registered_again(struct plugin_case *c);
  * its contents, copies from and to it still work as from pageable memory,
  * and host_free does not unregister what is not registered.
  */
-void plugin_case_check_pinned_block_refused_at_reset_stays_usable(struct plugin_case *c,
-                                                                  const char *fail_knob,
-                                                                  const char *refuse_second);
+void plugin_case_check_pinned_block_refused_at_reset_stays_usable(
+    struct plugin_case *c, const char *fail_knob, const char *refuse_second);
 
 /* With the fake set to lose the context at the first stream sync: sync, then close the device. */
 void plugin_case_lose_and_close(struct plugin_case *c);
 
 /* With two devices (`devices_knob`=2): a copy from device 0 to device 1 arrives. */
-void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_knob);
+void plugin_case_check_two_devices(struct plugin_case *c,
+                                   const char *devices_knob);
 /*
  * Copies between two devices of the fake, in both directions, one of them
  * pitched (2D), go through the fake's peer entries `peer_1d` and `peer_nd`
@@ -136,7 +140,8 @@ void plugin_case_check_two_devices(struct plugin_case *c, const char *devices_kn
  * per row), the single-context ones refusing the other device's address,
  * and the data arrives, both ways.
  */
-void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_knob,
+void plugin_case_check_peer_copies(struct plugin_case *c,
+                                   const char *devices_knob,
                                    const char *peer_1d, const char *peer_nd);
 
 /*
@@ -147,7 +152,8 @@ void plugin_case_check_peer_copies(struct plugin_case *c, const char *devices_kn
  * with: cuCtxGetCurrent, hipGetDevice), the first's data is untouched, and
  * the second's reset recovers.
  */
-void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *enter_call);
+void plugin_case_check_stale_open_is_refused(struct plugin_case *c,
+                                             const char *enter_call);
 
 /*
  * With the fake's stream work delayed 200 ms (`delay_knob`, set before the
@@ -155,7 +161,8 @@ void plugin_case_check_stale_open_is_refused(struct plugin_case *c, const char *
  * take under a tenth of a core of process CPU time, while the fake spins
  * in any wait not asked to block.
  */
-void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c, const char *delay_knob);
+void plugin_case_check_blocking_waits_use_no_core(struct plugin_case *c,
+                                                  const char *delay_knob);
 
 /*
  * With the fake's failure knob `fail_knob` set to `refusals` (the
@@ -184,7 +191,8 @@ struct plugin_case_stderr {
     int capture;
 };
 
-void plugin_case_capture_stderr(struct plugin_case_stderr *capture, const char *name);
+void plugin_case_capture_stderr(struct plugin_case_stderr *capture,
+                                const char *name);
 /* Put stderr back; how many bytes were written to it meanwhile. */
 long plugin_case_stderr_bytes(struct plugin_case_stderr *capture);
 

@@ -10,7 +10,7 @@
 
 /* typed_params (kernels/testing.cu): its pointers, in order, and their types. */
 static const accel_elem_type typed_pointers[] = {
-    ACCEL_F32, ACCEL_F64, ACCEL_I8, ACCEL_I16, ACCEL_I32,
+    ACCEL_F32, ACCEL_F64, ACCEL_I8,  ACCEL_I16, ACCEL_I32,
     ACCEL_I64, ACCEL_U8,  ACCEL_U16, ACCEL_U32, ACCEL_U64,
 };
 enum { POINTERS = 10, RAW = 10, SCALE = 11, COUNT = 12, SUM = 13, ARGS = 14 };
@@ -39,19 +39,21 @@ static void typed_args(struct typed_launch *t, float scale, uint32_t n)
 
 static accel_status typed_launch(struct typed_launch *t)
 {
-    return accel_launch(t->c->stream, t->kernel, (accel_dim3){1, 1, 1}, (accel_dim3){1, 1, 1},
-                        0, t->args, ARGS);
+    return accel_launch(t->c->stream, t->kernel, (accel_dim3){1, 1, 1},
+                        (accel_dim3){1, 1, 1}, 0, t->args, ARGS);
 }
 
-static void typed_open(struct typed_launch *t, struct plugin_case *c, const char *bundle,
-                       accel_module **out_module)
+static void typed_open(struct typed_launch *t, struct plugin_case *c,
+                       const char *bundle, accel_module **out_module)
 {
     t->c = c;
     *out_module = plugin_case_load_module(c, bundle);
-    assert_status(accel_kernel_get(*out_module, "typed_params", &t->kernel), ACCEL_OK);
+    assert_status(accel_kernel_get(*out_module, "typed_params", &t->kernel),
+                  ACCEL_OK);
     for (int type = 0; type < ACCEL_ELEM_TYPE_COUNT; type++)
-        assert_status(accel_alloc(c->device, (accel_elem_type)type, 1, &t->refs[type]),
-                      ACCEL_OK);
+        assert_status(
+            accel_alloc(c->device, (accel_elem_type)type, 1, &t->refs[type]),
+            ACCEL_OK);
 }
 
 static void typed_close(struct typed_launch *t, accel_module *module)
@@ -73,17 +75,19 @@ static void check_every_ref_mismatch(struct typed_launch *t)
             typed_args(t, 0, 0);
             t->args[p] = ACCEL_ARG_REF(t->refs[type]);
             assert_status(typed_launch(t), ACCEL_ERR_TYPE_MISMATCH);
-            snprintf(expected, sizeof expected,
-                     "argument %d (%s) of 'typed_params' points to %s; the ref holds %s", p,
-                     accel_elem_type_name(typed_pointers[p]),
-                     accel_elem_type_name(typed_pointers[p]),
-                     accel_elem_type_name((accel_elem_type)type));
+            snprintf(
+                expected,
+                sizeof expected, "argument %d (%s) of 'typed_params' points to %s; the ref holds %s",
+                p, accel_elem_type_name(typed_pointers[p]),
+                accel_elem_type_name(typed_pointers[p]),
+                accel_elem_type_name((accel_elem_type)type));
             assert_contains(accel_last_error(), expected);
         }
     }
 }
 
-void plugin_case_check_typed_signatures(struct plugin_case *c, const char *typed_bundle,
+void plugin_case_check_typed_signatures(struct plugin_case *c,
+                                        const char *typed_bundle,
                                         const char *untyped_bundle)
 {
     struct typed_launch t = {0};
@@ -95,17 +99,20 @@ void plugin_case_check_typed_signatures(struct plugin_case *c, const char *typed
     typed_args(&t, 0, 0);
     t.args[3] = ACCEL_ARG_U64(0x1000);
     assert_status(typed_launch(&t), ACCEL_ERR_TYPE_MISMATCH);
-    assert_contains(accel_last_error(), "argument 3 (i16) of 'typed_params' is a pointer to "
-                                        "i16: pass a ref, not a value");
+    assert_contains(accel_last_error(),
+                    "argument 3 (i16) of 'typed_params' is a pointer to "
+                    "i16: pass a ref, not a value");
     typed_args(&t, 0, 0);
     t.args[SCALE] = ACCEL_ARG_REF(t.refs[ACCEL_F32]);
     assert_status(typed_launch(&t), ACCEL_ERR_TYPE_MISMATCH);
-    assert_contains(accel_last_error(), "argument 11 (scale) of 'typed_params' is a value "
-                                        "(f32, 4 bytes)");
+    assert_contains(accel_last_error(),
+                    "argument 11 (scale) of 'typed_params' is a value "
+                    "(f32, 4 bytes)");
     /* What fits runs, on the fake's device. */
     typed_args(&t, 0.5f, 9);
     assert_status(typed_launch(&t), ACCEL_OK);
-    assert_status(accel_copy_out(c->stream, &sum, t.refs[ACCEL_F64], 1), ACCEL_OK);
+    assert_status(accel_copy_out(c->stream, &sum, t.refs[ACCEL_F64], 1),
+                  ACCEL_OK);
     typed_close(&t, module);
     assert_true(sum == 9.5);
 
@@ -114,7 +121,8 @@ void plugin_case_check_typed_signatures(struct plugin_case *c, const char *typed
     typed_args(&t, 0.25f, 3);
     t.args[0] = ACCEL_ARG_REF(t.refs[ACCEL_I32]);
     assert_status(typed_launch(&t), ACCEL_OK);
-    assert_status(accel_copy_out(c->stream, &sum, t.refs[ACCEL_F64], 1), ACCEL_OK);
+    assert_status(accel_copy_out(c->stream, &sum, t.refs[ACCEL_F64], 1),
+                  ACCEL_OK);
     typed_close(&t, module);
     assert_true(sum == 3.25);
 }

@@ -102,10 +102,10 @@ struct fake_result_name {
 
 static const struct fake_result_name fake_result_names[] = {
 #define FAKE_RESULT_NAME(name, value) {#name, (acu_CUresult)(value)},
-    ACU_RESULT_LIST(FAKE_RESULT_NAME)
-};
+    ACU_RESULT_LIST(FAKE_RESULT_NAME)};
 
-#define FAKE_RESULT_COUNT (sizeof(fake_result_names) / sizeof(fake_result_names[0]))
+#define FAKE_RESULT_COUNT                                                      \
+    (sizeof(fake_result_names) / sizeof(fake_result_names[0]))
 
 static const char *fake_result_name(acu_CUresult result)
 {
@@ -163,12 +163,15 @@ acu_CUresult fake_enter(const char *name, bool *out_lose)
     fake_count(name);
     if (!fake.initialised)
         return ACU_CUDA_ERROR_NOT_INITIALIZED;
-    return (acu_CUresult)fake_knobs_apply(&fake.fails, &fake.lose, name, out_lose);
+    return (acu_CUresult)fake_knobs_apply(&fake.fails, &fake.lose, name,
+                                          out_lose);
 }
 
 acu_CUresult fake_current(struct CUctx_st **out_ctx)
 {
-    struct CUctx_st *ctx = fake_stack_depth > 0 ? fake_stack[fake_stack_depth - 1] : NULL;
+    struct CUctx_st *ctx = fake_stack_depth > 0
+                               ? fake_stack[fake_stack_depth - 1]
+                               : NULL;
 
     *out_ctx = ctx;
     if (ctx == NULL)
@@ -189,7 +192,9 @@ bool fake_current_to_release(struct CUctx_st **out_ctx, acu_CUresult *out_result
 
 void fake_lose_current(void)
 {
-    struct CUctx_st *ctx = fake_stack_depth > 0 ? fake_stack[fake_stack_depth - 1] : NULL;
+    struct CUctx_st *ctx = fake_stack_depth > 0
+                               ? fake_stack[fake_stack_depth - 1]
+                               : NULL;
 
     if (ctx == NULL || ctx->magic != FAKE_MAGIC_CONTEXT)
         ctx = fake.device_count > 0 ? fake.devices[0].primary : NULL;
@@ -250,7 +255,8 @@ static bool fake_device_valid(acu_CUdevice device)
     return device >= 0 && device < fake.device_count;
 }
 
-FAKE_EXPORT acu_CUresult cuDeviceGetName(char *name, int length, acu_CUdevice device)
+FAKE_EXPORT acu_CUresult cuDeviceGetName(char *name, int length,
+                                         acu_CUdevice device)
 {
     FAKE_ENTER(lose);
     if (name == NULL || length <= 0)
@@ -265,8 +271,9 @@ FAKE_EXPORT acu_CUresult cuDeviceGetName(char *name, int length, acu_CUdevice de
  * first byte and its last): one prefix for all, a longer one for each. */
 FAKE_EXPORT acu_CUresult cuDeviceGetUuid_v2(acu_CUuuid *uuid, acu_CUdevice device)
 {
-    static const unsigned char base[16] = { 0x5b, 0x1c, 0x2f, 0x3a, 0x00, 0x00, 0x4c, 0x1e,
-                                            0x8a, 0x6b, 0, 0, 0, 0, 0, 0 };
+    static const unsigned char base[16] = {0x5b, 0x1c, 0x2f, 0x3a, 0x00, 0x00,
+                                           0x4c, 0x1e, 0x8a, 0x6b, 0,    0,
+                                           0,    0,    0,    0};
 
     FAKE_ENTER(lose);
     if (uuid == NULL)
@@ -280,7 +287,8 @@ FAKE_EXPORT acu_CUresult cuDeviceGetUuid_v2(acu_CUuuid *uuid, acu_CUdevice devic
 }
 
 /* Device d sits on bus 0x41 + d, written as CUDA does (upper case). */
-FAKE_EXPORT acu_CUresult cuDeviceGetPCIBusId(char *bus_id, int length, acu_CUdevice device)
+FAKE_EXPORT acu_CUresult cuDeviceGetPCIBusId(char *bus_id, int length,
+                                             acu_CUdevice device)
 {
     FAKE_ENTER(lose);
     if (bus_id == NULL || length <= 0)
@@ -306,23 +314,46 @@ FAKE_EXPORT acu_CUresult cuDeviceTotalMem_v2(size_t *bytes, acu_CUdevice device)
 static bool fake_attribute(acu_CUdevice_attribute attribute, int *out_value)
 {
     switch (attribute) {
-    case ACU_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *out_value = 1024; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *out_value = 1024; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *out_value = 1024; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *out_value = 64; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *out_value = 2147483647; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *out_value = 65535; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *out_value = 65535; return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *out_value = 1024;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+        *out_value = 1024;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+        *out_value = 1024;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+        *out_value = 64;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+        *out_value = 2147483647;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+        *out_value = 65535;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+        *out_value = 65535;
+        return true;
     case ACU_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
         *out_value = FAKE_MAX_SHARED_BYTES;
         return true;
     case ACU_CU_DEVICE_ATTRIBUTE_MAX_PITCH:
-        *out_value = fake.max_pitch > 2147483647u ? 2147483647 : (int)fake.max_pitch;
+        *out_value = fake.max_pitch > 2147483647u ? 2147483647
+                                                  : (int)fake.max_pitch;
         return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *out_value = 4; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *out_value = 1; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *out_value = 9; return true;
-    case ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *out_value = 0; return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *out_value = 4;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+        *out_value = 1;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *out_value = 9;
+        return true;
+    case ACU_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *out_value = 0;
+        return true;
     case ACU_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
         *out_value = FAKE_MAX_SHARED_OPTIN_BYTES;
         return true;
@@ -330,7 +361,8 @@ static bool fake_attribute(acu_CUdevice_attribute attribute, int *out_value)
     return false;
 }
 
-FAKE_EXPORT acu_CUresult cuDeviceGetAttribute(int *value, acu_CUdevice_attribute attribute,
+FAKE_EXPORT acu_CUresult cuDeviceGetAttribute(int *value,
+                                              acu_CUdevice_attribute attribute,
                                               acu_CUdevice device)
 {
     FAKE_ENTER(lose);
@@ -364,7 +396,8 @@ static void fake_context_clear(struct fake_device *device, bool deactivate)
         ctx->active = false;
 }
 
-FAKE_EXPORT acu_CUresult cuDevicePrimaryCtxRetain(acu_CUcontext *context, acu_CUdevice device)
+FAKE_EXPORT acu_CUresult cuDevicePrimaryCtxRetain(acu_CUcontext *context,
+                                                  acu_CUdevice device)
 {
     struct fake_device *d;
 
@@ -555,7 +588,8 @@ FAKE_EXPORT acu_CUresult cuMemFree_v2(acu_CUdeviceptr address)
     FAKE_RETURN(fake_free_block((uintptr_t)address, true));
 }
 
-FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags)
+FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes,
+                                        unsigned int flags)
 {
     struct CUctx_st *ctx;
     acu_CUresult result;
@@ -582,7 +616,8 @@ FAKE_EXPORT acu_CUresult cuMemFreeHost(void *pointer)
 }
 
 /* As CUDA's: portable or not, the registration belongs to the current context. */
-FAKE_EXPORT acu_CUresult cuMemHostRegister_v2(void *pointer, size_t bytes, unsigned int flags)
+FAKE_EXPORT acu_CUresult cuMemHostRegister_v2(void *pointer, size_t bytes,
+                                              unsigned int flags)
 {
     struct CUctx_st *ctx;
     acu_CUresult result;
@@ -630,7 +665,8 @@ FAKE_EXPORT acu_CUresult cuGetErrorString(acu_CUresult error, const char **text)
 
     if (text == NULL || name == NULL)
         return ACU_CUDA_ERROR_INVALID_VALUE;
-    *text = error == ACU_CUDA_ERROR_OUT_OF_MEMORY ? "out of memory (fake driver)"
+    *text = error == ACU_CUDA_ERROR_OUT_OF_MEMORY
+                ? "out of memory (fake driver)"
             : error == ACU_CUDA_ERROR_ILLEGAL_ADDRESS
                 ? "an illegal memory access was encountered (fake driver)"
                 : "no description (fake driver)";

@@ -34,8 +34,10 @@
  * Every entry the fake exports, declared from the plugin's own table: a
  * definition here that differs from the table's signature does not compile.
  */
-#define ACU_REQUIRED(symbol, base, version, parameters) FAKE_EXPORT acu_CUresult symbol parameters;
-#define ACU_OPTIONAL(symbol, base, version, parameters) FAKE_EXPORT acu_CUresult symbol parameters;
+#define ACU_REQUIRED(symbol, base, version, parameters)                        \
+    FAKE_EXPORT acu_CUresult symbol parameters;
+#define ACU_OPTIONAL(symbol, base, version, parameters)                        \
+    FAKE_EXPORT acu_CUresult symbol parameters;
 #include "cuda_symbol_table.h"
 FAKE_EXPORT acu_CUresult cuGetProcAddress_v2 ACU_CUGETPROCADDRESS_V2_PARAMETERS;
 FAKE_EXPORT acu_CUresult cuGetErrorName(acu_CUresult error, const char **text);
@@ -43,7 +45,8 @@ FAKE_EXPORT acu_CUresult cuGetErrorName(acu_CUresult error, const char **text);
  * The driver's own pinned allocation, which the plugin no longer calls:
  * kept so that a plugin that does shows what a reset does to it.
  */
-FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags);
+FAKE_EXPORT acu_CUresult cuMemHostAlloc(void **pointer, size_t bytes,
+                                        unsigned int flags);
 FAKE_EXPORT acu_CUresult cuMemFreeHost(void *pointer);
 /* The driver's stream wait, which spins; kept so that a plugin that calls it shows that. */
 FAKE_EXPORT acu_CUresult cuStreamSynchronize(acu_CUstream stream);
@@ -88,7 +91,7 @@ struct CUevent_st {
     uint32_t magic;
     struct CUctx_st *ctx;
     bool blocking; /* CU_EVENT_BLOCKING_SYNC: cuEventSynchronize sleeps instead of spinning */
-    bool timing;   /* made without CU_EVENT_DISABLE_TIMING */
+    bool timing;           /* made without CU_EVENT_DISABLE_TIMING */
     struct fake_mark mark; /* never set: never recorded */
     struct CUevent_st *next;
 };
@@ -171,25 +174,26 @@ bool fake_current_to_release(struct CUctx_st **out_ctx, acu_CUresult *out_result
  * cuLaunchKernel, which finds lose_now true and loses it later, when its
  * kernel "runs". FAKE_RETURN(result) drops the lock and returns.
  */
-#define FAKE_ENTER(lose_now)                                                           \
-    bool lose_now = false;                                                             \
-    acu_CUresult entered_;                                                             \
-    pthread_mutex_lock(&fake_core.lock);                                               \
-    entered_ = fake_enter(__func__, &lose_now);                                        \
-    if (entered_ == ACU_CUDA_SUCCESS && lose_now && !fake_loses_later(__func__)) {     \
-        fake_lose_current();                                                           \
-        entered_ = ACU_CUDA_ERROR_ILLEGAL_ADDRESS;                                     \
-    }                                                                                  \
-    if (entered_ != ACU_CUDA_SUCCESS) {                                                \
-        pthread_mutex_unlock(&fake_core.lock);                                         \
-        return entered_;                                                               \
+#define FAKE_ENTER(lose_now)                                                   \
+    bool lose_now = false;                                                     \
+    acu_CUresult entered_;                                                     \
+    pthread_mutex_lock(&fake_core.lock);                                       \
+    entered_ = fake_enter(__func__, &lose_now);                                \
+    if (entered_ == ACU_CUDA_SUCCESS && lose_now &&                            \
+        !fake_loses_later(__func__)) {                                         \
+        fake_lose_current();                                                   \
+        entered_ = ACU_CUDA_ERROR_ILLEGAL_ADDRESS;                             \
+    }                                                                          \
+    if (entered_ != ACU_CUDA_SUCCESS) {                                        \
+        pthread_mutex_unlock(&fake_core.lock);                                 \
+        return entered_;                                                       \
     }
 
-#define FAKE_RETURN(result)                                                            \
-    do {                                                                               \
-        acu_CUresult returned_ = (result);                                             \
-        pthread_mutex_unlock(&fake_core.lock);                                         \
-        return returned_;                                                              \
+#define FAKE_RETURN(result)                                                    \
+    do {                                                                       \
+        acu_CUresult returned_ = (result);                                     \
+        pthread_mutex_unlock(&fake_core.lock);                                 \
+        return returned_;                                                      \
     } while (0)
 
 /* Whether entry `name` loses its context when its work runs, not at the call. */

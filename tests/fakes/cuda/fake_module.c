@@ -54,14 +54,16 @@ static size_t fake_cuda_image_size(const void *image, const char **out_why)
 
     if (memcmp(image, ELFMAG, SELFMAG) != 0) {
         *out_why = fake_looks_like_ptx(image)
-                       ? "ptxas fatal: the fake CUDA driver cannot compile PTX; give it a "
+                       ? "ptxas fatal: the fake CUDA driver cannot compile "
+                         "PTX; give it a "
                          "CPU image of <accel/kernel.h> kernels"
                        : "fake CUDA: the image is neither ELF nor PTX";
         return 0;
     }
     memcpy(&machine, (const char *)image + EI_NIDENT + 2, sizeof(machine));
     if (machine == EM_CUDA) {
-        *out_why = "fake CUDA: a cubin for a real GPU; give the fake a CPU image";
+        *out_why =
+            "fake CUDA: a cubin for a real GPU; give the fake a CPU image";
         return 0;
     }
     /* The call has no size: the image is believed to hold what its headers say. */
@@ -70,9 +72,11 @@ static size_t fake_cuda_image_size(const void *image, const char **out_why)
 
 /* ---- modules ---- */
 
-FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module, const void *image,
+FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module,
+                                            const void *image,
                                             unsigned int option_count,
-                                            acu_CUjit_option *options, void **option_values)
+                                            acu_CUjit_option *options,
+                                            void **option_values)
 {
     const char *why = "fake CUDA: the image did not load";
     struct CUmod_st *module;
@@ -87,16 +91,18 @@ FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module, const void
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    if (out_module == NULL || image == NULL || (option_count != 0 && (options == NULL ||
-                                                                      option_values == NULL)))
+    if (out_module == NULL || image == NULL ||
+        (option_count != 0 && (options == NULL || option_values == NULL)))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     size = fake_cuda_image_size(image, &why);
     module = size != 0 ? calloc(1, sizeof(*module)) : NULL;
-    result = size == 0 ? (fake_looks_like_ptx(image) ? ACU_CUDA_ERROR_INVALID_PTX
-                              : ACU_CUDA_ERROR_INVALID_IMAGE)
+    result = size == 0
+                 ? (fake_looks_like_ptx(image) ? ACU_CUDA_ERROR_INVALID_PTX
+                                               : ACU_CUDA_ERROR_INVALID_IMAGE)
              : module == NULL ? ACU_CUDA_ERROR_OUT_OF_MEMORY
-             : fake_image_open(image, size, &module->image, &why) ? ACU_CUDA_SUCCESS
-                                                                  : ACU_CUDA_ERROR_INVALID_IMAGE;
+             : fake_image_open(image, size, &module->image, &why)
+                 ? ACU_CUDA_SUCCESS
+                 : ACU_CUDA_ERROR_INVALID_IMAGE;
     if (result != ACU_CUDA_SUCCESS) {
         free(module);
         fake_jit_log(option_count, options, option_values, why);
@@ -112,7 +118,8 @@ FAKE_EXPORT acu_CUresult cuModuleLoadDataEx(acu_CUmodule *out_module, const void
 
 static void fake_module_retire(struct CUmod_st *module)
 {
-    for (struct CUmod_st **link = &fake.modules; *link != NULL; link = &(*link)->next) {
+    for (struct CUmod_st **link = &fake.modules; *link != NULL;
+         link = &(*link)->next) {
         if (*link == module) {
             *link = module->next;
             break;
@@ -128,7 +135,8 @@ static void fake_module_retire(struct CUmod_st *module)
 
 void fake_release_modules(struct CUctx_st *ctx)
 {
-    for (struct CUmod_st *module = fake.modules, *next; module != NULL; module = next) {
+    for (struct CUmod_st *module = fake.modules, *next; module != NULL;
+         module = next) {
         next = module->next;
         if (module->ctx == ctx)
             fake_module_retire(module);
@@ -152,12 +160,14 @@ FAKE_EXPORT acu_CUresult cuModuleUnload(acu_CUmodule module)
 /* A new function's own limits: FAKE_CUDA_KERNEL_LIMITS's, else the device's. */
 static void fake_function_limits(struct CUfunc_st *function)
 {
-    fake_kernel_limits_of(&fake.kernel_limits, function->name, &function->max_threads,
-                          &function->static_shared);
-    function->max_dynamic_shared = (int)FAKE_MAX_SHARED_BYTES - function->static_shared;
+    fake_kernel_limits_of(&fake.kernel_limits, function->name,
+                          &function->max_threads, &function->static_shared);
+    function->max_dynamic_shared = (int)FAKE_MAX_SHARED_BYTES -
+                                   function->static_shared;
 }
 
-FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_CUmodule module,
+FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function,
+                                             acu_CUmodule module,
                                              const char *name)
 {
     const struct accel_cpu_kernel *kernel;
@@ -170,11 +180,13 @@ FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_C
     result = fake_current(&ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    if (out_function == NULL || name == NULL || strlen(name) >= sizeof(function->name))
+    if (out_function == NULL || name == NULL ||
+        strlen(name) >= sizeof(function->name))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     if (module == NULL || module->magic != FAKE_MAGIC_MODULE || module->ctx != ctx)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
-    for (function = module->functions; function != NULL; function = function->next) {
+    for (function = module->functions; function != NULL;
+         function = function->next) {
         if (strcmp(function->name, name) == 0) {
             *out_function = function;
             FAKE_RETURN(ACU_CUDA_SUCCESS);
@@ -197,14 +209,16 @@ FAKE_EXPORT acu_CUresult cuModuleGetFunction(acu_CUfunction *out_function, acu_C
     FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
-static bool fake_function_valid(const struct CUfunc_st *function, const struct CUctx_st *ctx)
+static bool fake_function_valid(const struct CUfunc_st *function,
+                                const struct CUctx_st *ctx)
 {
     return function != NULL && function->magic == FAKE_MAGIC_FUNCTION &&
            function->module->ctx == ctx;
 }
 
 /* A function's attribute, or why not; the current context's own. */
-FAKE_EXPORT acu_CUresult cuFuncGetAttribute(int *value, acu_CUfunction_attribute attribute,
+FAKE_EXPORT acu_CUresult cuFuncGetAttribute(int *value,
+                                            acu_CUfunction_attribute attribute,
                                             acu_CUfunction function)
 {
     struct CUctx_st *ctx;
@@ -219,19 +233,25 @@ FAKE_EXPORT acu_CUresult cuFuncGetAttribute(int *value, acu_CUfunction_attribute
     if (value == NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     switch (attribute) {
-    case ACU_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = function->max_threads; break;
-    case ACU_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = function->static_shared; break;
+    case ACU_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *value = function->max_threads;
+        break;
+    case ACU_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+        *value = function->static_shared;
+        break;
     case ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
         *value = function->max_dynamic_shared;
         break;
-    default: FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
+    default:
+        FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     }
     FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
 /* Only the dynamic shared-memory opt-in is writable, up to the device's opt-in limit. */
 FAKE_EXPORT acu_CUresult cuFuncSetAttribute(acu_CUfunction function,
-                                            acu_CUfunction_attribute attribute, int value)
+                                            acu_CUfunction_attribute attribute,
+                                            int value)
 {
     struct CUctx_st *ctx;
     acu_CUresult result;
@@ -242,8 +262,10 @@ FAKE_EXPORT acu_CUresult cuFuncSetAttribute(acu_CUfunction function,
         FAKE_RETURN(result);
     if (!fake_function_valid(function, ctx))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_HANDLE);
-    if (attribute != ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value < 0 ||
-        (int64_t)value + function->static_shared > (int64_t)FAKE_MAX_SHARED_OPTIN_BYTES)
+    if (attribute != ACU_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+        value < 0 ||
+        (int64_t)value + function->static_shared >
+            (int64_t)FAKE_MAX_SHARED_OPTIN_BYTES)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     function->max_dynamic_shared = value;
     FAKE_RETURN(ACU_CUDA_SUCCESS);
@@ -277,25 +299,28 @@ FAKE_EXPORT acu_CUresult cuFuncGetParamInfo(acu_CUfunction function, size_t inde
  * The device's limits, and the function's own: its thread limit, and the
  * dynamic shared memory it opted in to (cuFuncSetAttribute).
  */
-static bool fake_geometry_valid(const struct CUfunc_st *function, const uint32_t grid[3],
-                                const uint32_t block[3], uint32_t shared_bytes)
+static bool fake_geometry_valid(const struct CUfunc_st *function,
+                                const uint32_t grid[3], const uint32_t block[3],
+                                uint32_t shared_bytes)
 {
     static const uint32_t max_grid[3] = {2147483647u, 65535u, 65535u};
     static const uint32_t max_block[3] = {1024u, 1024u, 64u};
 
     for (int d = 0; d < 3; d++) {
-        if (grid[d] == 0 || grid[d] > max_grid[d] || block[d] == 0 || block[d] > max_block[d])
+        if (grid[d] == 0 || grid[d] > max_grid[d] || block[d] == 0 ||
+            block[d] > max_block[d])
             return false;
     }
-    return (uint64_t)block[0] * block[1] * block[2] <= (uint64_t)function->max_threads &&
+    return (uint64_t)block[0] * block[1] * block[2] <=
+               (uint64_t)function->max_threads &&
            shared_bytes <= (uint64_t)function->max_dynamic_shared;
 }
 
-FAKE_EXPORT acu_CUresult cuLaunchKernel(acu_CUfunction function, unsigned int grid_x,
-                                        unsigned int grid_y, unsigned int grid_z,
-                                        unsigned int block_x, unsigned int block_y,
-                                        unsigned int block_z, unsigned int shared_bytes,
-                                        acu_CUstream stream, void **params, void **extra)
+FAKE_EXPORT acu_CUresult cuLaunchKernel(
+    acu_CUfunction function, unsigned int grid_x, unsigned int grid_y,
+    unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+    unsigned int block_z, unsigned int shared_bytes, acu_CUstream stream,
+    void **params, void **extra)
 {
     struct fake_op *op;
     struct CUctx_st *ctx;
@@ -314,14 +339,19 @@ FAKE_EXPORT acu_CUresult cuLaunchKernel(acu_CUfunction function, unsigned int gr
     op = fake_op_new(lose ? FAKE_OP_LOSE : FAKE_OP_LAUNCH);
     if (op == NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
-    op->u.launch = (struct fake_launch){
-        function->kernel, {grid_x, grid_y, grid_z}, {block_x, block_y, block_z}, shared_bytes,
-        NULL, {NULL}};
-    if (!fake_geometry_valid(function, op->u.launch.grid, op->u.launch.block, shared_bytes)) {
+    op->u.launch = (struct fake_launch){function->kernel,
+                                        {grid_x, grid_y, grid_z},
+                                        {block_x, block_y, block_z},
+                                        shared_bytes,
+                                        NULL,
+                                        {NULL}};
+    if (!fake_geometry_valid(function, op->u.launch.grid, op->u.launch.block,
+                             shared_bytes)) {
         fake_op_free(op);
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     }
-    if (op->kind == FAKE_OP_LAUNCH && !fake_launch_copy_args(&op->u.launch, params)) {
+    if (op->kind == FAKE_OP_LAUNCH &&
+        !fake_launch_copy_args(&op->u.launch, params)) {
         fake_op_free(op);
         FAKE_RETURN(ACU_CUDA_ERROR_OUT_OF_MEMORY);
     }
@@ -337,7 +367,10 @@ struct fake_entry {
     void *entry;
 };
 
-#define FAKE_ENTRY(base, symbol, version) {base, version, (void *)(uintptr_t)symbol}
+#define FAKE_ENTRY(base, symbol, version)                                      \
+    {                                                                          \
+        base, version, (void *)(uintptr_t)symbol                               \
+    }
 
 static const struct fake_entry fake_entries[] = {
     FAKE_ENTRY("cuInit", cuInit, 2000),
@@ -393,11 +426,12 @@ static const struct fake_entry fake_entries[] = {
 };
 
 /* As CUDA 12's: found, not found, or found but newer than the version asked for. */
-FAKE_EXPORT acu_CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda_version,
-                                             acu_cuuint64_t flags,
-                                             acu_CUdriverProcAddressQueryResult *status)
+FAKE_EXPORT acu_CUresult cuGetProcAddress_v2(
+    const char *symbol, void **pfn, int cuda_version, acu_cuuint64_t flags,
+    acu_CUdriverProcAddressQueryResult *status)
 {
-    acu_CUdriverProcAddressQueryResult found = ACU_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    acu_CUdriverProcAddressQueryResult found =
+        ACU_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
 
     /* Read here, not at cuInit: a loader asks for entries before it initialises. */
     const char *no_proc_address = getenv("FAKE_CUDA_NO_PROC_ADDRESS");
@@ -407,7 +441,8 @@ FAKE_EXPORT acu_CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int
     pthread_mutex_unlock(&fake_core.lock);
     if (no_proc_address != NULL && strcmp(no_proc_address, "1") == 0)
         return ACU_CUDA_ERROR_NOT_SUPPORTED;
-    if (symbol == NULL || pfn == NULL || flags > 2 || cuda_version > FAKE_DRIVER_VERSION)
+    if (symbol == NULL || pfn == NULL || flags > 2 ||
+        cuda_version > FAKE_DRIVER_VERSION)
         return ACU_CUDA_ERROR_INVALID_VALUE;
     *pfn = NULL;
     for (size_t i = 0; i < sizeof(fake_entries) / sizeof(fake_entries[0]); i++) {

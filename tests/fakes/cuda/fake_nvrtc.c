@@ -27,11 +27,15 @@
 extern char **environ;
 
 typedef int fake_nvrtcResult;
-enum { FAKE_NVRTC_SUCCESS = 0, FAKE_NVRTC_ERROR_INVALID_INPUT = 3,
-       FAKE_NVRTC_ERROR_INVALID_PROGRAM = 4, FAKE_NVRTC_ERROR_COMPILATION = 6 };
+enum {
+    FAKE_NVRTC_SUCCESS = 0,
+    FAKE_NVRTC_ERROR_INVALID_INPUT = 3,
+    FAKE_NVRTC_ERROR_INVALID_PROGRAM = 4,
+    FAKE_NVRTC_ERROR_COMPILATION = 6
+};
 
 struct fake_program {
-    char dir[64];       /* the program's scratch directory */
+    char dir[64]; /* the program's scratch directory */
     char *log;
     void *image;
     size_t image_size;
@@ -51,7 +55,7 @@ FAKE_EXPORT fake_nvrtcResult nvrtcVersion(int *major, int *minor)
 
 FAKE_EXPORT const char *nvrtcGetErrorString(fake_nvrtcResult result)
 {
-    return result == FAKE_NVRTC_SUCCESS ? "NVRTC_SUCCESS"
+    return result == FAKE_NVRTC_SUCCESS             ? "NVRTC_SUCCESS"
            : result == FAKE_NVRTC_ERROR_COMPILATION ? "NVRTC_ERROR_COMPILATION"
                                                     : "NVRTC_ERROR (fake)";
 }
@@ -73,8 +77,10 @@ static bool fake_write(const char *dir, const char *name, const char *text)
     return fclose(file) == 0 && ok;
 }
 
-FAKE_EXPORT fake_nvrtcResult nvrtcCreateProgram(struct fake_program **out, const char *source,
-                                                const char *name, int header_count,
+FAKE_EXPORT fake_nvrtcResult nvrtcCreateProgram(struct fake_program **out,
+                                                const char *source,
+                                                const char *name,
+                                                int header_count,
                                                 const char *const *headers,
                                                 const char *const *include_names)
 {
@@ -85,7 +91,8 @@ FAKE_EXPORT fake_nvrtcResult nvrtcCreateProgram(struct fake_program **out, const
     if (program == NULL)
         return FAKE_NVRTC_ERROR_INVALID_INPUT;
     snprintf(program->dir, sizeof program->dir, "/tmp/fake-nvrtc-XXXXXX");
-    bool ok = mkdtemp(program->dir) != NULL && fake_write(program->dir, "kernel.c", source);
+    bool ok = mkdtemp(program->dir) != NULL &&
+              fake_write(program->dir, "kernel.c", source);
     for (int i = 0; ok && i < header_count; i++)
         if (strcmp(include_names[i], "stdint.h") != 0)
             ok = strstr(include_names[i], "..") == NULL &&
@@ -115,10 +122,12 @@ static char *fake_read(const char *dir, const char *name, size_t *out_size)
 }
 
 /* cc in the program's directory: -D and -U options pass, the rest are noted. */
-static int fake_cc(struct fake_program *program, int count, const char *const *options)
+static int fake_cc(struct fake_program *program, int count,
+                   const char *const *options)
 {
-    const char *argv[300] = {"cc", "-x", "c", "-std=gnu11", "-O1", "-fPIC", "-shared",
-                             "-I.", "-o", "kernel.so", "kernel.c", "-lm"};
+    const char *argv[300] = {"cc",  "-x",        "c",        "-std=gnu11",
+                             "-O1", "-fPIC",     "-shared",  "-I.",
+                             "-o",  "kernel.so", "kernel.c", "-lm"};
     int n = 12;
     for (int i = 0; i < count && n < 298; i++)
         if (strncmp(options[i], "-D", 2) == 0 || strncmp(options[i], "-U", 2) == 0)
@@ -127,25 +136,29 @@ static int fake_cc(struct fake_program *program, int count, const char *const *o
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addchdir_np(&actions, program->dir);
-    posix_spawn_file_actions_addopen(&actions, 1, "log", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, 1, "log",
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     pid_t pid;
     int status = -1;
-    if (posix_spawnp(&pid, "cc", &actions, NULL, (char *const *)argv, environ) == 0)
+    if (posix_spawnp(&pid, "cc", &actions, NULL, (char *const *)argv, environ) ==
+        0)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
     posix_spawn_file_actions_destroy(&actions);
     return status;
 }
 
-FAKE_EXPORT fake_nvrtcResult nvrtcCompileProgram(struct fake_program *program, int count,
+FAKE_EXPORT fake_nvrtcResult nvrtcCompileProgram(struct fake_program *program,
+                                                 int count,
                                                  const char *const *options)
 {
     if (program == NULL || count < 0 || (count > 0 && options == NULL))
         return FAKE_NVRTC_ERROR_INVALID_INPUT;
     char line[2048] = "fake nvrtc options:";
     for (int i = 0; i < count; i++)
-        snprintf(line + strlen(line), sizeof line - strlen(line), " %s", options[i]);
+        snprintf(line + strlen(line), sizeof line - strlen(line), " %s",
+                 options[i]);
     int status = fake_cc(program, count, options);
     size_t size = 0;
     char *cc_log = fake_read(program->dir, "log", &size);
@@ -158,10 +171,12 @@ FAKE_EXPORT fake_nvrtcResult nvrtcCompileProgram(struct fake_program *program, i
         return FAKE_NVRTC_ERROR_COMPILATION;
     free(program->image);
     program->image = fake_read(program->dir, "kernel.so", &program->image_size);
-    return program->image != NULL ? FAKE_NVRTC_SUCCESS : FAKE_NVRTC_ERROR_COMPILATION;
+    return program->image != NULL ? FAKE_NVRTC_SUCCESS
+                                  : FAKE_NVRTC_ERROR_COMPILATION;
 }
 
-FAKE_EXPORT fake_nvrtcResult nvrtcGetProgramLogSize(struct fake_program *program, size_t *size)
+FAKE_EXPORT fake_nvrtcResult nvrtcGetProgramLogSize(struct fake_program *program,
+                                                    size_t *size)
 {
     if (program == NULL || size == NULL)
         return FAKE_NVRTC_ERROR_INVALID_INPUT;
@@ -169,7 +184,8 @@ FAKE_EXPORT fake_nvrtcResult nvrtcGetProgramLogSize(struct fake_program *program
     return FAKE_NVRTC_SUCCESS;
 }
 
-FAKE_EXPORT fake_nvrtcResult nvrtcGetProgramLog(struct fake_program *program, char *log)
+FAKE_EXPORT fake_nvrtcResult nvrtcGetProgramLog(struct fake_program *program,
+                                                char *log)
 {
     if (program == NULL || log == NULL)
         return FAKE_NVRTC_ERROR_INVALID_INPUT;
@@ -177,7 +193,8 @@ FAKE_EXPORT fake_nvrtcResult nvrtcGetProgramLog(struct fake_program *program, ch
     return FAKE_NVRTC_SUCCESS;
 }
 
-FAKE_EXPORT fake_nvrtcResult nvrtcGetPTXSize(struct fake_program *program, size_t *size)
+FAKE_EXPORT fake_nvrtcResult nvrtcGetPTXSize(struct fake_program *program,
+                                             size_t *size)
 {
     if (program == NULL || size == NULL || program->image == NULL)
         return FAKE_NVRTC_ERROR_INVALID_PROGRAM;
@@ -197,7 +214,8 @@ FAKE_EXPORT fake_nvrtcResult nvrtcDestroyProgram(struct fake_program **program)
 {
     if (program == NULL || *program == NULL)
         return FAKE_NVRTC_ERROR_INVALID_PROGRAM;
-    static const char *files[] = {"kernel.c", "kernel.so", "log", "accel/kernel.h", "accel"};
+    static const char *files[] = {"kernel.c", "kernel.so", "log",
+                                  "accel/kernel.h", "accel"};
     char path[512];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", (*program)->dir, files[i]);

@@ -30,7 +30,8 @@ static acu_CUresult fake_stream_ready(struct CUstream_st *stream)
 /* Take a stream off the live list, then stop its thread once its queue is done. */
 static void fake_stream_end(struct CUstream_st *stream)
 {
-    for (struct CUstream_st **link = &fake.streams; *link != NULL; link = &(*link)->next) {
+    for (struct CUstream_st **link = &fake.streams; *link != NULL;
+         link = &(*link)->next) {
         if (*link == stream) {
             *link = stream->next;
             break;
@@ -53,7 +54,8 @@ static void fake_event_end(struct CUevent_st **link)
     fake.retired_events = event;
 }
 
-FAKE_EXPORT acu_CUresult cuStreamCreate(acu_CUstream *out_stream, unsigned int flags)
+FAKE_EXPORT acu_CUresult cuStreamCreate(acu_CUstream *out_stream,
+                                        unsigned int flags)
 {
     struct CUstream_st *stream;
     struct CUctx_st *ctx;
@@ -116,7 +118,8 @@ static bool fake_stream_point_done(const void *arg)
 {
     const struct fake_stream_point *point = arg;
 
-    return point->stream->queue.completed >= point->ticket || point->stream->ctx->owner.lost;
+    return point->stream->queue.completed >= point->ticket ||
+           point->stream->ctx->owner.lost;
 }
 
 /* Spins, as the driver does under the default scheduling (no blocking-sync context here). */
@@ -131,7 +134,8 @@ FAKE_EXPORT acu_CUresult cuStreamSynchronize(acu_CUstream stream)
         FAKE_RETURN(result);
     point = (struct fake_stream_point){stream, stream->queue.submitted};
     fake_spin_until(fake_stream_point_done, &point);
-    FAKE_RETURN(stream->ctx->owner.lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS : ACU_CUDA_SUCCESS);
+    FAKE_RETURN(stream->ctx->owner.lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS
+                                        : ACU_CUDA_SUCCESS);
 }
 
 void fake_release_streams(struct CUctx_st *ctx)
@@ -156,7 +160,8 @@ void fake_release_streams(struct CUctx_st *ctx)
 
 /* ---- events ---- */
 
-static acu_CUresult fake_event_check(struct CUevent_st *event, struct CUctx_st *ctx)
+static acu_CUresult fake_event_check(struct CUevent_st *event,
+                                     struct CUctx_st *ctx)
 {
     if (event == NULL || event->magic != FAKE_MAGIC_EVENT || event->ctx != ctx)
         return ACU_CUDA_ERROR_INVALID_HANDLE;
@@ -164,11 +169,13 @@ static acu_CUresult fake_event_check(struct CUevent_st *event, struct CUctx_st *
 }
 
 /* The current context and an event of it, or why not. */
-static acu_CUresult fake_event_ready(struct CUevent_st *event, struct CUctx_st **out_ctx)
+static acu_CUresult fake_event_ready(struct CUevent_st *event,
+                                     struct CUctx_st **out_ctx)
 {
     acu_CUresult result = fake_current(out_ctx);
 
-    return result != ACU_CUDA_SUCCESS ? result : fake_event_check(event, *out_ctx);
+    return result != ACU_CUDA_SUCCESS ? result
+                                      : fake_event_check(event, *out_ctx);
 }
 
 FAKE_EXPORT acu_CUresult cuEventCreate(acu_CUevent *out_event, unsigned int flags)
@@ -182,7 +189,8 @@ FAKE_EXPORT acu_CUresult cuEventCreate(acu_CUevent *out_event, unsigned int flag
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
     if (out_event == NULL ||
-        (flags & ~(unsigned)(ACU_CU_EVENT_DISABLE_TIMING | ACU_CU_EVENT_BLOCKING_SYNC)) != 0)
+        (flags & ~(unsigned)(ACU_CU_EVENT_DISABLE_TIMING |
+                             ACU_CU_EVENT_BLOCKING_SYNC)) != 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
     /* A destroyed event's handle comes back first, as the driver's may. */
     event = fake.retired_events;
@@ -244,7 +252,8 @@ FAKE_EXPORT acu_CUresult cuEventQuery(acu_CUevent event)
     result = fake_event_ready(event, &ctx);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    FAKE_RETURN(fake_mark_done(&event->mark) ? ACU_CUDA_SUCCESS : ACU_CUDA_ERROR_NOT_READY);
+    FAKE_RETURN(fake_mark_done(&event->mark) ? ACU_CUDA_SUCCESS
+                                             : ACU_CUDA_ERROR_NOT_READY);
 }
 
 static bool fake_event_done(const void *arg)
@@ -259,8 +268,8 @@ static bool fake_event_done(const void *arg)
  * As the driver: both events of the current context, made with timing and
  * recorded (else CUDA_ERROR_INVALID_HANDLE), and done (else NOT_READY).
  */
-FAKE_EXPORT acu_CUresult cuEventElapsedTime(float *milliseconds, acu_CUevent start,
-                                            acu_CUevent end)
+FAKE_EXPORT acu_CUresult cuEventElapsedTime(float *milliseconds,
+                                            acu_CUevent start, acu_CUevent end)
 {
     struct CUctx_st *ctx;
     acu_CUresult result;
@@ -297,11 +306,12 @@ FAKE_EXPORT acu_CUresult cuEventSynchronize(acu_CUevent event)
         fake_mark_wait(&event->mark, &ctx->owner);
     else
         fake_spin_until(fake_event_done, event);
-    FAKE_RETURN(ctx->owner.lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS : ACU_CUDA_SUCCESS);
+    FAKE_RETURN(ctx->owner.lost ? ACU_CUDA_ERROR_ILLEGAL_ADDRESS
+                                : ACU_CUDA_SUCCESS);
 }
 
-FAKE_EXPORT acu_CUresult cuStreamWaitEvent(acu_CUstream stream, acu_CUevent event,
-                                           unsigned int flags)
+FAKE_EXPORT acu_CUresult cuStreamWaitEvent(acu_CUstream stream,
+                                           acu_CUevent event, unsigned int flags)
 {
     struct fake_op *op;
     acu_CUresult result;
@@ -326,7 +336,8 @@ FAKE_EXPORT acu_CUresult cuStreamWaitEvent(acu_CUstream stream, acu_CUevent even
     FAKE_RETURN(ACU_CUDA_SUCCESS);
 }
 
-FAKE_EXPORT acu_CUresult cuLaunchHostFunc(acu_CUstream stream, acu_CUhostFn fn, void *user)
+FAKE_EXPORT acu_CUresult cuLaunchHostFunc(acu_CUstream stream, acu_CUhostFn fn,
+                                          void *user)
 {
     struct fake_op *op;
     acu_CUresult result;
@@ -368,16 +379,19 @@ static bool fake_side_owned(const struct fake_side *side, struct CUctx_st *ctx,
     if (side->type != ACU_CU_MEMORYTYPE_DEVICE)
         return true;
     block = fake_block_find(start, span, true);
-    return block != NULL && block->owner == &(side->ctx != NULL ? side->ctx : ctx)->owner;
+    return block != NULL &&
+           block->owner == &(side->ctx != NULL ? side->ctx : ctx)->owner;
 }
 
 /* Where the side's bytes start and end; false for a side CUDA would refuse. */
-static bool fake_side_range(const struct fake_side *side, size_t width, size_t height,
-                            size_t depth, uintptr_t *out_start, size_t *out_span)
+static bool fake_side_range(const struct fake_side *side, size_t width,
+                            size_t height, size_t depth, uintptr_t *out_start,
+                            size_t *out_span)
 {
     size_t slice = side->pitch * side->height;
 
-    if (side->type != ACU_CU_MEMORYTYPE_HOST && side->type != ACU_CU_MEMORYTYPE_DEVICE)
+    if (side->type != ACU_CU_MEMORYTYPE_HOST &&
+        side->type != ACU_CU_MEMORYTYPE_DEVICE)
         return false;
     if (side->base == 0 || (height > 1 && side->x + width > side->pitch))
         return false;
@@ -385,7 +399,8 @@ static bool fake_side_range(const struct fake_side *side, size_t width, size_t h
         return false;
     if ((height > 1 || depth > 1) && side->pitch > fake.max_pitch)
         return false;
-    *out_start = side->base + (side->z * side->height + side->y) * side->pitch + side->x;
+    *out_start = side->base + (side->z * side->height + side->y) * side->pitch +
+                 side->x;
     *out_span = (depth - 1) * slice + (height - 1) * side->pitch + width;
     return true;
 }
@@ -394,9 +409,10 @@ static bool fake_side_range(const struct fake_side *side, size_t width, size_t h
  * Check a copy (device memory must be a live allocation, the whole range
  * of it) and enqueue it with CUDA's host-memory rules (fake_copy_enqueue).
  */
-static acu_CUresult fake_copy_sides(struct CUstream_st *stream, const struct fake_side *src,
-                                    const struct fake_side *dst, size_t width, size_t height,
-                                    size_t depth)
+static acu_CUresult fake_copy_sides(struct CUstream_st *stream,
+                                    const struct fake_side *src,
+                                    const struct fake_side *dst, size_t width,
+                                    size_t height, size_t depth)
 {
     uintptr_t src_start, dst_start;
     size_t src_span, dst_span;
@@ -410,29 +426,40 @@ static acu_CUresult fake_copy_sides(struct CUstream_st *stream, const struct fak
     if (!fake_side_owned(src, stream->ctx, src_start, src_span) ||
         !fake_side_owned(dst, stream->ctx, dst_start, dst_span))
         return ACU_CUDA_ERROR_INVALID_VALUE;
-    copy = (struct fake_copy){(unsigned char *)dst_start, (const unsigned char *)src_start,
-                              width, height, depth, src->pitch, dst->pitch,
-                              src->pitch * src->height, dst->pitch * dst->height, NULL};
-    return fake_copy_enqueue(&stream->queue, &copy, src->type == ACU_CU_MEMORYTYPE_HOST,
+    copy = (struct fake_copy){(unsigned char *)dst_start,
+                              (const unsigned char *)src_start,
+                              width,
+                              height,
+                              depth,
+                              src->pitch,
+                              dst->pitch,
+                              src->pitch * src->height,
+                              dst->pitch * dst->height,
+                              NULL};
+    return fake_copy_enqueue(&stream->queue, &copy,
+                             src->type == ACU_CU_MEMORYTYPE_HOST,
                              dst->type == ACU_CU_MEMORYTYPE_HOST)
                ? ACU_CUDA_SUCCESS
                : ACU_CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 /* A 1D copy of `bytes` between linear ranges, on a ready stream. Lock held. */
-static acu_CUresult fake_copy_linear(acu_CUstream stream, acu_CUmemorytype src_type,
-                                     uintptr_t src, acu_CUmemorytype dst_type, uintptr_t dst,
+static acu_CUresult fake_copy_linear(acu_CUstream stream,
+                                     acu_CUmemorytype src_type, uintptr_t src,
+                                     acu_CUmemorytype dst_type, uintptr_t dst,
                                      size_t bytes)
 {
     struct fake_side from = {src_type, src, 0, 0, 0, bytes, 1, NULL};
     struct fake_side to = {dst_type, dst, 0, 0, 0, bytes, 1, NULL};
     acu_CUresult result = fake_stream_ready(stream);
 
-    return result != ACU_CUDA_SUCCESS ? result
-                                      : fake_copy_sides(stream, &from, &to, bytes, 1, 1);
+    return result != ACU_CUDA_SUCCESS
+               ? result
+               : fake_copy_sides(stream, &from, &to, bytes, 1, 1);
 }
 
-FAKE_EXPORT acu_CUresult cuMemcpyHtoDAsync_v2(acu_CUdeviceptr dst, const void *src, size_t bytes,
+FAKE_EXPORT acu_CUresult cuMemcpyHtoDAsync_v2(acu_CUdeviceptr dst,
+                                              const void *src, size_t bytes,
                                               acu_CUstream stream)
 {
     FAKE_ENTER(lose);
@@ -440,32 +467,36 @@ FAKE_EXPORT acu_CUresult cuMemcpyHtoDAsync_v2(acu_CUdeviceptr dst, const void *s
                                  ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, bytes));
 }
 
-FAKE_EXPORT acu_CUresult cuMemcpyDtoHAsync_v2(void *dst, acu_CUdeviceptr src, size_t bytes,
-                                              acu_CUstream stream)
+FAKE_EXPORT acu_CUresult cuMemcpyDtoHAsync_v2(void *dst, acu_CUdeviceptr src,
+                                              size_t bytes, acu_CUstream stream)
 {
     FAKE_ENTER(lose);
     FAKE_RETURN(fake_copy_linear(stream, ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src,
                                  ACU_CU_MEMORYTYPE_HOST, (uintptr_t)dst, bytes));
 }
 
-FAKE_EXPORT acu_CUresult cuMemcpyDtoDAsync_v2(acu_CUdeviceptr dst, acu_CUdeviceptr src,
-                                              size_t bytes, acu_CUstream stream)
+FAKE_EXPORT acu_CUresult cuMemcpyDtoDAsync_v2(acu_CUdeviceptr dst,
+                                              acu_CUdeviceptr src, size_t bytes,
+                                              acu_CUstream stream)
 {
     FAKE_ENTER(lose);
-    FAKE_RETURN(fake_copy_linear(stream, ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src,
-                                 ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, bytes));
+    FAKE_RETURN(fake_copy_linear(stream, ACU_CU_MEMORYTYPE_DEVICE,
+                                 (uintptr_t)src, ACU_CU_MEMORYTYPE_DEVICE,
+                                 (uintptr_t)dst, bytes));
 }
 
 static struct fake_side fake_side_2d(acu_CUmemorytype type, const void *host,
-                                     acu_CUdeviceptr device, size_t x, size_t y, size_t pitch,
-                                     size_t height)
+                                     acu_CUdeviceptr device, size_t x, size_t y,
+                                     size_t pitch, size_t height)
 {
-    uintptr_t base = type == ACU_CU_MEMORYTYPE_HOST ? (uintptr_t)host : (uintptr_t)device;
+    uintptr_t base = type == ACU_CU_MEMORYTYPE_HOST ? (uintptr_t)host
+                                                    : (uintptr_t)device;
 
     return (struct fake_side){type, base, x, y, 0, pitch, height, NULL};
 }
 
-FAKE_EXPORT acu_CUresult cuMemcpy2DAsync_v2(const acu_CUDA_MEMCPY2D *copy, acu_CUstream stream)
+FAKE_EXPORT acu_CUresult cuMemcpy2DAsync_v2(const acu_CUDA_MEMCPY2D *copy,
+                                            acu_CUstream stream)
 {
     struct fake_side from, to;
     acu_CUresult result;
@@ -476,16 +507,21 @@ FAKE_EXPORT acu_CUresult cuMemcpy2DAsync_v2(const acu_CUDA_MEMCPY2D *copy, acu_C
         FAKE_RETURN(result);
     if (copy == NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    from = fake_side_2d(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcXInBytes,
-                        copy->srcY, copy->srcPitch, copy->Height + copy->srcY);
-    to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes,
-                      copy->dstY, copy->dstPitch, copy->Height + copy->dstY);
-    if (copy->Height > 1 && (copy->srcPitch < copy->WidthInBytes || copy->dstPitch < copy->WidthInBytes))
+    from = fake_side_2d(copy->srcMemoryType, copy->srcHost, copy->srcDevice,
+                        copy->srcXInBytes, copy->srcY, copy->srcPitch,
+                        copy->Height + copy->srcY);
+    to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice,
+                      copy->dstXInBytes, copy->dstY, copy->dstPitch,
+                      copy->Height + copy->dstY);
+    if (copy->Height > 1 && (copy->srcPitch < copy->WidthInBytes ||
+                             copy->dstPitch < copy->WidthInBytes))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes, copy->Height, 1));
+    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes,
+                                copy->Height, 1));
 }
 
-FAKE_EXPORT acu_CUresult cuMemcpy3DAsync_v2(const acu_CUDA_MEMCPY3D *copy, acu_CUstream stream)
+FAKE_EXPORT acu_CUresult cuMemcpy3DAsync_v2(const acu_CUDA_MEMCPY3D *copy,
+                                            acu_CUstream stream)
 {
     struct fake_side from, to;
     acu_CUresult result;
@@ -494,17 +530,19 @@ FAKE_EXPORT acu_CUresult cuMemcpy3DAsync_v2(const acu_CUDA_MEMCPY3D *copy, acu_C
     result = fake_stream_ready(stream);
     if (result != ACU_CUDA_SUCCESS)
         FAKE_RETURN(result);
-    if (copy == NULL || copy->srcLOD != 0 || copy->dstLOD != 0 || copy->reserved0 != NULL ||
-        copy->reserved1 != NULL)
+    if (copy == NULL || copy->srcLOD != 0 || copy->dstLOD != 0 ||
+        copy->reserved0 != NULL || copy->reserved1 != NULL)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    from = fake_side_2d(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcXInBytes,
-                        copy->srcY, copy->srcPitch, copy->srcHeight);
+    from = fake_side_2d(copy->srcMemoryType, copy->srcHost, copy->srcDevice,
+                        copy->srcXInBytes, copy->srcY, copy->srcPitch,
+                        copy->srcHeight);
     from.z = copy->srcZ;
-    to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes,
-                      copy->dstY, copy->dstPitch, copy->dstHeight);
+    to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice,
+                      copy->dstXInBytes, copy->dstY, copy->dstPitch,
+                      copy->dstHeight);
     to.z = copy->dstZ;
-    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes, copy->Height,
-                                  copy->Depth));
+    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes,
+                                copy->Height, copy->Depth));
 }
 
 /* ---- peer copies: each side in its own context ---- */
@@ -512,15 +550,20 @@ FAKE_EXPORT acu_CUresult cuMemcpy3DAsync_v2(const acu_CUDA_MEMCPY3D *copy, acu_C
 /* A live context handle, or NULL. Lock held. */
 static struct CUctx_st *fake_peer_context(acu_CUcontext ctx)
 {
-    return ctx != NULL && ctx->magic == FAKE_MAGIC_CONTEXT && ctx->active ? ctx : NULL;
+    return ctx != NULL && ctx->magic == FAKE_MAGIC_CONTEXT && ctx->active ? ctx
+                                                                          : NULL;
 }
 
-FAKE_EXPORT acu_CUresult cuMemcpyPeerAsync(acu_CUdeviceptr dst, acu_CUcontext dst_context,
-                                           acu_CUdeviceptr src, acu_CUcontext src_context,
+FAKE_EXPORT acu_CUresult cuMemcpyPeerAsync(acu_CUdeviceptr dst,
+                                           acu_CUcontext dst_context,
+                                           acu_CUdeviceptr src,
+                                           acu_CUcontext src_context,
                                            size_t bytes, acu_CUstream stream)
 {
-    struct fake_side from = {ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src, 0, 0, 0, bytes, 1, NULL};
-    struct fake_side to = {ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, 0, 0, 0, bytes, 1, NULL};
+    struct fake_side from = {
+        ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)src, 0, 0, 0, bytes, 1, NULL};
+    struct fake_side to = {
+        ACU_CU_MEMORYTYPE_DEVICE, (uintptr_t)dst, 0, 0, 0, bytes, 1, NULL};
     acu_CUresult result;
 
     FAKE_ENTER(lose);
@@ -546,17 +589,19 @@ FAKE_EXPORT acu_CUresult cuMemcpy3DPeerAsync(const acu_CUDA_MEMCPY3D_PEER *copy,
         FAKE_RETURN(result);
     if (copy == NULL || copy->srcLOD != 0 || copy->dstLOD != 0)
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_VALUE);
-    from = fake_side_2d(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcXInBytes,
-                        copy->srcY, copy->srcPitch, copy->srcHeight);
+    from = fake_side_2d(copy->srcMemoryType, copy->srcHost, copy->srcDevice,
+                        copy->srcXInBytes, copy->srcY, copy->srcPitch,
+                        copy->srcHeight);
     from.z = copy->srcZ;
     from.ctx = fake_peer_context(copy->srcContext);
-    to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstXInBytes,
-                      copy->dstY, copy->dstPitch, copy->dstHeight);
+    to = fake_side_2d(copy->dstMemoryType, copy->dstHost, copy->dstDevice,
+                      copy->dstXInBytes, copy->dstY, copy->dstPitch,
+                      copy->dstHeight);
     to.z = copy->dstZ;
     to.ctx = fake_peer_context(copy->dstContext);
     if ((from.type == ACU_CU_MEMORYTYPE_DEVICE && from.ctx == NULL) ||
         (to.type == ACU_CU_MEMORYTYPE_DEVICE && to.ctx == NULL))
         FAKE_RETURN(ACU_CUDA_ERROR_INVALID_CONTEXT);
-    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes, copy->Height,
-                                  copy->Depth));
+    FAKE_RETURN(fake_copy_sides(stream, &from, &to, copy->WidthInBytes,
+                                copy->Height, copy->Depth));
 }

@@ -13,8 +13,9 @@
 #include "plugin_case.h"
 #include "support.h"
 
-static const char *const fake_knobs[] = {"ACCEL_NVRTC_LIBRARY", "ACCEL_CACHE_DIR",
-                                         "ACCEL_CACHE", "FAKE_NVRTC_VERSION", NULL};
+static const char *const fake_knobs[] = {"ACCEL_NVRTC_LIBRARY",
+                                         "ACCEL_CACHE_DIR", "ACCEL_CACHE",
+                                         "FAKE_NVRTC_VERSION", NULL};
 
 static const struct plugin_case_kind cuda_kind = {
     .plugin = "cuda",
@@ -45,25 +46,28 @@ static int teardown(void **state)
     return plugin_case_teardown(state);
 }
 
-static const char saxpy_source[] =
-    "#include <accel/kernel.h>\n"
-    "ACCEL_KERNEL(saxpy, (uint32_t, n), (float, a), (const float *, x), (float *, y))\n"
-    "{\n"
-    "    uint64_t i = accel_global_idx_x();\n"
-    "    if (i < n)\n"
-    "        y[i] = a * x[i] + y[i] + BIAS;\n"
-    "}\n";
+static const char saxpy_source[] = "#include <accel/kernel.h>\n"
+                                   "ACCEL_KERNEL(saxpy, (uint32_t, n), (float, "
+                                   "a), (const float *, x), (float *, y))\n"
+                                   "{\n"
+                                   "    uint64_t i = accel_global_idx_x();\n"
+                                   "    if (i < n)\n"
+                                   "        y[i] = a * x[i] + y[i] + BIAS;\n"
+                                   "}\n";
 
-static void test_source_compiles_through_nvrtc_for_the_device_arch_and_runs(void **state)
+static void
+test_source_compiles_through_nvrtc_for_the_device_arch_and_runs(void **state)
 {
     struct plugin_case *c = *state;
     plugin_case_open_fake_device(c);
     accel_module *module = NULL;
-    accel_status status = accel_module_compile(c->device, saxpy_source, "-DBIAS=1.0f", &module);
+    accel_status status = accel_module_compile(c->device, saxpy_source,
+                                               "-DBIAS=1.0f", &module);
     if (status != ACCEL_OK)
         fail_msg("%s\n%s", accel_last_error(), accel_last_build_log());
     /* The fake's log starts with the options it got: the fake GPU is 9.0. */
-    assert_contains(accel_last_build_log(), "--gpu-architecture=compute_90 -DBIAS=1.0f");
+    assert_contains(accel_last_build_log(),
+                    "--gpu-architecture=compute_90 -DBIAS=1.0f");
     accel_kernel *saxpy = NULL;
     assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
     float x[256], y[256];
@@ -91,9 +95,9 @@ static void test_nvrtc_compile_error_returns_its_log(void **state)
     struct plugin_case *c = *state;
     plugin_case_open_fake_device(c);
     accel_module *module = NULL;
-    assert_status(accel_module_compile(c->device,
-                                       "#include <accel/kernel.h>\n\nint broken = ;\n",
-                                       NULL, &module),
+    assert_status(accel_module_compile(
+                      c->device, "#include <accel/kernel.h>\n\nint broken = ;\n",
+                      NULL, &module),
                   ACCEL_ERR_MODULE);
     assert_null(module);
     assert_contains(accel_last_build_log(), "kernel.c:3:");
@@ -106,8 +110,9 @@ static void test_missing_nvrtc_is_not_supported_with_the_paths_tried(void **stat
     setenv("ACCEL_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.13", 1);
     plugin_case_open_fake_device(c);
     accel_module *module = NULL;
-    assert_status(accel_module_compile(c->device, saxpy_source, "-DBIAS=0", &module),
-                  ACCEL_ERR_NOT_SUPPORTED);
+    assert_status(
+        accel_module_compile(c->device, saxpy_source, "-DBIAS=0", &module),
+        ACCEL_ERR_NOT_SUPPORTED);
     assert_contains(accel_last_error(), "/nonexistent/libnvrtc.so.13");
 }
 
@@ -142,7 +147,8 @@ static int ptx_entry_params(const char *ptx, const char *name)
         return -1;
     const char *end = strchr(at, ')');
     int count = 0;
-    for (const char *p = strstr(at, ".param"); p != NULL && p < end; p = strstr(p + 1, ".param"))
+    for (const char *p = strstr(at, ".param"); p != NULL && p < end;
+         p = strstr(p + 1, ".param"))
         count++;
     return count;
 }
@@ -151,11 +157,13 @@ static void test_real_nvrtc_makes_ptx_with_the_sources_entries(void **state)
 {
     struct plugin_case *c = *state;
     if (REAL_NVRTC_PATH[0] == '\0' || access(REAL_NVRTC_PATH, R_OK) != 0) {
-        print_message("no libnvrtc (CUDA toolkit) on this machine: test skipped\n");
+        print_message(
+            "no libnvrtc (CUDA toolkit) on this machine: test skipped\n");
         skip();
     }
     if (getenv("ACCEL_TEST_UNDER_VALGRIND") != NULL) {
-        print_message("the real NVRTC under valgrind takes minutes: test skipped\n");
+        print_message(
+            "the real NVRTC under valgrind takes minutes: test skipped\n");
         skip();
     }
     setenv("ACCEL_NVRTC_LIBRARY", REAL_NVRTC_PATH, 1);
@@ -187,13 +195,15 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_source_compiles_through_nvrtc_for_the_device_arch_and_runs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nvrtc_compile_error_returns_its_log, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(
-            test_missing_nvrtc_is_not_supported_with_the_paths_tried, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_real_nvrtc_makes_ptx_with_the_sources_entries,
+            test_source_compiles_through_nvrtc_for_the_device_arch_and_runs,
+            setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nvrtc_compile_error_returns_its_log,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_missing_nvrtc_is_not_supported_with_the_paths_tried, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_real_nvrtc_makes_ptx_with_the_sources_entries, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,10 +21,19 @@
 #include "cuda_api.h"
 
 static const char *const fake_knobs[] = {
-    "FAKE_CUDA_DEVICES",   "FAKE_CUDA_INIT_RESULT",     "FAKE_CUDA_FAIL",
-    "FAKE_CUDA_LOSE_AT",   "FAKE_CUDA_MEMORY_MB",       "FAKE_CUDA_MAX_PITCH",
-    "FAKE_CUDA_DELAY_US",  "FAKE_CUDA_NO_PROC_ADDRESS", "FAKE_CUDA_NO_PARAM_INFO",
-    "FAKE_CUDA_KERNEL_LIMITS", "FAKE_CUDA_JIT_DELAY_US", "FAKE_CUDA_GATE", NULL,
+    "FAKE_CUDA_DEVICES",
+    "FAKE_CUDA_INIT_RESULT",
+    "FAKE_CUDA_FAIL",
+    "FAKE_CUDA_LOSE_AT",
+    "FAKE_CUDA_MEMORY_MB",
+    "FAKE_CUDA_MAX_PITCH",
+    "FAKE_CUDA_DELAY_US",
+    "FAKE_CUDA_NO_PROC_ADDRESS",
+    "FAKE_CUDA_NO_PARAM_INFO",
+    "FAKE_CUDA_KERNEL_LIMITS",
+    "FAKE_CUDA_JIT_DELAY_US",
+    "FAKE_CUDA_GATE",
+    NULL,
 };
 
 static const struct plugin_case_kind cuda_kind = {
@@ -50,7 +59,8 @@ static void test_stub_library_is_no_device_and_says_stub(void **state)
     struct plugin_case *c = *state;
 
     if (CUDA_STUB_PATH[0] == '\0' || access(CUDA_STUB_PATH, R_OK) != 0) {
-        print_message("no CUDA toolkit stub library (stubs/libcuda.so) is installed\n");
+        print_message(
+            "no CUDA toolkit stub library (stubs/libcuda.so) is installed\n");
         skip();
     }
     setenv("ACCEL_CUDA_LIBRARY", CUDA_STUB_PATH, 1);
@@ -65,8 +75,10 @@ static void test_missing_library_names_what_was_tried(void **state)
     struct plugin_case *c = *state;
 
     setenv("ACCEL_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
-    plugin_case_assert_no_device_because(c, "ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1");
-    assert_contains(support_find_plugin(c->host, "cuda", 0)->reason, "No such file");
+    plugin_case_assert_no_device_because(
+        c, "ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1");
+    assert_contains(support_find_plugin(c->host, "cuda", 0)->reason,
+                    "No such file");
 }
 
 static void test_default_search_tries_both_names(void **state)
@@ -80,9 +92,11 @@ static void test_default_search_tries_both_names(void **state)
         skip();
     }
     unsetenv("ACCEL_CUDA_LIBRARY");
-    setenv("ACCEL_CUDA_DEVICE_NODES", "/dev/null", 1); /* past the device-node check */
+    setenv("ACCEL_CUDA_DEVICE_NODES", "/dev/null",
+           1); /* past the device-node check */
     plugin_case_assert_no_device_because(c, "libcuda.so.1: ");
-    assert_contains(support_find_plugin(c->host, "cuda", 0)->reason, "; libcuda.so: ");
+    assert_contains(support_find_plugin(c->host, "cuda", 0)->reason,
+                    "; libcuda.so: ");
 }
 
 /* Without a node and without ACCEL_CUDA_LIBRARY, the driver is never loaded. */
@@ -92,8 +106,9 @@ static void test_no_device_node_is_no_device_without_loading_the_driver(void **s
 
     unsetenv("ACCEL_CUDA_LIBRARY");
     setenv("ACCEL_CUDA_DEVICE_NODES", "/nonexistent/nvidiactl", 1);
-    plugin_case_assert_no_device_because(c, "no device node (/nonexistent/nvidiactl: none "
-                                            "exists); the CUDA driver was not loaded");
+    plugin_case_assert_no_device_because(
+        c, "no device node (/nonexistent/nvidiactl: none "
+           "exists); the CUDA driver was not loaded");
     assert_null(dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD));
     assert_null(dlopen("libcuda.so", RTLD_LAZY | RTLD_NOLOAD));
 }
@@ -103,7 +118,8 @@ static void test_library_that_is_not_a_driver_lists_missing_entries(void **state
     struct plugin_case *c = *state;
 
     setenv("ACCEL_CUDA_LIBRARY", "libm.so.6", 1);
-    plugin_case_assert_no_device_because(c, "libm.so.6 is not a usable CUDA driver");
+    plugin_case_assert_no_device_because(
+        c, "libm.so.6 is not a usable CUDA driver");
     assert_contains(support_find_plugin(c->host, "cuda", 0)->reason,
                     "required entry point(s): cuInit, ");
 }
@@ -113,7 +129,8 @@ static void test_driver_without_device_says_no_device(void **state)
     struct plugin_case *c = *state;
 
     setenv("FAKE_CUDA_INIT_RESULT", "CUDA_ERROR_NO_DEVICE", 1);
-    plugin_case_assert_no_device_because(c, "cuInit failed: CUDA_ERROR_NO_DEVICE (100)");
+    plugin_case_assert_no_device_because(
+        c, "cuInit failed: CUDA_ERROR_NO_DEVICE (100)");
 }
 
 static void test_driver_with_zero_devices_says_so(void **state)
@@ -138,7 +155,8 @@ static void test_fake_device_is_described_from_the_driver(void **state)
     assert_string_equal(info.props.arch, "sm_90");
     assert_int_equal(info.props.total_memory, 1024ull << 20);
     assert_int_equal(info.props.compute_units, 4);
-    assert_int_equal(info.props.caps, ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D);
+    assert_int_equal(info.props.caps,
+                     ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D);
     assert_int_equal(info.props.max_threads_per_block, 1024);
     assert_int_equal(info.props.max_block_dim[2], 64);
     assert_int_equal(info.props.max_grid_dim[0], 2147483647u);
@@ -166,7 +184,8 @@ static void test_entries_come_by_name_without_cuGetProcAddress(void **state)
     setenv("FAKE_CUDA_NO_PROC_ADDRESS", "1", 1);
     plugin_case_open_fake_device(c);
     /* Asked once, refused, not asked again. */
-    assert_int_equal(plugin_case_fake_calls(c, "cuGetProcAddress_v2") - before, 1);
+    assert_int_equal(plugin_case_fake_calls(c, "cuGetProcAddress_v2") - before,
+                     1);
     plugin_case_round_trip(c, 4096);
 }
 
@@ -209,8 +228,10 @@ static void test_failed_alloc_is_out_of_memory_and_device_stays_usable(void **st
 
     setenv("FAKE_CUDA_FAIL", "cuMemAlloc_v2:1:CUDA_ERROR_OUT_OF_MEMORY", 1);
     plugin_case_open_fake_device(c);
-    assert_status(accel_alloc(c->device, ACCEL_U32, 1000, &ref), ACCEL_ERR_OUT_OF_DEVICE_MEMORY);
-    assert_contains(accel_last_error(), "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY");
+    assert_status(accel_alloc(c->device, ACCEL_U32, 1000, &ref),
+                  ACCEL_ERR_OUT_OF_DEVICE_MEMORY);
+    assert_contains(accel_last_error(),
+                    "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY");
     assert_status(accel_device_status(c->device), ACCEL_OK);
     plugin_case_round_trip(c, 1000);
 }
@@ -221,7 +242,8 @@ static void test_failed_copy_is_a_copy_error_with_the_native_name(void **state)
     uint32_t data[64] = {0};
     accel_ref ref;
 
-    setenv("FAKE_CUDA_FAIL", "cuMemcpyDtoHAsync_v2:1:CUDA_ERROR_INVALID_VALUE", 1);
+    setenv("FAKE_CUDA_FAIL", "cuMemcpyDtoHAsync_v2:1:CUDA_ERROR_INVALID_VALUE",
+           1);
     plugin_case_open_fake_device(c);
     assert_status(accel_alloc(c->device, ACCEL_U32, 64, &ref), ACCEL_OK);
     assert_status(accel_copy_in(c->stream, ref, data, 64), ACCEL_OK);
@@ -229,10 +251,13 @@ static void test_failed_copy_is_a_copy_error_with_the_native_name(void **state)
         uint32_t *pinned = NULL;
         accel_status status;
 
-        assert_status(accel_host_alloc(c->device, sizeof(data), (void **)&pinned), ACCEL_OK);
+        assert_status(accel_host_alloc(c->device, sizeof(data), (void **)&pinned),
+                      ACCEL_OK);
         status = accel_copy_to_host(c->stream, pinned, ref, 0, sizeof(data));
         assert_status(status, ACCEL_ERR_COPY);
-        assert_contains(accel_last_error(), "cuMemcpyDtoHAsync_v2 failed: CUDA_ERROR_INVALID_VALUE");
+        assert_contains(
+            accel_last_error(),
+            "cuMemcpyDtoHAsync_v2 failed: CUDA_ERROR_INVALID_VALUE");
         accel_host_free(c->device, pinned);
     }
     assert_status(accel_device_status(c->device), ACCEL_OK);
@@ -245,7 +270,8 @@ static void test_faulting_kernel_loses_the_device_until_reset(void **state)
 
     setenv("FAKE_CUDA_LOSE_AT", "cuLaunchKernel:1", 1);
     plugin_case_open_fake_device(c);
-    plugin_case_check_fault_and_reset(c, EXAMPLES_CPU_IMAGE, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    plugin_case_check_fault_and_reset(c, EXAMPLES_CPU_IMAGE,
+                                      "CUDA_ERROR_ILLEGAL_ADDRESS");
 }
 
 static void test_loss_at_a_copy_is_device_lost_and_reset_recovers(void **state)
@@ -266,7 +292,8 @@ static void test_pinned_block_the_driver_refuses_at_reset_stays_usable(void **st
 {
     /* The first registration is host_alloc's; the second, the reset's. */
     plugin_case_check_pinned_block_refused_at_reset_stays_usable(
-        *state, "FAKE_CUDA_FAIL", "cuMemHostRegister_v2:2:CUDA_ERROR_OUT_OF_MEMORY");
+        *state, "FAKE_CUDA_FAIL",
+        "cuMemHostRegister_v2:2:CUDA_ERROR_OUT_OF_MEMORY");
 }
 
 static void test_reset_through_one_open_makes_the_others_lost_once(void **state)
@@ -302,8 +329,10 @@ static void test_jit_log_is_in_the_error_detail(void **state)
 
     plugin_case_open_fake_device(c);
     /* Without the NUL, as a file holds it: the plugin must add one. */
-    assert_status(accel_module_load(c->device, ptx, sizeof(ptx) - 1, &module), ACCEL_ERR_MODULE);
-    assert_contains(accel_last_error(), "cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX");
+    assert_status(accel_module_load(c->device, ptx, sizeof(ptx) - 1, &module),
+                  ACCEL_ERR_MODULE);
+    assert_contains(accel_last_error(),
+                    "cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX");
     assert_contains(accel_last_error(), "ptxas");
 }
 
@@ -324,8 +353,9 @@ static void test_kernel_signature_unknown_without_param_info(void **state)
     assert_status(accel_alloc(c->device, ACCEL_F32, 16, &dy), ACCEL_OK);
     {
         /* Unchecked by the host, and harmless: the driver takes the kernel's own count. */
-        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
-                            ACCEL_ARG_REF(dy), ACCEL_ARG_VALUE(n)};
+        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                            ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy),
+                            ACCEL_ARG_VALUE(n)};
 
         assert_status(accel_launch(c->stream, saxpy, (accel_dim3){1, 1, 1},
                                    (accel_dim3){16, 1, 1}, 0, args, 5),
@@ -387,13 +417,14 @@ static void test_two_devices_copy_between_them(void **state)
 
 static void test_copies_between_two_devices_take_the_peer_calls(void **state)
 {
-    plugin_case_check_peer_copies(*state, "FAKE_CUDA_DEVICES", "cuMemcpyPeerAsync",
-                                  "cuMemcpy3DPeerAsync");
+    plugin_case_check_peer_copies(*state, "FAKE_CUDA_DEVICES",
+                                  "cuMemcpyPeerAsync", "cuMemcpy3DPeerAsync");
 }
 
 /* ---- what only real drivers used to show ---- */
 
-static void test_stale_open_after_another_reset_is_lost_and_reaches_no_driver(void **state)
+static void
+test_stale_open_after_another_reset_is_lost_and_reaches_no_driver(void **state)
 {
     struct plugin_case *c = *state;
 
@@ -409,7 +440,8 @@ static void test_failure_of_a_stale_open_leaves_the_reset_context_live(void **st
     struct fake_entries f;
 
     /* The second open's release, at its close, fails as a poisoned driver may answer. */
-    setenv("FAKE_CUDA_FAIL", "cuDevicePrimaryCtxRelease_v2:1:CUDA_ERROR_ILLEGAL_ADDRESS", 1);
+    setenv("FAKE_CUDA_FAIL",
+           "cuDevicePrimaryCtxRelease_v2:1:CUDA_ERROR_ILLEGAL_ADDRESS", 1);
     plugin_case_open_fake_device(c);
     assert_status(accel_host_create(NULL, &second_host), ACCEL_OK);
     assert_status(accel_device_open(second_host, "cuda", 0, &second), ACCEL_OK);
@@ -435,8 +467,10 @@ static void test_reset_keeps_the_opens_retain_without_taking_another(void **stat
     releases = plugin_case_fake_calls(c, "cuDevicePrimaryCtxRelease_v2");
     /* cuda.h: the reset keeps the handle and does not release the context. */
     assert_status(accel_device_reset(c->device), ACCEL_OK);
-    assert_int_equal(plugin_case_fake_calls(c, "cuDevicePrimaryCtxRetain"), retains);
-    assert_int_equal(plugin_case_fake_calls(c, "cuDevicePrimaryCtxRelease_v2"), releases);
+    assert_int_equal(plugin_case_fake_calls(c, "cuDevicePrimaryCtxRetain"),
+                     retains);
+    assert_int_equal(plugin_case_fake_calls(c, "cuDevicePrimaryCtxRelease_v2"),
+                     releases);
     plugin_case_round_trip(c, 100);
 }
 
@@ -445,7 +479,8 @@ static void test_blocking_waits_use_no_core(void **state)
     plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_CUDA_DELAY_US");
 }
 
-static void test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned(void **state)
+static void
+test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinned(void **state)
 {
     plugin_case_check_refused_reset_is_unrecoverable(
         *state, "FAKE_CUDA_FAIL",
@@ -454,14 +489,16 @@ static void test_reset_the_driver_refuses_is_unrecoverable_and_blocks_stay_pinne
         "cuDevicePrimaryCtxReset_v2");
 }
 
-static void test_failed_context_pop_leaves_no_context_on_the_callers_thread(void **state)
+static void
+test_failed_context_pop_leaves_no_context_on_the_callers_thread(void **state)
 {
     struct plugin_case *c = *state;
     acu_CUcontext now = NULL;
     struct fake_entries f;
 
     /* The first pop is the one after stream_create's push, on this thread. */
-    setenv("FAKE_CUDA_FAIL", "cuCtxPopCurrent_v2:1:CUDA_ERROR_INVALID_CONTEXT", 1);
+    setenv("FAKE_CUDA_FAIL", "cuCtxPopCurrent_v2:1:CUDA_ERROR_INVALID_CONTEXT",
+           1);
     plugin_case_open_fake_device(c);
     fake_entries_open(&f);
     assert_int_equal(f.current(&now), ACU_CUDA_SUCCESS);
@@ -498,7 +535,8 @@ static uint64_t monotonic_ms(void)
     return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
 }
 
-static void test_module_load_jit_does_not_hold_up_the_devices_other_calls(void **state)
+static void
+test_module_load_jit_does_not_hold_up_the_devices_other_calls(void **state)
 {
     struct plugin_case *c = *state;
     struct timespec settle = {0, 200000000L};
@@ -554,7 +592,8 @@ static void *alloc_and_free_many(void *arg)
     accel_ref ref;
 
     for (int i = 0; i < 100; i++) {
-        assert_status(accel_alloc(other->c->device, ACCEL_U32, 256, &ref), ACCEL_OK);
+        assert_status(accel_alloc(other->c->device, ACCEL_U32, 256, &ref),
+                      ACCEL_OK);
         assert_status(accel_free(other->c->device, ref), ACCEL_OK);
     }
     pthread_mutex_lock(&other->lock);
@@ -573,8 +612,8 @@ static bool other_thread_finishes(struct other_thread *other, int seconds)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += seconds;
     pthread_mutex_lock(&other->lock);
-    while (!other->done &&
-           pthread_cond_timedwait(&other->done_changed, &other->lock, &until) == 0)
+    while (!other->done && pthread_cond_timedwait(&other->done_changed,
+                                                  &other->lock, &until) == 0)
         ;
     done = other->done;
     pthread_mutex_unlock(&other->lock);
@@ -604,7 +643,8 @@ static void check_call_inside_driver_holds_up_nobody(struct plugin_case *c,
     assert_int_equal(gate.waiting(), 1);
     pthread_mutex_init(&other.lock, NULL);
     pthread_cond_init(&other.done_changed, NULL);
-    assert_int_equal(pthread_create(&allocator, NULL, alloc_and_free_many, &other), 0);
+    assert_int_equal(
+        pthread_create(&allocator, NULL, alloc_and_free_many, &other), 0);
     finished = other_thread_finishes(&other, 20);
     gate.open();
     assert_int_equal(pthread_join(caller, NULL), 0);
@@ -624,7 +664,8 @@ static void *compact_device(void *arg)
     return NULL;
 }
 
-static void test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads(void **state)
+static void
+test_mem_free_waiting_for_the_device_does_not_hold_up_other_threads(void **state)
 {
     struct plugin_case *c = *state;
     accel_ref large;
@@ -670,7 +711,8 @@ static void *pin_host_memory(void *arg)
     return NULL;
 }
 
-static void test_host_memory_registration_does_not_hold_up_other_threads(void **state)
+static void
+test_host_memory_registration_does_not_hold_up_other_threads(void **state)
 {
     struct plugin_case *c = *state;
 
@@ -693,7 +735,8 @@ static void *copy_through_staging(void *arg)
     return NULL;
 }
 
-static void test_staging_buffer_registration_does_not_hold_up_other_threads(void **state)
+static void
+test_staging_buffer_registration_does_not_hold_up_other_threads(void **state)
 {
     struct plugin_case *c = *state;
 
@@ -703,8 +746,9 @@ static void test_staging_buffer_registration_does_not_hold_up_other_threads(void
 }
 
 /* saxpy over 256 elements in blocks of `threads`, with `shared` bytes of dynamic shared memory. */
-static accel_status launch_saxpy_shaped(struct plugin_case *c, accel_kernel *saxpy,
-                                        uint32_t threads, uint32_t shared)
+static accel_status launch_saxpy_shaped(struct plugin_case *c,
+                                        accel_kernel *saxpy, uint32_t threads,
+                                        uint32_t shared)
 {
     uint32_t n = 256;
     float a = 2.0f;
@@ -714,8 +758,8 @@ static accel_status launch_saxpy_shaped(struct plugin_case *c, accel_kernel *sax
     assert_status(accel_alloc(c->device, ACCEL_F32, n, &dx), ACCEL_OK);
     assert_status(accel_alloc(c->device, ACCEL_F32, n, &dy), ACCEL_OK);
     {
-        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
-                            ACCEL_ARG_REF(dy)};
+        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                            ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
 
         status = accel_launch(c->stream, saxpy, (accel_dim3){n / threads, 1, 1},
                               (accel_dim3){threads, 1, 1}, shared, args, 4);
@@ -727,7 +771,8 @@ static accel_status launch_saxpy_shaped(struct plugin_case *c, accel_kernel *sax
     return status;
 }
 
-static void test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(void **state)
+static void
+test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(void **state)
 {
     struct plugin_case *c = *state;
     accel_module *module;
@@ -740,7 +785,8 @@ static void test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(v
     assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
     assert_status(launch_saxpy_shaped(c, saxpy, 256, 0), ACCEL_ERR_LAUNCH);
     assert_contains(accel_last_error(), "this kernel takes at most 128");
-    assert_contains(accel_last_error(), "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK");
+    assert_contains(accel_last_error(),
+                    "CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK");
     assert_status(accel_device_status(c->device), ACCEL_OK);
     assert_status(launch_saxpy_shaped(c, saxpy, 128, 0), ACCEL_OK);
     accel_module_unload(module);
@@ -765,7 +811,8 @@ static void test_dynamic_shared_memory_above_48_kib_is_opted_in_once(void **stat
     accel_module_unload(module);
 }
 
-static void test_static_and_dynamic_shared_memory_past_the_device_is_refused(void **state)
+static void
+test_static_and_dynamic_shared_memory_past_the_device_is_refused(void **state)
 {
     struct plugin_case *c = *state;
     accel_module *module;
@@ -776,7 +823,8 @@ static void test_static_and_dynamic_shared_memory_past_the_device_is_refused(voi
     plugin_case_open_fake_device(c);
     module = plugin_case_load_module(c, EXAMPLES_CPU_IMAGE);
     assert_status(accel_kernel_get(module, "saxpy", &saxpy), ACCEL_OK);
-    assert_status(launch_saxpy_shaped(c, saxpy, 64, 220 * 1024), ACCEL_ERR_LAUNCH);
+    assert_status(launch_saxpy_shaped(c, saxpy, 64, 220 * 1024),
+                  ACCEL_ERR_LAUNCH);
     assert_contains(accel_last_error(), "16384 static bytes");
     assert_status(launch_saxpy_shaped(c, saxpy, 64, 200 * 1024), ACCEL_OK);
     accel_module_unload(module);
@@ -819,7 +867,8 @@ static void test_launches_are_checked_against_bundle_signatures(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, plugin_case_teardown)
+#define T(name)                                                                \
+    cmocka_unit_test_setup_teardown(name, setup, plugin_case_teardown)
     const struct CMUnitTest tests[] = {
         T(test_stub_library_is_no_device_and_says_stub),
         T(test_missing_library_names_what_was_tried),

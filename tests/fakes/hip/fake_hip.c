@@ -85,10 +85,10 @@ struct fake_hip_code_name {
 static const struct fake_hip_code_name fake_hip_code_names[] = {
 #define FAKE_HIP_CODE_NAME(name, value) {#name, value},
     AHIP_ERROR_LIST(FAKE_HIP_CODE_NAME)
-    AHIP_ERROR_LIST_LATER(FAKE_HIP_CODE_NAME)
-};
+        AHIP_ERROR_LIST_LATER(FAKE_HIP_CODE_NAME)};
 
-#define FAKE_HIP_CODE_COUNT (sizeof(fake_hip_code_names) / sizeof(fake_hip_code_names[0]))
+#define FAKE_HIP_CODE_COUNT                                                    \
+    (sizeof(fake_hip_code_names) / sizeof(fake_hip_code_names[0]))
 
 static const char *fake_hip_code_name(ahip_hipError_t code)
 {
@@ -176,7 +176,8 @@ ahip_hipError_t fake_hip_current(struct fake_hip_context **out_ctx)
         device->context = ctx;
     }
     *out_ctx = device->context;
-    return device->context->owner.lost ? AHIP_hipErrorIllegalAddress : AHIP_hipSuccess;
+    return device->context->owner.lost ? AHIP_hipErrorIllegalAddress
+                                       : AHIP_hipSuccess;
 }
 
 void fake_hip_lose_current(void)
@@ -225,7 +226,8 @@ FAKE_EXPORT ahip_hipError_t hipGetDeviceCount(int *count)
     if (count == NULL)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     *count = fake_hip.device_count;
-    FAKE_HIP_RETURN(fake_hip.device_count == 0 ? AHIP_hipErrorNoDevice : AHIP_hipSuccess);
+    FAKE_HIP_RETURN(fake_hip.device_count == 0 ? AHIP_hipErrorNoDevice
+                                               : AHIP_hipSuccess);
 }
 
 static bool fake_hip_device_valid(int device)
@@ -233,7 +235,8 @@ static bool fake_hip_device_valid(int device)
     return device >= 0 && device < fake_hip.device_count;
 }
 
-FAKE_EXPORT ahip_hipError_t hipDeviceGetName(char *name, int length, ahip_hipDevice_t device)
+FAKE_EXPORT ahip_hipError_t hipDeviceGetName(char *name, int length,
+                                             ahip_hipDevice_t device)
 {
     FAKE_HIP_ENTER(lose);
     if (name == NULL || length <= 0)
@@ -245,7 +248,8 @@ FAKE_EXPORT ahip_hipError_t hipDeviceGetName(char *name, int length, ahip_hipDev
 }
 
 /* As ROCm: 16 characters of the device's unique id, "GPU-" added by the plugin. */
-FAKE_EXPORT ahip_hipError_t hipDeviceGetUuid(ahip_hipUUID *uuid, ahip_hipDevice_t device)
+FAKE_EXPORT ahip_hipError_t hipDeviceGetUuid(ahip_hipUUID *uuid,
+                                             ahip_hipDevice_t device)
 {
     char text[17];
 
@@ -260,7 +264,8 @@ FAKE_EXPORT ahip_hipError_t hipDeviceGetUuid(ahip_hipUUID *uuid, ahip_hipDevice_
 }
 
 /* Device d sits on bus 0xc1 + d in domain 1, as HIP writes it. */
-FAKE_EXPORT ahip_hipError_t hipDeviceGetPCIBusId(char *bus_id, int length, int device)
+FAKE_EXPORT ahip_hipError_t hipDeviceGetPCIBusId(char *bus_id, int length,
+                                                 int device)
 {
     FAKE_HIP_ENTER(lose);
     if (bus_id == NULL || length <= 0)
@@ -271,7 +276,8 @@ FAKE_EXPORT ahip_hipError_t hipDeviceGetPCIBusId(char *bus_id, int length, int d
     FAKE_HIP_RETURN(AHIP_hipSuccess);
 }
 
-FAKE_EXPORT ahip_hipError_t hipDeviceTotalMem(size_t *bytes, ahip_hipDevice_t device)
+FAKE_EXPORT ahip_hipError_t hipDeviceTotalMem(size_t *bytes,
+                                              ahip_hipDevice_t device)
 {
     FAKE_HIP_ENTER(lose);
     if (bytes == NULL)
@@ -286,35 +292,52 @@ FAKE_EXPORT ahip_hipError_t hipDeviceTotalMem(size_t *bytes, ahip_hipDevice_t de
 static bool fake_hip_attribute(ahip_hipDeviceAttribute_t attribute, int *out_value)
 {
     switch (attribute) {
-    case AHIP_hipDeviceAttributeMaxThreadsPerBlock: *out_value = 1024; return true;
-    case AHIP_hipDeviceAttributeMaxBlockDimX: *out_value = 1024; return true;
-    case AHIP_hipDeviceAttributeMaxBlockDimY: *out_value = 1024; return true;
-    case AHIP_hipDeviceAttributeMaxBlockDimZ: *out_value = 1024; return true;
-    case AHIP_hipDeviceAttributeMaxGridDimX: *out_value = 2147483647; return true;
-    case AHIP_hipDeviceAttributeMaxGridDimY: *out_value = 65536; return true;
-    case AHIP_hipDeviceAttributeMaxGridDimZ: *out_value = 65536; return true;
+    case AHIP_hipDeviceAttributeMaxThreadsPerBlock:
+        *out_value = 1024;
+        return true;
+    case AHIP_hipDeviceAttributeMaxBlockDimX:
+        *out_value = 1024;
+        return true;
+    case AHIP_hipDeviceAttributeMaxBlockDimY:
+        *out_value = 1024;
+        return true;
+    case AHIP_hipDeviceAttributeMaxBlockDimZ:
+        *out_value = 1024;
+        return true;
+    case AHIP_hipDeviceAttributeMaxGridDimX:
+        *out_value = 2147483647;
+        return true;
+    case AHIP_hipDeviceAttributeMaxGridDimY:
+        *out_value = 65536;
+        return true;
+    case AHIP_hipDeviceAttributeMaxGridDimZ:
+        *out_value = 65536;
+        return true;
     case AHIP_hipDeviceAttributeMaxSharedMemoryPerBlock:
         *out_value = FAKE_HIP_MAX_SHARED_BYTES;
         return true;
     case AHIP_hipDeviceAttributeMaxPitch:
-        *out_value = fake_hip.max_pitch > 2147483647u ? 2147483647 : (int)fake_hip.max_pitch;
+        *out_value = fake_hip.max_pitch > 2147483647u ? 2147483647
+                                                      : (int)fake_hip.max_pitch;
         return true;
-    case AHIP_hipDeviceAttributeMultiprocessorCount: *out_value = 110; return true;
+    case AHIP_hipDeviceAttributeMultiprocessorCount:
+        *out_value = 110;
+        return true;
     }
     return false;
 }
 
-FAKE_EXPORT ahip_hipError_t hipDeviceGetAttribute(int *value,
-                                                  ahip_hipDeviceAttribute_t attribute,
-                                                  int device)
+FAKE_EXPORT ahip_hipError_t hipDeviceGetAttribute(
+    int *value, ahip_hipDeviceAttribute_t attribute, int device)
 {
     FAKE_HIP_ENTER(lose);
     if (value == NULL)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     if (!fake_hip_device_valid(device))
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidDevice);
-    FAKE_HIP_RETURN(fake_hip_attribute(attribute, value) ? AHIP_hipSuccess
-                                                         : AHIP_hipErrorInvalidValue);
+    FAKE_HIP_RETURN(fake_hip_attribute(attribute, value)
+                        ? AHIP_hipSuccess
+                        : AHIP_hipErrorInvalidValue);
 }
 
 /*
@@ -324,7 +347,8 @@ FAKE_EXPORT ahip_hipError_t hipDeviceGetAttribute(int *value,
  * the whole struct; the fake writes as much of it as the R0600 layout's
  * size, so that a caller's too small buffer shows under the sanitizers.
  */
-static ahip_hipError_t fake_hip_properties(void *properties, int device, size_t arch_offset,
+static ahip_hipError_t fake_hip_properties(void *properties, int device,
+                                           size_t arch_offset,
                                            size_t struct_bytes)
 {
     unsigned char *bytes = properties;
@@ -335,7 +359,8 @@ static ahip_hipError_t fake_hip_properties(void *properties, int device, size_t 
         return AHIP_hipErrorInvalidDevice;
     memset(bytes, 0, struct_bytes);
     snprintf((char *)bytes, 256, "Fake AMD GPU %d", device);
-    snprintf((char *)bytes + arch_offset, AHIP_PROPS_GCN_ARCH_NAME_BYTES, "%s", fake_hip.arch);
+    snprintf((char *)bytes + arch_offset, AHIP_PROPS_GCN_ARCH_NAME_BYTES, "%s",
+             fake_hip.arch);
     return AHIP_hipSuccess;
 }
 
@@ -343,20 +368,22 @@ static ahip_hipError_t fake_hip_properties(void *properties, int device, size_t 
 #define FAKE_HIP_PROPS_R0000_BYTES 792
 #define FAKE_HIP_PROPS_R0600_BYTES 1472
 
-FAKE_EXPORT ahip_hipError_t hipGetDeviceProperties(ahip_hipDeviceProp_tR0000 *properties,
-                                                   int device)
+FAKE_EXPORT ahip_hipError_t
+hipGetDeviceProperties(ahip_hipDeviceProp_tR0000 *properties, int device)
 {
     FAKE_HIP_ENTER(lose);
-    FAKE_HIP_RETURN(fake_hip_properties(properties, device, AHIP_PROPS_R0000_GCN_ARCH_NAME_OFFSET,
+    FAKE_HIP_RETURN(fake_hip_properties(properties, device,
+                                        AHIP_PROPS_R0000_GCN_ARCH_NAME_OFFSET,
                                         FAKE_HIP_PROPS_R0000_BYTES));
 }
 
 #ifndef FAKE_HIP_ROCM5
-FAKE_EXPORT ahip_hipError_t hipGetDevicePropertiesR0600(ahip_hipDeviceProp_tR0600 *properties,
-                                                        int device)
+FAKE_EXPORT ahip_hipError_t
+hipGetDevicePropertiesR0600(ahip_hipDeviceProp_tR0600 *properties, int device)
 {
     FAKE_HIP_ENTER(lose);
-    FAKE_HIP_RETURN(fake_hip_properties(properties, device, AHIP_PROPS_R0600_GCN_ARCH_NAME_OFFSET,
+    FAKE_HIP_RETURN(fake_hip_properties(properties, device,
+                                        AHIP_PROPS_R0600_GCN_ARCH_NAME_OFFSET,
                                         FAKE_HIP_PROPS_R0600_BYTES));
 }
 #endif
@@ -454,7 +481,8 @@ FAKE_EXPORT ahip_hipError_t hipFree(void *pointer)
     FAKE_HIP_RETURN(result);
 }
 
-FAKE_EXPORT ahip_hipError_t hipHostMalloc(void **pointer, size_t bytes, unsigned int flags)
+FAKE_EXPORT ahip_hipError_t hipHostMalloc(void **pointer, size_t bytes,
+                                          unsigned int flags)
 {
     struct fake_hip_context *ctx;
     ahip_hipError_t result;
@@ -464,7 +492,8 @@ FAKE_EXPORT ahip_hipError_t hipHostMalloc(void **pointer, size_t bytes, unsigned
     result = fake_hip_current(&ctx);
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
-    if (pointer == NULL || bytes == 0 || (flags & ~FAKE_HIP_HOST_MALLOC_PORTABLE) != 0)
+    if (pointer == NULL || bytes == 0 ||
+        (flags & ~FAKE_HIP_HOST_MALLOC_PORTABLE) != 0)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     /* The device's context owns it: hipDeviceReset frees it too. */
     if (!fake_block_add(bytes, -1, &ctx->owner, &base))
@@ -491,7 +520,8 @@ FAKE_EXPORT ahip_hipError_t hipHostFree(void *pointer)
 }
 
 /* As HIP's: the registration belongs to the current device's context, which hipDeviceReset ends. */
-FAKE_EXPORT ahip_hipError_t hipHostRegister(void *pointer, size_t bytes, unsigned int flags)
+FAKE_EXPORT ahip_hipError_t hipHostRegister(void *pointer, size_t bytes,
+                                            unsigned int flags)
 {
     struct fake_hip_context *ctx;
     ahip_hipError_t result;

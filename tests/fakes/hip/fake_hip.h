@@ -25,8 +25,10 @@
  * does not define (so does not export) the optional entries ROCm 5.2's
  * library lacks, hipGetDevicePropertiesR0600 and hipLaunchHostFunc.
  */
-#define AHIP_REQUIRED(type, symbol, parameters) FAKE_EXPORT type symbol parameters;
-#define AHIP_OPTIONAL(type, symbol, parameters) FAKE_EXPORT type symbol parameters;
+#define AHIP_REQUIRED(type, symbol, parameters)                                \
+    FAKE_EXPORT type symbol parameters;
+#define AHIP_OPTIONAL(type, symbol, parameters)                                \
+    FAKE_EXPORT type symbol parameters;
 #include "hip_symbol_table.h"
 
 /* Not HIP: for tests, how many times entry `name` was called since the library was loaded. */
@@ -38,7 +40,8 @@ FAKE_EXPORT uint64_t fake_hip_registered_bytes(void);
  * kept so that a plugin that does shows what a reset does to it.
  */
 #define FAKE_HIP_HOST_MALLOC_PORTABLE 0x1u
-FAKE_EXPORT ahip_hipError_t hipHostMalloc(void **pointer, size_t bytes, unsigned int flags);
+FAKE_EXPORT ahip_hipError_t hipHostMalloc(void **pointer, size_t bytes,
+                                          unsigned int flags);
 FAKE_EXPORT ahip_hipError_t hipHostFree(void *pointer);
 
 /* Magic numbers: which kind of object a handle points to, while it lives. */
@@ -68,7 +71,7 @@ struct ihipEvent_t {
     uint32_t magic;
     struct fake_hip_context *ctx;
     bool blocking; /* hipEventBlockingSync: hipEventSynchronize sleeps instead of polling */
-    bool timing;   /* made without hipEventDisableTiming */
+    bool timing; /* made without hipEventDisableTiming */
     struct fake_mark mark;
     struct ihipEvent_t *next;
 };
@@ -78,7 +81,7 @@ struct ihipModuleSymbol_t {
     struct ihipModule_t *module;
     const struct accel_cpu_kernel *kernel;
     char name[128];
-    int max_threads;   /* its own: FAKE_HIP_KERNEL_LIMITS, else the device's */
+    int max_threads; /* its own: FAKE_HIP_KERNEL_LIMITS, else the device's */
     int static_shared;
     struct ihipModuleSymbol_t *next;
 };
@@ -139,25 +142,26 @@ void fake_hip_lose_current(void);
  * later, when its kernel "runs". FAKE_HIP_RETURN(result) drops the lock
  * and returns.
  */
-#define FAKE_HIP_ENTER(lose_now)                                                       \
-    bool lose_now = false;                                                             \
-    ahip_hipError_t entered_;                                                          \
-    pthread_mutex_lock(&fake_core.lock);                                               \
-    entered_ = fake_hip_enter(__func__, &lose_now);                                    \
-    if (entered_ == AHIP_hipSuccess && lose_now && !fake_hip_loses_later(__func__)) {  \
-        fake_hip_lose_current();                                                       \
-        entered_ = AHIP_hipErrorIllegalAddress;                                        \
-    }                                                                                  \
-    if (entered_ != AHIP_hipSuccess) {                                                 \
-        pthread_mutex_unlock(&fake_core.lock);                                         \
-        return entered_;                                                               \
+#define FAKE_HIP_ENTER(lose_now)                                               \
+    bool lose_now = false;                                                     \
+    ahip_hipError_t entered_;                                                  \
+    pthread_mutex_lock(&fake_core.lock);                                       \
+    entered_ = fake_hip_enter(__func__, &lose_now);                            \
+    if (entered_ == AHIP_hipSuccess && lose_now &&                             \
+        !fake_hip_loses_later(__func__)) {                                     \
+        fake_hip_lose_current();                                               \
+        entered_ = AHIP_hipErrorIllegalAddress;                                \
+    }                                                                          \
+    if (entered_ != AHIP_hipSuccess) {                                         \
+        pthread_mutex_unlock(&fake_core.lock);                                 \
+        return entered_;                                                       \
     }
 
-#define FAKE_HIP_RETURN(result)                                                        \
-    do {                                                                               \
-        ahip_hipError_t returned_ = (result);                                          \
-        pthread_mutex_unlock(&fake_core.lock);                                         \
-        return returned_;                                                              \
+#define FAKE_HIP_RETURN(result)                                                \
+    do {                                                                       \
+        ahip_hipError_t returned_ = (result);                                  \
+        pthread_mutex_unlock(&fake_core.lock);                                 \
+        return returned_;                                                      \
     } while (0)
 
 /* Whether entry `name` loses its context when its work runs, not at the call. */
@@ -167,7 +171,8 @@ static inline bool fake_hip_loses_later(const char *name)
 }
 
 /* A live stream of `ctx`, or why not. Lock held. */
-ahip_hipError_t fake_hip_stream_check(struct ihipStream_t *stream, struct fake_hip_context *ctx);
+ahip_hipError_t fake_hip_stream_check(struct ihipStream_t *stream,
+                                      struct fake_hip_context *ctx);
 
 /* ---- streams (fake_hip_stream.c) ---- */
 

@@ -35,7 +35,8 @@ static uint64_t fake_hip_u64(const unsigned char *bytes)
 }
 
 /* "gfx90a" from "...amdgcn-amd-amdhsa--gfx90a:xnack-" or "gfx90a:sramecc+". */
-static void fake_hip_processor(const char *target, size_t length, char *out, size_t size)
+static void fake_hip_processor(const char *target, size_t length, char *out,
+                               size_t size)
 {
     const char *amdhsa = "amdgcn-amd-amdhsa-";
     const char *end = target + length;
@@ -65,7 +66,8 @@ static bool fake_hip_features_fit(const char *id, size_t length)
 {
     const char *end = id + length;
 
-    for (const char *colon = memchr(id, ':', length); colon != NULL && colon + 2 < end;
+    for (const char *colon = memchr(id, ':', length);
+         colon != NULL && colon + 2 < end;
          colon = memchr(colon + 1, ':', (size_t)(end - colon - 1))) {
         const char *next = memchr(colon + 1, ':', (size_t)(end - colon - 1));
         const char *sign = (next != NULL ? next : end) - 1;
@@ -104,9 +106,11 @@ static ahip_hipError_t fake_hip_read_bundle(const unsigned char *image,
     count = fake_hip_u64(image + 24);
     if (count == 0 || count > FAKE_HIP_BUNDLE_ENTRIES_MAX)
         return AHIP_hipErrorInvalidImage;
-    fake_hip_processor(fake_hip.arch, strlen(fake_hip.arch), device, sizeof(device));
+    fake_hip_processor(fake_hip.arch, strlen(fake_hip.arch), device,
+                       sizeof(device));
     for (uint64_t i = 0; i < count; i++) {
-        uint64_t offset = fake_hip_u64(image + at), size = fake_hip_u64(image + at + 8);
+        uint64_t offset = fake_hip_u64(image + at),
+                 size = fake_hip_u64(image + at + 8);
         uint64_t id_length = fake_hip_u64(image + at + 16);
         const char *id = (const char *)image + at + 24;
 
@@ -124,13 +128,15 @@ static ahip_hipError_t fake_hip_read_bundle(const unsigned char *image,
             fake_hip_features_fit(id, (size_t)id_length))
             out->has_device_target = true;
     }
-    return out->has_device_target && out->host_size != 0 ? AHIP_hipSuccess
-                                                           : AHIP_hipErrorNoBinaryForGpu;
+    return out->has_device_target && out->host_size != 0
+               ? AHIP_hipSuccess
+               : AHIP_hipErrorNoBinaryForGpu;
 }
 
 /* ---- modules ---- */
 
-FAKE_EXPORT ahip_hipError_t hipModuleLoadData(ahip_hipModule_t *out_module, const void *image)
+FAKE_EXPORT ahip_hipError_t hipModuleLoadData(ahip_hipModule_t *out_module,
+                                              const void *image)
 {
     struct fake_hip_bundle bundle;
     struct fake_hip_context *ctx;
@@ -168,7 +174,8 @@ FAKE_EXPORT ahip_hipError_t hipModuleLoadData(ahip_hipModule_t *out_module, cons
 
 static void fake_hip_module_retire(struct ihipModule_t *module)
 {
-    for (struct ihipModule_t **link = &fake_hip.modules; *link != NULL; link = &(*link)->next) {
+    for (struct ihipModule_t **link = &fake_hip.modules; *link != NULL;
+         link = &(*link)->next) {
         if (*link == module) {
             *link = module->next;
             break;
@@ -184,7 +191,8 @@ static void fake_hip_module_retire(struct ihipModule_t *module)
 
 void fake_hip_release_modules(struct fake_hip_context *ctx)
 {
-    for (struct ihipModule_t *module = fake_hip.modules, *next; module != NULL; module = next) {
+    for (struct ihipModule_t *module = fake_hip.modules, *next; module != NULL;
+         module = next) {
         next = module->next;
         if (module->ctx == ctx)
             fake_hip_module_retire(module);
@@ -200,14 +208,16 @@ FAKE_EXPORT ahip_hipError_t hipModuleUnload(ahip_hipModule_t module)
     result = fake_hip_current(&ctx);
     if (ctx == NULL)
         FAKE_HIP_RETURN(result);
-    if (module == NULL || module->magic != FAKE_HIP_MAGIC_MODULE || module->ctx != ctx)
+    if (module == NULL || module->magic != FAKE_HIP_MAGIC_MODULE ||
+        module->ctx != ctx)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidHandle);
     fake_hip_module_retire(module);
     FAKE_HIP_RETURN(result);
 }
 
 FAKE_EXPORT ahip_hipError_t hipModuleGetFunction(ahip_hipFunction_t *out_function,
-                                                 ahip_hipModule_t module, const char *name)
+                                                 ahip_hipModule_t module,
+                                                 const char *name)
 {
     const struct accel_cpu_kernel *kernel;
     struct ihipModuleSymbol_t *function;
@@ -218,11 +228,14 @@ FAKE_EXPORT ahip_hipError_t hipModuleGetFunction(ahip_hipFunction_t *out_functio
     result = fake_hip_current(&ctx);
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
-    if (out_function == NULL || name == NULL || strlen(name) >= sizeof(function->name))
+    if (out_function == NULL || name == NULL ||
+        strlen(name) >= sizeof(function->name))
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
-    if (module == NULL || module->magic != FAKE_HIP_MAGIC_MODULE || module->ctx != ctx)
+    if (module == NULL || module->magic != FAKE_HIP_MAGIC_MODULE ||
+        module->ctx != ctx)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidHandle);
-    for (function = module->functions; function != NULL; function = function->next) {
+    for (function = module->functions; function != NULL;
+         function = function->next) {
         if (strcmp(function->name, name) == 0) {
             *out_function = function;
             FAKE_HIP_RETURN(AHIP_hipSuccess);
@@ -238,8 +251,8 @@ FAKE_EXPORT ahip_hipError_t hipModuleGetFunction(ahip_hipFunction_t *out_functio
     function->module = module;
     function->kernel = kernel;
     snprintf(function->name, sizeof(function->name), "%s", name);
-    fake_kernel_limits_of(&fake_hip.kernel_limits, function->name, &function->max_threads,
-                          &function->static_shared);
+    fake_kernel_limits_of(&fake_hip.kernel_limits, function->name,
+                          &function->max_threads, &function->static_shared);
     function->next = module->functions;
     module->functions = function;
     *out_function = function;
@@ -250,42 +263,49 @@ FAKE_EXPORT ahip_hipError_t hipModuleGetFunction(ahip_hipFunction_t *out_functio
 
 /* The device's limits, and the function's own. */
 static bool fake_hip_geometry_valid(const struct ihipModuleSymbol_t *function,
-                                    const uint32_t grid[3], const uint32_t block[3],
+                                    const uint32_t grid[3],
+                                    const uint32_t block[3],
                                     uint32_t shared_bytes)
 {
     static const uint32_t max_grid[3] = {2147483647u, 65536u, 65536u};
 
     for (int d = 0; d < 3; d++) {
-        if (grid[d] == 0 || grid[d] > max_grid[d] || block[d] == 0 || block[d] > 1024u)
+        if (grid[d] == 0 || grid[d] > max_grid[d] || block[d] == 0 ||
+            block[d] > 1024u)
             return false;
     }
-    return (uint64_t)block[0] * block[1] * block[2] <= (uint64_t)function->max_threads &&
-           (uint64_t)shared_bytes + (uint64_t)function->static_shared <= FAKE_HIP_MAX_SHARED_BYTES;
+    return (uint64_t)block[0] * block[1] * block[2] <=
+               (uint64_t)function->max_threads &&
+           (uint64_t)shared_bytes + (uint64_t)function->static_shared <=
+               FAKE_HIP_MAX_SHARED_BYTES;
 }
 
 /* As ROCm's: a kernel's own thread limit and static shared memory. */
-FAKE_EXPORT ahip_hipError_t hipFuncGetAttribute(int *value,
-                                                ahip_hipFunction_attribute attribute,
-                                                ahip_hipFunction_t function)
+FAKE_EXPORT ahip_hipError_t hipFuncGetAttribute(
+    int *value, ahip_hipFunction_attribute attribute, ahip_hipFunction_t function)
 {
     FAKE_HIP_ENTER(lose);
-    if (value == NULL || function == NULL || function->magic != FAKE_HIP_MAGIC_FUNCTION)
+    if (value == NULL || function == NULL ||
+        function->magic != FAKE_HIP_MAGIC_FUNCTION)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     switch (attribute) {
-    case AHIP_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = function->max_threads; break;
-    case AHIP_HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = function->static_shared; break;
-    default: FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
+    case AHIP_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *value = function->max_threads;
+        break;
+    case AHIP_HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+        *value = function->static_shared;
+        break;
+    default:
+        FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     }
     FAKE_HIP_RETURN(AHIP_hipSuccess);
 }
 
-FAKE_EXPORT ahip_hipError_t hipModuleLaunchKernel(ahip_hipFunction_t function,
-                                                  unsigned int grid_x, unsigned int grid_y,
-                                                  unsigned int grid_z, unsigned int block_x,
-                                                  unsigned int block_y, unsigned int block_z,
-                                                  unsigned int shared_bytes,
-                                                  ahip_hipStream_t stream, void **params,
-                                                  void **extra)
+FAKE_EXPORT ahip_hipError_t hipModuleLaunchKernel(
+    ahip_hipFunction_t function, unsigned int grid_x, unsigned int grid_y,
+    unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+    unsigned int block_z, unsigned int shared_bytes, ahip_hipStream_t stream,
+    void **params, void **extra)
 {
     struct fake_hip_context *ctx;
     ahip_hipError_t result;
@@ -305,15 +325,19 @@ FAKE_EXPORT ahip_hipError_t hipModuleLaunchKernel(ahip_hipFunction_t function,
     op = fake_op_new(lose ? FAKE_OP_LOSE : FAKE_OP_LAUNCH);
     if (op == NULL)
         FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
-    op->u.launch = (struct fake_launch){function->kernel,      {grid_x, grid_y, grid_z},
-                                        {block_x, block_y, block_z}, shared_bytes,
-                                        NULL,                  {NULL}};
-    if (!fake_hip_geometry_valid(function, op->u.launch.grid, op->u.launch.block,
-                                 shared_bytes)) {
+    op->u.launch = (struct fake_launch){function->kernel,
+                                        {grid_x, grid_y, grid_z},
+                                        {block_x, block_y, block_z},
+                                        shared_bytes,
+                                        NULL,
+                                        {NULL}};
+    if (!fake_hip_geometry_valid(function, op->u.launch.grid,
+                                 op->u.launch.block, shared_bytes)) {
         fake_op_free(op);
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidConfiguration);
     }
-    if (op->kind == FAKE_OP_LAUNCH && !fake_launch_copy_args(&op->u.launch, params)) {
+    if (op->kind == FAKE_OP_LAUNCH &&
+        !fake_launch_copy_args(&op->u.launch, params)) {
         fake_op_free(op);
         FAKE_HIP_RETURN(AHIP_hipErrorOutOfMemory);
     }

@@ -9,10 +9,12 @@
 
 /* ---- streams ---- */
 
-ahip_hipError_t fake_hip_stream_check(struct ihipStream_t *stream, struct fake_hip_context *ctx)
+ahip_hipError_t fake_hip_stream_check(struct ihipStream_t *stream,
+                                      struct fake_hip_context *ctx)
 {
     /* The null stream is not offered: the plugin must use streams of its own. */
-    if (stream == NULL || stream->magic != FAKE_HIP_MAGIC_STREAM || stream->ctx != ctx)
+    if (stream == NULL || stream->magic != FAKE_HIP_MAGIC_STREAM ||
+        stream->ctx != ctx)
         return AHIP_hipErrorInvalidHandle;
     return AHIP_hipSuccess;
 }
@@ -23,12 +25,14 @@ static ahip_hipError_t fake_hip_stream_ready(struct ihipStream_t *stream)
     struct fake_hip_context *ctx;
     ahip_hipError_t result = fake_hip_current(&ctx);
 
-    return result != AHIP_hipSuccess ? result : fake_hip_stream_check(stream, ctx);
+    return result != AHIP_hipSuccess ? result
+                                     : fake_hip_stream_check(stream, ctx);
 }
 
 static void fake_hip_stream_unlink(struct ihipStream_t *stream)
 {
-    for (struct ihipStream_t **link = &fake_hip.streams; *link != NULL; link = &(*link)->next) {
+    for (struct ihipStream_t **link = &fake_hip.streams; *link != NULL;
+         link = &(*link)->next) {
         if (*link == stream) {
             *link = stream->next;
             break;
@@ -111,7 +115,8 @@ static bool fake_hip_stream_point_done(const void *arg)
 {
     const struct fake_hip_stream_point *point = arg;
 
-    return point->stream->queue.completed >= point->ticket || point->stream->ctx->owner.lost;
+    return point->stream->queue.completed >= point->ticket ||
+           point->stream->ctx->owner.lost;
 }
 
 /* Polls actively, as ROCm's runtime does without a blocking-sync device flag. */
@@ -126,7 +131,8 @@ FAKE_EXPORT ahip_hipError_t hipStreamSynchronize(ahip_hipStream_t stream)
         FAKE_HIP_RETURN(result);
     point = (struct fake_hip_stream_point){stream, stream->queue.submitted};
     fake_spin_until(fake_hip_stream_point_done, &point);
-    FAKE_HIP_RETURN(stream->ctx->owner.lost ? AHIP_hipErrorIllegalAddress : AHIP_hipSuccess);
+    FAKE_HIP_RETURN(stream->ctx->owner.lost ? AHIP_hipErrorIllegalAddress
+                                            : AHIP_hipSuccess);
 }
 
 void fake_hip_release_streams(struct fake_hip_context *ctx)
@@ -172,7 +178,8 @@ static ahip_hipError_t fake_hip_event_ready(struct ihipEvent_t *event,
 {
     ahip_hipError_t result = fake_hip_current(out_ctx);
 
-    return result != AHIP_hipSuccess ? result : fake_hip_event_check(event, *out_ctx);
+    return result != AHIP_hipSuccess ? result
+                                     : fake_hip_event_check(event, *out_ctx);
 }
 
 FAKE_EXPORT ahip_hipError_t hipEventCreateWithFlags(ahip_hipEvent_t *out_event,
@@ -186,8 +193,8 @@ FAKE_EXPORT ahip_hipError_t hipEventCreateWithFlags(ahip_hipEvent_t *out_event,
     result = fake_hip_current(&ctx);
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
-    if (out_event == NULL ||
-        (flags & ~(unsigned)(AHIP_hipEventDisableTiming | AHIP_hipEventBlockingSync)) != 0)
+    if (out_event == NULL || (flags & ~(unsigned)(AHIP_hipEventDisableTiming |
+                                                  AHIP_hipEventBlockingSync)) != 0)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidValue);
     event = calloc(1, sizeof(*event));
     if (event == NULL)
@@ -213,7 +220,8 @@ FAKE_EXPORT ahip_hipError_t hipEventDestroy(ahip_hipEvent_t event)
         FAKE_HIP_RETURN(result);
     if (fake_hip_event_check(event, ctx) != AHIP_hipSuccess)
         FAKE_HIP_RETURN(AHIP_hipErrorInvalidHandle);
-    for (struct ihipEvent_t **link = &fake_hip.events; *link != NULL; link = &(*link)->next) {
+    for (struct ihipEvent_t **link = &fake_hip.events; *link != NULL;
+         link = &(*link)->next) {
         if (*link == event) {
             *link = event->next;
             break;
@@ -225,7 +233,8 @@ FAKE_EXPORT ahip_hipError_t hipEventDestroy(ahip_hipEvent_t event)
     FAKE_HIP_RETURN(result);
 }
 
-FAKE_EXPORT ahip_hipError_t hipEventRecord(ahip_hipEvent_t event, ahip_hipStream_t stream)
+FAKE_EXPORT ahip_hipError_t hipEventRecord(ahip_hipEvent_t event,
+                                           ahip_hipStream_t stream)
 {
     struct fake_hip_context *ctx;
     ahip_hipError_t result;
@@ -249,14 +258,16 @@ FAKE_EXPORT ahip_hipError_t hipEventQuery(ahip_hipEvent_t event)
     result = fake_hip_event_ready(event, &ctx);
     if (result != AHIP_hipSuccess)
         FAKE_HIP_RETURN(result);
-    FAKE_HIP_RETURN(fake_mark_done(&event->mark) ? AHIP_hipSuccess : AHIP_hipErrorNotReady);
+    FAKE_HIP_RETURN(fake_mark_done(&event->mark) ? AHIP_hipSuccess
+                                                 : AHIP_hipErrorNotReady);
 }
 
 /*
  * As the runtime: both events of the current device, made with timing and
  * recorded (else hipErrorInvalidHandle), and done (else hipErrorNotReady).
  */
-FAKE_EXPORT ahip_hipError_t hipEventElapsedTime(float *milliseconds, ahip_hipEvent_t start,
+FAKE_EXPORT ahip_hipError_t hipEventElapsedTime(float *milliseconds,
+                                                ahip_hipEvent_t start,
                                                 ahip_hipEvent_t end)
 {
     struct fake_hip_context *ctx;
@@ -302,10 +313,12 @@ FAKE_EXPORT ahip_hipError_t hipEventSynchronize(ahip_hipEvent_t event)
         fake_mark_wait(&event->mark, &ctx->owner);
     else
         fake_spin_until(fake_hip_event_done, event);
-    FAKE_HIP_RETURN(ctx->owner.lost ? AHIP_hipErrorIllegalAddress : AHIP_hipSuccess);
+    FAKE_HIP_RETURN(ctx->owner.lost ? AHIP_hipErrorIllegalAddress
+                                    : AHIP_hipSuccess);
 }
 
-FAKE_EXPORT ahip_hipError_t hipStreamWaitEvent(ahip_hipStream_t stream, ahip_hipEvent_t event,
+FAKE_EXPORT ahip_hipError_t hipStreamWaitEvent(ahip_hipStream_t stream,
+                                               ahip_hipEvent_t event,
                                                unsigned int flags)
 {
     ahip_hipError_t result;
@@ -333,8 +346,9 @@ FAKE_EXPORT ahip_hipError_t hipStreamWaitEvent(ahip_hipStream_t stream, ahip_hip
 
 /* ---- host functions ---- */
 
-static ahip_hipError_t fake_hip_enqueue_host(struct ihipStream_t *stream, void (*fn)(void *),
-                                             void *user, bool even_lost)
+static ahip_hipError_t fake_hip_enqueue_host(struct ihipStream_t *stream,
+                                             void (*fn)(void *), void *user,
+                                             bool even_lost)
 {
     struct fake_op *op = fake_op_new(FAKE_OP_HOST_FUNC);
 
@@ -348,8 +362,8 @@ static ahip_hipError_t fake_hip_enqueue_host(struct ihipStream_t *stream, void (
 }
 
 #ifndef FAKE_HIP_ROCM5
-FAKE_EXPORT ahip_hipError_t hipLaunchHostFunc(ahip_hipStream_t stream, ahip_hipHostFn_t fn,
-                                              void *user)
+FAKE_EXPORT ahip_hipError_t hipLaunchHostFunc(ahip_hipStream_t stream,
+                                              ahip_hipHostFn_t fn, void *user)
 {
     ahip_hipError_t result;
 
@@ -376,15 +390,16 @@ static void fake_hip_callback_run(void *arg)
     ahip_hipError_t status;
 
     pthread_mutex_lock(&fake_core.lock);
-    status = call.stream->ctx->owner.lost ? AHIP_hipErrorIllegalAddress : AHIP_hipSuccess;
+    status = call.stream->ctx->owner.lost ? AHIP_hipErrorIllegalAddress
+                                          : AHIP_hipSuccess;
     pthread_mutex_unlock(&fake_core.lock);
     free(arg);
     call.callback(call.stream, status, call.user);
 }
 
 FAKE_EXPORT ahip_hipError_t hipStreamAddCallback(ahip_hipStream_t stream,
-                                                 ahip_hipStreamCallback_t callback, void *user,
-                                                 unsigned int flags)
+                                                 ahip_hipStreamCallback_t callback,
+                                                 void *user, unsigned int flags)
 {
     struct fake_hip_callback *call;
     ahip_hipError_t result;
@@ -448,8 +463,9 @@ static bool fake_hip_kind_sides(ahip_hipMemcpyKind kind, bool *out_src_device,
  * A side's bytes are what its kind says: device memory inside one live
  * allocation, or host memory that is not device memory.
  */
-static bool fake_hip_side_valid(const struct fake_hip_side *side, int stream_device,
-                                size_t width, size_t height, size_t depth)
+static bool fake_hip_side_valid(const struct fake_hip_side *side,
+                                int stream_device, size_t width, size_t height,
+                                size_t depth)
 {
     size_t span = (depth - 1) * side->slice + (height - 1) * side->pitch + width;
     const struct fake_block *block;
@@ -458,40 +474,53 @@ static bool fake_hip_side_valid(const struct fake_hip_side *side, int stream_dev
         return false;
     if (side->device) {
         block = fake_block_find(side->start, span, true);
-        return block != NULL && block->device == (side->owner >= 0 ? side->owner : stream_device);
+        return block != NULL &&
+               block->device == (side->owner >= 0 ? side->owner : stream_device);
     }
     return fake_block_find(side->start, 1, true) == NULL;
 }
 
 /* Check a copy's shape and sides and enqueue it. Lock held. */
-static ahip_hipError_t fake_hip_copy(struct ihipStream_t *stream, const struct fake_hip_side *src,
-                                     const struct fake_hip_side *dst, size_t width,
-                                     size_t height, size_t depth)
+static ahip_hipError_t fake_hip_copy(struct ihipStream_t *stream,
+                                     const struct fake_hip_side *src,
+                                     const struct fake_hip_side *dst,
+                                     size_t width, size_t height, size_t depth)
 {
     struct fake_copy copy;
 
     if (width == 0 || height == 0 || depth == 0)
         return AHIP_hipSuccess;
     if ((height > 1 || depth > 1) &&
-        (src->pitch < width || dst->pitch < width || src->pitch > fake_hip.max_pitch ||
-         dst->pitch > fake_hip.max_pitch))
+        (src->pitch < width || dst->pitch < width ||
+         src->pitch > fake_hip.max_pitch || dst->pitch > fake_hip.max_pitch))
         return AHIP_hipErrorInvalidPitchValue;
-    if (depth > 1 && (src->slice < height * src->pitch || dst->slice < height * dst->pitch))
+    if (depth > 1 &&
+        (src->slice < height * src->pitch || dst->slice < height * dst->pitch))
         return AHIP_hipErrorInvalidValue;
-    if (!fake_hip_side_valid(src, stream->ctx->owner.device, width, height, depth) ||
+    if (!fake_hip_side_valid(src, stream->ctx->owner.device, width, height,
+                             depth) ||
         !fake_hip_side_valid(dst, stream->ctx->owner.device, width, height, depth))
         return AHIP_hipErrorInvalidValue;
-    copy = (struct fake_copy){(unsigned char *)dst->start, (const unsigned char *)src->start,
-                              width, height, depth, src->pitch, dst->pitch, src->slice,
-                              dst->slice, NULL};
+    copy = (struct fake_copy){(unsigned char *)dst->start,
+                              (const unsigned char *)src->start,
+                              width,
+                              height,
+                              depth,
+                              src->pitch,
+                              dst->pitch,
+                              src->slice,
+                              dst->slice,
+                              NULL};
     return fake_copy_enqueue(&stream->queue, &copy, !src->device, !dst->device)
                ? AHIP_hipSuccess
                : AHIP_hipErrorOutOfMemory;
 }
 
 /* The entries' common start: a ready stream and a direction the plugin may use. */
-static ahip_hipError_t fake_hip_copy_ready(struct ihipStream_t *stream, ahip_hipMemcpyKind kind,
-                                           bool *out_src_device, bool *out_dst_device)
+static ahip_hipError_t fake_hip_copy_ready(struct ihipStream_t *stream,
+                                           ahip_hipMemcpyKind kind,
+                                           bool *out_src_device,
+                                           bool *out_dst_device)
 {
     ahip_hipError_t result = fake_hip_stream_ready(stream);
 
@@ -502,8 +531,9 @@ static ahip_hipError_t fake_hip_copy_ready(struct ihipStream_t *stream, ahip_hip
                : AHIP_hipErrorInvalidMemcpyDirection;
 }
 
-FAKE_EXPORT ahip_hipError_t hipMemcpyAsync(void *dst, const void *src, size_t bytes,
-                                           ahip_hipMemcpyKind kind, ahip_hipStream_t stream)
+FAKE_EXPORT ahip_hipError_t hipMemcpyAsync(void *dst, const void *src,
+                                           size_t bytes, ahip_hipMemcpyKind kind,
+                                           ahip_hipStream_t stream)
 {
     struct fake_hip_side from = {(uintptr_t)src, bytes, bytes, false, -1};
     struct fake_hip_side to = {(uintptr_t)dst, bytes, bytes, false, -1};
@@ -516,12 +546,16 @@ FAKE_EXPORT ahip_hipError_t hipMemcpyAsync(void *dst, const void *src, size_t by
     FAKE_HIP_RETURN(result);
 }
 
-FAKE_EXPORT ahip_hipError_t hipMemcpy2DAsync(void *dst, size_t dst_pitch, const void *src,
-                                             size_t src_pitch, size_t width, size_t height,
-                                             ahip_hipMemcpyKind kind, ahip_hipStream_t stream)
+FAKE_EXPORT ahip_hipError_t hipMemcpy2DAsync(void *dst, size_t dst_pitch,
+                                             const void *src, size_t src_pitch,
+                                             size_t width, size_t height,
+                                             ahip_hipMemcpyKind kind,
+                                             ahip_hipStream_t stream)
 {
-    struct fake_hip_side from = {(uintptr_t)src, src_pitch, src_pitch * height, false, -1};
-    struct fake_hip_side to = {(uintptr_t)dst, dst_pitch, dst_pitch * height, false, -1};
+    struct fake_hip_side from = {(uintptr_t)src, src_pitch, src_pitch * height,
+                                 false, -1};
+    struct fake_hip_side to = {(uintptr_t)dst, dst_pitch, dst_pitch * height,
+                               false, -1};
     ahip_hipError_t result;
 
     FAKE_HIP_ENTER(lose);
@@ -555,14 +589,15 @@ FAKE_EXPORT ahip_hipError_t hipMemcpy3DAsync(const ahip_hipMemcpy3DParms *copy,
     to = fake_hip_side_3d(&copy->dstPtr, &copy->dstPos);
     result = fake_hip_copy_ready(stream, copy->kind, &from.device, &to.device);
     if (result == AHIP_hipSuccess)
-        result = fake_hip_copy(stream, &from, &to, copy->extent.width, copy->extent.height,
-                               copy->extent.depth);
+        result = fake_hip_copy(stream, &from, &to, copy->extent.width,
+                               copy->extent.height, copy->extent.depth);
     FAKE_HIP_RETURN(result);
 }
 
 /* As HIP's: device memory of `dst_device` and of `src_device`, by their ordinals. */
-FAKE_EXPORT ahip_hipError_t hipMemcpyPeerAsync(void *dst, int dst_device, const void *src,
-                                               int src_device, size_t bytes,
+FAKE_EXPORT ahip_hipError_t hipMemcpyPeerAsync(void *dst, int dst_device,
+                                               const void *src, int src_device,
+                                               size_t bytes,
                                                ahip_hipStream_t stream)
 {
     struct fake_hip_side from = {(uintptr_t)src, bytes, bytes, true, src_device};

@@ -89,8 +89,8 @@ static void pad_to(struct buffer *b, size_t align)
 
 /* ---- MessagePack ---- */
 
-static void mp_head(struct buffer *b, unsigned fix, unsigned fix_max, unsigned char tag16,
-                    uint64_t n)
+static void mp_head(struct buffer *b, unsigned fix, unsigned fix_max,
+                    unsigned char tag16, uint64_t n)
 {
     unsigned char byte = (unsigned char)(fix | n);
 
@@ -105,8 +105,14 @@ static void mp_head(struct buffer *b, unsigned fix, unsigned fix_max, unsigned c
     put(b, &byte, 1);
 }
 
-static void mp_map(struct buffer *b, unsigned n) { mp_head(b, 0x80, 15, 0xde, n); }
-static void mp_array(struct buffer *b, unsigned n) { mp_head(b, 0x90, 15, 0xdc, n); }
+static void mp_map(struct buffer *b, unsigned n)
+{
+    mp_head(b, 0x80, 15, 0xde, n);
+}
+static void mp_array(struct buffer *b, unsigned n)
+{
+    mp_head(b, 0x90, 15, 0xdc, n);
+}
 
 static void mp_str(struct buffer *b, const char *text)
 {
@@ -161,7 +167,8 @@ static struct buffer read_file(const char *path)
 }
 
 /* Every accel_cpu_kernel_NAME in the image's dynamic symbols, and its descriptor. */
-static size_t find_kernels(const char *path, const struct buffer *image, struct kernel *out)
+static size_t find_kernels(const char *path, const struct buffer *image,
+                           struct kernel *out)
 {
     const size_t prefix = strlen(ACCEL_CPU_KERNEL_PREFIX);
     const Elf64_Ehdr *header = (const void *)image->data;
@@ -180,14 +187,17 @@ static size_t find_kernels(const char *path, const struct buffer *image, struct 
             continue;
         strings = (const char *)image->data + sections[table->sh_link].sh_offset;
         for (size_t i = 0; i < table->sh_size / sizeof(Elf64_Sym); i++) {
-            const Elf64_Sym *symbol =
-                (const void *)(image->data + table->sh_offset + i * sizeof(Elf64_Sym));
+            const Elf64_Sym *symbol = (const void *)(image->data +
+                                                     table->sh_offset +
+                                                     i * sizeof(Elf64_Sym));
             const char *name = strings + symbol->st_name;
 
-            if (symbol->st_shndx == SHN_UNDEF || strncmp(name, ACCEL_CPU_KERNEL_PREFIX, prefix) != 0 ||
+            if (symbol->st_shndx == SHN_UNDEF ||
+                strncmp(name, ACCEL_CPU_KERNEL_PREFIX, prefix) != 0 ||
                 count == KERNELS_MAX)
                 continue;
-            snprintf(out[count].name, sizeof(out[count].name), "%s", name + prefix);
+            snprintf(out[count].name, sizeof(out[count].name), "%s",
+                     name + prefix);
             out[count].descriptor = dlsym(handle, name);
             if (out[count].descriptor == NULL)
                 die("a kernel descriptor is not readable");
@@ -220,7 +230,8 @@ static uint32_t param_offset(const struct accel_cpu_kernel *kernel, uint32_t ind
     return offset;
 }
 
-static void put_arg(struct buffer *b, uint32_t offset, uint32_t size, const char *kind)
+static void put_arg(struct buffer *b, uint32_t offset, uint32_t size,
+                    const char *kind)
 {
     mp_map(b, 3);
     mp_str(b, ".offset");
@@ -233,12 +244,13 @@ static void put_arg(struct buffer *b, uint32_t offset, uint32_t size, const char
 
 static void put_kernel(struct buffer *b, const struct kernel *k)
 {
-    static const char *const hidden[] = {"hidden_global_offset_x", "hidden_global_offset_y",
+    static const char *const hidden[] = {"hidden_global_offset_x",
+                                         "hidden_global_offset_y",
                                          "hidden_global_offset_z"};
     const struct accel_cpu_kernel *d = k->descriptor;
-    uint32_t end = d->param_count == 0
-                       ? 0
-                       : param_offset(d, d->param_count - 1) + d->param_sizes[d->param_count - 1];
+    uint32_t end = d->param_count == 0 ? 0
+                                       : param_offset(d, d->param_count - 1) +
+                                             d->param_sizes[d->param_count - 1];
     char symbol[160];
 
     end = (end + 7u) & ~7u;
@@ -260,7 +272,8 @@ static void put_kernel(struct buffer *b, const struct kernel *k)
     mp_str(b, symbol);
 }
 
-static struct buffer metadata(const struct kernel *kernels, size_t count, const char *target)
+static struct buffer metadata(const struct kernel *kernels, size_t count,
+                              const char *target)
 {
     struct buffer b = {0};
     char triple[160];
@@ -292,7 +305,9 @@ static struct buffer code_object(const struct buffer *meta)
     headers_at = (names_at + sizeof(names) + 7u) & ~(size_t)7u;
     /* The ELF header. */
     put(&b, ELFMAG, SELFMAG);
-    put(&b, (const unsigned char[]){ELFCLASS64, ELFDATA2LSB, EV_CURRENT, ELFOSABI_AMDGPU_HSA_, 2},
+    put(&b,
+        (const unsigned char[]){ELFCLASS64, ELFDATA2LSB, EV_CURRENT,
+                                ELFOSABI_AMDGPU_HSA_, 2},
         5);
     put_zeros(&b, EI_NIDENT - SELFMAG - 5);
     put_le(&b, ET_DYN, 2);
@@ -364,7 +379,8 @@ static struct buffer bundle(const struct entry *entries, size_t count)
         put_le(&b, entries[i].code.size, 8);
         put_le(&b, strlen(entries[i].id), 8);
         put(&b, entries[i].id, strlen(entries[i].id));
-        offset = (offset + entries[i].code.size + BUNDLE_ALIGN - 1) & ~(size_t)(BUNDLE_ALIGN - 1);
+        offset = (offset + entries[i].code.size + BUNDLE_ALIGN - 1) &
+                 ~(size_t)(BUNDLE_ALIGN - 1);
     }
     for (size_t i = 0; i < count; i++) {
         pad_to(&b, BUNDLE_ALIGN);
@@ -382,24 +398,27 @@ int main(int argc, char **argv)
     FILE *file;
 
     if (argc < 4 || argc - 3 > 16)
-        die("usage: make-fake-code-object OUT CPU_IMAGE TARGET... (1 to 16 targets)");
+        die("usage: make-fake-code-object OUT CPU_IMAGE TARGET... (1 to 16 "
+            "targets)");
     image = read_file(argv[2]);
     count = find_kernels(argv[2], &image, kernels);
     if (count == 0)
         die("the CPU image has no kernels");
-    snprintf(entries[0].id, sizeof(entries[0].id), "host-%s-unknown-linux", HOST_CPU);
+    snprintf(entries[0].id, sizeof(entries[0].id), "host-%s-unknown-linux",
+             HOST_CPU);
     entries[0].code = image;
     for (int t = 3; t < argc; t++) {
         struct buffer meta = metadata(kernels, count, argv[t]);
 
-        snprintf(entries[t - 2].id, sizeof(entries[0].id), "hipv4-amdgcn-amd-amdhsa--%s",
-                 argv[t]);
+        snprintf(entries[t - 2].id, sizeof(entries[0].id),
+                 "hipv4-amdgcn-amd-amdhsa--%s", argv[t]);
         entries[t - 2].code = code_object(&meta);
         free(meta.data);
     }
     out = bundle(entries, (size_t)argc - 2);
     file = fopen(argv[1], "wb");
-    if (file == NULL || fwrite(out.data, 1, out.size, file) != out.size || fclose(file) != 0)
+    if (file == NULL || fwrite(out.data, 1, out.size, file) != out.size ||
+        fclose(file) != 0)
         die(argv[1]);
     for (int i = 0; i < argc - 2; i++)
         free(entries[i].code.data);

@@ -42,8 +42,9 @@ static struct file read_file(const char *path)
     return f;
 }
 
-static void assert_signature(const struct accel__hip_code_object *object, const char *name,
-                             uint32_t count, const uint32_t *sizes)
+static void assert_signature(const struct accel__hip_code_object *object,
+                             const char *name, uint32_t count,
+                             const uint32_t *sizes)
 {
     const struct accel_kernel_signature *signature =
         accel__hip_code_object_signature(object, name);
@@ -71,13 +72,15 @@ static void assert_examples(const struct accel__hip_code_object *object)
     assert_null(accel__hip_code_object_signature(object, "no_such_kernel"));
 }
 
-static void test_fake_bundle_gives_every_signature_without_hidden_arguments(void **state)
+static void
+test_fake_bundle_gives_every_signature_without_hidden_arguments(void **state)
 {
     struct file image = read_file(FAKE_HIP_EXAMPLES);
     struct accel__hip_code_object object;
 
     (void)state;
-    assert_true(accel__hip_code_object_read(image.data, image.size, "gfx90a", &object));
+    assert_true(
+        accel__hip_code_object_read(image.data, image.size, "gfx90a", &object));
     assert_int_equal(object.kind, ACCEL__HIP_IMAGE_BUNDLE);
     assert_string_equal(object.targets, "gfx90a:sramecc+:xnack-, gfx1100");
     assert_true(object.has_device_target);
@@ -86,13 +89,15 @@ static void test_fake_bundle_gives_every_signature_without_hidden_arguments(void
     free(image.data);
 }
 
-static void test_bundle_without_the_device_target_still_gives_signatures(void **state)
+static void
+test_bundle_without_the_device_target_still_gives_signatures(void **state)
 {
     struct file image = read_file(FAKE_HIP_EXAMPLES);
     struct accel__hip_code_object object;
 
     (void)state;
-    assert_true(accel__hip_code_object_read(image.data, image.size, "gfx942", &object));
+    assert_true(
+        accel__hip_code_object_read(image.data, image.size, "gfx942", &object));
     assert_false(object.has_device_target);
     assert_string_equal(object.targets, "gfx90a:sramecc+:xnack-, gfx1100");
     assert_examples(&object);
@@ -107,11 +112,13 @@ static void test_hipcc_code_object_gives_every_signature(void **state)
 
     (void)state;
     if (HIPCC_EXAMPLES[0] == '\0') {
-        print_message("hipcc was not found at build time: no real code object to read\n");
+        print_message(
+            "hipcc was not found at build time: no real code object to read\n");
         skip();
     }
     image = read_file(HIPCC_EXAMPLES);
-    assert_true(accel__hip_code_object_read(image.data, image.size, "gfx90a", &object));
+    assert_true(
+        accel__hip_code_object_read(image.data, image.size, "gfx90a", &object));
     assert_int_equal(object.kind, ACCEL__HIP_IMAGE_BUNDLE);
     assert_string_equal(object.targets, "gfx90a");
     assert_true(object.has_device_target);
@@ -132,7 +139,8 @@ static struct file bundle_gpu_entry(const struct file *bundle)
         memcpy(&offset, bundle->data + at, 8);
         memcpy(&size, bundle->data + at + 8, 8);
         memcpy(&id_length, bundle->data + at + 16, 8);
-        if (memmem(bundle->data + at + 24, id_length, "amdgcn", 6) != NULL && size != 0) {
+        if (memmem(bundle->data + at + 24, id_length, "amdgcn", 6) != NULL &&
+            size != 0) {
             entry.data = malloc(size);
             assert_non_null(entry.data);
             memcpy(entry.data, bundle->data + offset, size);
@@ -152,7 +160,8 @@ static void test_bare_code_object_gives_every_signature(void **state)
     struct accel__hip_code_object object;
 
     (void)state;
-    assert_true(accel__hip_code_object_read(elf.data, elf.size, "gfx90a", &object));
+    assert_true(
+        accel__hip_code_object_read(elf.data, elf.size, "gfx90a", &object));
     assert_int_equal(object.kind, ACCEL__HIP_IMAGE_ELF);
     assert_examples(&object);
     accel__hip_code_object_free(&object);
@@ -189,12 +198,14 @@ static void test_other_images_have_no_signatures(void **state)
     struct accel__hip_code_object object;
 
     (void)state;
-    assert_true(accel__hip_code_object_read(garbage, sizeof(garbage) - 1, "gfx90a", &object));
+    assert_true(accel__hip_code_object_read(garbage, sizeof(garbage) - 1,
+                                            "gfx90a", &object));
     assert_int_equal(object.kind, ACCEL__HIP_IMAGE_UNKNOWN);
     assert_int_equal(object.kind, 0);
     assert_int_equal(object.kernel_count, 0);
     accel__hip_code_object_free(&object);
-    assert_true(accel__hip_code_object_read(compressed, sizeof(compressed), "gfx90a", &object));
+    assert_true(accel__hip_code_object_read(compressed, sizeof(compressed),
+                                            "gfx90a", &object));
     assert_int_equal(object.kind, ACCEL__HIP_IMAGE_COMPRESSED);
     assert_int_equal(object.kernel_count, 0);
     accel__hip_code_object_free(&object);
@@ -214,7 +225,8 @@ static uint32_t read_copy(const unsigned char *bytes, size_t size)
     assert_true(accel__hip_code_object_read(copy, size, "gfx90a", &object));
     kernels = object.kernel_count;
     for (uint32_t i = 0; i < kernels; i++)
-        assert_true(object.kernels[i].signature.param_count <= ACCEL_KERNEL_MAX_PARAMS);
+        assert_true(object.kernels[i].signature.param_count <=
+                    ACCEL_KERNEL_MAX_PARAMS);
     accel__hip_code_object_free(&object);
     free(copy);
     return kernels;
@@ -250,9 +262,11 @@ static void test_damaged_images_never_read_out_of_bounds(void **state)
 }
 
 /* An ELF code object whose note holds `payload` as its metadata. */
-static size_t note_elf(const unsigned char *payload, size_t size, unsigned char *out)
+static size_t note_elf(const unsigned char *payload, size_t size,
+                       unsigned char *out)
 {
-    size_t note = 64, note_size = 20 + ((size + 3) & ~(size_t)3), headers = note + note_size;
+    size_t note = 64, note_size = 20 + ((size + 3) & ~(size_t)3),
+           headers = note + note_size;
     uint64_t shoff = headers;
     uint16_t entry = 64, count = 2;
     uint32_t name_size = 7, desc_size = (uint32_t)size, type = 32, sht_note = 7;
@@ -279,11 +293,13 @@ static void test_absurd_metadata_is_refused_not_followed(void **state)
     enum { DEPTH = 5000 };
     static unsigned char payload[DEPTH + 64], elf[DEPTH + 512];
     /* {"amdhsa.kernels": [{".name": "k", ".x": [[[[...]]]]}]}: too deep to skip. */
-    static const unsigned char head[] = {0x81, 0xae, 'a', 'm', 'd', 'h', 's', 'a', '.', 'k',
-                                         'e', 'r', 'n', 'e', 'l', 's', 0x91, 0x82, 0xa5, '.',
-                                         'n', 'a', 'm', 'e', 0xa1, 'k', 0xa2, '.', 'x'};
+    static const unsigned char head[] = {
+        0x81, 0xae, 'a', 'm', 'd',  'h', 's',  'a',  '.',  'k',
+        'e',  'r',  'n', 'e', 'l',  's', 0x91, 0x82, 0xa5, '.',
+        'n',  'a',  'm', 'e', 0xa1, 'k', 0xa2, '.',  'x'};
     /* A map that claims 2^32 - 1 pairs in a dozen bytes. */
-    static const unsigned char huge[] = {0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 'x', 0xc0};
+    static const unsigned char huge[] = {0xdf, 0xff, 0xff, 0xff,
+                                         0xff, 0xa1, 'x',  0xc0};
     size_t size = sizeof(head);
 
     (void)state;
@@ -298,8 +314,10 @@ static void test_absurd_metadata_is_refused_not_followed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fake_bundle_gives_every_signature_without_hidden_arguments),
-        cmocka_unit_test(test_bundle_without_the_device_target_still_gives_signatures),
+        cmocka_unit_test(
+            test_fake_bundle_gives_every_signature_without_hidden_arguments),
+        cmocka_unit_test(
+            test_bundle_without_the_device_target_still_gives_signatures),
         cmocka_unit_test(test_hipcc_code_object_gives_every_signature),
         cmocka_unit_test(test_bare_code_object_gives_every_signature),
         cmocka_unit_test(test_target_ids_give_their_processor),

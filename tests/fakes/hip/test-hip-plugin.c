@@ -23,9 +23,17 @@
 #include "hip_api.h"
 
 static const char *const fake_knobs[] = {
-    "FAKE_HIP_DEVICES",   "FAKE_HIP_INIT_RESULT", "FAKE_HIP_FAIL",     "FAKE_HIP_LOSE_AT",
-    "FAKE_HIP_MEMORY_MB", "FAKE_HIP_MAX_PITCH",   "FAKE_HIP_DELAY_US", "FAKE_HIP_ARCH",
-    "FAKE_HIP_KERNEL_LIMITS", "AMD_LOG_LEVEL", NULL,
+    "FAKE_HIP_DEVICES",
+    "FAKE_HIP_INIT_RESULT",
+    "FAKE_HIP_FAIL",
+    "FAKE_HIP_LOSE_AT",
+    "FAKE_HIP_MEMORY_MB",
+    "FAKE_HIP_MAX_PITCH",
+    "FAKE_HIP_DELAY_US",
+    "FAKE_HIP_ARCH",
+    "FAKE_HIP_KERNEL_LIMITS",
+    "AMD_LOG_LEVEL",
+    NULL,
 };
 
 static const struct plugin_case_kind hip_kind = {
@@ -49,7 +57,8 @@ static double seconds_since(const struct timespec *start)
     struct timespec now;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+    return (double)(now.tv_sec - start->tv_sec) +
+           (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
 /* ---- no runtime, or no device ---- */
@@ -59,7 +68,8 @@ static double seconds_since(const struct timespec *start)
  * loaded: no device, "no device node". Run first, so that no earlier test
  * of this process has loaded the runtime.
  */
-static void test_no_device_node_is_no_device_without_loading_the_runtime(void **state)
+static void
+test_no_device_node_is_no_device_without_loading_the_runtime(void **state)
 {
     static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5",
                                         "libamdhip64.so"};
@@ -78,7 +88,8 @@ static void test_no_device_node_is_no_device_without_loading_the_runtime(void **
         unsetenv("ACCEL_HIP_DEVICE_NODES");
         accel_host_destroy(c->host);
         c->host = NULL;
-        plugin_case_assert_no_device_because(c, "no device node (/dev/kfd: none exists)");
+        plugin_case_assert_no_device_because(
+            c, "no device node (/dev/kfd: none exists)");
     }
 }
 
@@ -90,7 +101,8 @@ static void test_real_runtime_without_gpu_is_no_device_quickly(void **state)
     double took;
 
     if (HIP_RUNTIME_PATH[0] == '\0' || access(HIP_RUNTIME_PATH, R_OK) != 0) {
-        print_message("the HIP runtime (libamdhip64.so.5 or .6) is not installed\n");
+        print_message(
+            "the HIP runtime (libamdhip64.so.5 or .6) is not installed\n");
         skip();
     }
     /* The plugin's own search, as a user's program would run it, past the
@@ -101,7 +113,8 @@ static void test_real_runtime_without_gpu_is_no_device_quickly(void **state)
     hip = plugin_case_open_host(c);
     took = seconds_since(&start);
     if (hip->state == ACCEL_PLUGIN_LOADED) {
-        print_message("this machine has an AMD GPU (%u device(s)): nothing to check here\n",
+        print_message("this machine has an AMD GPU (%u device(s)): nothing to "
+                      "check here\n",
                       hip->device_count);
         skip();
     }
@@ -114,7 +127,8 @@ static void test_real_runtime_without_gpu_is_no_device_quickly(void **state)
      * which no instrumentation slows: under valgrind this one takes seconds.
      */
     assert_true(took < 20.0);
-    assert_status(accel_device_open(c->host, "hip", 0, &c->device), ACCEL_ERR_NO_DEVICE);
+    assert_status(accel_device_open(c->host, "hip", 0, &c->device),
+                  ACCEL_ERR_NO_DEVICE);
 }
 
 static void test_missing_library_names_what_was_tried(void **state)
@@ -122,8 +136,10 @@ static void test_missing_library_names_what_was_tried(void **state)
     struct plugin_case *c = *state;
 
     setenv("ACCEL_HIP_LIBRARY", "/nonexistent/libamdhip64.so.6", 1);
-    plugin_case_assert_no_device_because(c, "ACCEL_HIP_LIBRARY=/nonexistent/libamdhip64.so.6");
-    assert_contains(support_find_plugin(c->host, "hip", 0)->reason, "No such file");
+    plugin_case_assert_no_device_because(
+        c, "ACCEL_HIP_LIBRARY=/nonexistent/libamdhip64.so.6");
+    assert_contains(support_find_plugin(c->host, "hip", 0)->reason,
+                    "No such file");
 }
 
 static void test_default_search_tries_every_name(void **state)
@@ -138,15 +154,18 @@ static void test_default_search_tries_every_name(void **state)
 
         if (runtime != NULL) {
             dlclose(runtime);
-            print_message("%s is installed: the default search finds it\n", names[i]);
+            print_message("%s is installed: the default search finds it\n",
+                          names[i]);
             skip();
         }
     }
     unsetenv("ACCEL_HIP_LIBRARY");
     setenv("ACCEL_HIP_DEVICE_NODES", "/nonexistent/kfd:/dev/null", 1);
     plugin_case_assert_no_device_because(c, "libamdhip64.so.6: ");
-    assert_contains(support_find_plugin(c->host, "hip", 0)->reason, "; libamdhip64.so.5: ");
-    assert_contains(support_find_plugin(c->host, "hip", 0)->reason, "; libamdhip64.so: ");
+    assert_contains(support_find_plugin(c->host, "hip", 0)->reason,
+                    "; libamdhip64.so.5: ");
+    assert_contains(support_find_plugin(c->host, "hip", 0)->reason,
+                    "; libamdhip64.so: ");
 }
 
 static void test_library_that_is_not_a_runtime_lists_missing_entries(void **state)
@@ -154,7 +173,8 @@ static void test_library_that_is_not_a_runtime_lists_missing_entries(void **stat
     struct plugin_case *c = *state;
 
     setenv("ACCEL_HIP_LIBRARY", "libm.so.6", 1);
-    plugin_case_assert_no_device_because(c, "libm.so.6 is not a usable HIP runtime");
+    plugin_case_assert_no_device_because(
+        c, "libm.so.6 is not a usable HIP runtime");
     assert_contains(support_find_plugin(c->host, "hip", 0)->reason,
                     "required entry point(s): hipInit, ");
 }
@@ -165,9 +185,11 @@ static void test_init_without_gpu_says_no_device_with_both_codes(void **state)
 
     /* What ROCm's runtime answers on a machine without an AMD GPU. */
     setenv("FAKE_HIP_INIT_RESULT", "hipErrorInvalidDevice", 1);
-    plugin_case_assert_no_device_because(c, "hipInit failed: hipErrorInvalidDevice (101)");
+    plugin_case_assert_no_device_because(
+        c, "hipInit failed: hipErrorInvalidDevice (101)");
     assert_contains(support_find_plugin(c->host, "hip", 0)->reason,
-                    "hipGetDeviceCount: hipErrorNoDevice (100): the HIP runtime found no AMD "
+                    "hipGetDeviceCount: hipErrorNoDevice (100): the HIP "
+                    "runtime found no AMD "
                     "GPU it can use");
 }
 
@@ -176,7 +198,8 @@ static void test_runtime_with_zero_devices_says_so(void **state)
     struct plugin_case *c = *state;
 
     setenv("FAKE_HIP_DEVICES", "0", 1);
-    plugin_case_assert_no_device_because(c, "hipGetDeviceCount failed: hipErrorNoDevice (100)");
+    plugin_case_assert_no_device_because(
+        c, "hipGetDeviceCount failed: hipErrorNoDevice (100)");
 }
 
 /* ---- the device ---- */
@@ -191,7 +214,8 @@ static void assert_fake_device(struct plugin_case *c, const char *arch)
     assert_string_equal(info.props.arch, arch);
     assert_int_equal(info.props.total_memory, 1024ull << 20);
     assert_int_equal(info.props.compute_units, 110);
-    assert_int_equal(info.props.caps, ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D);
+    assert_int_equal(info.props.caps,
+                     ACCEL_DEVICE_CAP_KERNELS | ACCEL_DEVICE_CAP_COPY_3D);
     assert_int_equal(info.props.max_threads_per_block, 1024);
     assert_int_equal(info.props.max_block_dim[2], 1024);
     assert_int_equal(info.props.max_grid_dim[0], 2147483647u);
@@ -240,11 +264,13 @@ static void on_complete(void *user, accel_status status)
 /* A completion callback through the plugin's host function; it runs once. */
 static void callback_runs(struct plugin_case *c)
 {
-    struct callback_record record = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0,
+    struct callback_record record = {PTHREAD_MUTEX_INITIALIZER,
+                                     PTHREAD_COND_INITIALIZER, 0,
                                      ACCEL_ERR_DRIVER};
 
     plugin_case_round_trip(c, 64);
-    assert_status(accel_stream_add_callback(c->stream, on_complete, &record), ACCEL_OK);
+    assert_status(accel_stream_add_callback(c->stream, on_complete, &record),
+                  ACCEL_OK);
     pthread_mutex_lock(&record.lock);
     while (record.calls == 0)
         pthread_cond_wait(&record.cond, &record.lock);
@@ -275,7 +301,8 @@ static void test_host_functions_use_hipStreamAddCallback_on_rocm5(void **state)
     plugin_case_open_fake_device(c);
     before = plugin_case_fake_calls_in(c, FAKE_HIP5_PATH, "hipStreamAddCallback");
     callback_runs(c);
-    assert_true(plugin_case_fake_calls_in(c, FAKE_HIP5_PATH, "hipStreamAddCallback") > before);
+    assert_true(plugin_case_fake_calls_in(c, FAKE_HIP5_PATH,
+                                          "hipStreamAddCallback") > before);
 }
 
 static void test_copy_layouts_take_the_fewest_runtime_calls(void **state)
@@ -343,8 +370,10 @@ static void test_failed_alloc_is_out_of_memory_and_device_stays_usable(void **st
 
     setenv("FAKE_HIP_FAIL", "hipMalloc:1:hipErrorOutOfMemory", 1);
     plugin_case_open_fake_device(c);
-    assert_status(accel_alloc(c->device, ACCEL_U32, 1000, &ref), ACCEL_ERR_OUT_OF_DEVICE_MEMORY);
-    assert_contains(accel_last_error(), "hipMalloc failed: hipErrorOutOfMemory (2)");
+    assert_status(accel_alloc(c->device, ACCEL_U32, 1000, &ref),
+                  ACCEL_ERR_OUT_OF_DEVICE_MEMORY);
+    assert_contains(accel_last_error(),
+                    "hipMalloc failed: hipErrorOutOfMemory (2)");
     assert_contains(accel_last_error(), "out of memory (fake HIP runtime)");
     assert_status(accel_device_status(c->device), ACCEL_OK);
     plugin_case_round_trip(c, 1000);
@@ -361,9 +390,12 @@ static void test_failed_copy_is_a_copy_error_with_the_native_name(void **state)
     plugin_case_open_fake_device(c);
     assert_status(accel_alloc(c->device, ACCEL_U32, 64, &ref), ACCEL_OK);
     assert_status(accel_copy_in(c->stream, ref, data, 64), ACCEL_OK);
-    assert_status(accel_host_alloc(c->device, sizeof(data), (void **)&pinned), ACCEL_OK);
-    assert_status(accel_copy_to_host(c->stream, pinned, ref, 0, sizeof(data)), ACCEL_ERR_COPY);
-    assert_contains(accel_last_error(), "hipMemcpyAsync failed: hipErrorInvalidValue (1)");
+    assert_status(accel_host_alloc(c->device, sizeof(data), (void **)&pinned),
+                  ACCEL_OK);
+    assert_status(accel_copy_to_host(c->stream, pinned, ref, 0, sizeof(data)),
+                  ACCEL_ERR_COPY);
+    assert_contains(accel_last_error(),
+                    "hipMemcpyAsync failed: hipErrorInvalidValue (1)");
     accel_host_free(c->device, pinned);
     assert_status(accel_device_status(c->device), ACCEL_OK);
     assert_status(accel_free(c->device, ref), ACCEL_OK);
@@ -375,7 +407,8 @@ static void test_faulting_kernel_loses_the_device_until_reset(void **state)
 
     setenv("FAKE_HIP_LOSE_AT", "hipModuleLaunchKernel:1", 1);
     plugin_case_open_fake_device(c);
-    plugin_case_check_fault_and_reset(c, FAKE_HIP_EXAMPLES, "hipErrorIllegalAddress (700)");
+    plugin_case_check_fault_and_reset(c, FAKE_HIP_EXAMPLES,
+                                      "hipErrorIllegalAddress (700)");
     assert_true(plugin_case_fake_calls(c, "hipDeviceReset") >= 1);
 }
 
@@ -415,7 +448,8 @@ static void test_reset_through_one_open_makes_the_others_lost_once(void **state)
 
 /* ---- what only real runtimes used to show ---- */
 
-static void test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime(void **state)
+static void
+test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime(void **state)
 {
     struct plugin_case *c = *state;
 
@@ -428,15 +462,17 @@ static void test_blocking_waits_use_no_core(void **state)
     plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_HIP_DELAY_US");
 }
 
-static void test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned(void **state)
+static void
+test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned(void **state)
 {
     plugin_case_check_refused_reset_is_unrecoverable(
-        *state, "FAKE_HIP_FAIL",
-        "hipHostUnregister:1:hipErrorIllegalAddress,hipDeviceReset:1:hipErrorIllegalAddress",
+        *state,
+        "FAKE_HIP_FAIL", "hipHostUnregister:1:hipErrorIllegalAddress,hipDeviceReset:1:hipErrorIllegalAddress",
         "hipDeviceReset");
 }
 
-static void test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func(void **state)
+static void
+test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func(void **state)
 {
     struct plugin_case *c = *state;
 
@@ -449,7 +485,8 @@ static void test_callback_behind_a_faulting_kernel_is_told_lost_without_host_fun
     plugin_case_check_callback_after_a_fault_is_lost(c, FAKE_HIP_EXAMPLES);
 }
 
-static void test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(void **state)
+static void
+test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(void **state)
 {
     struct plugin_case *c = *state;
     uint32_t n = 256;
@@ -466,8 +503,8 @@ static void test_launch_above_the_kernels_own_thread_limit_is_refused_with_why(v
     assert_status(accel_alloc(c->device, ACCEL_F32, n, &dx), ACCEL_OK);
     assert_status(accel_alloc(c->device, ACCEL_F32, n, &dy), ACCEL_OK);
     {
-        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
-                            ACCEL_ARG_REF(dy)};
+        accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                            ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
 
         assert_status(accel_launch(c->stream, saxpy, (accel_dim3){1, 1, 1},
                                    (accel_dim3){256, 1, 1}, 0, args, 4),
@@ -507,16 +544,20 @@ static void test_module_without_code_for_the_device_says_what_it_holds(void **st
     accel_module *module = NULL;
 
     plugin_case_open_fake_device(c);
-    assert_status(accel_module_load_file(c->device, FAKE_HIP_EXAMPLES_GFX906, &module),
-                  ACCEL_ERR_MODULE);
+    assert_status(
+        accel_module_load_file(c->device, FAKE_HIP_EXAMPLES_GFX906, &module),
+        ACCEL_ERR_MODULE);
     assert_null(module);
-    assert_contains(accel_last_error(), "hipModuleLoadData failed: hipErrorNoBinaryForGpu (209)");
-    assert_contains(accel_last_error(), "the bundle holds code for gfx906, gfx908; the device "
-                                        "is gfx90a");
+    assert_contains(accel_last_error(),
+                    "hipModuleLoadData failed: hipErrorNoBinaryForGpu (209)");
+    assert_contains(accel_last_error(),
+                    "the bundle holds code for gfx906, gfx908; the device "
+                    "is gfx90a");
     assert_status(accel_device_status(c->device), ACCEL_OK);
 }
 
-static void test_module_for_other_target_features_says_both_targets_in_full(void **state)
+static void
+test_module_for_other_target_features_says_both_targets_in_full(void **state)
 {
     struct plugin_case *c = *state;
     accel_module *module = NULL;
@@ -528,8 +569,9 @@ static void test_module_for_other_target_features_says_both_targets_in_full(void
                   ACCEL_ERR_MODULE);
     assert_null(module);
     assert_contains(accel_last_error(), "hipErrorNoBinaryForGpu");
-    assert_contains(accel_last_error(), "the bundle holds code for gfx90a:sramecc+:xnack-, "
-                                        "gfx1100; the device is gfx90a:sramecc+:xnack+");
+    assert_contains(accel_last_error(),
+                    "the bundle holds code for gfx90a:sramecc+:xnack-, "
+                    "gfx1100; the device is gfx90a:sramecc+:xnack+");
 }
 
 static void test_image_that_is_no_code_object_never_reaches_the_runtime(void **state)
@@ -541,8 +583,10 @@ static void test_image_that_is_no_code_object_never_reaches_the_runtime(void **s
 
     plugin_case_open_fake_device(c);
     loads = plugin_case_fake_calls(c, "hipModuleLoadData");
-    assert_status(accel_module_load(c->device, ptx, sizeof(ptx) - 1, &module), ACCEL_ERR_MODULE);
-    assert_contains(accel_last_error(), "neither an AMD code object nor a clang offload bundle");
+    assert_status(accel_module_load(c->device, ptx, sizeof(ptx) - 1, &module),
+                  ACCEL_ERR_MODULE);
+    assert_contains(accel_last_error(),
+                    "neither an AMD code object nor a clang offload bundle");
     assert_int_equal(plugin_case_fake_calls(c, "hipModuleLoadData"), loads);
 }
 
@@ -564,10 +608,11 @@ static void test_launch_arguments_are_checked_against_the_code_object(void **sta
     assert_status(accel_alloc(c->device, ACCEL_F32, 16, &dy), ACCEL_OK);
     launches = plugin_case_fake_calls(c, "hipModuleLaunchKernel");
     {
-        accel_arg extra[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
-                             ACCEL_ARG_REF(dy), ACCEL_ARG_VALUE(n)};
-        accel_arg wrong_size[] = {ACCEL_ARG_VALUE(wide), ACCEL_ARG_VALUE(a), ACCEL_ARG_REF(dx),
-                                  ACCEL_ARG_REF(dy)};
+        accel_arg extra[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                             ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy),
+                             ACCEL_ARG_VALUE(n)};
+        accel_arg wrong_size[] = {ACCEL_ARG_VALUE(wide), ACCEL_ARG_VALUE(a),
+                                  ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
 
         /* The metadata says 4 parameters of 4, 4, 8 and 8 bytes; the hidden ones are not the caller's. */
         assert_status(accel_launch(c->stream, saxpy, (accel_dim3){1, 1, 1},
@@ -581,7 +626,8 @@ static void test_launch_arguments_are_checked_against_the_code_object(void **sta
                       ACCEL_OK);
     }
     assert_status(accel_stream_sync(c->stream), ACCEL_OK);
-    assert_int_equal(plugin_case_fake_calls(c, "hipModuleLaunchKernel") - launches, 1);
+    assert_int_equal(
+        plugin_case_fake_calls(c, "hipModuleLaunchKernel") - launches, 1);
     accel_module_unload(module);
 }
 
@@ -595,7 +641,8 @@ static void test_two_devices_copy_between_them(void **state)
 /* HIP 5.2 has no pitched peer copy: a pitched one is a peer call per row (4 rows). */
 static void test_copies_between_two_devices_take_the_peer_calls(void **state)
 {
-    plugin_case_check_peer_copies(*state, "FAKE_HIP_DEVICES", "hipMemcpyPeerAsync", NULL);
+    plugin_case_check_peer_copies(*state, "FAKE_HIP_DEVICES",
+                                  "hipMemcpyPeerAsync", NULL);
 }
 
 /* ---- silence ---- */
@@ -641,7 +688,8 @@ static void test_launches_are_checked_against_bundle_signatures(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, plugin_case_teardown)
+#define T(name)                                                                \
+    cmocka_unit_test_setup_teardown(name, setup, plugin_case_teardown)
     const struct CMUnitTest tests[] = {
         T(test_no_device_node_is_no_device_without_loading_the_runtime),
         T(test_real_runtime_without_gpu_is_no_device_quickly),

@@ -16,8 +16,9 @@
 #include "plugin_case.h"
 #include "support.h"
 
-static const char *const fake_knobs[] = {"ACCEL_HIPRTC_LIBRARY", "ACCEL_CACHE_DIR",
-                                         "ACCEL_CACHE", "FAKE_HIP_ARCH", NULL};
+static const char *const fake_knobs[] = {"ACCEL_HIPRTC_LIBRARY",
+                                         "ACCEL_CACHE_DIR", "ACCEL_CACHE",
+                                         "FAKE_HIP_ARCH", NULL};
 
 static const struct plugin_case_kind hip_kind = {
     .plugin = "hip",
@@ -50,8 +51,9 @@ static int teardown(void **state)
 static void skip_without_hiprtc(void)
 {
     if (HIPRTC_PATH[0] == '\0' || access(HIPRTC_PATH, R_OK) != 0) {
-        print_message("no HIP runtime with hiprtc (libamdhip64.so.5, libhiprtc.so.6) on "
-                      "this machine: test skipped\n");
+        print_message(
+            "no HIP runtime with hiprtc (libamdhip64.so.5, libhiprtc.so.6) on "
+            "this machine: test skipped\n");
         skip();
     }
     if (getenv("ACCEL_TEST_UNDER_VALGRIND") != NULL) {
@@ -88,7 +90,8 @@ static bool holds(const char *data, size_t size, const char *text)
     return memmem(data, size, text, strlen(text)) != NULL;
 }
 
-static void test_hiprtc_makes_a_code_object_for_the_target_with_the_kernels(void **state)
+static void
+test_hiprtc_makes_a_code_object_for_the_target_with_the_kernels(void **state)
 {
     struct plugin_case *c = *state;
     skip_without_hiprtc();
@@ -123,9 +126,9 @@ static void test_hiprtc_compile_error_returns_its_log(void **state)
     skip_without_hiprtc();
     plugin_case_open_fake_device(c);
     accel_module *module = NULL;
-    assert_status(accel_module_compile(c->device,
-                                       "#include <accel/kernel.h>\n\nint broken = ;\n",
-                                       NULL, &module),
+    assert_status(accel_module_compile(
+                      c->device, "#include <accel/kernel.h>\n\nint broken = ;\n",
+                      NULL, &module),
                   ACCEL_ERR_MODULE);
     /* ROCm 5.2 names the source CompileSource, whatever it is told. */
     assert_contains(accel_last_build_log(), ":3:14: error");
@@ -137,8 +140,8 @@ static void test_missing_hiprtc_is_not_supported_with_the_paths_tried(void **sta
     setenv("ACCEL_HIPRTC_LIBRARY", "/nonexistent/libhiprtc.so.6", 1);
     plugin_case_open_fake_device(c);
     accel_module *module = NULL;
-    assert_status(accel_module_compile(c->device, "#include <accel/kernel.h>\n", NULL,
-                                       &module),
+    assert_status(accel_module_compile(c->device, "#include <accel/kernel.h>\n",
+                                       NULL, &module),
                   ACCEL_ERR_NOT_SUPPORTED);
     assert_contains(accel_last_error(), "/nonexistent/libhiprtc.so.6");
 }
@@ -147,11 +150,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
-            test_hiprtc_makes_a_code_object_for_the_target_with_the_kernels, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hiprtc_compile_error_returns_its_log, setup,
-                                        teardown),
+            test_hiprtc_makes_a_code_object_for_the_target_with_the_kernels,
+            setup, teardown),
         cmocka_unit_test_setup_teardown(
-            test_missing_hiprtc_is_not_supported_with_the_paths_tried, setup, teardown),
+            test_hiprtc_compile_error_returns_its_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_missing_hiprtc_is_not_supported_with_the_paths_tried, setup,
+            teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
