@@ -30,6 +30,7 @@ void support_clean_environment(void)
     unsetenv("ACCEL_CUDA_DEVICE_NODES");
     unsetenv("ACCEL_HIP_DEVICE_NODES");
     unsetenv("ACCEL_TRACE");
+    unsetenv("ACCEL_NVJITLINK_LIBRARY");
 }
 
 char *support_make_temp_dir(void)

@@ -176,6 +176,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
     acu_CUresult result;
 
     accel__rtc_init(&plugin->nvrtc);
+    accel__cuda_jitlink_init(&plugin->jitlink);
     if (!accel__cuda_symbols_load(&plugin->symbols, plugin->base.services,
                                   plugin->base.no_device_reason,
                                   sizeof(plugin->base.no_device_reason)))
@@ -197,6 +198,7 @@ static bool cuda_start(accel_drv_plugin *plugin)
 static void cuda_stop(accel_drv_plugin *plugin)
 {
     accel__rtc_fini(&plugin->nvrtc);
+    accel__cuda_jitlink_fini(&plugin->jitlink);
     accel__cuda_symbols_unload(&plugin->symbols, plugin->initialised);
 }
 

@@ -29,6 +29,29 @@
 #include "runtime_compiler.h"
 
 /*
+ * nvJitLink, which links NVRTC's PTX into a cubin for the device
+ * (cuda_jitlink.c). Optional: without it the PTX goes to the driver.
+ */
+struct jitlink_st; /* nvJitLink's handle */
+struct accel__cuda_jitlink {
+    pthread_mutex_t lock; /* guards the first look */
+    bool tried, loaded;
+    char identity[640]; /* its version and file, or "nvjitlink=none (why)" */
+    struct accel__native_library library;
+    int (*version)(unsigned *major, unsigned *minor);
+    int (*create)(struct jitlink_st **handle, uint32_t option_count,
+                  const char **options);
+    int (*destroy)(struct jitlink_st **handle);
+    int (*add_data)(struct jitlink_st *handle, int input_type, const void *data,
+                    size_t size, const char *name);
+    int (*complete)(struct jitlink_st *handle);
+    int (*cubin_size)(struct jitlink_st *handle, size_t *size);
+    int (*cubin)(struct jitlink_st *handle, void *cubin);
+    int (*error_log_size)(struct jitlink_st *handle, size_t *size);
+    int (*error_log)(struct jitlink_st *handle, char *log);
+};
+
+/*
  * The plugin: the common part (plugins/common/native_plugin.h: services,
  * devices, the no-device reason), then the driver's entry points. A
  * device's handle is its CUdevice, and its max_pitch the largest pitch
@@ -43,6 +66,8 @@ struct accel_drv_plugin {
     bool initialised;
     /* NVRTC, loaded at the first compile (cuda_nvrtc.c). */
     struct accel__rtc nvrtc;
+    /* nvJitLink, looked for at the first compile (cuda_jitlink.c). */
+    struct accel__cuda_jitlink jitlink;
 };
 
 struct accel_drv_device {
@@ -258,6 +283,18 @@ accel_status accel__cuda_copy_on_device(accel_drv_device *device,
                                         const struct accel_copy_layout *layout);
 
 /* ---- table entries, cuda_module.c ---- */
+
+void accel__cuda_jitlink_init(struct accel__cuda_jitlink *link);
+void accel__cuda_jitlink_fini(struct accel__cuda_jitlink *link);
+/* What nvJitLink is found (looked for once), for the compiler identity. */
+const char *accel__cuda_jitlink_identity(accel_drv_plugin *plugin);
+/*
+ * Hand `image` to the request: a PTX image linked into a cubin for the
+ * device's sm_XY when nvJitLink is there, else as it is.
+ */
+accel_status accel__cuda_jitlink_put(accel_drv_device *device,
+                                     const struct accel_compile_request *request,
+                                     const void *image, size_t size);
 
 /* Kernel source through NVRTC (cuda_nvrtc.c); see driver.h. */
 accel_status

@@ -167,6 +167,8 @@ static void test_real_nvrtc_makes_ptx_with_the_sources_entries(void **state)
         skip();
     }
     setenv("ACCEL_NVRTC_LIBRARY", REAL_NVRTC_PATH, 1);
+    /* PTX as NVRTC wrote it: no nvJitLink, wherever the machine has one. */
+    setenv("ACCEL_NVJITLINK_LIBRARY", "/nonexistent/libnvJitLink.so.13", 1);
     plugin_case_open_fake_device(c);
     size_t size = 0;
     char *source = support_read_file(EXAMPLES_CU_PATH, &size);
@@ -191,12 +193,78 @@ static void test_real_nvrtc_makes_ptx_with_the_sources_entries(void **state)
     free(source);
 }
 
+/* The one cache entry's image, bytes as they are. */
+static unsigned char *cached_bytes(size_t *out_size)
+{
+    char command[4200];
+    snprintf(command, sizeof command, "ls %s/*.kc", cache_dir);
+    FILE *list = popen(command, "r");
+    assert_non_null(list);
+    char path[4096] = "";
+    assert_non_null(fgets(path, sizeof path, list));
+    pclose(list);
+    path[strcspn(path, "\n")] = '\0';
+    size_t size = 0;
+    char *entry = support_read_file(path, &size);
+    assert_true(size > 80 + 64);
+    unsigned char *image = malloc(size - 80);
+    assert_non_null(image);
+    memcpy(image, entry + 80, size - 80);
+    free(entry);
+    *out_size = size - 80;
+    return image;
+}
+
+/*
+ * With the real nvJitLink too, the image is a cubin for the device's sm_90:
+ * an ELF of machine EM_CUDA (190) holding the kernels' code, which the
+ * fake driver (CPU images only) then refuses.
+ */
+static void test_real_nvjitlink_links_the_ptx_into_a_cubin(void **state)
+{
+    struct plugin_case *c = *state;
+    if (REAL_NVRTC_PATH[0] == '\0' || access(REAL_NVRTC_PATH, R_OK) != 0 ||
+        REAL_NVJITLINK_PATH[0] == '\0' || access(REAL_NVJITLINK_PATH, R_OK) != 0) {
+        print_message("no libnvrtc and libnvJitLink (CUDA toolkit) on this "
+                      "machine: test skipped\n");
+        skip();
+    }
+    if (getenv("ACCEL_TEST_UNDER_VALGRIND") != NULL) {
+        print_message(
+            "the real NVRTC under valgrind takes minutes: test skipped\n");
+        skip();
+    }
+    setenv("ACCEL_NVRTC_LIBRARY", REAL_NVRTC_PATH, 1);
+    setenv("ACCEL_NVJITLINK_LIBRARY", REAL_NVJITLINK_PATH, 1);
+    plugin_case_open_fake_device(c);
+    size_t size = 0;
+    char *source = support_read_file(EXAMPLES_CU_PATH, &size);
+    char *text = strndup(source, size);
+    accel_module *module = NULL;
+    accel_status status = accel_module_compile(c->device, text, NULL, &module);
+    if (status != ACCEL_ERR_MODULE)
+        fail_msg("%s: %s\n%s", accel_status_name(status), accel_last_error(),
+                 accel_last_build_log());
+    assert_null(module);
+    unsigned char *image = cached_bytes(&size);
+    assert_memory_equal(image, "\177ELF", 4);
+    assert_int_equal(image[18] | image[19] << 8, 190); /* e_machine: EM_CUDA */
+    assert_non_null(memmem(image, size, "saxpy", 5));
+    assert_non_null(memmem(image, size, "transpose_f32", 13));
+    assert_null(memmem(image, size, ".target sm_", 11)); /* not PTX */
+    free(image);
+    free(text);
+    free(source);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_source_compiles_through_nvrtc_for_the_device_arch_and_runs,
             setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_real_nvjitlink_links_the_ptx_into_a_cubin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nvrtc_compile_error_returns_its_log,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
