@@ -38,14 +38,15 @@ void accel__cuda_jitlink_fini(struct accel__cuda_jitlink *link)
 static bool jitlink_resolve(struct accel__cuda_jitlink *link)
 {
     static const char *const names[] = {
-        "nvJitLinkVersion", "nvJitLinkCreate", "nvJitLinkDestroy",
-        "nvJitLinkAddData", "nvJitLinkComplete", "nvJitLinkGetLinkedCubinSize",
+        "nvJitLinkVersion",        "nvJitLinkCreate",
+        "nvJitLinkDestroy",        "nvJitLinkAddData",
+        "nvJitLinkComplete",       "nvJitLinkGetLinkedCubinSize",
         "nvJitLinkGetLinkedCubin", "nvJitLinkGetErrorLogSize",
         "nvJitLinkGetErrorLog"};
-    void **slots[] = {(void **)&link->version,   (void **)&link->create,
-                      (void **)&link->destroy,   (void **)&link->add_data,
-                      (void **)&link->complete,  (void **)&link->cubin_size,
-                      (void **)&link->cubin,     (void **)&link->error_log_size,
+    void **slots[] = {(void **)&link->version,  (void **)&link->create,
+                      (void **)&link->destroy,  (void **)&link->add_data,
+                      (void **)&link->complete, (void **)&link->cubin_size,
+                      (void **)&link->cubin,    (void **)&link->error_log_size,
                       (void **)&link->error_log};
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -82,10 +83,9 @@ const char *accel__cuda_jitlink_identity(accel_drv_plugin *plugin)
         char reason[512];
 
         link->tried = true;
-        if (accel__native_library_open(plugin->base.services,
-                                       "ACCEL_NVJITLINK_LIBRARY",
-                                       jitlink_defaults, &link->library,
-                                       reason, sizeof reason)) {
+        if (accel__native_library_open(
+                plugin->base.services, "ACCEL_NVJITLINK_LIBRARY",
+                jitlink_defaults, &link->library, reason, sizeof reason)) {
             link->loaded = jitlink_resolve(link);
             if (!link->loaded)
                 accel__native_library_close(&link->library, false);
@@ -141,9 +141,8 @@ accel_status accel__cuda_jitlink_put(accel_drv_device *device,
     snprintf(option, sizeof option, "-arch=%s", arch);
     int result = link->create(&handle, 1, options);
     if (result != JITLINK_SUCCESS)
-        return services->set_error(ACCEL_ERR_DRIVER,
-                                   "nvJitLinkCreate(%s) failed: %d", option,
-                                   result);
+        return services->set_error(
+            ACCEL_ERR_DRIVER, "nvJitLinkCreate(%s) failed: %d", option, result);
     result = link->add_data(handle, JITLINK_INPUT_PTX, image, size, "kernel.ptx");
     if (result == JITLINK_SUCCESS)
         result = link->complete(handle);
@@ -162,8 +161,7 @@ accel_status accel__cuda_jitlink_put(accel_drv_device *device,
         status = services->set_error(
             result == JITLINK_SUCCESS ? ACCEL_ERR_OUT_OF_HOST_MEMORY
                                       : ACCEL_ERR_MODULE,
-            "nvJitLink could not link the PTX for %s (result %d)", arch,
-            result);
+            "nvJitLink could not link the PTX for %s (result %d)", arch, result);
     }
     free(cubin);
     link->destroy(&handle);
