@@ -5,6 +5,7 @@
  */
 #include "compile_case.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,89 @@ static void test_barrier_kernel_compiled_from_source_computes(void **state)
             assert_int_equal(out[b * BLOCK + t], in[b * BLOCK + BLOCK - 1 - t]);
     accel_free(c->null.device, din);
     accel_free(c->null.device, dout);
+    accel_module_unload(module);
+}
+
+/*
+ * What an image links against since the plugin links with -nostdlib: a
+ * math call (libm), a 128-bit division (__udivti3, from libgcc.a) and a
+ * zeroing loop that gcc turns into a memset call (libc, through libm's
+ * dependency). Any of them missing and the image does not load.
+ */
+static const char helpers_source[] =
+    "#include <accel/kernel.h>\n"
+    "ACCEL_KERNEL(helpers, (uint32_t, n), (const float *, x), (float *, y),\n"
+    "             (uint64_t *, q), (uint8_t *, z))\n"
+    "{\n"
+    "    uint64_t i = accel_global_idx_x();\n"
+    "    if (i >= n)\n"
+    "        return;\n"
+    "    y[i] = sinf(x[i]);\n"
+    "    unsigned __int128 wide = ((unsigned __int128)q[i] << 64) | q[i];\n"
+    "    q[i] = (uint64_t)(wide / (q[i] + 3u));\n"
+    "    for (uint32_t k = 0; k < n; k++)\n"
+    "        z[i * n + k] = 0;\n"
+    "}\n";
+
+struct helpers_data {
+    float x[64], y[64];
+    uint64_t q[64];
+    uint8_t z[64 * 64];
+};
+
+static void helpers_run(struct compile_case *c, accel_kernel *kernel,
+                        struct helpers_data *d)
+{
+    uint32_t n = 64;
+    accel_ref x, y, q, z;
+    accel_device *dev = c->null.device;
+    assert_status(accel_alloc(dev, ACCEL_F32, n, &x), ACCEL_OK);
+    assert_status(accel_alloc(dev, ACCEL_F32, n, &y), ACCEL_OK);
+    assert_status(accel_alloc(dev, ACCEL_U64, n, &q), ACCEL_OK);
+    assert_status(accel_alloc(dev, ACCEL_U8, (size_t)n * n, &z), ACCEL_OK);
+    accel_stream *s = c->null.stream;
+    assert_status(accel_copy_to_device(s, x, 0, d->x, sizeof d->x), ACCEL_OK);
+    assert_status(accel_copy_to_device(s, q, 0, d->q, sizeof d->q), ACCEL_OK);
+    assert_status(accel_copy_to_device(s, z, 0, d->z, sizeof d->z), ACCEL_OK);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(x), ACCEL_ARG_REF(y),
+                        ACCEL_ARG_REF(q), ACCEL_ARG_REF(z)};
+    assert_status(accel_launch(s, kernel, (accel_dim3){2, 1, 1},
+                               (accel_dim3){32, 1, 1}, 0, args, 5),
+                  ACCEL_OK);
+    assert_status(accel_copy_to_host(s, d->y, y, 0, sizeof d->y), ACCEL_OK);
+    assert_status(accel_copy_to_host(s, d->q, q, 0, sizeof d->q), ACCEL_OK);
+    assert_status(accel_copy_to_host(s, d->z, z, 0, sizeof d->z), ACCEL_OK);
+    assert_status(accel_stream_sync(s), ACCEL_OK);
+    accel_free(dev, x);
+    accel_free(dev, y);
+    accel_free(dev, q);
+    accel_free(dev, z);
+}
+
+static void test_kernel_using_libm_libgcc_and_libc_loads_and_computes(void **state)
+{
+    struct compile_case *c = *state;
+    accel_module *module = NULL;
+    if (accel_module_compile(c->null.device, helpers_source, NULL, &module) !=
+        ACCEL_OK)
+        fail_msg("%s\n%s", accel_last_error(), accel_last_build_log());
+    accel_kernel *kernel = NULL;
+    assert_status(accel_kernel_get(module, "helpers", &kernel), ACCEL_OK);
+    static struct helpers_data d, want;
+    for (uint32_t i = 0; i < 64; i++) {
+        d.x[i] = (float)i * 0.1f - 3.0f;
+        d.q[i] = 0x9e3779b97f4a7c15ull * (i + 1u);
+        want.y[i] = sinf(d.x[i]);
+        unsigned __int128 wide = ((unsigned __int128)d.q[i] << 64) | d.q[i];
+        want.q[i] = (uint64_t)(wide / (d.q[i] + 3u));
+    }
+    memset(d.z, 0xa5, sizeof d.z);
+    helpers_run(c, kernel, &d);
+    for (uint32_t i = 0; i < 64; i++) {
+        assert_float_equal(d.y[i], want.y[i], 1e-6);
+        assert_int_equal(d.q[i], want.q[i]);
+    }
+    assert_memory_equal(d.z, want.z, sizeof d.z);
     accel_module_unload(module);
 }
 
@@ -185,6 +269,7 @@ int main(void)
         CASE(test_saxpy_compiled_from_source_computes),
         CASE(test_options_define_macros_in_order),
         CASE(test_barrier_kernel_compiled_from_source_computes),
+        CASE(test_kernel_using_libm_libgcc_and_libc_loads_and_computes),
         CASE(test_syntax_error_returns_the_whole_log_with_its_line),
         CASE(test_includes_outside_the_dialect_are_refused_before_compiling),
         CASE(test_options_other_than_defines_are_refused),

@@ -113,7 +113,7 @@ accel_status accel__null_compiler_identity(accel_drv_device *device,
     int length = snprintf(
         out_identity, capacity,
         "null cc=%s dev=%llu ino=%llu size=%lld mtime=%lld.%09ld "
-        "flags=1 %s kernel.h=%s",
+        "flags=2 %s kernel.h=%s",
         path, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
         (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
         march != NULL ? march : "-march=default", accel__kernel_header_sha256);
@@ -230,7 +230,16 @@ static void null_workdir_remove(struct null_workdir *dir)
 
 #define NULL_COMPILE_ARGS_MAX (24u + 256u)
 
-/* accel-cc's command line (compile_cpu_level), the request's options added. */
+/*
+ * accel-cc's command line (compile_cpu_level), the request's options added,
+ * linked with -nostdlib: no crt files (an image has no main, no C++
+ * constructors to register) and no libc.so script to read, which took a
+ * quarter of the link's time (BENCHMARKS.md, "Kernels from source").
+ * What the code can still need is named: libm (math calls), libgcc.a
+ * (helpers such as __udivti3 or half-float conversions below AVX2), and
+ * libc through libm's own dependency, which puts it in the image's scope.
+ * Part of the identity: "flags=2".
+ */
 static void null_compile_argv(const char *compiler,
                               const struct accel_compile_request *request,
                               const char **argv)
@@ -241,6 +250,7 @@ static void null_compile_argv(const char *compiler,
                                   "-O3",
                                   "-fPIC",
                                   "-shared",
+                                  "-nostdlib",
                                   "-fvisibility=hidden",
                                   "-fno-math-errno",
                                   "-falign-loops=64",
@@ -258,6 +268,7 @@ static void null_compile_argv(const char *compiler,
     argv[n++] = "kernel.so";
     argv[n++] = "kernel.c";
     argv[n++] = "-lm";
+    argv[n++] = "-lgcc";
     argv[n] = NULL;
 }
 
