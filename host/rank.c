@@ -38,8 +38,8 @@
 /* The four values, in the order accel_rank_info lists them. */
 enum which { RANK, SIZE, LOCAL_RANK, LOCAL_SIZE, WHICH_COUNT };
 
-static const char *const what_names[WHICH_COUNT] = {
-    "rank", "size", "local rank", "local size"};
+static const char *const what_names[WHICH_COUNT] = {"rank", "size",
+                                                    "local rank", "local size"};
 
 /* Up to two variables per value, the first set wins. */
 struct launcher {
@@ -99,13 +99,13 @@ static const char *parse_number(const char *p, const char *end, int32_t min,
             return "is larger than 2147483647";
     }
     if (value < min)
-        return min == 1 ? "is 0 where a count of at least 1 belongs" : "is too small";
+        return min == 1 ? "is 0 where a count of at least 1 belongs"
+                        : "is too small";
     *out = (int32_t)value;
     return NULL;
 }
 
-static accel_status malformed(const char *name, const char *text,
-                              const char *why)
+static accel_status malformed(const char *name, const char *text, const char *why)
 {
     bool override = strncmp(name, "ACCEL_", 6) == 0;
     return accel__error(ACCEL_ERR_INVALID_ARGUMENT, "%s='%.64s' %s%s", name,
@@ -127,10 +127,11 @@ static accel_status parse_tasks_per_node(const struct accel__ids *ids,
     int32_t node = 0;
     const char *node_text = env(ids, "SLURM_NODEID");
     const char *why = NULL;
-    if (node_text != NULL &&
-        (why = parse_number(node_text, node_text + strlen(node_text), 0,
-                            &node)) != NULL)
-        return malformed("SLURM_NODEID", node_text, why);
+    if (node_text != NULL) {
+        why = parse_number(node_text, node_text + strlen(node_text), 0, &node);
+        if (why != NULL)
+            return malformed("SLURM_NODEID", node_text, why);
+    }
     for (const char *p = text;;) {
         const char *end = p + strcspn(p, "(,");
         int32_t tasks = 0, repeat = 1;
@@ -229,9 +230,8 @@ static accel_status read_launchers(const struct accel__ids *ids,
     accel_status status = read_launcher(ids, &launchers[first], values);
     /* Only what the first lacks is looked for, so that a stale variable of
      * an allocation around the job cannot make a complete answer fail. */
-    for (size_t l = first + 1; l < LAUNCHER_COUNT && status == ACCEL_OK &&
-                               !complete(values);
-         l++) {
+    for (size_t l = first + 1;
+         l < LAUNCHER_COUNT && status == ACCEL_OK && !complete(values); l++) {
         if (env(ids, launchers[l].vars[RANK][0]) == NULL)
             continue;
         struct value other[WHICH_COUNT];
@@ -277,7 +277,8 @@ static accel_status fill_defaults(struct value values[WHICH_COUNT])
                 what_names[w], overrides[w]);
     }
     /* One rank, or one rank on this machine: the other local value follows. */
-    if (v[SIZE].number == 1 || (v[LOCAL_SIZE].source && v[LOCAL_SIZE].number == 1)) {
+    if (v[SIZE].number == 1 ||
+        (v[LOCAL_SIZE].source && v[LOCAL_SIZE].number == 1)) {
         if (v[LOCAL_RANK].source == NULL)
             v[LOCAL_RANK] = (struct value){0, "default"};
         if (v[LOCAL_SIZE].source == NULL)
@@ -348,8 +349,7 @@ accel_status accel__rank_info_as(const struct accel__ids *ids,
     return ACCEL_OK;
 }
 
-accel_status accel_rank_info_get_sized(accel_rank_info *out_info,
-                                       size_t info_size)
+accel_status accel_rank_info_get_sized(accel_rank_info *out_info, size_t info_size)
 {
     if (out_info == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,

@@ -364,9 +364,8 @@ static accel_status bind_rank_read(struct pick *pick,
 }
 
 /* The devices of `plugin` that no exclusion takes, into `left`. */
-static accel_status devices_left(struct pick *pick,
-                                 struct accel__plugin *plugin, uint32_t *left,
-                                 uint32_t *out_count)
+static accel_status devices_left(struct pick *pick, struct accel__plugin *plugin,
+                                 uint32_t *left, uint32_t *out_count)
 {
     *out_count = 0;
     for (uint32_t i = 0; i < plugin->device_count; i++) {
@@ -406,9 +405,8 @@ static accel_status bind_device(struct pick *pick,
             "device of its own, %s has %u to bind; '%s:%%%s%%' shares them "
             "(the %s modulo %u)",
             item->source, rank->what, position, rank->source, plugin->name,
-            count, item->name,
-            item->kind == ACCEL__TERM_LOCAL ? "local" : "rank", rank->what,
-            count);
+            count, item->name, item->kind == ACCEL__TERM_LOCAL ? "local" : "rank",
+            rank->what, count);
     }
     pick->plugin = plugin;
     pick->index = left[position];

@@ -32,8 +32,8 @@ struct accel__backend_item {
     bool exclude; /* "!": the item's devices are never picked */
     bool any;     /* the name is "*" */
     enum accel__term_kind kind;
-    uint32_t index;                  /* ACCEL__TERM_INDEX */
-    bool modulo; /* LOCAL, RANK: the rank modulo the devices ("%local%") */
+    uint32_t index; /* ACCEL__TERM_INDEX */
+    bool modulo;    /* LOCAL, RANK: the rank modulo the devices ("%local%") */
     char text[ACCEL__TERM_TEXT_MAX]; /* UUID, PCI, NAME */
     char source[ACCEL__TERM_TEXT_MAX + ACCEL_PLUGIN_NAME_MAX + 4]; /* as written */
 };

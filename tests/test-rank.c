@@ -17,16 +17,35 @@
 #include "rank.h"
 
 /* Every variable rank.c reads, cleared before each test. */
-static const char *const rank_variables[] = {
-    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-    "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
-    "MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK",
-    "MV2_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMI_SIZE", "PMI_LOCAL_RANK",
-    "PMI_LOCAL_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "FLUX_TASK_RANK",
-    "FLUX_JOB_SIZE", "FLUX_TASK_LOCAL_ID", "SLURM_PROCID", "SLURM_NTASKS",
-    "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "SLURM_TASKS_PER_NODE",
-    "SLURM_NODEID", "PMIX_RANK", "ACCEL_RANK", "ACCEL_SIZE",
-    "ACCEL_LOCAL_RANK", "ACCEL_LOCAL_SIZE", NULL};
+static const char *const rank_variables[] = {"OMPI_COMM_WORLD_RANK",
+                                             "OMPI_COMM_WORLD_SIZE",
+                                             "OMPI_COMM_WORLD_LOCAL_RANK",
+                                             "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                             "MV2_COMM_WORLD_RANK",
+                                             "MV2_COMM_WORLD_SIZE",
+                                             "MV2_COMM_WORLD_LOCAL_RANK",
+                                             "MV2_COMM_WORLD_LOCAL_SIZE",
+                                             "PMI_RANK",
+                                             "PMI_SIZE",
+                                             "PMI_LOCAL_RANK",
+                                             "PMI_LOCAL_SIZE",
+                                             "MPI_LOCALRANKID",
+                                             "MPI_LOCALNRANKS",
+                                             "FLUX_TASK_RANK",
+                                             "FLUX_JOB_SIZE",
+                                             "FLUX_TASK_LOCAL_ID",
+                                             "SLURM_PROCID",
+                                             "SLURM_NTASKS",
+                                             "SLURM_LOCALID",
+                                             "SLURM_NTASKS_PER_NODE",
+                                             "SLURM_TASKS_PER_NODE",
+                                             "SLURM_NODEID",
+                                             "PMIX_RANK",
+                                             "ACCEL_RANK",
+                                             "ACCEL_SIZE",
+                                             "ACCEL_LOCAL_RANK",
+                                             "ACCEL_LOCAL_SIZE",
+                                             NULL};
 
 static void clear_rank_variables(void)
 {
@@ -66,8 +85,7 @@ static int teardown(void **state)
 /* What accel_rank_info_get must say: four values and their variables. */
 struct expected {
     int32_t rank, size, local_rank, local_size;
-    const char *rank_source, *size_source, *local_rank_source,
-        *local_size_source;
+    const char *rank_source, *size_source, *local_rank_source, *local_size_source;
 };
 
 static void expect_info(const char *const *env, const struct expected *want)
@@ -114,19 +132,22 @@ static void test_no_launcher_is_rank_0_of_1_by_default(void **state)
 {
     (void)state;
     const char *const env[] = {NULL};
-    const struct expected want = {0, 1, 0, 1, "default", "default", "default",
-                                  "default"};
+    const struct expected want = {0,         1,         0,         1,
+                                  "default", "default", "default", "default"};
     expect_info(env, &want);
 }
 
 static void test_open_mpi_variables_give_every_value(void **state)
 {
     (void)state;
-    const char *const env[] = {"OMPI_COMM_WORLD_RANK=5",
-                               "OMPI_COMM_WORLD_SIZE=8",
+    const char *const env[] = {"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=8",
                                "OMPI_COMM_WORLD_LOCAL_RANK=1",
                                "OMPI_COMM_WORLD_LOCAL_SIZE=4", NULL};
-    const struct expected want = {5, 8, 1, 4, "OMPI_COMM_WORLD_RANK",
+    const struct expected want = {5,
+                                  8,
+                                  1,
+                                  4,
+                                  "OMPI_COMM_WORLD_RANK",
                                   "OMPI_COMM_WORLD_SIZE",
                                   "OMPI_COMM_WORLD_LOCAL_RANK",
                                   "OMPI_COMM_WORLD_LOCAL_SIZE"};
@@ -139,7 +160,11 @@ static void test_mvapich2_variables_give_every_value(void **state)
     const char *const env[] = {"MV2_COMM_WORLD_RANK=3", "MV2_COMM_WORLD_SIZE=4",
                                "MV2_COMM_WORLD_LOCAL_RANK=1",
                                "MV2_COMM_WORLD_LOCAL_SIZE=2", NULL};
-    const struct expected want = {3, 4, 1, 2, "MV2_COMM_WORLD_RANK",
+    const struct expected want = {3,
+                                  4,
+                                  1,
+                                  2,
+                                  "MV2_COMM_WORLD_RANK",
                                   "MV2_COMM_WORLD_SIZE",
                                   "MV2_COMM_WORLD_LOCAL_RANK",
                                   "MV2_COMM_WORLD_LOCAL_SIZE"};
@@ -151,19 +176,29 @@ static void test_hydra_pmi_and_local_rank_id(void **state)
     (void)state;
     const char *const env[] = {"PMI_RANK=2", "PMI_SIZE=6", "MPI_LOCALRANKID=2",
                                "MPI_LOCALNRANKS=3", NULL};
-    const struct expected want = {2, 6, 2, 3, "PMI_RANK", "PMI_SIZE",
-                                  "MPI_LOCALRANKID", "MPI_LOCALNRANKS"};
+    const struct expected want = {2,
+                                  6,
+                                  2,
+                                  3,
+                                  "PMI_RANK",
+                                  "PMI_SIZE",
+                                  "MPI_LOCALRANKID",
+                                  "MPI_LOCALNRANKS"};
     expect_info(env, &want);
 }
 
 static void test_pmi_local_rank_comes_before_hydras(void **state)
 {
     (void)state;
-    const char *const env[] = {"PMI_RANK=2",        "PMI_SIZE=6",
-                               "PMI_LOCAL_RANK=0",  "PMI_LOCAL_SIZE=2",
-                               "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=3", NULL};
-    const struct expected want = {2, 6, 0, 2, "PMI_RANK", "PMI_SIZE",
-                                  "PMI_LOCAL_RANK", "PMI_LOCAL_SIZE"};
+    const char *const env[] = {"PMI_RANK=2",
+                               "PMI_SIZE=6",
+                               "PMI_LOCAL_RANK=0",
+                               "PMI_LOCAL_SIZE=2",
+                               "MPI_LOCALRANKID=1",
+                               "MPI_LOCALNRANKS=3",
+                               NULL};
+    const struct expected want = {
+        2, 6, 0, 2, "PMI_RANK", "PMI_SIZE", "PMI_LOCAL_RANK", "PMI_LOCAL_SIZE"};
     expect_info(env, &want);
 }
 
@@ -172,8 +207,13 @@ static void test_flux_gives_no_local_size(void **state)
     (void)state;
     const char *const env[] = {"FLUX_TASK_RANK=5", "FLUX_JOB_SIZE=8",
                                "FLUX_TASK_LOCAL_ID=1", NULL};
-    const struct expected want = {5, 8, 1, -1, "FLUX_TASK_RANK",
-                                  "FLUX_JOB_SIZE", "FLUX_TASK_LOCAL_ID",
+    const struct expected want = {5,
+                                  8,
+                                  1,
+                                  -1,
+                                  "FLUX_TASK_RANK",
+                                  "FLUX_JOB_SIZE",
+                                  "FLUX_TASK_LOCAL_ID",
                                   ACCEL__RANK_UNKNOWN};
     expect_info(env, &want);
 }
@@ -181,11 +221,17 @@ static void test_flux_gives_no_local_size(void **state)
 static void test_slurm_local_size_from_ntasks_per_node(void **state)
 {
     (void)state;
-    const char *const env[] = {"SLURM_PROCID=3", "SLURM_NTASKS=4",
-                               "SLURM_LOCALID=1", "SLURM_NTASKS_PER_NODE=2",
-                               "SLURM_TASKS_PER_NODE=9", NULL};
-    const struct expected want = {3, 4, 1, 2, "SLURM_PROCID", "SLURM_NTASKS",
-                                  "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"};
+    const char *const env[] = {
+        "SLURM_PROCID=3",          "SLURM_NTASKS=4",         "SLURM_LOCALID=1",
+        "SLURM_NTASKS_PER_NODE=2", "SLURM_TASKS_PER_NODE=9", NULL};
+    const struct expected want = {3,
+                                  4,
+                                  1,
+                                  2,
+                                  "SLURM_PROCID",
+                                  "SLURM_NTASKS",
+                                  "SLURM_LOCALID",
+                                  "SLURM_NTASKS_PER_NODE"};
     expect_info(env, &want);
 }
 
@@ -193,24 +239,48 @@ static void test_slurm_tasks_per_node_is_read_at_the_node_id(void **state)
 {
     (void)state;
     /* Nodes 0-2 run 2 tasks each, node 3 runs 1: task 6 is alone there. */
-    const char *const last[] = {"SLURM_PROCID=6", "SLURM_NTASKS=7",
-                                "SLURM_LOCALID=0", "SLURM_NODEID=3",
-                                "SLURM_TASKS_PER_NODE=2(x3),1", NULL};
-    const struct expected alone = {6, 7, 0, 1, "SLURM_PROCID", "SLURM_NTASKS",
-                                   "SLURM_LOCALID", "SLURM_TASKS_PER_NODE"};
+    const char *const last[] = {"SLURM_PROCID=6",
+                                "SLURM_NTASKS=7",
+                                "SLURM_LOCALID=0",
+                                "SLURM_NODEID=3",
+                                "SLURM_TASKS_PER_NODE=2(x3),1",
+                                NULL};
+    const struct expected alone = {6,
+                                   7,
+                                   0,
+                                   1,
+                                   "SLURM_PROCID",
+                                   "SLURM_NTASKS",
+                                   "SLURM_LOCALID",
+                                   "SLURM_TASKS_PER_NODE"};
     expect_info(last, &alone);
-    const char *const second[] = {"SLURM_PROCID=3", "SLURM_NTASKS=7",
-                                  "SLURM_LOCALID=1", "SLURM_NODEID=1",
-                                  "SLURM_TASKS_PER_NODE=2(x3),1", NULL};
-    const struct expected pair = {3, 7, 1, 2, "SLURM_PROCID", "SLURM_NTASKS",
-                                  "SLURM_LOCALID", "SLURM_TASKS_PER_NODE"};
+    const char *const second[] = {"SLURM_PROCID=3",
+                                  "SLURM_NTASKS=7",
+                                  "SLURM_LOCALID=1",
+                                  "SLURM_NODEID=1",
+                                  "SLURM_TASKS_PER_NODE=2(x3),1",
+                                  NULL};
+    const struct expected pair = {3,
+                                  7,
+                                  1,
+                                  2,
+                                  "SLURM_PROCID",
+                                  "SLURM_NTASKS",
+                                  "SLURM_LOCALID",
+                                  "SLURM_TASKS_PER_NODE"};
     expect_info(second, &pair);
     /* Without a node id, the first figure. */
     const char *const first[] = {"SLURM_PROCID=1", "SLURM_NTASKS=7",
                                  "SLURM_LOCALID=1",
                                  "SLURM_TASKS_PER_NODE=2(x3),1", NULL};
-    const struct expected head = {1, 7, 1, 2, "SLURM_PROCID", "SLURM_NTASKS",
-                                  "SLURM_LOCALID", "SLURM_TASKS_PER_NODE"};
+    const struct expected head = {1,
+                                  7,
+                                  1,
+                                  2,
+                                  "SLURM_PROCID",
+                                  "SLURM_NTASKS",
+                                  "SLURM_LOCALID",
+                                  "SLURM_TASKS_PER_NODE"};
     expect_info(first, &head);
 }
 
@@ -220,8 +290,14 @@ static void test_pmix_rank_needs_a_size_from_elsewhere(void **state)
     const char *const alone[] = {"PMIX_RANK=1", NULL};
     expect_rank_error(alone, ACCEL_ERR_INVALID_ARGUMENT, "ACCEL_SIZE");
     const char *const sized[] = {"PMIX_RANK=1", "ACCEL_SIZE=2", NULL};
-    const struct expected want = {1, 2, -1, -1, "PMIX_RANK", "ACCEL_SIZE",
-                                  ACCEL__RANK_UNKNOWN, ACCEL__RANK_UNKNOWN};
+    const struct expected want = {1,
+                                  2,
+                                  -1,
+                                  -1,
+                                  "PMIX_RANK",
+                                  "ACCEL_SIZE",
+                                  ACCEL__RANK_UNKNOWN,
+                                  ACCEL__RANK_UNKNOWN};
     expect_info(sized, &want);
 }
 
@@ -230,20 +306,34 @@ static void test_pmix_rank_needs_a_size_from_elsewhere(void **state)
 static void test_accel_overrides_replace_each_value(void **state)
 {
     (void)state;
-    const char *const env[] = {"OMPI_COMM_WORLD_RANK=5",
-                               "OMPI_COMM_WORLD_SIZE=8",
-                               "OMPI_COMM_WORLD_LOCAL_RANK=1",
-                               "OMPI_COMM_WORLD_LOCAL_SIZE=4",
-                               "ACCEL_LOCAL_RANK=3", NULL};
-    const struct expected want = {5, 8, 3, 4, "OMPI_COMM_WORLD_RANK",
-                                  "OMPI_COMM_WORLD_SIZE", "ACCEL_LOCAL_RANK",
+    const char *const env[] = {
+        "OMPI_COMM_WORLD_RANK=5",       "OMPI_COMM_WORLD_SIZE=8",
+        "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_LOCAL_SIZE=4",
+        "ACCEL_LOCAL_RANK=3",           NULL};
+    const struct expected want = {5,
+                                  8,
+                                  3,
+                                  4,
+                                  "OMPI_COMM_WORLD_RANK",
+                                  "OMPI_COMM_WORLD_SIZE",
+                                  "ACCEL_LOCAL_RANK",
                                   "OMPI_COMM_WORLD_LOCAL_SIZE"};
     expect_info(env, &want);
-    const char *const all[] = {"ACCEL_RANK=2", "ACCEL_SIZE=3",
-                               "ACCEL_LOCAL_RANK=0", "ACCEL_LOCAL_SIZE=1",
-                               "SLURM_PROCID=0", "SLURM_NTASKS=1", NULL};
-    const struct expected mine = {2, 3, 0, 1, "ACCEL_RANK", "ACCEL_SIZE",
-                                  "ACCEL_LOCAL_RANK", "ACCEL_LOCAL_SIZE"};
+    const char *const all[] = {"ACCEL_RANK=2",
+                               "ACCEL_SIZE=3",
+                               "ACCEL_LOCAL_RANK=0",
+                               "ACCEL_LOCAL_SIZE=1",
+                               "SLURM_PROCID=0",
+                               "SLURM_NTASKS=1",
+                               NULL};
+    const struct expected mine = {2,
+                                  3,
+                                  0,
+                                  1,
+                                  "ACCEL_RANK",
+                                  "ACCEL_SIZE",
+                                  "ACCEL_LOCAL_RANK",
+                                  "ACCEL_LOCAL_SIZE"};
     expect_info(all, &mine);
 }
 
@@ -251,21 +341,38 @@ static void test_mpirun_inside_slurm_allocation_believes_the_mpi(void **state)
 {
     (void)state;
     /* A batch script's variables, left in every rank by mpirun. */
-    const char *const env[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1",
-                               "SLURM_LOCALID=0", "SLURM_NTASKS_PER_NODE=1",
-                               "PMI_RANK=3", "PMI_SIZE=4", NULL};
+    const char *const env[] = {"SLURM_PROCID=0",
+                               "SLURM_NTASKS=1",
+                               "SLURM_LOCALID=0",
+                               "SLURM_NTASKS_PER_NODE=1",
+                               "PMI_RANK=3",
+                               "PMI_SIZE=4",
+                               NULL};
     /* Slurm describes another job (rank 0 of 1): its local values are not
      * taken, and the local rank stays unknown rather than guessed. */
-    const struct expected want = {3, 4, -1, -1, "PMI_RANK", "PMI_SIZE",
-                                  ACCEL__RANK_UNKNOWN, ACCEL__RANK_UNKNOWN};
+    const struct expected want = {3,
+                                  4,
+                                  -1,
+                                  -1,
+                                  "PMI_RANK",
+                                  "PMI_SIZE",
+                                  ACCEL__RANK_UNKNOWN,
+                                  ACCEL__RANK_UNKNOWN};
     expect_info(env, &want);
-    const char *const ompi[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1",
-                                "SLURM_LOCALID=0", "OMPI_COMM_WORLD_RANK=1",
+    const char *const ompi[] = {"SLURM_PROCID=0",
+                                "SLURM_NTASKS=1",
+                                "SLURM_LOCALID=0",
+                                "OMPI_COMM_WORLD_RANK=1",
                                 "OMPI_COMM_WORLD_SIZE=2",
                                 "OMPI_COMM_WORLD_LOCAL_RANK=1",
-                                "OMPI_COMM_WORLD_LOCAL_SIZE=2", "PMIX_RANK=1",
+                                "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+                                "PMIX_RANK=1",
                                 NULL};
-    const struct expected open_mpi = {1, 2, 1, 2, "OMPI_COMM_WORLD_RANK",
+    const struct expected open_mpi = {1,
+                                      2,
+                                      1,
+                                      2,
+                                      "OMPI_COMM_WORLD_RANK",
                                       "OMPI_COMM_WORLD_SIZE",
                                       "OMPI_COMM_WORLD_LOCAL_RANK",
                                       "OMPI_COMM_WORLD_LOCAL_SIZE"};
@@ -276,19 +383,34 @@ static void test_srun_pmi2_takes_local_values_from_slurm(void **state)
 {
     (void)state;
     /* The same process described twice (rank 3 of 4 both times). */
-    const char *const env[] = {"PMI_RANK=3",      "PMI_SIZE=4",
-                               "SLURM_PROCID=3",  "SLURM_NTASKS=4",
-                               "SLURM_LOCALID=1", "SLURM_NTASKS_PER_NODE=2",
+    const char *const env[] = {"PMI_RANK=3",
+                               "PMI_SIZE=4",
+                               "SLURM_PROCID=3",
+                               "SLURM_NTASKS=4",
+                               "SLURM_LOCALID=1",
+                               "SLURM_NTASKS_PER_NODE=2",
                                NULL};
-    const struct expected want = {3, 4, 1, 2, "PMI_RANK", "PMI_SIZE",
-                                  "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"};
+    const struct expected want = {3,
+                                  4,
+                                  1,
+                                  2,
+                                  "PMI_RANK",
+                                  "PMI_SIZE",
+                                  "SLURM_LOCALID",
+                                  "SLURM_NTASKS_PER_NODE"};
     expect_info(env, &want);
     /* srun --mpi=pmix: Slurm comes before PMIx. */
-    const char *const pmix[] = {"PMIX_RANK=3", "SLURM_PROCID=3",
-                                "SLURM_NTASKS=4", "SLURM_LOCALID=1",
-                                "SLURM_NTASKS_PER_NODE=2", NULL};
-    const struct expected slurm = {3, 4, 1, 2, "SLURM_PROCID", "SLURM_NTASKS",
-                                   "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"};
+    const char *const pmix[] = {
+        "PMIX_RANK=3",     "SLURM_PROCID=3",          "SLURM_NTASKS=4",
+        "SLURM_LOCALID=1", "SLURM_NTASKS_PER_NODE=2", NULL};
+    const struct expected slurm = {3,
+                                   4,
+                                   1,
+                                   2,
+                                   "SLURM_PROCID",
+                                   "SLURM_NTASKS",
+                                   "SLURM_LOCALID",
+                                   "SLURM_NTASKS_PER_NODE"};
     expect_info(pmix, &slurm);
 }
 
@@ -299,9 +421,15 @@ static void test_stale_variable_cannot_break_a_complete_answer(void **state)
                                "OMPI_COMM_WORLD_SIZE=2",
                                "OMPI_COMM_WORLD_LOCAL_RANK=0",
                                "OMPI_COMM_WORLD_LOCAL_SIZE=2",
-                               "SLURM_PROCID=0", "SLURM_NTASKS=2",
-                               "SLURM_TASKS_PER_NODE=bogus", NULL};
-    const struct expected want = {0, 2, 0, 2, "OMPI_COMM_WORLD_RANK",
+                               "SLURM_PROCID=0",
+                               "SLURM_NTASKS=2",
+                               "SLURM_TASKS_PER_NODE=bogus",
+                               NULL};
+    const struct expected want = {0,
+                                  2,
+                                  0,
+                                  2,
+                                  "OMPI_COMM_WORLD_RANK",
                                   "OMPI_COMM_WORLD_SIZE",
                                   "OMPI_COMM_WORLD_LOCAL_RANK",
                                   "OMPI_COMM_WORLD_LOCAL_SIZE"};
@@ -334,10 +462,14 @@ static void test_malformed_values_are_errors_naming_the_variable(void **state)
 {
     (void)state;
     static const char *const bad[] = {
-        "OMPI_COMM_WORLD_RANK=1x", "OMPI_COMM_WORLD_RANK=-1",
-        "OMPI_COMM_WORLD_RANK= 1", "OMPI_COMM_WORLD_RANK=+1",
-        "OMPI_COMM_WORLD_RANK=0x1", "OMPI_COMM_WORLD_RANK=2147483648",
-        "OMPI_COMM_WORLD_RANK=99999999999999999999", NULL};
+        "OMPI_COMM_WORLD_RANK=1x",
+        "OMPI_COMM_WORLD_RANK=-1",
+        "OMPI_COMM_WORLD_RANK= 1",
+        "OMPI_COMM_WORLD_RANK=+1",
+        "OMPI_COMM_WORLD_RANK=0x1",
+        "OMPI_COMM_WORLD_RANK=2147483648",
+        "OMPI_COMM_WORLD_RANK=99999999999999999999",
+        NULL};
     for (const char *const *b = bad; *b != NULL; b++) {
         const char *const env[] = {*b, "OMPI_COMM_WORLD_SIZE=4", NULL};
         expect_rank_error(env, ACCEL_ERR_INVALID_ARGUMENT,
@@ -355,23 +487,27 @@ static void test_malformed_values_are_errors_naming_the_variable(void **state)
 static void test_malformed_slurm_task_lists_are_errors(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"2(x", "2(y3)", "2(x3", "2,,1", "(x2)",
-                                      "2(x0)", "2 ,1", "2(x3)1", NULL};
+    static const char *const bad[] = {"2(x",  "2(y3)",  "2(x3",
+                                      "2,,1", "(x2)",   "2(x0)",
+                                      "2 ,1", "2(x3)1", NULL};
     for (const char *const *b = bad; *b != NULL; b++) {
         char assignment[64];
         snprintf(assignment, sizeof assignment, "SLURM_TASKS_PER_NODE=%s", *b);
-        const char *const env[] = {"SLURM_PROCID=6", "SLURM_NTASKS=7",
+        const char *const env[] = {"SLURM_PROCID=6",  "SLURM_NTASKS=7",
                                    "SLURM_LOCALID=0", "SLURM_NODEID=3",
-                                   assignment, NULL};
+                                   assignment,        NULL};
         expect_rank_error(env, ACCEL_ERR_INVALID_ARGUMENT,
                           "SLURM_TASKS_PER_NODE=");
     }
-    const char *const past[] = {"SLURM_PROCID=0", "SLURM_NTASKS=2",
-                                "SLURM_LOCALID=0", "SLURM_NODEID=2",
-                                "SLURM_TASKS_PER_NODE=1(x2)", NULL};
+    const char *const past[] = {"SLURM_PROCID=0",
+                                "SLURM_NTASKS=2",
+                                "SLURM_LOCALID=0",
+                                "SLURM_NODEID=2",
+                                "SLURM_TASKS_PER_NODE=1(x2)",
+                                NULL};
     expect_rank_error(past, ACCEL_ERR_INVALID_ARGUMENT, "fewer nodes");
-    const char *const node[] = {"SLURM_PROCID=0", "SLURM_NTASKS=2",
-                                "SLURM_LOCALID=0", "SLURM_NODEID=x",
+    const char *const node[] = {"SLURM_PROCID=0",         "SLURM_NTASKS=2",
+                                "SLURM_LOCALID=0",        "SLURM_NODEID=x",
                                 "SLURM_TASKS_PER_NODE=2", NULL};
     expect_rank_error(node, ACCEL_ERR_INVALID_ARGUMENT, "SLURM_NODEID=");
 }
@@ -389,8 +525,7 @@ static void test_inconsistent_values_are_errors(void **state)
     expect_rank_error(local, ACCEL_ERR_INVALID_ARGUMENT,
                       "local rank 2 (ACCEL_LOCAL_RANK) is not below");
     const char *const wide[] = {"ACCEL_RANK=1", "ACCEL_SIZE=2",
-                                "ACCEL_LOCAL_RANK=0", "ACCEL_LOCAL_SIZE=3",
-                                NULL};
+                                "ACCEL_LOCAL_RANK=0", "ACCEL_LOCAL_SIZE=3", NULL};
     expect_rank_error(wide, ACCEL_ERR_INVALID_ARGUMENT,
                       "local size 3 (ACCEL_LOCAL_SIZE) is more than");
     /* A local rank alone, in a job of one: the default local size is 1. */
@@ -405,8 +540,13 @@ static void test_empty_variable_counts_as_unset(void **state)
     (void)state;
     const char *const env[] = {"ACCEL_RANK=", "OMPI_COMM_WORLD_RANK=1",
                                "OMPI_COMM_WORLD_SIZE=2", NULL};
-    const struct expected want = {1, 2, -1, -1, "OMPI_COMM_WORLD_RANK",
-                                  "OMPI_COMM_WORLD_SIZE", ACCEL__RANK_UNKNOWN,
+    const struct expected want = {1,
+                                  2,
+                                  -1,
+                                  -1,
+                                  "OMPI_COMM_WORLD_RANK",
+                                  "OMPI_COMM_WORLD_SIZE",
+                                  ACCEL__RANK_UNKNOWN,
                                   ACCEL__RANK_UNKNOWN};
     expect_info(env, &want);
 }
@@ -601,9 +741,9 @@ static void test_unknown_or_malformed_rank_fails_only_rank_terms(void **state)
 static void test_malformed_rank_terms_are_invalid_argument(void **state)
 {
     struct select_case *c = *state;
-    static const char *const bad[] = {"null:%locale", "null:%", "null:%%",
-                                      "null:%local%%", "!null:%local",
-                                      "null:%LOCAL", NULL};
+    static const char *const bad[] = {
+        "null:%locale", "null:%",      "null:%%", "null:%local%%",
+        "!null:%local", "null:%LOCAL", NULL};
     for (const char *const *b = bad; *b != NULL; b++) {
         create_host(c, *b);
         accel_device *device = NULL;
