@@ -401,10 +401,11 @@ static accel_status bind_device(struct pick *pick,
     } else if (position >= count) {
         return accel__error(
             ACCEL_ERR_NOT_FOUND,
-            "backend item '%s': more ranks than devices: %s %u (%s) has no "
+            "backend item '%s': more %ss than devices: %s %u (%s) has no "
             "device of its own, %s has %u to bind; '%s:%%%s%%' shares them "
             "(the %s modulo %u)",
-            item->source, rank->what, position, rank->source, plugin->name,
+            item->source, rank->what, rank->what, position, rank->source,
+            plugin->name,
             count, item->name, item->kind == ACCEL__TERM_LOCAL ? "local" : "rank",
             rank->what, count);
     }

@@ -38,8 +38,8 @@ done
 ACCEL_PLUGIN_PATH=$plugin ACCEL_NULL_DEVICES=1 ACCEL_BACKEND='null:%local' \
     "$mpirun" --oversubscribe -np 2 "$info" --rank-binding > "$work/out" 2>&1 &&
     fail "one device for two ranks should fail under null:%local"
-grep -q '^rank 1: none: ACCEL_ERR_NOT_FOUND: .*more ranks than devices' "$work/out" ||
-    fail "rank 1 should say there are more ranks than devices"
+grep -q '^rank 1: none: ACCEL_ERR_NOT_FOUND: .*more local ranks than devices' "$work/out" ||
+    fail "rank 1 should say there are more local ranks than devices"
 ACCEL_PLUGIN_PATH=$plugin ACCEL_NULL_DEVICES=1 ACCEL_BACKEND='null:%local%' \
     "$mpirun" --oversubscribe -np 2 "$info" --rank-binding > "$work/out" 2>&1 ||
     fail "null:%local% should bind both ranks to the one device"

@@ -661,7 +661,7 @@ static void test_local_binds_each_local_rank_its_device(void **state)
             continue;
         }
         expect_select_error(c, backend, ACCEL_ERR_NOT_FOUND,
-                            "more ranks than devices");
+                            "more local ranks than devices");
         assert_contains(accel_last_error(), "OMPI_COMM_WORLD_LOCAL_RANK");
         assert_contains(accel_last_error(), "null:%local%");
     }
@@ -703,7 +703,7 @@ static void test_deviceless_plugin_falls_through_to_the_next_item(void **state)
     expect_bound(c, backend, "null", 1);
     be_local_rank(3);
     expect_select_error(c, backend, ACCEL_ERR_NOT_FOUND,
-                        "more ranks than devices");
+                        "more local ranks than devices");
 }
 
 static void test_local_counts_the_devices_exclusions_leave(void **state)
