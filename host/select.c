@@ -405,9 +405,9 @@ static accel_status bind_device(struct pick *pick,
             "device of its own, %s has %u to bind; '%s:%%%s%%' shares them "
             "(the %s modulo %u)",
             item->source, rank->what, rank->what, position, rank->source,
-            plugin->name,
-            count, item->name, item->kind == ACCEL__TERM_LOCAL ? "local" : "rank",
-            rank->what, count);
+            plugin->name, count, item->name,
+            item->kind == ACCEL__TERM_LOCAL ? "local" : "rank", rank->what,
+            count);
     }
     pick->plugin = plugin;
     pick->index = left[position];
