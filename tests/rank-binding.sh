@@ -34,14 +34,11 @@ for r in 0 1; do
 done
 [ "$(grep -c '^rank ' "$work/out")" -eq 2 ] || fail "expected exactly two lines"
 
-# One device for two local ranks: %local is an error in rank 1, %local% shares.
+# One device for two local ranks: %local is an error in rank 1, said on its
+# line (%local%, which shares, is test-rank's: each mpirun costs seconds).
 ACCEL_PLUGIN_PATH=$plugin ACCEL_NULL_DEVICES=1 ACCEL_BACKEND='null:%local' \
     "$mpirun" --oversubscribe -np 2 "$info" --rank-binding > "$work/out" 2>&1 &&
     fail "one device for two ranks should fail under null:%local"
 grep -q '^rank 1: none: ACCEL_ERR_NOT_FOUND: .*more local ranks than devices' "$work/out" ||
     fail "rank 1 should say there are more local ranks than devices"
-ACCEL_PLUGIN_PATH=$plugin ACCEL_NULL_DEVICES=1 ACCEL_BACKEND='null:%local%' \
-    "$mpirun" --oversubscribe -np 2 "$info" --rank-binding > "$work/out" 2>&1 ||
-    fail "null:%local% should bind both ranks to the one device"
-grep -q '^rank 1: null:0 ' "$work/out" || fail "rank 1 should share null:0"
 echo "ok: each rank printed its binding"
