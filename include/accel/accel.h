@@ -122,8 +122,11 @@ typedef struct accel_host_options {
     /* Colon-separated directories or plugin files; replaces the default. */
     const char *plugin_path;
     /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null",
-     * "cuda:GPU-5b1c", "cuda:pci=0000:41:00.0", "hip:name=*MI300*", "!hip"
-     * (the README's "Selecting a device" has the grammar). */
+     * "cuda:GPU-5b1c", "cuda:pci=0000:41:00.0", "hip:name=*MI300*", "!hip",
+     * "cuda:%local,null:%local" (the device at the launcher's local rank;
+     * "%local%" modulo the devices; "%rank", "%rank%" by the rank), read
+     * at each selection (the README's "Selecting a device" has the
+     * grammar). */
     const char *backend;
     /*
      * Under elevated privileges (setuid or setgid, file capabilities, or
@@ -406,23 +409,6 @@ ACCEL_API accel_status accel_device_set_recovery(
     accel_device *device, const accel_recovery_policy *policy);
 
 /* ---- typed device memory: refs ---- */
-
-typedef enum accel_elem_type {
-    ACCEL_BYTE = 0,
-    ACCEL_F16,
-    ACCEL_BF16,
-    ACCEL_F32,
-    ACCEL_F64,
-    ACCEL_I8,
-    ACCEL_I16,
-    ACCEL_I32,
-    ACCEL_I64,
-    ACCEL_U8,
-    ACCEL_U16,
-    ACCEL_U32,
-    ACCEL_U64,
-    ACCEL_ELEM_TYPE_COUNT
-} accel_elem_type;
 
 /* Size in bytes of one element; 0 for a value outside the enum. */
 ACCEL_API size_t accel_elem_size(accel_elem_type type);
@@ -850,6 +836,130 @@ ACCEL_API accel_status accel_device_compact(accel_device *device,
  * source has been read, one to the host once the data has arrived.
  * Contiguous layouts go to the plugin as one 1D copy.
  */
+
+/* ---- more than one device: ranks and collectives ---- */
+
+/*
+ * This process's place in a job, read from the launcher's environment
+ * (Open MPI, PMIx, PMI, Slurm, MPICH/Hydra, MVAPICH2, Flux; ACCEL_RANK,
+ * ACCEL_SIZE, ACCEL_LOCAL_RANK and ACCEL_LOCAL_SIZE override each value)
+ * at each call, through secure_getenv; the README's "Ranks and device
+ * binding" has the variables and the order they are believed in.
+ * A process no launcher started is rank 0 of 1. The *_source strings name
+ * the variable each value came from ("OMPI_COMM_WORLD_LOCAL_RANK",
+ * "ACCEL_RANK"), or "default"; they are static strings. A local value that
+ * no variable gives in a job of more than one rank (Flux has no local
+ * size) is -1, its source "unknown".
+ */
+typedef struct accel_rank_info {
+    uint32_t struct_size; /* set by the library: the bytes it wrote */
+    int32_t rank;
+    int32_t size;
+    int32_t local_rank;
+    int32_t local_size;
+    const char *rank_source;
+    const char *size_source;
+    const char *local_rank_source;
+    const char *local_size_source;
+} accel_rank_info;
+
+/* A macro: it passes sizeof *(out_info) (see "structs that grow").
+ * Errors: ACCEL_ERR_INVALID_ARGUMENT (a malformed or inconsistent value:
+ * the detail names the variable). */
+#define accel_rank_info_get(out_info)                                          \
+    accel_rank_info_get_sized((out_info), sizeof *(out_info))
+ACCEL_API accel_status accel_rank_info_get_sized(accel_rank_info *out_info,
+                                                 size_t info_size);
+
+/*
+ * The native handles of a stream and its device (CUstream and CUcontext,
+ * hipStream_t, or the CPU kind for the null plugin), to hand the stream to
+ * a vendor library. out->struct_size is set by the caller. Valid until the
+ * stream is destroyed or the device reset. ACCEL_ERR_NOT_SUPPORTED when
+ * the plugin has no native_handles entry.
+ */
+ACCEL_API accel_status accel_stream_native(accel_stream *stream,
+                                           struct accel_native_handles *out);
+
+/* A communicator: one rank's end of a group of ranks, each bound to one
+ * device, between which collectives run. */
+typedef struct accel_comm accel_comm;
+
+/*
+ * Make this rank's communicator over the launcher's ranks (accel_rank_info),
+ * bound to `device`. The provider is the first of ACCEL_COMM (a comma list:
+ * "nccl,mpi,host"; unset: "nccl,rccl,mpi,host") that initialises and
+ * serves the device; the reasons of the others are kept (accel-info
+ * --comm). Collective over every rank of the job. Errors:
+ * ACCEL_ERR_NOT_FOUND (no provider serves: the detail has each one's
+ * reason), ACCEL_ERR_TIMEOUT (a rank did not join within
+ * ACCEL_COMM_TIMEOUT_MS), ACCEL_ERR_INVALID_ARGUMENT.
+ */
+ACCEL_API accel_status accel_comm_create(accel_device *device,
+                                         accel_comm **out_comm);
+/*
+ * Make `count` communicators in this process, one rank per device
+ * (devices[i] is rank i), for ranks run as threads (loopback: several
+ * null devices with ACCEL_NULL_DEVICES, or several GPUs of one process).
+ * Only providers with loopback support take part ("host", "nccl").
+ */
+ACCEL_API accel_status accel_comm_create_local(accel_device *const *devices,
+                                               int count, accel_comm **out_comms);
+/* As MPI_Comm_split: collective over comm; a negative color gives NULL. */
+ACCEL_API accel_status accel_comm_split(accel_comm *comm, int color, int key,
+                                        accel_comm **out_comm);
+/* Wait for the communicator's operations, then destroy it. NULL allowed. */
+ACCEL_API void accel_comm_destroy(accel_comm *comm);
+/* Make every pending and later operation fail with ACCEL_ERR_COMM_ABORTED.
+ * Any thread; idempotent. */
+ACCEL_API accel_status accel_comm_abort(accel_comm *comm);
+/* ACCEL_OK, or the error the communicator met asynchronously (an abort, a
+ * stalled rank, a failed peer): ACCEL_ERR_COMM_ABORTED with the reason. */
+ACCEL_API accel_status accel_comm_status(accel_comm *comm);
+ACCEL_API int accel_comm_rank(const accel_comm *comm);
+ACCEL_API int accel_comm_size(const accel_comm *comm);
+ACCEL_API accel_device *accel_comm_device(const accel_comm *comm);
+/* "mpi", "nccl", "rccl", "host". */
+ACCEL_API const char *accel_comm_provider_name(const accel_comm *comm);
+
+/*
+ * Collectives, enqueued on `stream` (a stream of the communicator's
+ * device) and ordered with its other commands. Counts are elements of the
+ * refs' type, from each ref's start; send and recv may be the same ref (in
+ * place). Refs are validated as every command's (freed, stale, other
+ * device) and must have one element type (ACCEL_ERR_TYPE_MISMATCH) and
+ * room for the count (ACCEL_ERR_INVALID_ARGUMENT). A mismatch between
+ * ranks (type, count, root) is ACCEL_ERR_INVALID_ARGUMENT where the
+ * provider can detect it. While a collective is in flight its refs'
+ * memory does not move and cannot be freed under it. A rank that waits
+ * past ACCEL_COMM_TIMEOUT_MS for the others aborts the communicator.
+ * Errors, besides: ACCEL_ERR_COMM_ABORTED (the communicator was aborted,
+ * or its device reset).
+ */
+ACCEL_API accel_status accel_allreduce(accel_comm *comm, accel_stream *stream,
+                                       accel_ref send, accel_ref recv,
+                                       uint64_t count, accel_reduce_op op);
+ACCEL_API accel_status accel_broadcast(accel_comm *comm, accel_stream *stream,
+                                       accel_ref send, accel_ref recv,
+                                       uint64_t count, int root);
+ACCEL_API accel_status accel_reduce(accel_comm *comm, accel_stream *stream,
+                                    accel_ref send, accel_ref recv,
+                                    uint64_t count, accel_reduce_op op, int root);
+/* recv holds size * count elements: rank r's count at r * count. */
+ACCEL_API accel_status accel_allgather(accel_comm *comm, accel_stream *stream,
+                                       accel_ref send, accel_ref recv,
+                                       uint64_t count);
+/* send holds size * count elements; rank r receives the reduction of
+ * every rank's r-th share. */
+ACCEL_API accel_status accel_reduce_scatter(accel_comm *comm,
+                                            accel_stream *stream,
+                                            accel_ref send, accel_ref recv,
+                                            uint64_t count, accel_reduce_op op);
+ACCEL_API accel_status accel_send(accel_comm *comm, accel_stream *stream,
+                                  accel_ref send, uint64_t count, int peer);
+ACCEL_API accel_status accel_recv(accel_comm *comm, accel_stream *stream,
+                                  accel_ref recv, uint64_t count, int peer);
+ACCEL_API accel_status accel_comm_barrier(accel_comm *comm, accel_stream *stream);
 
 /* Copy `bytes` from host `src` to the ref, starting `offset` bytes in. */
 ACCEL_API accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,

@@ -66,15 +66,6 @@ extern "C" {
 /* A plugin's name: 1 to ACCEL_PLUGIN_NAME_MAX characters of [a-z0-9_]. */
 #define ACCEL_PLUGIN_NAME_MAX 31
 
-/* Log levels, most severe first. */
-typedef enum accel_log_level {
-    ACCEL_LOG_NONE = 0,
-    ACCEL_LOG_ERROR = 1,
-    ACCEL_LOG_WARN = 2,
-    ACCEL_LOG_INFO = 3,
-    ACCEL_LOG_DEBUG = 4
-} accel_log_level;
-
 /* A kernel launch's geometry. */
 struct accel_launch_config {
     uint32_t grid[3];      /* blocks in x, y, z; each >= 1 */
@@ -575,6 +566,20 @@ struct accel_driver_v1 {
      */
     accel_status (*compiler_identity)(accel_drv_device *device,
                                       char *out_identity, size_t capacity);
+    /*
+     * Optional. Since: 1.1. Fill `out` (out->struct_size set by the host;
+     * write no more than it) with the device's native handles (kind,
+     * ordinal, context) and, when `stream` is not NULL, that stream's
+     * native handle (CUstream, hipStream_t), so that a vendor library
+     * (NCCL, RCCL, cuBLAS) can enqueue work on it in order with the
+     * host's commands. The handles stay valid until the stream is
+     * destroyed or the device reset. When NULL, accel_stream_native
+     * answers ACCEL_ERR_NOT_SUPPORTED and stream-ordered communication
+     * providers are refused on the plugin's devices.
+     */
+    accel_status (*native_handles)(accel_drv_device *device,
+                                   accel_drv_stream *stream,
+                                   struct accel_native_handles *out);
 };
 
 /* The longest compiler identity the host asks for, NUL included. */
@@ -626,7 +631,8 @@ struct accel_driver_v1 {
     X(fill, OPTIONAL, 1, 31)                                                   \
     X(event_elapsed, OPTIONAL, 1, 32)                                          \
     X(module_compile, OPTIONAL, 1, 33)                                         \
-    X(compiler_identity, OPTIONAL, 1, 34)
+    X(compiler_identity, OPTIONAL, 1, 34)                                      \
+    X(native_handles, OPTIONAL, 1, 35)
 
 /* The need of an entry in ACCEL_DRIVER_V1_ENTRIES, as ACCEL_ENTRY_##need. */
 enum {
@@ -643,9 +649,9 @@ enum {
 /* The smallest struct_size a plugin may give: the table up to launch. */
 #define ACCEL_DRIVER_V1_MIN_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(28)
 /* The whole table of each minor. 1.1 added copy_peer, fill,
- * event_elapsed, module_compile and compiler_identity. */
+ * event_elapsed, module_compile, compiler_identity and native_handles. */
 #define ACCEL_DRIVER_V1_0_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(30)
-#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(35)
+#define ACCEL_DRIVER_V1_1_SIZE ACCEL_DRIVER_V1_ENTRY_OFFSET(36)
 
 /* Whether `table` (a pointer) has `entry`, by its struct_size. */
 #define ACCEL_DRIVER_HAS_ENTRY(table, entry)                                   \

@@ -54,13 +54,71 @@
     X(ACCEL_ERR_DRIVER, -17,                                                                                    \
       "the vendor driver reported an error with no better code")                                                \
     X(ACCEL_ERR_NOT_FOUND, -18, "no such plugin, kernel or named object")                                       \
-    X(ACCEL_ERR_BUSY, -19, "the object is still in use")
+    X(ACCEL_ERR_BUSY, -19, "the object is still in use")                                                        \
+    X(ACCEL_ERR_COMM_ABORTED,                                                                                   \
+      -20, "the communicator was aborted (a reset, a stalled rank, a failed peer or accel_comm_abort)")
 
 typedef enum accel_status {
 #define ACCEL_STATUS_ENUM_(name, value, text) name = value,
     ACCEL_STATUS_LIST(ACCEL_STATUS_ENUM_)
 #undef ACCEL_STATUS_ENUM_
 } accel_status;
+
+/* Element types of refs, kernel parameters and collectives. */
+typedef enum accel_elem_type {
+    ACCEL_BYTE = 0,
+    ACCEL_F16,
+    ACCEL_BF16,
+    ACCEL_F32,
+    ACCEL_F64,
+    ACCEL_I8,
+    ACCEL_I16,
+    ACCEL_I32,
+    ACCEL_I64,
+    ACCEL_U8,
+    ACCEL_U16,
+    ACCEL_U32,
+    ACCEL_U64,
+    ACCEL_ELEM_TYPE_COUNT
+} accel_elem_type;
+
+/* Reductions. Every element type of types.h is reduced (f16 and bf16 in
+ * f32 arithmetic, rounded back); ACCEL_BYTE reduces as u8. */
+typedef enum accel_reduce_op {
+    ACCEL_REDUCE_SUM = 0,
+    ACCEL_REDUCE_PROD = 1,
+    ACCEL_REDUCE_MIN = 2,
+    ACCEL_REDUCE_MAX = 3,
+    ACCEL_REDUCE_OP_COUNT
+} accel_reduce_op;
+
+/* Log levels, most severe first. */
+typedef enum accel_log_level {
+    ACCEL_LOG_NONE = 0,
+    ACCEL_LOG_ERROR = 1,
+    ACCEL_LOG_WARN = 2,
+    ACCEL_LOG_INFO = 3,
+    ACCEL_LOG_DEBUG = 4
+} accel_log_level;
+
+/* The native handles of an accel device and stream (driver.h's
+ * native_handles entry and accel_stream_native fill it; comm.h uses it). */
+typedef enum accel_native_kind {
+    ACCEL_NATIVE_CPU = 0,  /* the null plugin: addresses are host pointers */
+    ACCEL_NATIVE_CUDA = 1, /* device: CUdevice ordinal; context: CUcontext;
+                              stream: CUstream */
+    ACCEL_NATIVE_HIP = 2   /* device: hipDevice_t ordinal; context: NULL;
+                              stream: hipStream_t */
+} accel_native_kind;
+
+struct accel_native_handles {
+    uint32_t struct_size; /* sizeof, set by the caller */
+    uint32_t kind;        /* accel_native_kind */
+    int32_t device_ordinal;
+    uint32_t reserved;
+    void *context;
+    void *stream; /* NULL when no stream was asked for */
+};
 
 /*
  * A copy's shape. Offsets are bytes from the start of each side's base
