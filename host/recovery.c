@@ -64,9 +64,9 @@ device_set_recovery_untraced(accel_device *device,
 accel_status accel_device_set_recovery(accel_device *device,
                                        const accel_recovery_policy *policy)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_set_recovery_untraced(device, policy);
-    return accel__trace_end("accel_device_set_recovery", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 void accel__recovery_forgive(accel_device *device)
