@@ -105,36 +105,11 @@ struct accel__trace_command {
 
 /*
  * A command was just enqueued on `stream` (the plugin said ACCEL_OK): mark
- * its end with a trace event. Call only while accel__tracing().
+ * its end with a trace event. Call only while accel__tracing(); the submit
+ * step (accel__submit_command, submit.h) is the one caller.
  */
 void accel__trace_command(accel_stream *stream,
                           const struct accel__trace_command *command);
-
-/* A copy or fill of `bytes` the plugin took (status ACCEL_OK). */
-static inline void accel__trace_copy(accel_stream *stream,
-                                     enum accel__trace_kind kind,
-                                     accel_status status, uint64_t bytes)
-{
-    if (accel__tracing() && status == ACCEL_OK) {
-        struct accel__trace_command command = {.kind = kind, .bytes = bytes};
-        accel__trace_command(stream, &command);
-    }
-}
-
-/* A launch the plugin took (status ACCEL_OK). */
-static inline void accel__trace_launch(accel_stream *stream, accel_status status,
-                                       const char *kernel, const uint32_t grid[3],
-                                       const uint32_t block[3])
-{
-    if (accel__tracing() && status == ACCEL_OK) {
-        struct accel__trace_command command = {
-            .kind = ACCEL__TRACE_LAUNCH,
-            .kernel = kernel,
-            .grid = {grid[0], grid[1], grid[2]},
-            .block = {block[0], block[1], block[2]}};
-        accel__trace_command(stream, &command);
-    }
-}
 
 /* Something that happened to a device: a relocation (bytes), a reset, a
  * loss. Any lock may be held. */
