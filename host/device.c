@@ -165,7 +165,6 @@ static accel_status device_open_untraced(accel_host *host,
     atomic_init(&device->generation, 1);
     atomic_init(&device->lost, false);
     atomic_init(&device->resetting, false);
-    atomic_init(&device->lockless_calls, 0);
     atomic_init(&device->recovery.unrecoverable, false);
     accel__refs_init(&device->refs);
     accel__pool_init(&device->pool);

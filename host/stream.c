@@ -377,12 +377,12 @@ static accel_status event_query_locked(accel_event *event, const char *what)
 
 /*
  * The cheapest path to the plugin, the one a polling loop takes: no device
- * lock. The call counts itself in `lockless_calls` and then looks at
- * `lost` and `resetting`; a rebuild sets `resetting` and then waits for the
- * count to drain before it touches a plugin object. Both sides are
- * sequentially consistent, so either the query sees the reset (and goes
- * the locked way, which waits for it), or the rebuild sees the query and
- * waits for it.
+ * lock. The call names the device in its thread's slot and then looks at
+ * `lost` and `resetting`; a rebuild sets `resetting` and then waits until
+ * no slot names the device before it touches a plugin object. Both sides
+ * are sequentially consistent, so either the query sees the reset (and
+ * goes the locked way, which waits for it), or the rebuild sees the query
+ * and waits for it (recovery.h).
  */
 static accel_status event_query_untraced(accel_event *event)
 {
@@ -393,13 +393,14 @@ static accel_status event_query_untraced(accel_event *event)
     accel_device *device = event->device;
     if (accel__process_check(device->pid, "accel_event_query") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
-    atomic_fetch_add(&device->lockless_calls, 1);
-    bool usable = !atomic_load(&device->lost) &&
+    struct accel__lockless_slot *slot = accel__lockless_enter(device);
+    bool usable = slot != NULL && !atomic_load(&device->lost) &&
                   !atomic_load(&device->resetting) &&
                   !atomic_load(&event->callbacks_pending) && event->drv != NULL;
     if (usable)
         status = ACCEL__DRV_WAIT(device, event_query, event->drv);
-    atomic_fetch_sub_explicit(&device->lockless_calls, 1, memory_order_release);
+    if (slot != NULL)
+        accel__lockless_leave(slot);
     if (!usable)
         return event_query_locked(event, what);
     if (status == ACCEL_OK || status == ACCEL_NOT_READY)
