@@ -23,10 +23,11 @@
  *                      may decline) or whose failure is the host's own
  *                      business (cleanup, the trace's own events), so that
  *                      the thread's last error is left alone.
- *  ACCEL__TABLE_CALL   the same as ACCEL__DRV_CALL for a call whose first
- *                      argument is not a device's plugin object (the
- *                      loader's plugin_open, device_count, device_info, the
- *                      pool's pages).
+ *  ACCEL__TABLE_CALL   (and _TRY, _VOID) the same for a call whose first
+ *                      argument is not a device's plugin object: the
+ *                      loader's plugin_open, device_count and plugin_close,
+ *                      device_info and device_open, the pool's pages.
+ *  ACCEL__DRV_HAS      whether an optional entry is there.
  *
  * An error is named by the public call the thread is in (set by its traced
  * wrapper, trace.h) and the entry: "accel_copy_to_device: copy_to_device:
