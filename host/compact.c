@@ -172,7 +172,7 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
     accel_status status = accel__internal_stream(device);
     if (status == ACCEL_OK)
         status = wait_for_users(device);
-    if (status == ACCEL_OK && device->drv->wait_outside_streams != NULL)
+    if (status == ACCEL_OK && ACCEL__DRV_HAS(device, wait_outside_streams))
         status = ACCEL__DRV_CALL0(device, wait_outside_streams);
     for (uint32_t c = 0; status == ACCEL_OK && c < ACCEL__POOL_CLASSES; c++) {
         for (struct accel__page *p = device->pool.classes[c].pages;
@@ -188,7 +188,7 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
          * made to wait for the copies, the copies must be done before any
          * later work is enqueued. */
         if (waited != ACCEL_OK)
-            device->drv->stream_sync(device->drv_device, device->own.stream);
+            ACCEL__DRV_TRY(device, stream_sync, device->own.stream);
         if (status == ACCEL_OK)
             status = waited;
     }

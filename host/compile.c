@@ -313,10 +313,10 @@ static void cache_key(const accel_device *device, const char *identity,
 
 static accel_status compile_refusal(const accel_device *device)
 {
-    const struct accel_driver_v1 *drv = device->drv;
     if ((device->props.caps & ACCEL_DEVICE_CAP_KERNELS) != 0 &&
-        drv->module_load != NULL && drv->module_compile != NULL &&
-        drv->compiler_identity != NULL)
+        ACCEL__DRV_HAS(device, module_load) &&
+        ACCEL__DRV_HAS(device, module_compile) &&
+        ACCEL__DRV_HAS(device, compiler_identity))
         return ACCEL_OK;
     return accel__error(ACCEL_ERR_NOT_SUPPORTED,
                         "accel_module_compile: device %s:%u (%s) compiles no "

@@ -60,7 +60,7 @@ static accel_status poll_event(accel_device *device, accel_drv_event *event,
     uint64_t start = accel__now_ns();
     uint64_t nap = 1000; /* block mode's sleep, doubling to 1 ms */
     for (uint32_t round = 0;; round++) {
-        accel_status status = ACCEL__DRV_CALL(device, event_query, event);
+        accel_status status = ACCEL__DRV_WAIT(device, event_query, event);
         if (status != ACCEL_NOT_READY)
             return status;
         /* The clock is read every few polls: it costs more than a poll. */
@@ -90,7 +90,7 @@ static accel_status wait_event(accel_device *device, accel_drv_event *event,
                                accel_wait_mode mode, uint64_t timeout_ns)
 {
     if (mode == ACCEL_WAIT_BLOCK && timeout_ns == ACCEL_WAIT_FOREVER)
-        return ACCEL__DRV_CALL(device, event_sync, event);
+        return ACCEL__DRV_WAIT(device, event_sync, event);
     return poll_event(device, event, mode, timeout_ns);
 }
 
@@ -165,9 +165,9 @@ static accel_status event_wait_untraced(accel_event *event, accel_wait_mode mode
 accel_status accel_event_wait(accel_event *event, accel_wait_mode mode,
                               uint64_t timeout_ns)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = event_wait_untraced(event, mode, timeout_ns);
-    return accel__trace_end("accel_event_wait", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status stream_wait_untraced(accel_stream *stream,
@@ -208,9 +208,9 @@ static accel_status stream_wait_untraced(accel_stream *stream,
 accel_status accel_stream_wait(accel_stream *stream, accel_wait_mode mode,
                                uint64_t timeout_ns)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = stream_wait_untraced(stream, mode, timeout_ns);
-    return accel__trace_end("accel_stream_wait", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* ---- callbacks ---- */
@@ -316,7 +316,7 @@ static void run_one(struct accel__completion *c, struct accel__callback *cb)
     pthread_mutex_unlock(&c->lock);
     struct accel__callback *outer = running_here;
     running_here = cb;
-    uint64_t traced = accel__trace_now();
+    uint64_t traced = accel__tracing() ? accel__trace_now() : 0;
     if (cb->on_loss != NULL)
         cb->on_loss(cb->device, cb->generation, cb->status, cb->user);
     else
@@ -451,7 +451,7 @@ static accel_status stream_add_callback_untraced(accel_stream *stream,
     accel_device *device = stream->device;
     struct accel__completion *c = &device->completion;
     struct accel__callback *cb = NULL;
-    if (device->drv->host_func == NULL) {
+    if (!ACCEL__DRV_HAS(device, host_func)) {
         status = accel__error(ACCEL_ERR_NOT_SUPPORTED,
                               "plugin '%s' has no host function entry, so no "
                               "callbacks",
@@ -490,9 +490,9 @@ done:
 accel_status accel_stream_add_callback(accel_stream *stream, accel_callback fn,
                                        void *user)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = stream_add_callback_untraced(stream, fn, user);
-    return accel__trace_end("accel_stream_add_callback", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* ---- waiting for callbacks ---- */
@@ -704,9 +704,9 @@ static accel_status device_completion_fd_untraced(accel_device *device,
 
 accel_status accel_device_completion_fd(accel_device *device, int *out_fd)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_completion_fd_untraced(device, out_fd);
-    return accel__trace_end("accel_device_completion_fd", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status device_dispatch_untraced(accel_device *device,
@@ -749,9 +749,9 @@ static accel_status device_dispatch_untraced(accel_device *device,
 
 accel_status accel_device_dispatch(accel_device *device, size_t *out_count)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_dispatch_untraced(device, out_count);
-    return accel__trace_end("accel_device_dispatch", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* Take the loss records off the queue: a closing device tells of none. */

@@ -119,17 +119,14 @@ static accel_status host_copy(accel_stream *stream, accel_ref ref,
         pthread_mutex_unlock(&device->lock);
         return accel__staged_copy(stream, ref, host, &checked, host_is_source);
     }
+    struct accel__trace_command command = {
+        .kind = host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
+        .bytes = accel__layout_bytes(&checked)};
     status = host_is_source
-                 ? device->drv->copy_to_device(device->drv_device, stream->drv,
-                                               slot->slice.address, host,
-                                               &checked)
-                 : device->drv->copy_to_host(device->drv_device, stream->drv,
-                                             host, slot->slice.address, &checked);
-    status = accel__from_plugin(status, host_is_source ? "copy_to_device"
-                                                       : "copy_to_host");
-    accel__trace_copy(
-        stream, host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
-        status, accel__layout_bytes(&checked));
+                 ? ACCEL__DRV_COMMAND(stream, &command, copy_to_device,
+                                      slot->slice.address, host, &checked)
+                 : ACCEL__DRV_COMMAND(stream, &command, copy_to_host, host,
+                                      slot->slice.address, &checked);
     slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
 }
@@ -166,11 +163,12 @@ static accel_status same_device_copy(accel_stream *stream, accel_ref dst,
         pthread_mutex_unlock(&device->lock);
         return status;
     }
-    status = ACCEL__DRV_CALL(device, copy_on_device, stream->drv,
-                             dst_slot->slice.address, src_slot->slice.address,
-                             &checked);
-    accel__trace_copy(stream, ACCEL__TRACE_COPY_D2D, status,
-                      accel__layout_bytes(&checked));
+    status = ACCEL__DRV_COMMAND(
+        stream,
+        (&(struct accel__trace_command){.kind = ACCEL__TRACE_COPY_D2D,
+                                        .bytes = accel__layout_bytes(&checked)}),
+        copy_on_device, dst_slot->slice.address, src_slot->slice.address,
+        &checked);
     dst_slot->lanes |= accel__lane_bit(stream);
     src_slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
@@ -262,7 +260,7 @@ static accel_status peer_copy_entry(accel_stream *stream, accel_device *there,
     accel__borrow_begin(here);
     pthread_mutex_unlock(&here->lock);
     if (status == ACCEL_OK)
-        status = ACCEL__DRV_CALL(here, stream_sync, stream->drv);
+        status = ACCEL__DRV_WAIT(here, stream_sync, stream->drv);
     pthread_mutex_unlock(&there->lock);
     pthread_mutex_lock(&here->lock);
     accel__borrow_end(here);
@@ -317,7 +315,7 @@ static accel_status cross_device_copy(accel_stream *stream, accel_ref dst,
     bool same_plugin = here->plugin == there->plugin;
     bool called = status == ACCEL_OK && same_plugin, there_failed = false;
     bool fallback = true;
-    if (called && here->drv->copy_peer != NULL)
+    if (called && ACCEL__DRV_HAS(here, copy_peer))
         status = peer_copy_entry(stream, there, dst_slot, src_slot, dst_here,
                                  &checked, &fallback, &there_failed);
     if (called && fallback) {
@@ -355,10 +353,10 @@ accel_status accel_copy_on_device_layout(accel_stream *stream, accel_ref dst,
                                          accel_ref src,
                                          const struct accel_copy_layout *layout)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = copy_on_device_layout_untraced(stream, dst, src,
                                                          layout);
-    return accel__trace_end("accel_copy_on_device_layout", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status
@@ -373,10 +371,10 @@ accel_status accel_copy_to_device_layout(accel_stream *stream, accel_ref dst,
                                          const void *src,
                                          const struct accel_copy_layout *layout)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = copy_to_device_layout_untraced(stream, dst, src,
                                                          layout);
-    return accel__trace_end("accel_copy_to_device_layout", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status
@@ -390,9 +388,9 @@ accel_status accel_copy_to_host_layout(accel_stream *stream, void *dst,
                                        accel_ref src,
                                        const struct accel_copy_layout *layout)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = copy_to_host_layout_untraced(stream, dst, src, layout);
-    return accel__trace_end("accel_copy_to_host_layout", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* A zero-byte copy does nothing, but its ref (and the host type against
@@ -430,10 +428,10 @@ accel_status accel_copy_to_device(accel_stream *stream, accel_ref dst,
                                   uint64_t offset, const void *src,
                                   uint64_t bytes)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = copy_to_device_untraced(stream, dst, offset, src,
                                                   bytes);
-    return accel__trace_end("accel_copy_to_device", traced, status, bytes);
+    return accel__trace_end(traced, status, bytes);
 }
 
 static accel_status copy_to_host_untraced(accel_stream *stream, void *dst,
@@ -449,9 +447,9 @@ static accel_status copy_to_host_untraced(accel_stream *stream, void *dst,
 accel_status accel_copy_to_host(accel_stream *stream, void *dst, accel_ref src,
                                 uint64_t offset, uint64_t bytes)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = copy_to_host_untraced(stream, dst, src, offset, bytes);
-    return accel__trace_end("accel_copy_to_host", traced, status, bytes);
+    return accel__trace_end(traced, status, bytes);
 }
 
 static accel_status copy_on_device_untraced(accel_stream *stream, accel_ref dst,
@@ -473,10 +471,10 @@ accel_status accel_copy_on_device(accel_stream *stream, accel_ref dst,
                                   uint64_t dst_offset, accel_ref src,
                                   uint64_t src_offset, uint64_t bytes)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = copy_on_device_untraced(stream, dst, dst_offset, src,
                                                   src_offset, bytes);
-    return accel__trace_end("accel_copy_on_device", traced, status, bytes);
+    return accel__trace_end(traced, status, bytes);
 }
 
 /* Bytes in `count` elements of the host type. The ref's type is checked
@@ -516,10 +514,10 @@ accel_status accel_copy_to_device_typed(accel_stream *stream, accel_ref dst,
                                         accel_elem_type src_type,
                                         const void *src, uint64_t count)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = copy_to_device_typed_untraced(stream, dst, src_type,
                                                         src, count);
-    return accel__trace_end("accel_copy_to_device_typed", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status copy_to_host_typed_untraced(accel_stream *stream,
@@ -541,8 +539,8 @@ accel_status accel_copy_to_host_typed(accel_stream *stream,
                                       accel_elem_type dst_type, void *dst,
                                       accel_ref src, uint64_t count)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = copy_to_host_typed_untraced(stream, dst_type, dst,
                                                       src, count);
-    return accel__trace_end("accel_copy_to_host_typed", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }

@@ -61,9 +61,8 @@ accel_status accel__plugin_device_props(struct accel__plugin *plugin,
                                         struct accel_device_props *out_props)
 {
     memset(out_props, 0, sizeof *out_props);
-    accel_status status = accel__from_plugin(
-        plugin->drv.device_info(plugin->state, index, out_props),
-        "device_info");
+    accel_status status = ACCEL__TABLE_CALL(&plugin->drv, plugin->state,
+                                            device_info, index, out_props);
     if (plugin->drv.abi_minor < 1)
         memset((char *)out_props + ACCEL_DEVICE_PROPS_V1_0_SIZE, 0,
                sizeof *out_props - ACCEL_DEVICE_PROPS_V1_0_SIZE);
@@ -130,10 +129,10 @@ accel_status accel_host_device_props(accel_host *host, const char *plugin_name,
                                      uint32_t index,
                                      struct accel_device_props *out_props)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = host_device_props_untraced(host, plugin_name, index,
                                                      out_props);
-    return accel__trace_end("accel_host_device_props", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status device_open_untraced(accel_host *host,
@@ -166,7 +165,6 @@ static accel_status device_open_untraced(accel_host *host,
     atomic_init(&device->generation, 1);
     atomic_init(&device->lost, false);
     atomic_init(&device->resetting, false);
-    atomic_init(&device->lockless_calls, 0);
     atomic_init(&device->recovery.unrecoverable, false);
     accel__refs_init(&device->refs);
     accel__pool_init(&device->pool);
@@ -192,9 +190,8 @@ static accel_status device_open_untraced(accel_host *host,
     status = accel__completion_init(&device->completion);
     if (status != ACCEL_OK)
         goto fail_completion;
-    status = accel__from_plugin(
-        device->drv->device_open(plugin->state, index, &device->drv_device),
-        "device_open");
+    status = ACCEL__TABLE_CALL(device->drv, plugin->state, device_open, index,
+                               &device->drv_device);
     if (status == ACCEL_OK && device->drv_device == NULL)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "device_open succeeded without a device");
@@ -221,17 +218,16 @@ fail_info:
 accel_status accel_device_open(accel_host *host, const char *plugin_name,
                                uint32_t index, accel_device **out_device)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_open_untraced(host, plugin_name, index,
                                                out_device);
-    return accel__trace_end("accel_device_open", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static void host_blocks_release(accel_device *device)
 {
     for (size_t i = 0; i < device->host_memory.count; i++)
-        device->drv->host_free(device->drv_device,
-                               device->host_memory.list[i].ptr);
+        ACCEL__DRV_VOID(device, host_free, device->host_memory.list[i].ptr);
     free(device->host_memory.list);
     device->host_memory.list = NULL;
     device->host_memory.count = 0;
@@ -249,12 +245,12 @@ static void device_empty(accel_device *device)
     accel__streams_wait_all(device);
     accel__trace_device_empty(device);
     if (device->own.stream != NULL) {
-        device->drv->stream_sync(device->drv_device, device->own.stream);
-        device->drv->stream_destroy(device->drv_device, device->own.stream);
+        ACCEL__DRV_TRY(device, stream_sync, device->own.stream);
+        ACCEL__DRV_VOID(device, stream_destroy, device->own.stream);
         device->own.stream = NULL;
     }
     if (device->own.relocated != NULL) {
-        device->drv->event_destroy(device->drv_device, device->own.relocated);
+        ACCEL__DRV_VOID(device, event_destroy, device->own.relocated);
         device->own.relocated = NULL;
     }
     accel__staging_release(device);
@@ -288,7 +284,7 @@ static void device_close_untraced(accel_device *device)
     }
     host_blocks_release(device);
     accel__modules_free(device);
-    device->drv->device_close(device->drv_device);
+    ACCEL__DRV_VOID0(device, device_close);
     pthread_mutex_unlock(&device->lock);
     /* Every stream is gone: callbacks not yet run are delivered now. */
     accel__completion_deinit(&device->completion);
@@ -300,9 +296,9 @@ static void device_close_untraced(accel_device *device)
 
 void accel_device_close(accel_device *device)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     device_close_untraced(device);
-    accel__trace_end("accel_device_close", traced, ACCEL_OK, 0);
+    accel__trace_end(traced, ACCEL_OK, 0);
 }
 
 #define INFO_MIN ACCEL__STRUCT_MIN(accel_device_info, plugin)
@@ -331,9 +327,10 @@ accel_status accel_device_info_get_sized(const accel_device *device,
                                          accel_device_info *out_info,
                                          size_t info_size)
 {
-    uint64_t traced = accel__trace_now();
+    /* Named as the application writes it: the macro over this function. */
+    struct accel__traced traced = accel__trace_begin("accel_device_info_get");
     accel_status status = device_info_get_untraced(device, out_info, info_size);
-    return accel__trace_end("accel_device_info_get", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* True when the device was live until now. */
@@ -357,7 +354,7 @@ accel_status accel__device_check_loss(accel_device *device, accel_status status)
     if (status == ACCEL_OK || status == ACCEL_NOT_READY)
         return status;
     if (status != ACCEL_ERR_DEVICE_LOST &&
-        device->drv->device_status(device->drv_device) != ACCEL_ERR_DEVICE_LOST)
+        ACCEL__DRV_TRY0(device, device_status) != ACCEL_ERR_DEVICE_LOST)
         return status;
     accel__error_keep(ACCEL_ERR_DEVICE_LOST, "device_status");
     if (mark_lost(device)) {
@@ -428,10 +425,9 @@ static accel_status device_status_untraced(accel_device *device)
     pthread_mutex_lock(&device->lock);
     accel_status status = accel__device_usable(device);
     if (status == ACCEL_OK) {
-        status = device->drv->device_status(device->drv_device);
+        status = ACCEL__DRV_CALL0(device, device_status);
         if (status != ACCEL_OK)
-            status = accel__device_check_loss(
-                device, accel__from_plugin(status, "device_status"));
+            status = accel__device_check_loss(device, status);
     }
     pthread_mutex_unlock(&device->lock);
     return status;
@@ -439,9 +435,9 @@ static accel_status device_status_untraced(accel_device *device)
 
 accel_status accel_device_status(accel_device *device)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_status_untraced(device);
-    return accel__trace_end("accel_device_status", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status device_sync_untraced(accel_device *device)
@@ -468,7 +464,7 @@ static accel_status device_sync_untraced(accel_device *device)
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
     for (uint32_t i = 0; status == ACCEL_OK && i < fence.count; i++)
-        status = ACCEL__DRV_CALL(device, event_sync, fence.events[i]);
+        status = ACCEL__DRV_WAIT(device, event_sync, fence.events[i]);
     pthread_mutex_lock(&device->lock);
     accel__fence_release(device, &fence);
     accel__borrow_end(device);
@@ -482,9 +478,9 @@ static accel_status device_sync_untraced(accel_device *device)
 
 accel_status accel_device_sync(accel_device *device)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_sync_untraced(device);
-    return accel__trace_end("accel_device_sync", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 accel_status accel__device_rebuild(accel_device *device)
@@ -537,7 +533,7 @@ static accel_status device_reset_untraced(accel_device *device)
 
 accel_status accel_device_reset(accel_device *device)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_reset_untraced(device);
-    return accel__trace_end("accel_device_reset", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }

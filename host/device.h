@@ -64,12 +64,6 @@ struct accel_device {
      */
     _Atomic bool resetting;
     pthread_t resetter;
-    /*
-     * Calls into the plugin made without the lock (event queries): a
-     * rebuild marks the device lost, then waits until none is left before
-     * it changes a plugin object (accel__lockless_drain).
-     */
-    _Atomic uint32_t lockless_calls;
 
     struct accel__ref_table refs;          /* refs.h */
     struct accel__pool pool;               /* pool.h */

@@ -174,7 +174,9 @@ static const char *version_refusal(const char *version,
 /*
  * Every required entry is set, and the kernel entries are all set or all
  * NULL (a plugin whose devices run no kernels; the host then answers
- * module loads itself, see ACCEL_DEVICE_CAP_KERNELS).
+ * module loads itself, see ACCEL_DEVICE_CAP_KERNELS). The one place
+ * outside submit.c that reads the table's entries: it checks the table
+ * before any entry is called (tests/submit-check.sh allows this file).
  */
 static const char *entries_refusal(const struct accel_driver_v1 *drv, char *why,
                                    size_t why_size)

@@ -46,7 +46,7 @@ void accel__event_give(accel_device *device, accel_drv_event *event)
         accel_drv_event **grown = realloc(device->drop.spare,
                                           capacity * sizeof *grown);
         if (grown == NULL) {
-            device->drv->event_destroy(device->drv_device, event);
+            ACCEL__DRV_VOID(device, event_destroy, event);
             return;
         }
         device->drop.spare = grown;
@@ -58,7 +58,7 @@ void accel__event_give(accel_device *device, accel_drv_event *event)
 void accel__events_release(accel_device *device)
 {
     for (size_t i = 0; i < device->drop.spare_count; i++)
-        device->drv->event_destroy(device->drv_device, device->drop.spare[i]);
+        ACCEL__DRV_VOID(device, event_destroy, device->drop.spare[i]);
     free(device->drop.spare);
     device->drop.spare = NULL;
     device->drop.spare_count = 0;
@@ -128,10 +128,10 @@ static accel_status fence_poll(accel_device *device, struct accel__fence *fence,
 {
     while (fence->count > 0) {
         accel_drv_event *event = fence->events[fence->count - 1];
-        accel_status status = wait ? device->drv->event_sync(device->drv_device,
-                                                             event)
-                                   : device->drv->event_query(device->drv_device,
-                                                              event);
+        /* A failure keeps the memory for the reset (accel__drop_collect):
+         * the application's last error is not this. */
+        accel_status status = wait ? ACCEL__DRV_TRY(device, event_sync, event)
+                                   : ACCEL__DRV_TRY(device, event_query, event);
         if (status != ACCEL_OK)
             return status;
         fence->count--;

@@ -16,11 +16,9 @@
  */
 static accel_status event_completed(accel_device *device, accel_event *event)
 {
-    accel_status status = device->drv->event_query(device->drv_device,
-                                                   event->drv);
+    accel_status status = ACCEL__DRV_CALL(device, event_query, event->drv);
     if (status == ACCEL_NOT_READY)
         return status;
-    status = accel__from_plugin(status, "event_query");
     if (status == ACCEL_OK && atomic_load(&event->callbacks_pending) &&
         !accel__cb_point_reached(&device->completion, &event->callbacks))
         status = ACCEL_NOT_READY;
@@ -41,7 +39,7 @@ static accel_status events_timable(accel_device *device, accel_event *start,
             "%s: the %s event was never recorded (since it was "
             "made or its device reset)",
             what, start->recorded ? "end" : "start");
-    if (status == ACCEL_OK && device->drv->event_elapsed == NULL)
+    if (status == ACCEL_OK && !ACCEL__DRV_HAS(device, event_elapsed))
         status = accel__error(ACCEL_ERR_NOT_SUPPORTED,
                               "%s: the %s plugin cannot time events (no "
                               "event_elapsed entry)",
@@ -85,7 +83,7 @@ static accel_status event_elapsed_untraced(accel_event *start, accel_event *end,
 accel_status accel_event_elapsed(accel_event *start, accel_event *end,
                                  int64_t *out_ns)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = event_elapsed_untraced(start, end, out_ns);
-    return accel__trace_end("accel_event_elapsed", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }

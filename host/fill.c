@@ -92,19 +92,25 @@ static accel_status fill_by_plugin(accel_stream *stream, struct accel__slot *slo
                                    const void *pattern, size_t pattern_size)
 {
     accel_device *device = stream->device;
-    if (device->drv->fill == NULL) {
+    if (!ACCEL__DRV_HAS(device, fill)) {
         pthread_mutex_unlock(&device->lock);
         return ACCEL_ERR_NOT_SUPPORTED;
     }
-    accel_status status = device->drv->fill(device->drv_device, stream->drv,
-                                            slot->slice.address + offset, bytes,
-                                            pattern, (uint32_t)pattern_size);
+    /* Tried first: a plugin may decline a pattern, and the fallback then
+     * fills without a failure on record. */
+    accel_status status = ACCEL__DRV_TRY(device, fill, stream->drv,
+                                         slot->slice.address + offset, bytes,
+                                         pattern, (uint32_t)pattern_size);
     if (status == ACCEL_ERR_NOT_SUPPORTED) {
         pthread_mutex_unlock(&device->lock);
         return status;
     }
-    status = accel__submit_done(status, __func__, "fill");
-    accel__trace_copy(stream, ACCEL__TRACE_FILL, status, bytes);
+    if (status != ACCEL_OK)
+        status = accel__submit_failed(status, __func__, "fill");
+    status = accel__submit_command(
+        stream,
+        &(struct accel__trace_command){.kind = ACCEL__TRACE_FILL, .bytes = bytes},
+        status);
     slot->lanes |= accel__lane_bit(stream);
     return accel__submit_end(stream, status);
 }
@@ -135,8 +141,8 @@ static accel_status fill_untraced(accel_stream *stream, accel_ref dst,
 accel_status accel_fill(accel_stream *stream, accel_ref dst, uint64_t offset,
                         uint64_t bytes, const void *pattern, size_t pattern_size)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = fill_untraced(stream, dst, offset, bytes, pattern,
                                         pattern_size);
-    return accel__trace_end("accel_fill", traced, status, bytes);
+    return accel__trace_end(traced, status, bytes);
 }

@@ -87,9 +87,9 @@ static accel_status host_create_untraced(const accel_host_options *options,
 accel_status accel_host_create(const accel_host_options *options,
                                accel_host **out_host)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = host_create_untraced(options, out_host);
-    return accel__trace_end("accel_host_create", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* The caller's options in this library's layout, or NULL for none. */
@@ -178,9 +178,9 @@ static void host_destroy_untraced(accel_host *host)
 
 void accel_host_destroy(accel_host *host)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     host_destroy_untraced(host);
-    accel__trace_end("accel_host_destroy", traced, ACCEL_OK, 0);
+    accel__trace_end(traced, ACCEL_OK, 0);
 }
 
 static void host_plugins_untraced(const accel_host *host,
@@ -196,9 +196,9 @@ static void host_plugins_untraced(const accel_host *host,
 void accel_host_plugins(const accel_host *host,
                         const accel_plugin_info **out_plugins, size_t *out_count)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     host_plugins_untraced(host, out_plugins, out_count);
-    accel__trace_end("accel_host_plugins", traced, ACCEL_OK, 0);
+    accel__trace_end(traced, ACCEL_OK, 0);
 }
 
 static void host_search_path_untraced(const accel_host *host,
@@ -214,9 +214,9 @@ static void host_search_path_untraced(const accel_host *host,
 void accel_host_search_path(const accel_host *host,
                             const char *const **out_entries, size_t *out_count)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     host_search_path_untraced(host, out_entries, out_count);
-    accel__trace_end("accel_host_search_path", traced, ACCEL_OK, 0);
+    accel__trace_end(traced, ACCEL_OK, 0);
 }
 
 const char *accel_plugin_state_name(accel_plugin_state state)

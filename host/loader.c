@@ -35,6 +35,7 @@
 #include "plugin_file.h"
 #include "select.h"
 #include "status.h"
+#include "submit.h"
 
 #define PREFIX "accel-plugin-"
 #define SUFFIX ".so"
@@ -178,7 +179,7 @@ static accel_status set_reason(struct accel__plugin *plugin,
 static void plugin_close(struct accel__plugin *plugin)
 {
     if (plugin->state != NULL)
-        plugin->drv.plugin_close(plugin->state);
+        ACCEL__TABLE_VOID0(&plugin->drv, plugin->state, plugin_close);
     plugin->state = NULL;
     if (plugin->dl != NULL)
         dlclose(plugin->dl);
@@ -257,7 +258,8 @@ static accel_status plugin_start(const struct accel__catalog *catalog,
 {
     accel_drv_plugin *state = NULL;
     accel_status status = start_status(
-        plugin->drv.plugin_open(catalog->services, &state), "plugin_open");
+        ACCEL__TABLE_TRY(&plugin->drv, catalog->services, plugin_open, &state),
+        "plugin_open");
     if (status == ACCEL_OK && state == NULL)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "plugin_open succeeded without a plugin");
@@ -266,8 +268,9 @@ static accel_status plugin_start(const struct accel__catalog *catalog,
     plugin->state = state;
     const char *why = NULL;
     uint32_t count = 0;
-    status = start_status(plugin->drv.device_count(state, &count, &why),
-                          "device_count");
+    status = start_status(
+        ACCEL__TABLE_TRY(&plugin->drv, state, device_count, &count, &why),
+        "device_count");
     if (status == ACCEL_OK && count > DEVICES_MAX)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "device_count reported %u devices, more than a "

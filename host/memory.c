@@ -47,10 +47,12 @@ accel_status accel_device_memory_stats_sized(accel_device *device,
                                              accel_memory_stats *out_stats,
                                              size_t stats_size)
 {
-    uint64_t traced = accel__trace_now();
+    /* Named as the application writes it: the macro over this function. */
+    struct accel__traced traced = accel__trace_begin(
+        "accel_device_memory_stats");
     accel_status status = device_memory_stats_untraced(device, out_stats,
                                                        stats_size);
-    return accel__trace_end("accel_device_memory_stats", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status
@@ -81,9 +83,9 @@ device_set_pool_policy_untraced(accel_device *device,
 accel_status accel_device_set_pool_policy(accel_device *device,
                                           const accel_pool_policy *policy)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_set_pool_policy_untraced(device, policy);
-    return accel__trace_end("accel_device_set_pool_policy", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status device_compact_untraced(accel_device *device,
@@ -111,7 +113,7 @@ static accel_status device_compact_untraced(accel_device *device,
 
 accel_status accel_device_compact(accel_device *device, uint32_t *out_pages)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_compact_untraced(device, out_pages);
-    return accel__trace_end("accel_device_compact", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }

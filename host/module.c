@@ -123,13 +123,13 @@ static accel_status module_load_unlocked(accel_device *device,
     uint32_t generation = atomic_load(&device->generation);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    status = ACCEL__DRV_CALL(device, module_load, module->image, module->size,
+    status = ACCEL__DRV_WAIT(device, module_load, module->image, module->size,
                              &module->drv);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
     if (status == ACCEL_OK && atomic_load(&device->generation) != generation) {
-        device->drv->module_unload(device->drv_device, module->drv);
+        ACCEL__DRV_VOID(device, module_unload, module->drv);
         status = accel__device_gone(device, "accel_module_load");
     }
     return status;
@@ -143,13 +143,13 @@ static accel_status module_load_unlocked(accel_device *device,
 static accel_status kernels_refusal(const accel_device *device)
 {
     if ((device->props.caps & ACCEL_DEVICE_CAP_KERNELS) != 0 &&
-        device->drv->module_load != NULL)
+        ACCEL__DRV_HAS(device, module_load))
         return ACCEL_OK;
     return accel__error(ACCEL_ERR_NOT_SUPPORTED,
                         "accel_module_load: device %s:%u (%s) runs no kernels "
                         "(%s)",
                         device->plugin->name, device->index, device->props.name,
-                        device->drv->module_load == NULL
+                        !ACCEL__DRV_HAS(device, module_load)
                             ? "its plugin has no kernel entries"
                             : "it lacks ACCEL_DEVICE_CAP_KERNELS");
 }
@@ -210,9 +210,9 @@ static accel_status module_load_untraced(accel_device *device, const void *data,
 accel_status accel_module_load(accel_device *device, const void *data,
                                size_t size, accel_module **out_module)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = module_load_untraced(device, data, size, out_module);
-    return accel__trace_end("accel_module_load", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* Read a whole file of at most MODULE_FILE_MAX bytes. */
@@ -273,9 +273,9 @@ static accel_status module_load_file_untraced(accel_device *device,
 accel_status accel_module_load_file(accel_device *device, const char *path,
                                     accel_module **out_module)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = module_load_file_untraced(device, path, out_module);
-    return accel__trace_end("accel_module_load_file", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* Free a module's host handle: its kernels, its image, itself. */
@@ -312,16 +312,16 @@ static void module_unload_untraced(accel_module *module)
         }
     }
     if (module->drv != NULL)
-        device->drv->module_unload(device->drv_device, module->drv);
+        ACCEL__DRV_VOID(device, module_unload, module->drv);
     pthread_mutex_unlock(&device->lock);
     module_free(module);
 }
 
 void accel_module_unload(accel_module *module)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     module_unload_untraced(module);
-    accel__trace_end("accel_module_unload", traced, ACCEL_OK, 0);
+    accel__trace_end(traced, ACCEL_OK, 0);
 }
 
 /*
@@ -359,7 +359,7 @@ static accel_status kernel_get_unlocked(accel_device *device,
     uint32_t generation = atomic_load(&device->generation);
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    accel_status status = ACCEL__DRV_CALL(device, kernel_get, module->drv,
+    accel_status status = ACCEL__DRV_WAIT(device, kernel_get, module->drv,
                                           kernel->name, &kernel->drv,
                                           &kernel->signature);
     pthread_mutex_lock(&device->lock);
@@ -426,9 +426,9 @@ done:
 accel_status accel_kernel_get(accel_module *module, const char *name,
                               accel_kernel **out_kernel)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = kernel_get_untraced(module, name, out_kernel);
-    return accel__trace_end("accel_kernel_get", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* ---- launch ---- */
@@ -592,9 +592,13 @@ static accel_status launch_untraced(accel_stream *stream, accel_kernel *kernel,
         status = resolve_args(stream, kernel, args, nargs, addresses, pointers,
                               sizes);
     if (status == ACCEL_OK)
-        status = ACCEL__DRV_CALL(device, launch, stream->drv, kernel->drv,
-                                 &config, pointers, sizes, nargs);
-    accel__trace_launch(stream, status, kernel->name, config.grid, config.block);
+        status = ACCEL__DRV_COMMAND(
+            stream,
+            (&(struct accel__trace_command){.kind = ACCEL__TRACE_LAUNCH,
+                                            .kernel = kernel->name,
+                                            .grid = {grid.x, grid.y, grid.z},
+                                            .block = {block.x, block.y, block.z}}),
+            launch, kernel->drv, &config, pointers, sizes, nargs);
     return accel__submit_end(stream, status);
 }
 
@@ -603,10 +607,10 @@ accel_status accel_launch(accel_stream *stream, accel_kernel *kernel,
                           uint32_t shared_bytes, const accel_arg *args,
                           uint32_t nargs)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = launch_untraced(stream, kernel, grid, block,
                                           shared_bytes, args, nargs);
-    return accel__trace_end("accel_launch", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* ---- reset ---- */
@@ -615,7 +619,7 @@ void accel__modules_release(accel_device *device)
 {
     for (accel_module *m = device->modules; m != NULL; m = m->next) {
         if (m->drv != NULL)
-            device->drv->module_unload(device->drv_device, m->drv);
+            ACCEL__DRV_VOID(device, module_unload, m->drv);
         m->drv = NULL;
         for (struct accel_kernel *k = m->kernels; k != NULL; k = k->next)
             k->drv = NULL;

@@ -8,6 +8,7 @@
 #include "pool.h"
 #include "recovery.h"
 #include "status.h"
+#include "submit.h"
 
 void accel__pool_init(struct accel__pool *pool)
 {
@@ -95,12 +96,12 @@ static accel_status page_new(struct accel__pool *pool,
         free(lists);
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pool page");
     }
-    accel_status status = accel__from_plugin(
-        drv->mem_alloc(device, bytes, &page->mem, &page->address), "mem_alloc");
+    accel_status status = ACCEL__TABLE_CALL(drv, device, mem_alloc, bytes,
+                                            &page->mem, &page->address);
     if (status == ACCEL_OK && page->address % ACCEL_DRIVER_MEM_ALIGNMENT != 0) {
         /* Slices are cut at multiples of their size: a misaligned page
          * would misalign every one of them. */
-        drv->mem_free(device, page->mem);
+        ACCEL__TABLE_VOID(drv, device, mem_free, page->mem);
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "mem_alloc returned address 0x%llx, not aligned "
                               "to %u bytes as driver.h asks",
@@ -268,7 +269,7 @@ static void pages_destroy(const struct accel_driver_v1 *drv,
 {
     while (pages != NULL) {
         struct accel__page *next = pages->next;
-        drv->mem_free(device, pages->mem);
+        ACCEL__TABLE_VOID(drv, device, mem_free, pages->mem);
         free(pages->free_slices);
         free(pages);
         pages = next;

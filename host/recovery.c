@@ -15,7 +15,9 @@
  * Every function here but accel_device_set_recovery runs with the device
  * lock held.
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "completion.h"
@@ -64,9 +66,9 @@ device_set_recovery_untraced(accel_device *device,
 accel_status accel_device_set_recovery(accel_device *device,
                                        const accel_recovery_policy *policy)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_set_recovery_untraced(device, policy);
-    return accel__trace_end("accel_device_set_recovery", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 void accel__recovery_forgive(accel_device *device)
@@ -176,11 +178,68 @@ bool accel__borrowing_here(void)
     return borrowed_here > 0;
 }
 
+_Thread_local struct accel__lockless_slot *accel__lockless_self;
+
+/* Every thread's slot; a thread's leaves the list when the thread exits. */
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct accel__lockless_slot *slots;
+static pthread_key_t slot_key;
+static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
+static bool slot_key_once_failed;
+
+static void slot_drop(void *value)
+{
+    struct accel__lockless_slot *slot = value;
+    pthread_mutex_lock(&slots_lock);
+    for (struct accel__lockless_slot **p = &slots; *p != NULL; p = &(*p)->next) {
+        if (*p == slot) {
+            *p = slot->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&slots_lock);
+    free(slot);
+}
+
+static void slot_key_make(void)
+{
+    if (pthread_key_create(&slot_key, slot_drop) != 0)
+        slot_key_once_failed = true;
+}
+
+struct accel__lockless_slot *accel__lockless_slot_make(void)
+{
+    pthread_once(&slot_key_once, slot_key_make);
+    if (slot_key_once_failed)
+        return NULL;
+    struct accel__lockless_slot *slot = calloc(1, sizeof *slot);
+    if (slot == NULL)
+        return NULL;
+    atomic_init(&slot->device, NULL);
+    if (pthread_setspecific(slot_key, slot) != 0) {
+        free(slot);
+        return NULL;
+    }
+    pthread_mutex_lock(&slots_lock);
+    slot->next = slots;
+    slots = slot;
+    pthread_mutex_unlock(&slots_lock);
+    accel__lockless_self = slot;
+    return slot;
+}
+
 void accel__lockless_drain(accel_device *device)
 {
-    /* Such a call does not block (a query): the wait is a few hundred ns. */
-    while (atomic_load(&device->lockless_calls) != 0)
-        sched_yield();
+    /* Such a call does not block (a query): the wait is a few hundred ns.
+     * A thread that exits meanwhile waits for slots_lock to drop its slot;
+     * none holds it while calling. */
+    pthread_mutex_lock(&slots_lock);
+    for (struct accel__lockless_slot *slot = slots; slot != NULL;
+         slot = slot->next) {
+        while (atomic_load(&slot->device) == device)
+            sched_yield();
+    }
+    pthread_mutex_unlock(&slots_lock);
 }
 
 void accel__borrowed_wait(accel_device *device)

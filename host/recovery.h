@@ -41,7 +41,45 @@ void accel__borrow_end(accel_device *device);
 void accel__borrowed_wait(accel_device *device);
 /* True while the calling thread holds a borrowed object of any device. */
 bool accel__borrowing_here(void);
-/* Wait for the calls made without the lock; `lost` is already set. */
+/*
+ * Calls made without the device lock (event queries). Each thread has one
+ * slot that names the device it is calling, if any: entering is one
+ * sequentially consistent store and leaving a plain release store, where a
+ * shared counter cost two locked read-modify-writes per query (12 ns of
+ * dispatch on a busy machine). A rebuild sets `resetting` and then waits
+ * until no slot names its device (accel__lockless_drain); a call reads
+ * `resetting` after its store, so either it sees the reset or the rebuild
+ * sees it.
+ */
+struct accel__lockless_slot {
+    accel_device *_Atomic device;
+    struct accel__lockless_slot *next;
+};
+
+extern _Thread_local struct accel__lockless_slot *accel__lockless_self
+    __attribute__((tls_model("initial-exec")));
+/* Make this thread's slot, kept until it exits; NULL when out of memory. */
+struct accel__lockless_slot *accel__lockless_slot_make(void);
+
+/* Enter a call on `device` without its lock: the slot to leave, or NULL
+ * (out of memory): take the locked way then. */
+static inline struct accel__lockless_slot *
+accel__lockless_enter(accel_device *device)
+{
+    struct accel__lockless_slot *slot = accel__lockless_self;
+    if (__builtin_expect(slot == NULL, 0))
+        slot = accel__lockless_slot_make();
+    if (slot != NULL)
+        atomic_store(&slot->device, device);
+    return slot;
+}
+
+static inline void accel__lockless_leave(struct accel__lockless_slot *slot)
+{
+    atomic_store_explicit(&slot->device, NULL, memory_order_release);
+}
+
+/* Wait for the calls made without the lock; `resetting` is already set. */
 void accel__lockless_drain(accel_device *device);
 
 #endif /* ACCEL_HOST_RECOVERY_H */

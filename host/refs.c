@@ -217,13 +217,13 @@ done:
 accel_status accel_alloc(accel_device *device, accel_elem_type type,
                          uint64_t count, accel_ref *out_ref)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = alloc_untraced(device, type, count, out_ref);
     /* The bytes are worked out only when the call is traced. */
-    uint64_t bytes = traced != 0 && status == ACCEL_OK
+    uint64_t bytes = traced.begin != 0 && status == ACCEL_OK
                          ? accel_ref_bytes(*out_ref)
                          : 0;
-    return accel__trace_end("accel_alloc", traced, status, bytes);
+    return accel__trace_end(traced, status, bytes);
 }
 
 /* Free a live slot: its memory waits on the drop queue for the streams that
@@ -271,10 +271,12 @@ static accel_status free_untraced(accel_device *device, accel_ref ref)
 
 accel_status accel_free(accel_device *device, accel_ref ref)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = free_untraced(device, ref);
-    uint64_t bytes = traced != 0 && status == ACCEL_OK ? accel_ref_bytes(ref) : 0;
-    return accel__trace_end("accel_free", traced, status, bytes);
+    uint64_t bytes = traced.begin != 0 && status == ACCEL_OK
+                         ? accel_ref_bytes(ref)
+                         : 0;
+    return accel__trace_end(traced, status, bytes);
 }
 
 void accel__refs_release_all(accel_device *device)
@@ -305,9 +307,9 @@ static accel_status ref_check_untraced(accel_device *device, accel_ref ref)
 
 accel_status accel_ref_check(accel_device *device, accel_ref ref)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = ref_check_untraced(device, ref);
-    return accel__trace_end("accel_ref_check", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 uint64_t accel_ref_bytes(accel_ref ref)
@@ -346,7 +348,7 @@ static accel_status ref_native_untraced(accel_device *device, accel_ref ref,
 accel_status accel_ref_native(accel_device *device, accel_ref ref,
                               uint64_t *out_address)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = ref_native_untraced(device, ref, out_address);
-    return accel__trace_end("accel_ref_native", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }

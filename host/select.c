@@ -622,17 +622,17 @@ static accel_status selection_explain_untraced(accel_host *host, char *buffer,
 accel_status accel_host_selection(accel_host *host, const char **out_plugin,
                                   uint32_t *out_index)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = host_selection_untraced(host, out_plugin, out_index);
-    return accel__trace_end("accel_host_selection", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 accel_status accel_host_selection_explain(accel_host *host, char *buffer,
                                           size_t size)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = selection_explain_untraced(host, buffer, size);
-    return accel__trace_end("accel_host_selection_explain", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status device_open_selected_untraced(accel_host *host,
@@ -651,7 +651,7 @@ static accel_status device_open_selected_untraced(accel_host *host,
 accel_status accel_device_open_selected(accel_host *host,
                                         accel_device **out_device)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = device_open_selected_untraced(host, out_device);
-    return accel__trace_end("accel_device_open_selected", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }

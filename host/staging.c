@@ -65,7 +65,7 @@ static accel_status buffer_new(accel_device *device,
     memset(out_buffer, 0, sizeof *out_buffer);
     device->staging.total++;
     pthread_mutex_unlock(&device->lock);
-    accel_status status = ACCEL__DRV_CALL(
+    accel_status status = ACCEL__DRV_WAIT(
         device, host_alloc, (size_t)device->staging.chunk, &out_buffer->ptr);
     pthread_mutex_lock(&device->lock);
     if (status != ACCEL_OK) {
@@ -75,7 +75,7 @@ static accel_status buffer_new(accel_device *device,
     }
     status = accel__event_take(device, &out_buffer->event);
     if (status != ACCEL_OK) {
-        device->drv->host_free(device->drv_device, out_buffer->ptr);
+        ACCEL__DRV_VOID(device, host_free, out_buffer->ptr);
         out_buffer->ptr = NULL;
         device->staging.total--;
         pthread_cond_broadcast(&device->staging.returned);
@@ -133,9 +133,9 @@ void accel__staging_release(accel_device *device)
 {
     struct accel__staging *staging = &device->staging;
     for (uint32_t i = 0; i < staging->idle_count; i++) {
-        device->drv->event_sync(device->drv_device, staging->idle[i].event);
+        ACCEL__DRV_TRY(device, event_sync, staging->idle[i].event);
         accel__event_give(device, staging->idle[i].event);
-        device->drv->host_free(device->drv_device, staging->idle[i].ptr);
+        ACCEL__DRV_VOID(device, host_free, staging->idle[i].ptr);
     }
     staging->total -= staging->idle_count;
     staging->idle_count = 0;
@@ -261,7 +261,7 @@ static accel_status buffer_wait(accel_device *device,
                                 struct accel__staging_buffer *buffer)
 {
     return accel__device_check_loss_unlocked(
-        device, ACCEL__DRV_CALL(device, event_sync, buffer->event));
+        device, ACCEL__DRV_WAIT(device, event_sync, buffer->event));
 }
 
 /*
@@ -281,19 +281,14 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
     status = accel__ref_resolve(device, ref, &slot);
     if (status == ACCEL_OK) {
         struct accel_copy_layout l = piece_layout(p, host_is_source);
+        struct accel__trace_command command = {
+            .kind = host_is_source ? ACCEL__TRACE_COPY_H2D : ACCEL__TRACE_COPY_D2H,
+            .bytes = accel__layout_bytes(&l)};
         status = host_is_source
-                     ? device->drv->copy_to_device(
-                           device->drv_device, stream->drv, slot->slice.address,
-                           buffer->ptr, &l)
-                     : device->drv->copy_to_host(device->drv_device,
-                                                 stream->drv, buffer->ptr,
-                                                 slot->slice.address, &l);
-        status = accel__from_plugin(status, host_is_source ? "copy_to_device"
-                                                           : "copy_to_host");
-        accel__trace_copy(stream,
-                          host_is_source ? ACCEL__TRACE_COPY_H2D
-                                         : ACCEL__TRACE_COPY_D2H,
-                          status, accel__layout_bytes(&l));
+                     ? ACCEL__DRV_COMMAND(stream, &command, copy_to_device,
+                                          slot->slice.address, buffer->ptr, &l)
+                     : ACCEL__DRV_COMMAND(stream, &command, copy_to_host,
+                                          buffer->ptr, slot->slice.address, &l);
         slot->lanes |= accel__lane_bit(stream);
     }
     if (status == ACCEL_OK) {
@@ -303,7 +298,7 @@ static accel_status piece_submit(accel_stream *stream, accel_ref ref,
          * for the stream, or the buffer would be reused, or freed, under
          * the copy. */
         if (status != ACCEL_OK)
-            device->drv->stream_sync(device->drv_device, stream->drv);
+            ACCEL__DRV_TRY(device, stream_sync, stream->drv);
     }
     return accel__submit_end(stream, status);
 }
@@ -395,14 +390,11 @@ static accel_status transfer_through_own(accel_device *device, accel_ref ref,
     if (status == ACCEL_OK)
         status = accel__internal_stream(device);
     if (status == ACCEL_OK)
-        status = accel__from_plugin(
-            host_is_source
-                ? device->drv->copy_to_device(device->drv_device,
-                                              device->own.stream,
-                                              slot->slice.address, host, &l)
-                : device->drv->copy_to_host(device->drv_device, device->own.stream,
-                                            host, slot->slice.address, &l),
-            host_is_source ? "copy_to_device" : "copy_to_host");
+        status = host_is_source
+                     ? ACCEL__DRV_CALL(device, copy_to_device, device->own.stream,
+                                       slot->slice.address, host, &l)
+                     : ACCEL__DRV_CALL(device, copy_to_host, device->own.stream,
+                                       host, slot->slice.address, &l);
     if (status == ACCEL_OK)
         status = ACCEL__DRV_CALL(device, stream_sync, device->own.stream);
     status = accel__device_check_loss(device, status);

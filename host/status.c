@@ -91,6 +91,32 @@ accel_status accel__error_keep(accel_status status, const char *what)
     return status;
 }
 
+accel_status accel__error_named(accel_status status, const char *site,
+                                const char *entry)
+{
+    if (last_status != status || last_error[0] == '\0')
+        return accel__error(status, "%s: %s: %s (the plugin gave no detail)",
+                            site, entry, accel_status_string(status));
+    /* The plugin's detail, already escaped, after the site's name (the
+     * host's own words), and the entry's unless the plugin named it first;
+     * cut at the end of the buffer if it must be. */
+    char prefix[160];
+    size_t entry_length = strlen(entry);
+    bool named = strncmp(last_error, entry, entry_length) == 0 &&
+                 last_error[entry_length] == ':';
+    int made = named ? snprintf(prefix, sizeof prefix, "%s: ", site)
+                     : snprintf(prefix, sizeof prefix, "%s: %s: ", site, entry);
+    size_t length = strlen(last_error);
+    if (made < 0 || (size_t)made >= sizeof prefix)
+        return status;
+    if (length > sizeof last_error - 1 - (size_t)made)
+        length = sizeof last_error - 1 - (size_t)made;
+    memmove(last_error + made, last_error, length);
+    last_error[(size_t)made + length] = '\0';
+    memcpy(last_error, prefix, (size_t)made);
+    return status;
+}
+
 static accel_status services_set_error(accel_status status, const char *fmt, ...)
 {
     va_list args;
@@ -129,4 +155,16 @@ accel_status accel__plugin_failed(accel_status status, const char *what)
     if (status == ACCEL_NOT_READY)
         return status;
     return accel__error_keep(status, what);
+}
+
+accel_status accel__plugin_failed_named(accel_status status, const char *site,
+                                        const char *entry)
+{
+    if (!accel__status_is_known((int)status))
+        return accel__error(ACCEL_ERR_PLUGIN_ABI,
+                            "%s: %s returned %d, which is not an accel_status",
+                            site, entry, (int)status);
+    if (status == ACCEL_NOT_READY)
+        return status;
+    return accel__error_named(status, site, entry);
 }

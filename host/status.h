@@ -23,9 +23,18 @@ accel_status accel__error(accel_status status, const char *fmt, ...)
  * plugin recorded, or record a plain one if it recorded none.
  */
 accel_status accel__error_keep(accel_status status, const char *what);
+/*
+ * The same, the plugin's detail named by its site and entry: "site: entry:
+ * detail" ("site: detail" when the plugin's detail begins with the entry).
+ */
+accel_status accel__error_named(accel_status status, const char *site,
+                                const char *entry);
 /* True for a value that is one of the codes of ACCEL_STATUS_LIST. */
 bool accel__status_is_known(int status);
 accel_status accel__plugin_failed(accel_status status, const char *what);
+/* As accel__plugin_failed, the detail named by accel__error_named. */
+accel_status accel__plugin_failed_named(accel_status status, const char *site,
+                                        const char *entry);
 
 /*
  * Take a status a plugin entry `what` returned: ACCEL_OK passes; a known

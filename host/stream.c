@@ -64,7 +64,7 @@ static accel_status stream_create_untraced(accel_device *device,
             status = ACCEL__DRV_CALL(device, stream_wait_event, stream->drv,
                                      device->own.relocated);
         if (status != ACCEL_OK && stream->drv != NULL)
-            device->drv->stream_destroy(device->drv_device, stream->drv);
+            ACCEL__DRV_VOID(device, stream_destroy, stream->drv);
         status = accel__device_check_loss(device, status);
     }
     if (status == ACCEL_OK) {
@@ -81,9 +81,9 @@ static accel_status stream_create_untraced(accel_device *device,
 
 accel_status accel_stream_create(accel_device *device, accel_stream **out_stream)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = stream_create_untraced(device, out_stream);
-    return accel__trace_end("accel_stream_create", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static void stream_destroy_untraced(accel_stream *stream)
@@ -105,8 +105,8 @@ static void stream_destroy_untraced(accel_stream *stream)
         }
     }
     if (stream->drv != NULL) {
-        device->drv->stream_sync(device->drv_device, stream->drv);
-        device->drv->stream_destroy(device->drv_device, stream->drv);
+        ACCEL__DRV_TRY(device, stream_sync, stream->drv);
+        ACCEL__DRV_VOID(device, stream_destroy, stream->drv);
     }
     /* Callbacks still queued keep the counter as long as they need it. */
     struct accel__cb_point own = {.counter = stream->callbacks};
@@ -121,9 +121,9 @@ static void stream_destroy_untraced(accel_stream *stream)
 
 void accel_stream_destroy(accel_stream *stream)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     stream_destroy_untraced(stream);
-    accel__trace_end("accel_stream_destroy", traced, ACCEL_OK, 0);
+    accel__trace_end(traced, ACCEL_OK, 0);
 }
 
 /*
@@ -165,13 +165,13 @@ static accel_status borrow(accel_device *device, const accel_stream *stream,
 }
 
 /*
- * Give back what borrow took; a failure may mean the device is lost. After
+ * Give back what borrow took, with the status of the wait made meanwhile
+ * (ACCEL__DRV_WAIT); a failure may mean the device is lost. After
  * a sync (`collect`), memory whose streams are done leaves the drop queue.
  */
 static accel_status give_back(accel_device *device, accel_status status,
                               const char *what, bool collect)
 {
-    status = accel__from_plugin(status, what);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
@@ -215,16 +215,16 @@ static accel_status stream_sync_untraced(accel_stream *stream)
                                  &drv, &unused, &callbacks);
     if (status != ACCEL_OK)
         return status;
-    status = give_back(device, device->drv->stream_sync(device->drv_device, drv),
-                       "stream_sync", true);
+    status = give_back(device, ACCEL__DRV_WAIT(device, stream_sync, drv),
+                       "accel_stream_sync", true);
     return callbacks_wait(device, status, &callbacks);
 }
 
 accel_status accel_stream_sync(accel_stream *stream)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = stream_sync_untraced(stream);
-    return accel__trace_end("accel_stream_sync", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status event_create_untraced(accel_device *device,
@@ -260,9 +260,9 @@ static accel_status event_create_untraced(accel_device *device,
 
 accel_status accel_event_create(accel_device *device, accel_event **out_event)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = event_create_untraced(device, out_event);
-    return accel__trace_end("accel_event_create", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static void event_destroy_untraced(accel_event *event)
@@ -278,7 +278,7 @@ static void event_destroy_untraced(accel_event *event)
         }
     }
     if (event->drv != NULL)
-        device->drv->event_destroy(device->drv_device, event->drv);
+        ACCEL__DRV_VOID(device, event_destroy, event->drv);
     accel__cb_point_release(&device->completion, &event->callbacks);
     pthread_mutex_unlock(&device->lock);
     free(event);
@@ -286,9 +286,9 @@ static void event_destroy_untraced(accel_event *event)
 
 void accel_event_destroy(accel_event *event)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     event_destroy_untraced(event);
-    accel__trace_end("accel_event_destroy", traced, ACCEL_OK, 0);
+    accel__trace_end(traced, ACCEL_OK, 0);
 }
 
 /* An event and, unless NULL is allowed, a stream of the same device. */
@@ -345,9 +345,9 @@ static accel_status event_record_untraced(accel_event *event, accel_stream *stre
 
 accel_status accel_event_record(accel_event *event, accel_stream *stream)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = event_record_untraced(event, stream);
-    return accel__trace_end("accel_event_record", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 /* A query under the device lock, the way every other call goes. */
@@ -377,12 +377,12 @@ static accel_status event_query_locked(accel_event *event, const char *what)
 
 /*
  * The cheapest path to the plugin, the one a polling loop takes: no device
- * lock. The call counts itself in `lockless_calls` and then looks at
- * `lost` and `resetting`; a rebuild sets `resetting` and then waits for the
- * count to drain before it touches a plugin object. Both sides are
- * sequentially consistent, so either the query sees the reset (and goes
- * the locked way, which waits for it), or the rebuild sees the query and
- * waits for it.
+ * lock. The call names the device in its thread's slot and then looks at
+ * `lost` and `resetting`; a rebuild sets `resetting` and then waits until
+ * no slot names the device before it touches a plugin object. Both sides
+ * are sequentially consistent, so either the query sees the reset (and
+ * goes the locked way, which waits for it), or the rebuild sees the query
+ * and waits for it (recovery.h).
  */
 static accel_status event_query_untraced(accel_event *event)
 {
@@ -393,27 +393,26 @@ static accel_status event_query_untraced(accel_event *event)
     accel_device *device = event->device;
     if (accel__process_check(device->pid, "accel_event_query") != ACCEL_OK)
         return ACCEL_ERR_NOT_SUPPORTED;
-    atomic_fetch_add(&device->lockless_calls, 1);
-    bool usable = !atomic_load(&device->lost) &&
+    struct accel__lockless_slot *slot = accel__lockless_enter(device);
+    bool usable = slot != NULL && !atomic_load(&device->lost) &&
                   !atomic_load(&device->resetting) &&
                   !atomic_load(&event->callbacks_pending) && event->drv != NULL;
     if (usable)
-        status = device->drv->event_query(device->drv_device, event->drv);
-    atomic_fetch_sub_explicit(&device->lockless_calls, 1, memory_order_release);
+        status = ACCEL__DRV_WAIT(device, event_query, event->drv);
+    if (slot != NULL)
+        accel__lockless_leave(slot);
     if (!usable)
         return event_query_locked(event, what);
     if (status == ACCEL_OK || status == ACCEL_NOT_READY)
         return status;
     /* The query failed: whether the device is lost is decided under the lock. */
-    return accel__device_check_loss_unlocked(
-        device, accel__from_plugin(status, "event_query"));
+    return accel__device_check_loss_unlocked(device, status);
 }
 
 accel_status accel_event_query(accel_event *event)
 {
-    uint64_t traced = accel__trace_now();
-    return accel__trace_end("accel_event_query", traced,
-                            event_query_untraced(event), 0);
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
+    return accel__trace_end(traced, event_query_untraced(event), 0);
 }
 
 static accel_status event_sync_untraced(accel_event *event)
@@ -430,16 +429,16 @@ static accel_status event_sync_untraced(accel_event *event)
     if (status != ACCEL_OK)
         return status;
     accel_device *device = event->device;
-    status = give_back(device, device->drv->event_sync(device->drv_device, e),
-                       "event_sync", false);
+    status = give_back(device, ACCEL__DRV_WAIT(device, event_sync, e), what,
+                       false);
     return callbacks_wait(device, status, &callbacks);
 }
 
 accel_status accel_event_sync(accel_event *event)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = event_sync_untraced(event);
-    return accel__trace_end("accel_event_sync", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 static accel_status stream_wait_event_untraced(accel_stream *stream,
@@ -455,9 +454,9 @@ static accel_status stream_wait_event_untraced(accel_stream *stream,
 
 accel_status accel_stream_wait_event(accel_stream *stream, accel_event *event)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = stream_wait_event_untraced(stream, event);
-    return accel__trace_end("accel_stream_wait_event", traced, status, 0);
+    return accel__trace_end(traced, status, 0);
 }
 
 accel_status accel__streams_cb_points(accel_device *device,
@@ -502,7 +501,7 @@ void accel__streams_wait_all(accel_device *device)
 {
     for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->drv != NULL)
-            device->drv->stream_sync(device->drv_device, s->drv);
+            ACCEL__DRV_TRY(device, stream_sync, s->drv);
     }
 }
 
@@ -510,13 +509,13 @@ void accel__streams_release(accel_device *device)
 {
     for (accel_event *e = device->queues.events; e != NULL; e = e->next) {
         if (e->drv != NULL)
-            device->drv->event_destroy(device->drv_device, e->drv);
+            ACCEL__DRV_VOID(device, event_destroy, e->drv);
         e->drv = NULL;
         e->recorded = false;
     }
     for (accel_stream *s = device->queues.list; s != NULL; s = s->next) {
         if (s->drv != NULL)
-            device->drv->stream_destroy(device->drv_device, s->drv);
+            ACCEL__DRV_VOID(device, stream_destroy, s->drv);
         s->drv = NULL;
     }
 }
@@ -574,12 +573,12 @@ static accel_status host_alloc_unlocked(accel_device *device, size_t bytes,
     void *ptr = NULL;
     accel__borrow_begin(device);
     pthread_mutex_unlock(&device->lock);
-    accel_status status = ACCEL__DRV_CALL(device, host_alloc, bytes, &ptr);
+    accel_status status = ACCEL__DRV_WAIT(device, host_alloc, bytes, &ptr);
     pthread_mutex_lock(&device->lock);
     accel__borrow_end(device);
     status = accel__device_check_loss(device, status);
     if (status == ACCEL_OK && atomic_load(&device->generation) != generation) {
-        device->drv->host_free(device->drv_device, ptr);
+        ACCEL__DRV_VOID(device, host_free, ptr);
         return accel__device_gone(device, "accel_host_alloc");
     }
     if (status == ACCEL_OK)
@@ -606,7 +605,7 @@ static accel_status host_alloc_untraced(accel_device *device, size_t bytes,
         /* After the plugin call: other threads may have added blocks. */
         status = host_block_room(device);
         if (status != ACCEL_OK)
-            device->drv->host_free(device->drv_device, ptr);
+            ACCEL__DRV_VOID(device, host_free, ptr);
     }
     if (status == ACCEL_OK) {
         device->host_memory.list[device->host_memory.count++] =
@@ -619,9 +618,9 @@ static accel_status host_alloc_untraced(accel_device *device, size_t bytes,
 
 accel_status accel_host_alloc(accel_device *device, size_t bytes, void **out_ptr)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     accel_status status = host_alloc_untraced(device, bytes, out_ptr);
-    return accel__trace_end("accel_host_alloc", traced, status, bytes);
+    return accel__trace_end(traced, status, bytes);
 }
 
 static void host_free_untraced(accel_device *device, void *ptr)
@@ -631,7 +630,7 @@ static void host_free_untraced(accel_device *device, void *ptr)
     pthread_mutex_lock(&device->lock);
     for (size_t i = 0; i < device->host_memory.count; i++) {
         if (device->host_memory.list[i].ptr == ptr) {
-            device->drv->host_free(device->drv_device, ptr);
+            ACCEL__DRV_VOID(device, host_free, ptr);
             device->host_memory.list[i] =
                 device->host_memory.list[--device->host_memory.count];
             break;
@@ -642,7 +641,7 @@ static void host_free_untraced(accel_device *device, void *ptr)
 
 void accel_host_free(accel_device *device, void *ptr)
 {
-    uint64_t traced = accel__trace_now();
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
     host_free_untraced(device, ptr);
-    accel__trace_end("accel_host_free", traced, ACCEL_OK, 0);
+    accel__trace_end(traced, ACCEL_OK, 0);
 }

@@ -1,10 +1,10 @@
 /*
  * The submit step: every command on a stream takes the device lock, checks
  * that the device and stream can take work, calls the plugin, and ends with
- * the loss check.
+ * the loss check. Every call into a plugin's table ends here too
+ * (submit.h): its failure is named and mapped in one place.
  */
 #include <pthread.h>
-#include <stdio.h>
 
 #include "device.h"
 #include "host.h"
@@ -39,7 +39,8 @@ accel__submit_hook_fn accel__submit_hook;
 accel_status accel__submit_failed(accel_status status, const char *site,
                                   const char *entry)
 {
-    char what[128];
-    snprintf(what, sizeof what, "%s: %s", site, entry);
-    return accel__plugin_failed(status, what);
+    /* The public call the application made says more than the internal
+     * function that happened to call the plugin. */
+    const char *api = accel__api_call;
+    return accel__plugin_failed_named(status, api != NULL ? api : site, entry);
 }

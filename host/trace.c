@@ -20,6 +20,7 @@
 #include "os.h"
 #include "status.h"
 #include "stream.h"
+#include "submit.h"
 #include "trace.h"
 
 _Atomic bool accel__trace_on;
@@ -215,10 +216,10 @@ static void rec_push(const struct rec *rec)
 /* When this thread's current traced call began: a command's submission. */
 static _Thread_local uint64_t call_begin;
 
+_Thread_local const char *accel__api_call;
+
 uint64_t accel__trace_now(void)
 {
-    if (!accel__tracing())
-        return 0;
     call_begin = accel__now_ns();
     return call_begin;
 }
@@ -270,7 +271,7 @@ static accel_drv_event *spare_take(struct accel__trace_device *node)
     accel_drv_event *event = NULL;
     if (node->spare_count > 0)
         return node->spare[--node->spare_count];
-    if (device->drv->event_create(device->drv_device, &event) != ACCEL_OK)
+    if (ACCEL__DRV_TRY(device, event_create, &event) != ACCEL_OK)
         return NULL;
     return event;
 }
@@ -281,7 +282,7 @@ static void spare_give(struct accel__trace_device *node, accel_drv_event *event)
         size_t capacity = node->spare_capacity ? node->spare_capacity * 2 : 64;
         accel_drv_event **grown = realloc(node->spare, capacity * sizeof *grown);
         if (grown == NULL) {
-            node->device->drv->event_destroy(node->device->drv_device, event);
+            ACCEL__DRV_VOID(node->device, event_destroy, event);
             return;
         }
         node->spare = grown;
@@ -297,7 +298,7 @@ static void spare_give(struct accel__trace_device *node, accel_drv_event *event)
 static void anchor_make(struct accel__trace_device *node)
 {
     accel_device *device = node->device;
-    if (device->drv->event_elapsed == NULL ||
+    if (!ACCEL__DRV_HAS(device, event_elapsed) ||
         accel__internal_stream(device) != ACCEL_OK) {
         node->untimable = true;
         return;
@@ -305,10 +306,10 @@ static void anchor_make(struct accel__trace_device *node)
     accel_drv_event *anchor = spare_take(node);
     uint64_t before = accel__now_ns();
     if (anchor == NULL ||
-        device->drv->event_record(device->drv_device, anchor,
-                                  device->own.stream) != ACCEL_OK ||
-        device->drv->event_sync(device->drv_device, anchor) != ACCEL_OK ||
-        device->drv->event_query(device->drv_device, anchor) != ACCEL_OK) {
+        ACCEL__DRV_TRY(device, event_record, anchor, device->own.stream) !=
+            ACCEL_OK ||
+        ACCEL__DRV_TRY(device, event_sync, anchor) != ACCEL_OK ||
+        ACCEL__DRV_TRY(device, event_query, anchor) != ACCEL_OK) {
         if (anchor != NULL)
             spare_give(node, anchor);
         node->untimable = true;
@@ -357,9 +358,9 @@ static bool pending_end(struct accel__trace_device *node, struct pending *p,
     accel_device *device = node->device;
     int64_t ns = 0;
     if (wait)
-        device->drv->event_sync(device->drv_device, p->event);
-    accel_status status = device->drv->event_elapsed(
-        device->drv_device, node->anchor, p->event, &ns);
+        ACCEL__DRV_TRY(device, event_sync, p->event);
+    accel_status status = ACCEL__DRV_TRY(device, event_elapsed, node->anchor,
+                                         p->event, &ns);
     if (status == ACCEL_NOT_READY)
         return false;
     *out_timed = status == ACCEL_OK &&
@@ -501,8 +502,8 @@ void accel__trace_command(accel_stream *stream,
     }
     if (node->anchor != NULL && pending_room(node))
         p.event = spare_take(node);
-    if (p.event != NULL && device->drv->event_record(device->drv_device, p.event,
-                                                     stream->drv) != ACCEL_OK) {
+    if (p.event != NULL &&
+        ACCEL__DRV_TRY(device, event_record, p.event, stream->drv) != ACCEL_OK) {
         spare_give(node, p.event);
         p.event = NULL;
     }
@@ -530,8 +531,7 @@ void accel__trace_device_empty(accel_device *device)
     node->anchor = NULL;
     node->untimable = false;
     while (node->spare_count > 0)
-        device->drv->event_destroy(device->drv_device,
-                                   node->spare[--node->spare_count]);
+        ACCEL__DRV_VOID(device, event_destroy, node->spare[--node->spare_count]);
     memset(node->last_end, 0, sizeof node->last_end);
     pthread_mutex_unlock(&node->lock);
 }

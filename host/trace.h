@@ -37,19 +37,51 @@ void accel__trace_host_end(void);
 
 /* ---- public calls, on the calling thread ---- */
 
-/* The start of a traced call: its time, or 0 when tracing is off. */
+/*
+ * The public call this thread is in, innermost first: set by the traced
+ * wrapper of every public function (ACCEL__TRACE_BEGIN), read by the
+ * submit step to name an error's site (submit.h) and by the trace to name
+ * the call. NULL outside any. Initial-exec: one %fs-relative store, no
+ * __tls_get_addr call, on the dispatch path.
+ */
+extern _Thread_local const char *accel__api_call
+    __attribute__((tls_model("initial-exec")));
+
+/* A traced call under way: when it began (0: not timed) and the call it
+ * is nested in. */
+struct accel__traced {
+    uint64_t begin;
+    const char *outer;
+};
+
+/* The time of a traced call's start; tracing on. */
 uint64_t accel__trace_now(void);
 /* Record a call that began at `begin` (non-zero) with its status and a
  * byte count (0: none). */
 void accel__trace_api(const char *name, uint64_t begin, accel_status status,
                       uint64_t bytes);
 
+static inline struct accel__traced accel__trace_begin(const char *name)
+{
+    struct accel__traced traced = {0, accel__api_call};
+    accel__api_call = name;
+    if (accel__tracing())
+        traced.begin = accel__trace_now();
+    return traced;
+}
+
+/* Begin the traced call of the public function it is written in: its name
+ * is the function's own, never typed. */
+#define ACCEL__TRACE_BEGIN() accel__trace_begin(__func__)
+
 /* End a traced call: record it when it was timed; returns `status`. */
-static inline accel_status accel__trace_end(const char *name, uint64_t begin,
+static inline accel_status accel__trace_end(struct accel__traced traced,
                                             accel_status status, uint64_t bytes)
 {
-    if (__builtin_expect(begin != 0, 0))
-        accel__trace_api(name, begin, status, bytes);
+    const char *name = accel__api_call;
+    accel__api_call = traced.outer;
+    if (__builtin_expect(traced.begin != 0, 0))
+        accel__trace_api(name, traced.begin, status, bytes);
     return status;
 }
 
@@ -73,36 +105,11 @@ struct accel__trace_command {
 
 /*
  * A command was just enqueued on `stream` (the plugin said ACCEL_OK): mark
- * its end with a trace event. Call only while accel__tracing().
+ * its end with a trace event. Call only while accel__tracing(); the submit
+ * step (accel__submit_command, submit.h) is the one caller.
  */
 void accel__trace_command(accel_stream *stream,
                           const struct accel__trace_command *command);
-
-/* A copy or fill of `bytes` the plugin took (status ACCEL_OK). */
-static inline void accel__trace_copy(accel_stream *stream,
-                                     enum accel__trace_kind kind,
-                                     accel_status status, uint64_t bytes)
-{
-    if (accel__tracing() && status == ACCEL_OK) {
-        struct accel__trace_command command = {.kind = kind, .bytes = bytes};
-        accel__trace_command(stream, &command);
-    }
-}
-
-/* A launch the plugin took (status ACCEL_OK). */
-static inline void accel__trace_launch(accel_stream *stream, accel_status status,
-                                       const char *kernel, const uint32_t grid[3],
-                                       const uint32_t block[3])
-{
-    if (accel__tracing() && status == ACCEL_OK) {
-        struct accel__trace_command command = {
-            .kind = ACCEL__TRACE_LAUNCH,
-            .kernel = kernel,
-            .grid = {grid[0], grid[1], grid[2]},
-            .block = {block[0], block[1], block[2]}};
-        accel__trace_command(stream, &command);
-    }
-}
 
 /* Something that happened to a device: a relocation (bytes), a reset, a
  * loss. Any lock may be held. */

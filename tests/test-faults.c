@@ -734,6 +734,33 @@ static void test_injected_status_and_detail_reach_the_caller(void **state)
     close_with_report(run);
 }
 
+/*
+ * The plugin's detail comes after the public call the application made and
+ * the entry that failed (issue 15: sites named by the path, not typed), and
+ * the call's name does not outlive it.
+ */
+static void test_plugin_failure_is_named_by_the_public_call_and_entry(void **state)
+{
+    (void)state;
+    struct run *run = open_with("copy_to_device:2:ACCEL_ERR_COPY", NULL);
+    assert_status(accel_copy_in(run->stream, run->refs[0], run->a, FRESH_WORDS),
+                  ACCEL_ERR_COPY);
+    const char *want = "accel_copy_to_device_typed: copy_to_device: injected "
+                       "failure at plugin call";
+    if (strncmp(accel_last_error(), want, strlen(want)) != 0)
+        fail_msg("detail '%s' does not begin with '%s'", accel_last_error(),
+                 want);
+    /* A later failure in another call is named by that call. */
+    accel_ref stale = run->refs[0];
+    assert_status(accel_free(run->device, run->refs[0]), ACCEL_OK);
+    run->refs[0].count = 0;
+    assert_status(accel_copy_out(run->stream, run->out, stale, FRESH_WORDS),
+                  ACCEL_ERR_FREED_REF);
+    assert_null(strstr(accel_last_error(), "accel_copy_to_device_typed"));
+    assert_status(accel_device_sync(run->device), ACCEL_OK);
+    close_with_report(run);
+}
+
 static void test_entries_returning_nothing_count_but_never_fail(void **state)
 {
     (void)state;
@@ -1086,6 +1113,7 @@ int main(void)
         T(test_stale_refs_after_a_loss_until_reset),
         T(test_out_of_memory_leaves_the_device_usable),
         T(test_injected_status_and_detail_reach_the_caller),
+        T(test_plugin_failure_is_named_by_the_public_call_and_entry),
         T(test_entries_returning_nothing_count_but_never_fail),
         T(test_malformed_fault_knobs_leave_no_device),
         T(test_automatic_recovery_rebuilds_and_tells),
