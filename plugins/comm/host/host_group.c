@@ -169,29 +169,33 @@ static bool wait_once(struct host_shared *shared, uint64_t deadline_ns)
 }
 
 /* The group error as this rank's own: set_error on this thread. */
-static accel_status report_broken(accel_comm_handle *comm, const char *what)
+static accel_status report_broken(accel_comm_handle *comm,
+                                  const struct host_waiting *waiting)
 {
     struct host_shared *shared = comm->shared;
+    char what[128];
+    waiting->describe(waiting->arg, what, sizeof what);
     return accel__host_error(comm, (accel_status)shared->error,
-                             "host communicator, rank %d, %s: %s", comm->rank,
-                             what, shared->reason);
+                             "host communicator, rank %d, in %s: %s",
+                             comm->rank, what, shared->reason);
 }
 
 accel_status accel__host_wait(accel_comm_handle *comm,
-                              bool (*ready)(void *arg), void *arg,
-                              uint64_t deadline_ns, const char *what)
+                              const struct host_waiting *waiting,
+                              uint64_t deadline_ns)
 {
     struct host_shared *shared = comm->shared;
-    while (!ready(arg)) {
+    while (!waiting->ready(waiting->arg)) {
         if (shared->error != ACCEL_OK)
-            return report_broken(comm, what);
-        if (wait_once(shared, deadline_ns) && !ready(arg) &&
+            return report_broken(comm, waiting);
+        if (wait_once(shared, deadline_ns) && !waiting->ready(waiting->arg) &&
             shared->error == ACCEL_OK) {
+            char what[128];
+            waiting->describe(waiting->arg, what, sizeof what);
             accel__host_break(shared, ACCEL_ERR_TIMEOUT,
-                              "rank %d's deadline passed while it waited "
-                              "in %s",
+                              "rank %d's deadline passed while it waited in %s",
                               comm->rank, what);
-            return report_broken(comm, what);
+            return report_broken(comm, waiting);
         }
     }
     return ACCEL_OK;
@@ -208,16 +212,16 @@ static bool barrier_passed(void *arg)
     return wait->shared->generation != wait->generation;
 }
 
-/* The ranks that have not reached barrier `generation`, for the detail. */
-static void missing_ranks(struct host_shared *shared, uint32_t generation,
-                          char *out, size_t capacity)
+/* The ranks that have not reached the barrier yet, for the detail. */
+static void describe_barrier(void *arg, char *out, size_t capacity)
 {
-    size_t used = 0;
-    out[0] = '\0';
-    for (uint32_t r = 0; r < shared->size && used + 16 < capacity; r++) {
-        if (*accel__host_arrival(shared, (int)r) != generation + 1u)
-            used += (size_t)snprintf(out + used, capacity - used, "%s%u",
-                                     used ? ", " : "", r);
+    struct barrier_wait *wait = arg;
+    struct host_shared *shared = wait->shared;
+    int used = snprintf(out, capacity, "a barrier, waiting for rank");
+    for (uint32_t r = 0; r < shared->size && (size_t)used + 16 < capacity;
+         r++) {
+        if (*accel__host_arrival(shared, (int)r) != wait->generation + 1u)
+            used += snprintf(out + used, capacity - (size_t)used, " %u", r);
     }
 }
 
@@ -238,12 +242,8 @@ accel_status accel__host_barrier(accel_comm_handle *comm, uint64_t deadline_ns)
         accel__host_unlock(shared);
         return ACCEL_OK;
     }
-    char what[96];
-    char missing[64];
-    missing_ranks(shared, wait.generation, missing, sizeof missing);
-    snprintf(what, sizeof what, "a barrier (waiting for rank %s)", missing);
-    accel_status status =
-        accel__host_wait(comm, barrier_passed, &wait, deadline_ns, what);
+    struct host_waiting waiting = {barrier_passed, describe_barrier, &wait};
+    accel_status status = accel__host_wait(comm, &waiting, deadline_ns);
     accel__host_unlock(shared);
     return status;
 }

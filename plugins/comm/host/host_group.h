@@ -128,16 +128,24 @@ void accel__host_break(struct host_shared *shared, accel_status error,
 #endif
     ;
 
+/* What a rank waits for: ready(arg) with the lock held, and a few words
+ * that name the wait for an error's detail. */
+struct host_waiting {
+    bool (*ready)(void *arg);
+    void (*describe)(void *arg, char *out, size_t capacity);
+    void *arg;
+};
+
 /*
- * With the lock held: wait until ready(arg) is true. Returns ACCEL_OK, or
+ * With the lock held: wait until the condition holds. Returns ACCEL_OK, or
  * the group's error (ACCEL_ERR_COMM_ABORTED, or ACCEL_ERR_TIMEOUT when
  * another rank's deadline broke it while this one waited), or, past
  * `deadline_ns` (CLOCK_MONOTONIC; 0 = none), breaks the group and returns
- * ACCEL_ERR_TIMEOUT. `what` names the wait in the detail.
+ * ACCEL_ERR_TIMEOUT.
  */
 accel_status accel__host_wait(accel_comm_handle *comm,
-                              bool (*ready)(void *arg), void *arg,
-                              uint64_t deadline_ns, const char *what);
+                              const struct host_waiting *waiting,
+                              uint64_t deadline_ns);
 
 /* Every rank of the group meets here (or fails as accel__host_wait). */
 accel_status accel__host_barrier(accel_comm_handle *comm, uint64_t deadline_ns);

@@ -373,7 +373,15 @@ static accel_status protect_input(struct run *run)
 struct box_wait {
     struct host_mailbox *box;
     uint64_t target;
+    const char *what; /* "a send to", "a recv from" */
+    int peer;
 };
+
+static void describe_box(void *arg, char *out, size_t capacity)
+{
+    struct box_wait *wait = arg;
+    snprintf(out, capacity, "%s rank %d", wait->what, wait->peer);
+}
 
 static bool box_posted(void *arg)
 {
@@ -402,10 +410,11 @@ static accel_status post_chunk(struct run *run, struct host_mailbox *box,
     }
     box->addr = run->send + off * run->es;
     box->bytes = c * run->es;
-    struct box_wait wait = {box, ++box->posted};
+    struct box_wait wait = {box, ++box->posted, "a send to", run->op->root};
+    struct host_waiting waiting = {box_taken, describe_box, &wait};
     pthread_cond_broadcast(&shared->cond);
-    accel_status status = accel__host_wait(run->comm, box_taken, &wait,
-                                           run->op->deadline_ns, "a send");
+    accel_status status =
+        accel__host_wait(run->comm, &waiting, run->op->deadline_ns);
     *refused = status == ACCEL_OK && box->verdict != 0;
     accel__host_unlock(shared);
     return status;
@@ -467,9 +476,10 @@ static accel_status run_recv(struct run *run)
     uint64_t n = run->op->count, off = 0;
     do {
         accel__host_lock(shared);
-        struct box_wait wait = {box, box->taken + 1};
-        accel_status status = accel__host_wait(run->comm, box_posted, &wait,
-                                               run->op->deadline_ns, "a recv");
+        struct box_wait wait = {box, box->taken + 1, "a recv from", peer};
+        struct host_waiting waiting = {box_posted, describe_box, &wait};
+        accel_status status =
+            accel__host_wait(run->comm, &waiting, run->op->deadline_ns);
         if (status != ACCEL_OK) {
             accel__host_unlock(shared);
             return status;
