@@ -65,6 +65,15 @@ static const struct accel_comm_services services = {
     .getenv = test_getenv,
 };
 
+/* A deadline `seconds` from now, so that a broken operation fails the test
+ * instead of hanging it (and, across processes, leaving ranks behind). */
+static uint64_t deadline_in(unsigned seconds)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return ((uint64_t)now.tv_sec + seconds) * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
 /* ---- a bootstrap between threads or (in shared memory) processes ---- */
 
 #define HOST_TEST_BOOT_BYTES (8 * 256)
@@ -444,6 +453,7 @@ static void run_case_rank(struct group *group, int rank)
         .memory = ACCEL_NATIVE_CPU,
         .send = (uint64_t)(uintptr_t)send,
         .recv = (uint64_t)(uintptr_t)recv,
+        .deadline_ns = deadline_in(60),
     };
     accel_status status = table->submit(group->comms[rank], &op);
     if (status != ACCEL_OK)
@@ -476,6 +486,7 @@ static void run_case(struct group *group, struct op_case *c)
 
 /* ---- the tests ---- */
 
+
 static const int sizes[] = {1, 2, 3, 4, 8};
 #define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
 
@@ -490,7 +501,11 @@ static void test_allreduce_sum_f32_matches_serial_reference(void **state)
     const uint64_t counts[] = {0, 1, 7, 1000, large_count()};
     for (size_t s = 0; s < SIZE_COUNT; s++) {
         struct group *group = group_new(sizes[s]);
-        for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        /* The large count at 3 and 8 ranks only, to keep the test short. */
+        size_t count_n = sizeof counts / sizeof counts[0];
+        if (sizes[s] != 3 && sizes[s] != 8)
+            count_n--;
+        for (size_t i = 0; i < count_n; i++) {
             for (int place = OUT_OF_PLACE; place <= IN_PLACE; place++) {
                 struct op_case c = {.kind = ACCEL_COMM_ALLREDUCE,
                                     .type = ACCEL_F32,
@@ -555,8 +570,8 @@ static void run_placements(struct group *group, uint64_t count)
 }
 
 /* Out of place, in place (send == recv) and NCCL's in place (this rank's
- * share of the larger buffer), at every size; the large count at one
- * size of ranks that is not a power of two. */
+ * share of the larger buffer), at every size, and a larger count at a
+ * number of ranks that is not a power of two. */
 static void test_every_kind_in_place_and_at_size(void **state)
 {
     (void)state;
@@ -566,7 +581,7 @@ static void test_every_kind_in_place_and_at_size(void **state)
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
             run_placements(group, counts[i]);
         if (sizes[s] == 3)
-            run_placements(group, large_count());
+            run_placements(group, under_valgrind ? 4099 : (1u << 16) + 3);
         group_free(group);
     }
 }
@@ -591,6 +606,7 @@ static void large_rank(struct group *group, int rank)
         .memory = ACCEL_NATIVE_CPU,
         .send = (uint64_t)(uintptr_t)data,
         .recv = (uint64_t)(uintptr_t)data,
+        .deadline_ns = deadline_in(60),
     };
     accel_status status = table->submit(group->comms[rank], &op);
     float want = (float)(group->size * (group->size + 1) / 2);
@@ -724,6 +740,7 @@ static void mismatch_rank(struct group *group, int rank)
         .memory = ACCEL_NATIVE_CPU,
         .send = (uint64_t)(uintptr_t)buffer,
         .recv = (uint64_t)(uintptr_t)out,
+        .deadline_ns = deadline_in(60),
     };
     group->status[rank] = table->submit(group->comms[rank], &op);
     snprintf(group->errors[rank], sizeof group->errors[0], "%s", last_error);
@@ -782,6 +799,7 @@ static accel_status p2p(accel_comm_handle *comm, uint32_t kind, void *buffer,
         .memory = ACCEL_NATIVE_CPU,
         .send = kind == ACCEL_COMM_SEND ? (uint64_t)(uintptr_t)buffer : 0,
         .recv = kind == ACCEL_COMM_RECV ? (uint64_t)(uintptr_t)buffer : 0,
+        .deadline_ns = deadline_in(60),
     };
     return table->submit(comm, &op);
 }
@@ -968,7 +986,8 @@ static void split_rank(struct group *group, int rank)
                                .count = 1,
                                .memory = ACCEL_NATIVE_CPU,
                                .send = (uint64_t)(uintptr_t)&value,
-                               .recv = (uint64_t)(uintptr_t)place};
+                               .recv = (uint64_t)(uintptr_t)place,
+                               .deadline_ns = deadline_in(60)};
     status = table->submit(split->children[rank], &op);
     if (status == ACCEL_OK && place[below] != rank)
         status = ACCEL_ERR_DRIVER;
@@ -1020,7 +1039,8 @@ static accel_status process_op(struct process *p, uint32_t kind, uint32_t type,
                                .root = root,
                                .memory = ACCEL_NATIVE_CPU,
                                .send = (uint64_t)(uintptr_t)send,
-                               .recv = (uint64_t)(uintptr_t)recv};
+                               .recv = (uint64_t)(uintptr_t)recv,
+                               .deadline_ns = deadline_in(60)};
     return table->submit(p->comm, &op);
 }
 
@@ -1132,10 +1152,11 @@ static int process_rooted_and_p2p(struct process *p, uint64_t n)
 /* A mismatch, then a split whose colors each run an allreduce. */
 static int process_mismatch_and_split(struct process *p)
 {
-    int32_t value = p->rank, out[PROCESS_RANKS];
+    int32_t value = p->rank, pair[2] = {p->rank, p->rank};
+    int32_t out[2 * PROCESS_RANKS];
     accel_status status =
         process_op(p, ACCEL_COMM_ALLGATHER, ACCEL_I32, 0,
-                   p->rank == 2 ? 2 : 1, 0, &value, out);
+                   p->rank == 2 ? 2 : 1, 0, pair, out);
     PROCESS_CHECK(status == ACCEL_ERR_INVALID_ARGUMENT &&
                       strstr(last_error, "rank 2 runs allgather of 2 i32"),
                   "mismatch: %d", status);
