@@ -89,8 +89,7 @@ struct boot_rank {
     int size;
 };
 
-static accel_status boot_broadcast(void *ctx, void *data, size_t bytes,
-                                   int root)
+static accel_status boot_broadcast(void *ctx, void *data, size_t bytes, int root)
 {
     struct boot_rank *self = ctx;
     if (self->rank == root)
@@ -115,9 +114,8 @@ static accel_status boot_allgather(void *ctx, const void *send, void *out,
 
 static struct boot_shared *boot_new(int size, bool processes)
 {
-    struct boot_shared *boot =
-        mmap(NULL, sizeof *boot, PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct boot_shared *boot = mmap(NULL, sizeof *boot, PROT_READ | PROT_WRITE,
+                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(boot != MAP_FAILED);
     pthread_barrierattr_t attr;
     pthread_barrierattr_init(&attr);
@@ -187,8 +185,8 @@ static void *rank_main(void *arg)
     struct rank_thread *self = arg;
     struct group *group = self->group;
     if (group->comms[self->rank] == NULL) {
-        group->status[self->rank] =
-            create_rank(group, self->rank, &group->comms[self->rank]);
+        group->status[self->rank] = create_rank(group, self->rank,
+                                                &group->comms[self->rank]);
         snprintf(group->errors[self->rank], sizeof group->errors[0], "%s",
                  last_error);
         if (group->status[self->rank] != ACCEL_OK)
@@ -486,7 +484,6 @@ static void run_case(struct group *group, struct op_case *c)
 
 /* ---- the tests ---- */
 
-
 static const int sizes[] = {1, 2, 3, 4, 8};
 #define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
 
@@ -554,9 +551,9 @@ static void test_every_kind_type_and_op_matches_serial_reference(void **state)
 
 static void run_placements(struct group *group, uint64_t count)
 {
-    static const uint32_t kinds[] = {
-        ACCEL_COMM_ALLREDUCE, ACCEL_COMM_REDUCE,    ACCEL_COMM_REDUCE_SCATTER,
-        ACCEL_COMM_BROADCAST, ACCEL_COMM_ALLGATHER};
+    static const uint32_t kinds[] = {ACCEL_COMM_ALLREDUCE, ACCEL_COMM_REDUCE,
+                                     ACCEL_COMM_REDUCE_SCATTER,
+                                     ACCEL_COMM_BROADCAST, ACCEL_COMM_ALLGATHER};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         for (int place = OUT_OF_PLACE; place <= IN_PLACE_SLOT; place++) {
             struct op_case c = {.kind = kinds[k],
@@ -659,8 +656,7 @@ static void test_half_conversions_round_to_nearest_even(void **state)
     assert_int_equal(accel__comm_f32_to_bf16(1.0f), 0x3f80);
     assert_int_equal(accel__comm_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);
     assert_int_equal(accel__comm_f32_to_bf16(1.0f + 0x3p-8f), 0x3f82);
-    assert_true((accel__comm_f32_to_bf16(__builtin_nanf("")) & 0x7fff) >
-                0x7f80);
+    assert_true((accel__comm_f32_to_bf16(__builtin_nanf("")) & 0x7fff) > 0x7f80);
     /* Every half that is a number survives the trip through f32. */
     for (uint32_t h = 0; h < 0x10000u; h++) {
         if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0)
@@ -707,7 +703,8 @@ static void test_reductions_wrap_compare_and_round(void **state)
     assert_true(f32[0] == 1.0f && f32[1] == 2.0f);
     /* f16: 1 + 2^-11 is a tie between 1 and 1 + 2^-10: to even, 1; from
      * 1 + 2^-10 the same step goes up to 1 + 2^-9. */
-    uint16_t h[2] = {0x3c00, 0x3c01}, hs[2] = {f16_of(0x1p-11f), f16_of(0x1p-11f)};
+    uint16_t h[2] = {0x3c00, 0x3c01},
+             hs[2] = {f16_of(0x1p-11f), f16_of(0x1p-11f)};
     accel__comm_reduce(ACCEL_F16, ACCEL_REDUCE_SUM, h, hs, 2);
     assert_int_equal(h[0], 0x3c00);
     assert_int_equal(h[1], 0x3c02);
@@ -766,7 +763,9 @@ static void test_mismatch_is_an_error_on_every_rank(void **state)
     struct group *group = group_new(3);
     struct mismatch m = {
         .c = {.kind = ACCEL_COMM_ALLREDUCE, .type = ACCEL_F32, .count = 40},
-        .odd_rank = 2, .odd_kind = ACCEL_COMM_ALLREDUCE, .odd_type = ACCEL_F32,
+        .odd_rank = 2,
+        .odd_kind = ACCEL_COMM_ALLREDUCE,
+        .odd_type = ACCEL_F32,
         .odd_count = 39};
     expect_mismatch(group, &m, "rank 0 runs allreduce of 40 f32 (sum)",
                     "rank 2 runs allreduce of 39 f32 (sum)");
@@ -781,8 +780,8 @@ static void test_mismatch_is_an_error_on_every_rank(void **state)
     m.odd_root = 1;
     expect_mismatch(group, &m, "rooted at rank 0", "rooted at rank 1");
     /* The group is still whole. */
-    struct op_case c = {.kind = ACCEL_COMM_ALLREDUCE, .type = ACCEL_F32,
-                        .count = 100};
+    struct op_case c = {
+        .kind = ACCEL_COMM_ALLREDUCE, .type = ACCEL_F32, .count = 100};
     run_case(group, &c);
     group_free(group);
 }
@@ -827,7 +826,8 @@ static void p2p_rank(struct group *group, int rank)
                 status = p2p(group->comms[rank], ACCEL_COMM_RECV, got,
                              counts[m], ACCEL_U32, peer);
                 for (uint64_t i = 0; status == ACCEL_OK && i < counts[m]; i++)
-                    if (got[i] != (uint32_t)(peer * 1000003 + m * 7919) + (uint32_t)i)
+                    if (got[i] !=
+                        (uint32_t)(peer * 1000003 + m * 7919) + (uint32_t)i)
                         status = ACCEL_ERR_DRIVER;
             }
             if (status != ACCEL_OK) {
@@ -838,16 +838,17 @@ static void p2p_rank(struct group *group, int rank)
     }
     /* Rank 0 sends 10 u32, rank 1 expects 11: both refuse, then go on. */
     if (rank < 2) {
-        accel_status status =
-            p2p(group->comms[rank], rank == 0 ? ACCEL_COMM_SEND : ACCEL_COMM_RECV,
-                data, rank == 0 ? 10 : 11, ACCEL_U32, peer);
+        accel_status status = p2p(group->comms[rank],
+                                  rank == 0 ? ACCEL_COMM_SEND : ACCEL_COMM_RECV,
+                                  data, rank == 0 ? 10 : 11, ACCEL_U32, peer);
         if (status != ACCEL_ERR_INVALID_ARGUMENT ||
             strstr(last_error, rank == 0 ? "which receives 11 u32"
                                          : "which sends 10 u32") == NULL)
             rank_failed(group, rank, ACCEL_ERR_DRIVER,
                         "mismatch not refused: %d %s", status, last_error);
-        status = p2p(group->comms[rank], rank == 0 ? ACCEL_COMM_SEND : ACCEL_COMM_RECV,
-                     data, 3, ACCEL_U32, peer);
+        status = p2p(group->comms[rank],
+                     rank == 0 ? ACCEL_COMM_SEND : ACCEL_COMM_RECV, data, 3,
+                     ACCEL_U32, peer);
         if (status != ACCEL_OK)
             rank_failed(group, rank, status, "after a refusal: %s", last_error);
     }
@@ -941,7 +942,8 @@ static void test_abort_wakes_every_waiting_rank(void **state)
     struct stall stall = {.absent = 1, .abort = true};
     run_ranks(group, stall_rank, &stall);
     expect_broken(group, ACCEL_ERR_COMM_ABORTED, ACCEL_ERR_COMM_ABORTED);
-    assert_non_null(strstr(group->errors[0], "comm_abort was called on rank 1"));
+    assert_non_null(
+        strstr(group->errors[0], "comm_abort was called on rank 1"));
     group_free(group);
 }
 
@@ -1011,8 +1013,8 @@ static void test_split_by_color_and_key(void **state)
     for (int r = 0; r < group->size; r++)
         table->comm_destroy(split.children[r]);
     /* The parent still works after the split. */
-    struct op_case c = {.kind = ACCEL_COMM_ALLREDUCE, .type = ACCEL_F32,
-                        .count = 10};
+    struct op_case c = {
+        .kind = ACCEL_COMM_ALLREDUCE, .type = ACCEL_F32, .count = 10};
     run_case(group, &c);
     group_free(group);
 }
@@ -1064,8 +1066,8 @@ static int process_allreduce(struct process *p, uint64_t n)
     accel_status status = process_op(p, ACCEL_COMM_ALLREDUCE, ACCEL_F32,
                                      ACCEL_REDUCE_SUM, n, 0, send, recv);
     PROCESS_CHECK(status == ACCEL_OK, "allreduce: %d", status);
-    status = process_op(p, ACCEL_COMM_ALLREDUCE, ACCEL_F32, ACCEL_REDUCE_SUM,
-                        n, 0, send, send);
+    status = process_op(p, ACCEL_COMM_ALLREDUCE, ACCEL_F32, ACCEL_REDUCE_SUM, n,
+                        0, send, send);
     PROCESS_CHECK(status == ACCEL_OK, "allreduce in place: %d", status);
     float base = (float)(p->size * (p->size - 1) / 2);
     for (uint64_t i = 0; i < n; i++) {
@@ -1090,13 +1092,13 @@ static int process_scatter_gather(struct process *p, uint64_t n)
     for (uint64_t q = 0; q < size; q++)
         for (uint64_t i = 0; i < n; i++)
             send[q * n + i] = p->rank * 3 + (int32_t)q + (int32_t)(i % 7);
-    accel_status status =
-        process_op(p, ACCEL_COMM_REDUCE_SCATTER, ACCEL_I32, ACCEL_REDUCE_SUM, n,
-                   0, send, recv);
+    accel_status status = process_op(p, ACCEL_COMM_REDUCE_SCATTER, ACCEL_I32,
+                                     ACCEL_REDUCE_SUM, n, 0, send, recv);
     PROCESS_CHECK(status == ACCEL_OK, "reduce_scatter: %d", status);
     int32_t ranks = (int32_t)(3 * size * (size - 1) / 2);
     for (uint64_t i = 0; i < n; i++)
-        PROCESS_CHECK(recv[i] == ranks + (int32_t)size * (p->rank + (int32_t)(i % 7)),
+        PROCESS_CHECK(recv[i] ==
+                          ranks + (int32_t)size * (p->rank + (int32_t)(i % 7)),
                       "reduce_scatter element %llu", (unsigned long long)i);
     for (uint64_t i = 0; i < n; i++)
         send[i] = p->rank * 100000 + (int32_t)i;
@@ -1129,8 +1131,8 @@ static int process_rooted_and_p2p(struct process *p, uint64_t n)
     uint8_t mine[100], max[100];
     for (int i = 0; i < 100; i++)
         mine[i] = (uint8_t)(p->rank * 50 + i);
-    status = process_op(p, ACCEL_COMM_REDUCE, ACCEL_U8, ACCEL_REDUCE_MAX, 100, 1,
-                        mine, p->rank == 1 ? max : NULL);
+    status = process_op(p, ACCEL_COMM_REDUCE, ACCEL_U8, ACCEL_REDUCE_MAX, 100,
+                        1, mine, p->rank == 1 ? max : NULL);
     PROCESS_CHECK(status == ACCEL_OK, "reduce: %d", status);
     for (int i = 0; p->rank == 1 && i < 100; i++) {
         uint8_t want = 0;
@@ -1154,9 +1156,8 @@ static int process_mismatch_and_split(struct process *p)
 {
     int32_t value = p->rank, pair[2] = {p->rank, p->rank};
     int32_t out[2 * PROCESS_RANKS];
-    accel_status status =
-        process_op(p, ACCEL_COMM_ALLGATHER, ACCEL_I32, 0,
-                   p->rank == 2 ? 2 : 1, 0, pair, out);
+    accel_status status = process_op(p, ACCEL_COMM_ALLGATHER, ACCEL_I32, 0,
+                                     p->rank == 2 ? 2 : 1, 0, pair, out);
     PROCESS_CHECK(status == ACCEL_ERR_INVALID_ARGUMENT &&
                       strstr(last_error, "rank 2 runs allgather of 2 i32"),
                   "mismatch: %d", status);
@@ -1164,8 +1165,8 @@ static int process_mismatch_and_split(struct process *p)
     status = table->comm_split(p->comm, p->rank % 2, p->rank, &child);
     PROCESS_CHECK(status == ACCEL_OK && child != NULL, "split: %d", status);
     struct process c = {child, p->rank / 2, p->size / 2};
-    status = process_op(&c, ACCEL_COMM_ALLREDUCE, ACCEL_I32, ACCEL_REDUCE_SUM, 1,
-                        0, &value, &value);
+    status = process_op(&c, ACCEL_COMM_ALLREDUCE, ACCEL_I32, ACCEL_REDUCE_SUM,
+                        1, 0, &value, &value);
     table->comm_destroy(child);
     int32_t want = p->rank % 2 == 0 ? 0 + 2 : 1 + 3;
     PROCESS_CHECK(status == ACCEL_OK && value == want, "child allreduce: %d %d",
@@ -1195,9 +1196,9 @@ static void test_processes_run_every_operation_over_shared_memory(void **state)
     (void)state;
     struct group group = {.size = PROCESS_RANKS};
     group.boot = boot_new(PROCESS_RANKS, true);
-    assert_int_equal(table->unique_id(provider, group.id, sizeof group.id,
-                                      &group.id_bytes),
-                     ACCEL_OK);
+    assert_int_equal(
+        table->unique_id(provider, group.id, sizeof group.id, &group.id_bytes),
+        ACCEL_OK);
     pid_t children[PROCESS_RANKS];
     for (int r = 0; r < PROCESS_RANKS; r++) {
         children[r] = fork();

@@ -16,8 +16,7 @@ accel_status accel__host_run(accel_comm_handle *comm,
  * `mine` and receives every rank's at all[rank * HOST_WORD_BYTES]. A rank
  * that runs another operation meanwhile is a mismatch on every rank.
  */
-accel_status accel__host_allgather_word(accel_comm_handle *comm,
-                                        const void *mine, void *all,
-                                        uint64_t deadline_ns);
+accel_status accel__host_allgather_word(accel_comm_handle *comm, const void *mine,
+                                        void *all, uint64_t deadline_ns);
 
 #endif /* ACCEL_COMM_HOST_OPS_H */

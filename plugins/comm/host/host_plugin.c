@@ -166,8 +166,8 @@ static accel_status check_init(accel_comm_provider *provider,
             (int)init->size, HOST_MAX_RANKS);
     if (init->device.kind != ACCEL_NATIVE_CPU)
         return host_accepts_memory(provider, init->device.kind);
-    if (init->size > 1 && (init->bootstrap == NULL ||
-                           init->bootstrap->allgather == NULL))
+    if (init->size > 1 &&
+        (init->bootstrap == NULL || init->bootstrap->allgather == NULL))
         return accel__host_service_error(
             services, ACCEL_ERR_INVALID_ARGUMENT,
             "host provider: %d ranks and no bootstrap", (int)init->size);
@@ -208,8 +208,8 @@ static accel_status create_group(accel_comm_handle *comm,
     if (places == NULL)
         return ACCEL_ERR_OUT_OF_HOST_MEMORY;
     read_place(&mine);
-    accel_status status =
-        exchange.allgather(exchange.ctx, &mine, places, sizeof mine);
+    accel_status status = exchange.allgather(exchange.ctx, &mine, places,
+                                             sizeof mine);
     bool local = true, one_machine = true;
     int away = 0;
     for (int q = 0; status == ACCEL_OK && q < comm->size; q++) {
@@ -234,8 +234,7 @@ static accel_status create_group(accel_comm_handle *comm,
     status = name_from_id(comm, init);
     if (status != ACCEL_OK)
         return status;
-    return accel__host_join_shm(comm, &exchange, members, comm->size,
-                                comm->name);
+    return accel__host_join_shm(comm, &exchange, members, comm->size, comm->name);
 }
 
 static accel_status host_comm_create(accel_comm_provider *provider,
@@ -378,8 +377,9 @@ static accel_status host_comm_split(accel_comm_handle *comm, int color, int key,
                                     accel_comm_handle **out_comm)
 {
     *out_comm = NULL;
-    uint64_t deadline_ns =
-        comm->timeout_ns ? accel__host_now_ns() + comm->timeout_ns : 0;
+    uint64_t deadline_ns = comm->timeout_ns
+                               ? accel__host_now_ns() + comm->timeout_ns
+                               : 0;
     accel_comm_handle *child = calloc(1, sizeof *child);
     accel_comm_handle spare;
     accel_comm_handle *target = child != NULL ? child : &spare;
@@ -439,8 +439,7 @@ static accel_status host_comm_error(accel_comm_handle *comm)
 
 /* Which buffers an operation reads and writes on this rank. */
 static void buffers_needed(const accel_comm_handle *comm,
-                           const struct accel_comm_op *op, bool *send,
-                           bool *recv)
+                           const struct accel_comm_op *op, bool *send, bool *recv)
 {
     bool root = op->root == comm->rank;
     switch (op->kind) {
