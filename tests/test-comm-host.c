@@ -487,6 +487,13 @@ static void run_case(struct group *group, struct op_case *c)
 static const int sizes[] = {1, 2, 3, 4, 8};
 #define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
 
+/* Valgrind runs threads one at a time, 20-50x slower: there, only 2 and 3
+ * ranks (a power of two and not). */
+static bool size_tested(int size)
+{
+    return !under_valgrind || size == 2 || size == 3;
+}
+
 static uint64_t large_count(void)
 {
     return under_valgrind ? 4099 : (1u << 20) + 3;
@@ -497,6 +504,8 @@ static void test_allreduce_sum_f32_matches_serial_reference(void **state)
     (void)state;
     const uint64_t counts[] = {0, 1, 7, 1000, large_count()};
     for (size_t s = 0; s < SIZE_COUNT; s++) {
+        if (!size_tested(sizes[s]))
+            continue;
         struct group *group = group_new(sizes[s]);
         /* The large count at 3 and 8 ranks only, to keep the test short. */
         size_t count_n = sizeof counts / sizeof counts[0];
@@ -542,6 +551,8 @@ static void test_every_kind_type_and_op_matches_serial_reference(void **state)
 {
     (void)state;
     for (size_t s = 0; s < SIZE_COUNT; s++) {
+        if (!size_tested(sizes[s]))
+            continue;
         struct group *group = group_new(sizes[s]);
         run_every_case(group, 7);
         run_every_case(group, 1000);
@@ -574,6 +585,8 @@ static void test_every_kind_in_place_and_at_size(void **state)
     (void)state;
     const uint64_t counts[] = {0, 1, 7, 1000};
     for (size_t s = 0; s < SIZE_COUNT; s++) {
+        if (!size_tested(sizes[s]))
+            continue;
         struct group *group = group_new(sizes[s]);
         for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
             run_placements(group, counts[i]);
@@ -1187,6 +1200,8 @@ static int process_main(struct group *group, int rank)
                  process_scatter_gather(p, under_valgrind ? 70000 : 300001) ||
                  process_rooted_and_p2p(p, under_valgrind ? 70000 : 600001) ||
                  process_mismatch_and_split(p);
+    if (failed) /* the other ranks fail now, not at their deadline */
+        table->comm_abort(p->comm);
     table->comm_destroy(p->comm);
     return failed;
 }
