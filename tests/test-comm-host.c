@@ -410,6 +410,7 @@ struct mismatch {
     uint32_t odd_kind;
     uint32_t odd_type;
     int odd_root;
+    uint32_t odd_memory;
 };
 
 static void mismatch_rank(struct group *group, int rank)
@@ -422,7 +423,7 @@ static void mismatch_rank(struct group *group, int rank)
         .type = rank == m->odd_rank ? m->odd_type : m->c.type,
         .count = rank == m->odd_rank ? m->odd_count : m->c.count,
         .root = rank == m->odd_rank ? m->odd_root : m->c.root,
-        .memory = ACCEL_NATIVE_CPU,
+        .memory = rank == m->odd_rank ? m->odd_memory : ACCEL_NATIVE_CPU,
         .send = (uint64_t)(uintptr_t)buffer,
         .recv = (uint64_t)(uintptr_t)out,
         .deadline_ns = deadline_in(60),
@@ -431,18 +432,31 @@ static void mismatch_rank(struct group *group, int rank)
     snprintf(group->errors[rank], sizeof group->errors[0], "%s", last_error);
 }
 
-static void expect_mismatch(struct group *group, struct mismatch *m,
-                            const char *mine, const char *theirs)
+/* Every rank fails with `status`. A mismatch names both ranks' operations
+ * (`mine` and `theirs`) everywhere; a refused rank gives its own reason
+ * (`mine`), the others say it refused (`theirs`). */
+static void expect_refusal(struct group *group, struct mismatch *m,
+                           accel_status status, const char *mine,
+                           const char *theirs)
 {
     run_ranks(group, mismatch_rank, m);
     for (int r = 0; r < group->size; r++) {
-        assert_int_equal(group->status[r], ACCEL_ERR_INVALID_ARGUMENT);
-        if (strstr(group->errors[r], mine) == NULL ||
-            strstr(group->errors[r], theirs) == NULL)
+        const char *first = mine, *second = theirs;
+        if (status != ACCEL_ERR_INVALID_ARGUMENT)
+            first = second = r == m->odd_rank ? mine : theirs;
+        assert_int_equal(group->status[r], status);
+        if (strstr(group->errors[r], first) == NULL ||
+            strstr(group->errors[r], second) == NULL)
             fail_msg("rank %d: '%s' lacks '%s' or '%s'", r, group->errors[r],
-                     mine, theirs);
+                     first, second);
         group->status[r] = ACCEL_OK;
     }
+}
+
+static void expect_mismatch(struct group *group, struct mismatch *m,
+                            const char *mine, const char *theirs)
+{
+    expect_refusal(group, m, ACCEL_ERR_INVALID_ARGUMENT, mine, theirs);
 }
 
 static void test_mismatch_is_an_error_on_every_rank(void **state)
@@ -467,6 +481,12 @@ static void test_mismatch_is_an_error_on_every_rank(void **state)
     m.c.kind = m.odd_kind = ACCEL_COMM_BROADCAST;
     m.odd_root = 1;
     expect_mismatch(group, &m, "rooted at rank 0", "rooted at rank 1");
+    /* A rank whose own arguments are refused tells the others, at once. */
+    m.odd_root = 0;
+    m.odd_memory = ACCEL_NATIVE_CUDA;
+    expect_refusal(group, &m, ACCEL_ERR_NOT_SUPPORTED,
+                   "buffers must be host pointers",
+                   "rank 1 could not take part in broadcast");
     /* The group is still whole. */
     struct op_case c = {
         .kind = ACCEL_COMM_ALLREDUCE, .type = ACCEL_F32, .count = 100};

@@ -125,7 +125,7 @@ static accel_status check_slots(const struct run *run)
         const struct host_slot *slot = slot_of(run, q);
         if (slot->status != ACCEL_OK)
             return accel__host_error(
-                run->comm, ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                run->comm, (accel_status)slot->status,
                 "host communicator: rank %d could not take part in %s (%s)", q,
                 kind_name(slot->desc.kind),
                 accel__host_status_name((accel_status)slot->status));
@@ -506,6 +506,17 @@ accel_status accel__host_allgather_word(accel_comm_handle *comm, const void *min
     for (int q = 0; status == ACCEL_OK && q < comm->size; q++)
         memcpy((uint8_t *)all + (size_t)q * HOST_WORD_BYTES,
                slot_of(&run, q)->word, HOST_WORD_BYTES);
+    comm->op_seq++;
+    return status;
+}
+
+accel_status accel__host_refuse(accel_comm_handle *comm,
+                                const struct accel_comm_op *op, accel_status why)
+{
+    struct run run = {.comm = comm, .op = op, .es = 1, .ready = why};
+    accel_status status = accel__host_check_broken(comm);
+    if (status == ACCEL_OK)
+        status = begin(&run);
     comm->op_seq++;
     return status;
 }

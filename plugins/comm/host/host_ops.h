@@ -11,6 +11,11 @@
 accel_status accel__host_run(accel_comm_handle *comm,
                              const struct accel_comm_op *op);
 
+/* Take part in collective `op` only to make it fail on every rank with
+ * `why` (this rank's arguments are wrong). */
+accel_status accel__host_refuse(accel_comm_handle *comm,
+                                const struct accel_comm_op *op, accel_status why);
+
 /*
  * A group operation of its own: every rank publishes HOST_WORD_BYTES at
  * `mine` and receives every rank's at all[rank * HOST_WORD_BYTES]. A rank
