@@ -655,6 +655,55 @@ static void test_abort_wakes_every_waiting_rank(void **state)
     group_free(group);
 }
 
+/* ---- a rank bound to a GPU, its buffers staged by the host ---- */
+
+static accel_status no_broadcast(void *ctx, void *data, size_t bytes, int root)
+{
+    (void)ctx, (void)data, (void)bytes, (void)root;
+    return ACCEL_ERR_DRIVER;
+}
+
+static accel_status no_allgather(void *ctx, const void *send, void *out,
+                                 size_t bytes)
+{
+    (void)ctx, (void)send, (void)out, (void)bytes;
+    return ACCEL_ERR_DRIVER;
+}
+
+static void test_gpu_rank_takes_host_pointers_only(void **state)
+{
+    (void)state;
+    struct accel_comm_bootstrap unused = {NULL, no_broadcast, no_allgather};
+    struct accel_comm_init init = {
+        .struct_size = sizeof init,
+        .size = 1,
+        .local_size = 1,
+        .device = {.struct_size = sizeof init.device, .kind = ACCEL_NATIVE_CUDA},
+        .bootstrap = &unused,
+    };
+    accel_comm_handle *comm = NULL;
+    assert_int_equal(table->comm_create(provider, &init, &comm), ACCEL_OK);
+    float send[4] = {1, 2, 3, 4}, recv[4] = {0};
+    struct accel_comm_op op = {
+        .struct_size = sizeof op,
+        .kind = ACCEL_COMM_ALLREDUCE,
+        .type = ACCEL_F32,
+        .count = 4,
+        .memory = ACCEL_NATIVE_CPU,
+        .send = (uint64_t)(uintptr_t)send,
+        .recv = (uint64_t)(uintptr_t)recv,
+        .deadline_ns = deadline_in(60),
+    };
+    assert_int_equal(table->submit(comm, &op), ACCEL_OK);
+    assert_memory_equal(send, recv, sizeof send);
+    op.memory = ACCEL_NATIVE_CUDA;
+    assert_int_equal(table->submit(comm, &op), ACCEL_ERR_NOT_SUPPORTED);
+    assert_non_null(strstr(last_error, "host pointers"));
+    assert_int_equal(table->accepts_memory(provider, ACCEL_NATIVE_CUDA),
+                     ACCEL_ERR_NOT_SUPPORTED);
+    table->comm_destroy(comm);
+}
+
 /* ---- split ---- */
 
 struct split {
@@ -738,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_send_recv_in_order_and_refused_on_mismatch),
         cmocka_unit_test(test_missing_rank_times_out_the_others),
         cmocka_unit_test(test_abort_wakes_every_waiting_rank),
+        cmocka_unit_test(test_gpu_rank_takes_host_pointers_only),
         cmocka_unit_test(test_split_by_color_and_key),
     };
     /* ACCEL_TEST_FILTER=name runs the tests that match (cmocka's pattern). */

@@ -164,8 +164,6 @@ static accel_status check_init(accel_comm_provider *provider,
             services, ACCEL_ERR_INVALID_ARGUMENT,
             "host provider: rank %d of %d (1 to %d ranks)", (int)init->rank,
             (int)init->size, HOST_MAX_RANKS);
-    if (init->device.kind != ACCEL_NATIVE_CPU)
-        return host_accepts_memory(provider, init->device.kind);
     if (init->size > 1 &&
         (init->bootstrap == NULL || init->bootstrap->allgather == NULL))
         return accel__host_service_error(
