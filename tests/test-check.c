@@ -449,7 +449,8 @@ int main(void)
         cmocka_unit_test(test_race_and_init_checks_need_their_runtime),
         cmocka_unit_test(test_bad_check_value_leaves_no_device),
         cmocka_unit_test(test_memory_check_needs_the_runtime_and_owns_allocations),
-        cmocka_unit_test(test_staging_a_plugin_leaves_a_running_program_its_mapping),
+        cmocka_unit_test(
+            test_staging_a_plugin_leaves_a_running_program_its_mapping),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

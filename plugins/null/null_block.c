@@ -402,10 +402,11 @@ static void null_rt_wait(struct null_worker *w, uint32_t thread, const char *wha
         return;
     }
     if (thread != 0 || w->straight) {
-        accel__null_block_fail_at(w, thread,
-                        "reached %s, which thread (0,0,0) returned without "
-                        "reaching (a barrier in divergent code?)",
-                        what);
+        accel__null_block_fail_at(
+            w, thread,
+            "reached %s, which thread (0,0,0) returned without "
+            "reaching (a barrier in divergent code?)",
+            what);
         null_rt_fault(w, &w->fiber[0]);
     }
     w->fibers_on = true;
@@ -429,15 +430,16 @@ static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op,
     uint32_t lane = thread % NULL_WARP_LANES;
 
     if (op > ACCEL_CPU_WARP_ALL) {
-        accel__null_block_fail_at(w, thread, "called warp operation %u, which is not one",
-                        op);
+        accel__null_block_fail_at(
+            w, thread, "called warp operation %u, which is not one", op);
         null_rt_fault(w, &w->fiber[w->fibers_on ? thread : 0]);
     }
     if (((mask >> lane) & 1u) == 0) {
-        accel__null_block_fail_at(w, thread,
-                        "called a warp operation whose mask 0x%llx leaves out "
-                        "its own lane %u",
-                        (unsigned long long)mask, lane);
+        accel__null_block_fail_at(
+            w, thread,
+            "called a warp operation whose mask 0x%llx leaves out "
+            "its own lane %u",
+            (unsigned long long)mask, lane);
         null_rt_fault(w, &w->fiber[w->fibers_on ? thread : 0]);
     }
     t->op = (uint8_t)op;

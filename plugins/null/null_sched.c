@@ -14,8 +14,8 @@
 /* ---- failing a launch at a thread ---- */
 
 /* "thread (x,y,z)" of the running block, into buf. */
-const char *accel__null_thread_name(const struct null_worker *w,
-                                    uint32_t rank, char *buf, size_t size)
+const char *accel__null_thread_name(const struct null_worker *w, uint32_t rank,
+                                    char *buf, size_t size)
 {
     uint32_t bx = w->block.block_dim[0], by = w->block.block_dim[1];
 
@@ -34,12 +34,12 @@ void accel__null_block_fail_at(struct null_worker *w, uint32_t rank,
     va_start(ap, format);
     vsnprintf(why, sizeof(why), format, ap);
     va_end(ap);
-    accel__null_blocks_fail(w->blocks, ACCEL_ERR_LAUNCH,
-                            "launch: kernel '%s' block (%u,%u,%u) %s: %s",
-                            accel__null_kernel_name(w->blocks->kernel),
-                            w->block.block_idx[0], w->block.block_idx[1],
-                            w->block.block_idx[2],
-                            accel__null_thread_name(w, rank, who, sizeof(who)), why);
+    accel__null_blocks_fail(
+        w->blocks, ACCEL_ERR_LAUNCH,
+        "launch: kernel '%s' block (%u,%u,%u) %s: %s",
+        accel__null_kernel_name(w->blocks->kernel), w->block.block_idx[0],
+        w->block.block_idx[1], w->block.block_idx[2],
+        accel__null_thread_name(w, rank, who, sizeof(who)), why);
 }
 
 /* ---- the scheduler ---- */
@@ -181,12 +181,13 @@ static void null_block_stuck(struct null_worker *w)
                 break;
         }
     }
-    accel__null_block_fail_at(w, waiter,
-                    "%s that %s never reaches (it %s): not every thread "
-                    "reaches the barrier",
-                    null_thread_doing(&w->thread[waiter]),
-                    accel__null_thread_name(w, other, who, sizeof(who)),
-                    null_thread_doing(&w->thread[other]));
+    accel__null_block_fail_at(
+        w, waiter,
+        "%s that %s never reaches (it %s): not every thread "
+        "reaches the barrier",
+        null_thread_doing(&w->thread[waiter]),
+        accel__null_thread_name(w, other, who, sizeof(who)),
+        null_thread_doing(&w->thread[other]));
 }
 
 enum null_release { NULL_RELEASED, NULL_ALL_DONE, NULL_STUCK };

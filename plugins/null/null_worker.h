@@ -72,8 +72,8 @@ struct null_worker {
 };
 
 /* "thread (x,y,z)" of the running block, into buf. */
-const char *accel__null_thread_name(const struct null_worker *w,
-                                    uint32_t rank, char *buf, size_t size);
+const char *accel__null_thread_name(const struct null_worker *w, uint32_t rank,
+                                    char *buf, size_t size);
 
 /* Fail the launch at `rank` of the running block. */
 void accel__null_block_fail_at(struct null_worker *w, uint32_t rank,

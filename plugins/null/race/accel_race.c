@@ -133,8 +133,10 @@ static bool race_conflicts(const struct race_rec *then,
 static void race_place(uintptr_t key, uintptr_t address, uint32_t size, bool write)
 {
     /* A word's bytes, when checked apart, spread over a quarter each. */
-    uintptr_t index = (key >> 2) + (key & 3u) * ((uintptr_t)1 << (RACE_SLOT_BITS - 2));
-    struct race_entry *e = &race_table[index & (((uintptr_t)1 << RACE_SLOT_BITS) - 1)];
+    uintptr_t index = (key >> 2) +
+                      (key & 3u) * ((uintptr_t)1 << (RACE_SLOT_BITS - 2));
+    struct race_entry *e =
+        &race_table[index & (((uintptr_t)1 << RACE_SLOT_BITS) - 1)];
     struct accel_race_access now = {
         .launch = race_where.launch,
         .block = race_where.block,
