@@ -13,61 +13,7 @@
 #include "null_check.h"
 #include "null_fiber.h"
 #include "null_os.h"
-
-/* The most threads a block has (the device's max_threads_per_block). */
-#define NULL_BLOCK_THREADS_MAX 1024u
-#define NULL_WARP_LANES 32u
-
-/* Where a thread of a block that runs as fibers stands. */
-enum null_thread_state {
-    NULL_THREAD_RUNNABLE,
-    NULL_THREAD_AT_BARRIER,
-    NULL_THREAD_AT_WARP,
-    NULL_THREAD_DONE
-};
-
-/* Why a fiber switched back to the host thread's own stack. */
-enum null_event {
-    NULL_EVENT_RUN_DONE, /* the run of blocks has finished */
-    NULL_EVENT_FIBERS,   /* thread 0 waits: run the block as fibers */
-    NULL_EVENT_WAIT, /* a thread waits at a barrier or warp operation, or returned */
-    NULL_EVENT_FAULT /* the launch failed; abandon the block */
-};
-
-struct null_thread {
-    uint8_t state; /* enum null_thread_state */
-    uint8_t op;    /* enum accel_cpu_warp_op, while AT_WARP */
-    uint32_t arg;
-    uint64_t mask;
-    uint64_t value;
-    uint64_t result;
-    uint32_t epoch; /* the race check: barriers passed in this block */
-};
-
-/*
- * What one host thread keeps for running blocks, made at its first run
- * and freed when it exits: fibers, whose stacks are kept for the next
- * block, and the state of the block it runs.
- */
-struct null_worker {
-    struct null_ctx native;
-    void *altstack; /* this thread's signal stack, when it had none */
-    size_t stack_bytes;
-    /* The run of blocks in progress. */
-    struct null_blocks *blocks;
-    uint64_t first;
-    uint64_t count;
-    struct accel_cpu_block block;
-    uint32_t threads; /* in the block */
-    bool fibers_on;   /* the block runs as fibers */
-    bool straight;    /* thread 0 returned alone; run_block runs the rest */
-    bool running;     /* between the start and end of a run of blocks */
-    uint32_t check_thread; /* the thread a checked straight block runs */
-    enum null_event event;
-    struct null_thread thread[NULL_BLOCK_THREADS_MAX];
-    /* fiber[0] runs the blocks and is thread 0 of each; fiber[i] thread i. */
-    struct null_fiber fiber[NULL_BLOCK_THREADS_MAX];
-};
+#include "null_worker.h"
 
 static void null_rt_sync_threads(void *state, uint32_t thread);
 static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op,
@@ -122,35 +68,6 @@ void accel__null_blocks_fail(struct null_blocks *blocks, accel_status status,
     va_end(ap);
 }
 
-/* "thread (x,y,z)" of the running block, into buf. */
-static const char *null_thread_name(const struct null_worker *w, uint32_t rank,
-                                    char *buf, size_t size)
-{
-    uint32_t bx = w->block.block_dim[0], by = w->block.block_dim[1];
-
-    snprintf(buf, size, "thread (%u,%u,%u)", rank % bx, rank / bx % by,
-             rank / bx / by);
-    return buf;
-}
-
-/* Fail the launch at `rank` of the running block: "launch: kernel 'k' block (..) thread (..): why". */
-static void null_block_fail(struct null_worker *w, uint32_t rank,
-                            const char *format, ...)
-{
-    char why[160], who[48];
-    va_list ap;
-
-    va_start(ap, format);
-    vsnprintf(why, sizeof(why), format, ap);
-    va_end(ap);
-    accel__null_blocks_fail(w->blocks, ACCEL_ERR_LAUNCH,
-                            "launch: kernel '%s' block (%u,%u,%u) %s: %s",
-                            accel__null_kernel_name(w->blocks->kernel),
-                            w->block.block_idx[0], w->block.block_idx[1],
-                            w->block.block_idx[2],
-                            null_thread_name(w, rank, who, sizeof(who)), why);
-}
-
 /* Each host thread's worker (null_worker_get). */
 static pthread_once_t null_worker_once = PTHREAD_ONCE_INIT;
 static pthread_key_t null_worker_key;
@@ -183,7 +100,7 @@ static void null_worker_overflowed(struct null_worker *w, uint32_t fiber)
     if (fiber == 0 && w->straight)
         snprintf(who, sizeof(who), "a thread after (0,0,0)");
     else
-        null_thread_name(w, fiber, who, sizeof(who));
+        accel__null_thread_name(w, fiber, who, sizeof(who));
     length = snprintf(
         message, sizeof(message),
         "accel null plugin: kernel '%s' block (%u,%u,%u) %s overflowed its "
@@ -485,10 +402,11 @@ static void null_rt_wait(struct null_worker *w, uint32_t thread, const char *wha
         return;
     }
     if (thread != 0 || w->straight) {
-        null_block_fail(w, thread,
-                        "reached %s, which thread (0,0,0) returned without "
-                        "reaching (a barrier in divergent code?)",
-                        what);
+        accel__null_block_fail_at(
+            w, thread,
+            "reached %s, which thread (0,0,0) returned without "
+            "reaching (a barrier in divergent code?)",
+            what);
         null_rt_fault(w, &w->fiber[0]);
     }
     w->fibers_on = true;
@@ -512,15 +430,16 @@ static uint64_t null_rt_warp_op(void *state, uint32_t thread, uint32_t op,
     uint32_t lane = thread % NULL_WARP_LANES;
 
     if (op > ACCEL_CPU_WARP_ALL) {
-        null_block_fail(w, thread, "called warp operation %u, which is not one",
-                        op);
+        accel__null_block_fail_at(
+            w, thread, "called warp operation %u, which is not one", op);
         null_rt_fault(w, &w->fiber[w->fibers_on ? thread : 0]);
     }
     if (((mask >> lane) & 1u) == 0) {
-        null_block_fail(w, thread,
-                        "called a warp operation whose mask 0x%llx leaves out "
-                        "its own lane %u",
-                        (unsigned long long)mask, lane);
+        accel__null_block_fail_at(
+            w, thread,
+            "called a warp operation whose mask 0x%llx leaves out "
+            "its own lane %u",
+            (unsigned long long)mask, lane);
         null_rt_fault(w, &w->fiber[w->fibers_on ? thread : 0]);
     }
     t->op = (uint8_t)op;
@@ -551,177 +470,6 @@ static uint64_t null_race_warp_op(void *state, uint32_t thread, uint32_t op,
     return result;
 }
 
-/* ---- the scheduler, on the host thread's own stack ---- */
-
-/* The lanes of warp `base` (its first thread) that the block has. */
-static uint64_t null_warp_lanes(const struct null_worker *w, uint32_t base)
-{
-    uint32_t lanes = w->threads - base < NULL_WARP_LANES ? w->threads - base
-                                                         : NULL_WARP_LANES;
-
-    return lanes == 64 ? ~0ull : (1ull << lanes) - 1;
-}
-
-static uint64_t null_warp_result(const struct null_worker *w, uint32_t base,
-                                 uint64_t group, uint32_t lane, uint64_t ballot,
-                                 uint64_t all)
-{
-    const struct null_thread *t = &w->thread[base + lane];
-    uint64_t src;
-
-    switch (t->op) {
-    case ACCEL_CPU_WARP_SHFL_IDX:
-        src = t->arg % NULL_WARP_LANES;
-        break;
-    case ACCEL_CPU_WARP_SHFL_UP:
-        src = t->arg <= lane ? lane - t->arg : 64;
-        break;
-    case ACCEL_CPU_WARP_SHFL_DOWN:
-        src = (uint64_t)lane + t->arg;
-        break;
-    case ACCEL_CPU_WARP_SHFL_XOR:
-        src = (lane ^ t->arg) % NULL_WARP_LANES;
-        break;
-    case ACCEL_CPU_WARP_BALLOT:
-        return ballot;
-    case ACCEL_CPU_WARP_ALL:
-        return all;
-    default:
-        return 0; /* ACCEL_CPU_WARP_SYNC */
-    }
-    /* A lane out of range or not taking part: the caller's own value, as CUDA. */
-    if (src >= NULL_WARP_LANES || ((group >> src) & 1u) == 0)
-        return t->value;
-    return w->thread[base + src].value;
-}
-
-/* Every lane of `group` in warp `base` waits at a warp operation: answer them. */
-static void null_warp_answer(struct null_worker *w, uint32_t base, uint64_t group)
-{
-    uint64_t ballot = 0, all = 1;
-
-    for (uint64_t g = group; g != 0; g &= g - 1) {
-        uint32_t lane = (uint32_t)__builtin_ctzll(g);
-
-        if (w->thread[base + lane].value != 0)
-            ballot |= 1ull << lane;
-        else
-            all = 0;
-    }
-    for (uint64_t g = group; g != 0; g &= g - 1) {
-        uint32_t lane = (uint32_t)__builtin_ctzll(g);
-
-        w->thread[base + lane].result = null_warp_result(w, base, group, lane,
-                                                         ballot, all);
-    }
-    for (uint64_t g = group; g != 0; g &= g - 1)
-        w->thread[base + (uint32_t)__builtin_ctzll(g)].state = NULL_THREAD_RUNNABLE;
-}
-
-/* The lanes a warp operation of thread `rank` waits for. */
-static uint64_t null_warp_group(const struct null_worker *w, uint32_t rank)
-{
-    uint32_t base = rank - rank % NULL_WARP_LANES;
-
-    return w->thread[rank].mask & null_warp_lanes(w, base);
-}
-
-/* Answer every warp operation whose lanes all wait at one; whether any was. */
-static bool null_warps_release(struct null_worker *w)
-{
-    bool released = false;
-
-    for (uint32_t rank = 0; rank < w->threads; rank++) {
-        uint32_t base = rank - rank % NULL_WARP_LANES;
-        uint64_t group, g;
-
-        if (w->thread[rank].state != NULL_THREAD_AT_WARP)
-            continue;
-        group = null_warp_group(w, rank);
-        for (g = group; g != 0; g &= g - 1) {
-            if (w->thread[base + (uint32_t)__builtin_ctzll(g)].state !=
-                NULL_THREAD_AT_WARP)
-                break;
-        }
-        if (g == 0) {
-            null_warp_answer(w, base, group);
-            released = true;
-        }
-    }
-    return released;
-}
-
-static const char *null_thread_doing(const struct null_thread *t)
-{
-    switch (t->state) {
-    case NULL_THREAD_AT_BARRIER:
-        return "waits at accel_sync_threads()";
-    case NULL_THREAD_AT_WARP:
-        return "waits at a warp operation";
-    case NULL_THREAD_DONE:
-        return "returned";
-    default:
-        return "runs";
-    }
-}
-
-/*
- * No thread can run and not all have returned: fail the launch, naming
- * the first thread that waits and one that keeps it waiting.
- */
-static void null_block_stuck(struct null_worker *w)
-{
-    uint32_t waiter = 0, other = 0;
-    char who[48];
-
-    while (w->thread[waiter].state == NULL_THREAD_DONE)
-        waiter++;
-    if (w->thread[waiter].state == NULL_THREAD_AT_BARRIER) {
-        while (other < w->threads &&
-               w->thread[other].state == NULL_THREAD_AT_BARRIER)
-            other++;
-    } else {
-        uint32_t base = waiter - waiter % NULL_WARP_LANES;
-        uint64_t g = null_warp_group(w, waiter);
-
-        for (; g != 0; g &= g - 1) {
-            other = base + (uint32_t)__builtin_ctzll(g);
-            if (w->thread[other].state != NULL_THREAD_AT_WARP)
-                break;
-        }
-    }
-    null_block_fail(w, waiter,
-                    "%s that %s never reaches (it %s): not every thread "
-                    "reaches the barrier",
-                    null_thread_doing(&w->thread[waiter]),
-                    null_thread_name(w, other, who, sizeof(who)),
-                    null_thread_doing(&w->thread[other]));
-}
-
-enum null_release { NULL_RELEASED, NULL_ALL_DONE, NULL_STUCK };
-
-/* Every thread waits or has returned: open what can be opened. */
-static enum null_release null_block_release(struct null_worker *w)
-{
-    uint32_t done = 0, at_barrier = 0;
-
-    for (uint32_t i = 0; i < w->threads; i++) {
-        done += w->thread[i].state == NULL_THREAD_DONE;
-        at_barrier += w->thread[i].state == NULL_THREAD_AT_BARRIER;
-    }
-    if (done == w->threads)
-        return NULL_ALL_DONE;
-    if (at_barrier == w->threads) {
-        for (uint32_t i = 0; i < w->threads; i++)
-            w->thread[i].state = NULL_THREAD_RUNNABLE;
-        return NULL_RELEASED;
-    }
-    if (null_warps_release(w))
-        return NULL_RELEASED;
-    null_block_stuck(w);
-    return NULL_STUCK;
-}
-
 /* Give threads 1.. their fibers, ready to start. */
 static bool null_block_fibers_ready(struct null_worker *w)
 {
@@ -740,50 +488,6 @@ static bool null_block_fibers_ready(struct null_worker *w)
         w->thread[i].state = NULL_THREAD_RUNNABLE;
     }
     return true;
-}
-
-/*
- * Run the block as fibers until every thread has returned (true) or the
- * launch fails. Thread 0 waits at its first barrier or warp operation.
- */
-static bool null_block_schedule(struct null_worker *w)
-{
-    if (!null_block_fibers_ready(w))
-        return false;
-    for (;;) {
-        uint32_t first = 0;
-
-        /* A round: each runnable thread runs to its next wait (null_pass_on). */
-        while (first < w->threads &&
-               w->thread[first].state != NULL_THREAD_RUNNABLE)
-            first++;
-        if (first < w->threads) {
-            accel__null_switch(&w->native, &w->fiber[first].ctx);
-            if (w->event == NULL_EVENT_FAULT)
-                return false;
-        }
-        switch (null_block_release(w)) {
-        case NULL_RELEASED:
-            break;
-        case NULL_ALL_DONE:
-            return true;
-        case NULL_STUCK:
-            return false;
-        }
-    }
-}
-
-/* Start over every fiber of the failed block: none is resumed. */
-static void null_block_abandon(struct null_worker *w)
-{
-    for (uint32_t i = 0; i < (w->fibers_on ? w->threads : 1); i++) {
-        if (i > 0 && w->thread[i].state == NULL_THREAD_DONE)
-            continue;
-        /* A checked kernel's abandoned frames leave red zones behind. */
-        accel__null_check_unpoison(w->fiber[i].ctx.stack_lo,
-                                   w->fiber[i].ctx.stack_bytes);
-        accel__null_fiber_reset(&w->fiber[i]);
-    }
 }
 
 /* ---- running blocks ---- */
@@ -949,14 +653,15 @@ static bool null_blocks_run_worker(struct null_blocks *blocks, uint64_t first,
             done = true;
             break;
         }
-        if (w->event == NULL_EVENT_FAULT || !null_block_schedule(w))
+        if (w->event == NULL_EVENT_FAULT || !null_block_fibers_ready(w) ||
+            !accel__null_block_schedule(w))
             break;
     }
     w->running = false;
     if (blocks->check >= NULL_CHECK_RACE)
         accel__null_race_leave();
     if (!done)
-        null_block_abandon(w);
+        accel__null_block_abandon(w);
     return done;
 }
 

@@ -123,9 +123,20 @@ void accel__null_race_leave(void)
     null_race_where_of()->launch = 0;
 }
 
+/* Launches of the race and init checks running now (null_init_access). */
+static _Atomic uint32_t null_check_running;
+static void null_init_free_deferred(void);
+
 uint64_t accel__null_race_next_launch(void)
 {
+    atomic_fetch_add(&null_check_running, 1);
     return atomic_fetch_add(&null_race_launches, 1) + 1;
+}
+
+void accel__null_race_launch_done(void)
+{
+    if (atomic_fetch_sub(&null_check_running, 1) == 1)
+        null_init_free_deferred();
 }
 
 /* "memory" or "race": whether the runtime it needs is in the process. */
@@ -204,13 +215,52 @@ struct null_alloc {
 static pthread_mutex_t null_allocs_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct null_alloc *null_allocs;
 static size_t null_alloc_count, null_alloc_capacity, null_freed_count;
+/* Bumped, under the lock, whenever the table changes: the initcheck's
+ * per-thread cache of an allocation is good while it stays the same. */
+static _Atomic uint64_t null_allocs_generation = 1;
+/* Initcheck shadows freed while a checked launch ran, whose threads may
+ * still hold them in their caches: freed once none runs. */
+static uint8_t **null_init_deferred;
+static size_t null_init_deferred_count;
+
+/* Free a freed allocation's shadow, now or once no checked launch runs;
+ * under the lock. */
+static void null_init_shadow_free(uint8_t *written)
+{
+    uint8_t **grown;
+
+    atomic_fetch_add(&null_allocs_generation, 1);
+    if (written == NULL || atomic_load(&null_check_running) == 0) {
+        free(written);
+        return;
+    }
+    grown = realloc(null_init_deferred,
+                    (null_init_deferred_count + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        free(written); /* a launch frees what it reads: its own bug */
+        return;
+    }
+    null_init_deferred = grown;
+    null_init_deferred[null_init_deferred_count++] = written;
+}
+
+static void null_init_free_deferred(void)
+{
+    pthread_mutex_lock(&null_allocs_lock);
+    if (atomic_load(&null_check_running) == 0) {
+        for (size_t i = 0; i < null_init_deferred_count; i++)
+            free(null_init_deferred[i]);
+        null_init_deferred_count = 0;
+    }
+    pthread_mutex_unlock(&null_allocs_lock);
+}
 
 /* Drop the oldest freed record; under the lock. */
 static void null_allocs_drop_oldest_freed(void)
 {
     for (size_t i = 0; i < null_alloc_count; i++) {
         if (null_allocs[i].freed) {
-            free(null_allocs[i].written);
+            null_init_shadow_free(null_allocs[i].written);
             memmove(&null_allocs[i], &null_allocs[i + 1],
                     (null_alloc_count - i - 1) * sizeof(null_allocs[0]));
             null_alloc_count--;
@@ -243,6 +293,7 @@ void accel__null_check_track(const void *data, uint64_t bytes, bool shadow)
     }
     null_allocs[null_alloc_count++] = (struct null_alloc){
         .base = (uintptr_t)data, .bytes = bytes, .written = written};
+    atomic_fetch_add(&null_allocs_generation, 1);
     pthread_mutex_unlock(&null_allocs_lock);
 }
 
@@ -254,7 +305,7 @@ void accel__null_check_forget(const void *data)
     for (size_t i = null_alloc_count; i-- > 0;) {
         if (null_allocs[i].base == (uintptr_t)data && !null_allocs[i].freed) {
             null_allocs[i].freed = true;
-            free(null_allocs[i].written);
+            null_init_shadow_free(null_allocs[i].written);
             null_allocs[i].written = NULL;
             if (++null_freed_count > NULL_CHECK_FREED_MAX)
                 null_allocs_drop_oldest_freed();
@@ -561,6 +612,22 @@ static struct null_alloc *null_alloc_live_locked(uintptr_t address)
     return NULL;
 }
 
+/* Set bits [first, end) of a shadow: kernels on other host threads set
+ * bits of the same bytes, so a byte not wholly set is set atomically. */
+static void null_shadow_mark(uint8_t *written, uint64_t first, uint64_t end)
+{
+    for (; first < end && first % 8 != 0; first++)
+        __atomic_fetch_or(&written[first / 8], (uint8_t)(1u << (first % 8)),
+                          __ATOMIC_RELAXED);
+    if (end - first >= 8) {
+        memset(&written[first / 8], 0xff, (size_t)((end - first) / 8));
+        first += (end - first) / 8 * 8;
+    }
+    for (; first < end; first++)
+        __atomic_fetch_or(&written[first / 8], (uint8_t)(1u << (first % 8)),
+                          __ATOMIC_RELAXED);
+}
+
 /* Set the written bits of [address, address + bytes) within `a`. */
 static void null_alloc_mark(struct null_alloc *a, uintptr_t address,
                             uint64_t bytes)
@@ -568,8 +635,7 @@ static void null_alloc_mark(struct null_alloc *a, uintptr_t address,
     uint64_t first = address - a->base;
     uint64_t end = bytes > a->bytes - first ? a->bytes : first + bytes;
 
-    for (uint64_t b = first; b < end; b++)
-        a->written[b / 8] |= (uint8_t)(1u << (b % 8));
+    null_shadow_mark(a->written, first, end);
 }
 
 void accel__null_check_mark_written(uintptr_t address, uint64_t bytes)
@@ -607,30 +673,60 @@ static void null_init_report(uintptr_t address, uint32_t size, uintptr_t unwritt
     abort();
 }
 
-/* Every access of a kernel, in the initcheck: writes mark, reads check. */
-static void null_init_access(uintptr_t address, uint32_t size, bool write)
+/* The allocation a host thread's kernel accessed last (generation 0: none). */
+struct null_init_cache {
+    uint64_t generation;
+    uintptr_t base;
+    uint64_t bytes;
+    uint8_t *written;
+};
+static _Thread_local struct null_init_cache null_init_cache;
+
+/* Fill the cache with the live allocation holding `address`, if shadowed. */
+static bool null_init_cache_fill(uintptr_t address, struct null_init_cache *c)
 {
-    uintptr_t unwritten = 0;
     struct null_alloc *a;
+    bool found = false;
 
     pthread_mutex_lock(&null_allocs_lock);
     a = null_alloc_live_locked(address);
     if (a != NULL && a->written != NULL) {
-        if (write) {
-            null_alloc_mark(a, address, size);
-        } else {
-            for (uint64_t b = address - a->base;
-                 b < a->bytes && b < address - a->base + size; b++) {
-                if ((a->written[b / 8] & (1u << (b % 8))) == 0) {
-                    unwritten = a->base + b;
-                    break;
-                }
-            }
-        }
+        *c = (struct null_init_cache){atomic_load(&null_allocs_generation),
+                                      a->base, a->bytes, a->written};
+        found = true;
     }
     pthread_mutex_unlock(&null_allocs_lock);
-    if (unwritten != 0)
-        null_init_report(address, size, unwritten);
+    return found;
+}
+
+/*
+ * Every access of a kernel, in the initcheck: writes mark, reads check.
+ * The allocation is this thread's last one while the table is unchanged,
+ * found without the table's lock (a kernel's accesses run in a few
+ * allocations: the lock and the walk on each were most of the check).
+ */
+static void null_init_access(uintptr_t address, uint32_t size, bool write)
+{
+    struct null_init_cache *c = &null_init_cache;
+    uint64_t first, end;
+
+    if ((c->generation != atomic_load(&null_allocs_generation) ||
+         address - c->base >= c->bytes) &&
+        !null_init_cache_fill(address, c))
+        return;
+    first = address - c->base;
+    end = size > c->bytes - first ? c->bytes : first + size;
+    if (write) {
+        null_shadow_mark(c->written, first, end);
+        return;
+    }
+    for (uint64_t b = first; b < end; b++) {
+        if ((__atomic_load_n(&c->written[b / 8], __ATOMIC_RELAXED) &
+             (1u << (b % 8))) == 0) {
+            null_init_report(address, size, c->base + b);
+            return;
+        }
+    }
 }
 
 /* ---- the race check's reports ---- */
@@ -706,4 +802,7 @@ __attribute__((destructor)) static void null_check_unload(void)
     for (size_t i = 0; i < null_alloc_count; i++)
         free(null_allocs[i].written);
     free(null_allocs);
+    for (size_t i = 0; i < null_init_deferred_count; i++)
+        free(null_init_deferred[i]);
+    free(null_init_deferred);
 }

@@ -104,8 +104,9 @@ bool accel__null_block_on_stack(uintptr_t address);
 void accel__null_race_enter(uint64_t launch, uint64_t block, uint32_t thread,
                             uint32_t epoch);
 void accel__null_race_leave(void);
-/* A number for a new launch, from 1. */
+/* A number for a new launch, from 1; the launch is done: launch_done. */
 uint64_t accel__null_race_next_launch(void);
+void accel__null_race_launch_done(void);
 
 /* Unpoison a fiber stack's shadow, when the runtime is there (a fiber
  * abandoned mid-frame leaves red zones behind). */

@@ -173,6 +173,8 @@ accel_status accel__null_launch_run(struct null_launch *launch, char *detail,
     if (launch->check >= NULL_CHECK_RACE)
         blocks.launch_id = accel__null_race_next_launch();
     accel__null_grid_run(launch->pool, &blocks);
+    if (launch->check >= NULL_CHECK_RACE)
+        accel__null_race_launch_done();
     accel__null_launch_discard(launch);
     if (!atomic_load_explicit(&blocks.failed, memory_order_relaxed))
         return ACCEL_OK;

@@ -17,11 +17,14 @@
  *
  * Atomics are performed and not recorded: they never race with each
  * other. Outside a kernel (launch 0) nothing is recorded. The shadow is
- * a table of the last write and the last read of each place, in groups
- * of 64 entries, each under its own lock; a full group forgets an entry,
- * so a race may be missed, never made up.
+ * a table of the last write and the last read of each place, an entry
+ * per place at the bits of its address, each under a spin lock; a place
+ * whose entry another takes is forgotten, so a race may be missed, never
+ * made up.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,30 +34,58 @@
 
 #define RACE_EXPORT __attribute__((visibility("default")))
 
-#define RACE_GROUP_BITS 14u
-#define RACE_GROUP_SLOTS 64u
+/*
+ * The shadow: 2^RACE_SLOT_BITS entries of one cache line each, a place's
+ * entry chosen by the bits of its address (not a hash: a kernel's
+ * neighbouring accesses land in neighbouring entries, as the data they
+ * shadow does), each under its own spin lock, in its own line. One line
+ * per access is what the check costs: the earlier table (groups of 64
+ * places at hashed addresses, scanned for every new place, pthread
+ * mutexes) made vadd's 48M fresh places take minutes. A place whose entry
+ * holds another forgets that one.
+ */
+#define RACE_SLOT_BITS 20u
+
+/* An access, recorded (what struct accel_race_access says, packed). */
+struct race_rec {
+    uint64_t block;
+    uint32_t launch; /* the low bits: launches 2^32 apart never overlap */
+    uint32_t epoch;
+    uint32_t thread;
+};
 
 struct race_entry {
+    _Alignas(64) atomic_flag busy;
     uintptr_t key; /* 0: free */
-    struct accel_race_access write, read;
+    struct race_rec write, read;
 };
+_Static_assert(sizeof(struct race_entry) == 64, "an entry is one cache line");
 
-struct race_group {
-    pthread_mutex_t lock;
-    struct race_entry slot[RACE_GROUP_SLOTS];
-};
-
-static struct race_group *race_table;
+static struct race_entry *race_table;
 static pthread_once_t race_once = PTHREAD_ONCE_INIT;
 static const struct accel_race_hooks *race_hooks;
 static _Thread_local struct accel_race_where race_where;
 
 static void race_table_make(void)
 {
-    race_table = calloc((size_t)1 << RACE_GROUP_BITS, sizeof(*race_table));
-    for (size_t g = 0; race_table != NULL && g < ((size_t)1 << RACE_GROUP_BITS);
-         g++)
-        pthread_mutex_init(&race_table[g].lock, NULL);
+    race_table = aligned_alloc(64, sizeof(*race_table) << RACE_SLOT_BITS);
+    if (race_table != NULL)
+        memset(race_table, 0, sizeof(*race_table) << RACE_SLOT_BITS);
+}
+
+static void race_entry_lock(struct race_entry *e)
+{
+    for (uint32_t spins = 0;
+         atomic_flag_test_and_set_explicit(&e->busy, memory_order_acquire);
+         spins++) {
+        if (spins >= 64) /* its holder was preempted: let it run */
+            sched_yield();
+    }
+}
+
+static void race_entry_unlock(struct race_entry *e)
+{
+    atomic_flag_clear_explicit(&e->busy, memory_order_release);
 }
 
 RACE_EXPORT struct accel_race_where *accel_race_where(void)
@@ -68,40 +99,44 @@ RACE_EXPORT void accel_race_set_hooks(const struct accel_race_hooks *hooks)
     race_hooks = hooks;
 }
 
+static struct race_rec race_rec_of(const struct accel_race_access *a)
+{
+    return (struct race_rec){.block = a->block,
+                             .launch = (uint32_t)a->launch,
+                             .epoch = a->epoch,
+                             .thread = a->thread};
+}
+
+static struct accel_race_access race_access_of(const struct race_rec *r,
+                                               uint64_t launch, bool write)
+{
+    return (struct accel_race_access){.launch = launch,
+                                      .block = r->block,
+                                      .thread = r->thread,
+                                      .epoch = r->epoch,
+                                      .write = write};
+}
+
 /* Whether `then`, recorded at the same place, conflicts with `now`. */
-static bool race_conflicts(const struct accel_race_access *then,
+static bool race_conflicts(const struct race_rec *then,
                            const struct accel_race_access *now, uintptr_t address)
 {
-    if (then->launch != now->launch)
-        return false;
+    if (then->launch == 0 || then->launch != (uint32_t)now->launch)
+        return false; /* none recorded, or of another launch */
     if (then->block != now->block)
         return race_hooks->may_race(address, true);
     return then->thread != now->thread && then->epoch == now->epoch &&
            race_hooks->may_race(address, false);
 }
 
-static struct race_entry *race_entry_of(struct race_group *group, uintptr_t key)
-{
-    struct race_entry *free_slot = NULL;
-
-    for (uint32_t i = 0; i < RACE_GROUP_SLOTS; i++) {
-        if (group->slot[i].key == key)
-            return &group->slot[i];
-        if (free_slot == NULL && group->slot[i].key == 0)
-            free_slot = &group->slot[i];
-    }
-    if (free_slot == NULL) /* full: forget one place */
-        free_slot = &group->slot[(key >> 2) % RACE_GROUP_SLOTS];
-    memset(free_slot, 0, sizeof(*free_slot));
-    free_slot->key = key;
-    return free_slot;
-}
-
 /* Check and record one place (a byte, or a 4-byte word). */
 static void race_place(uintptr_t key, uintptr_t address, uint32_t size, bool write)
 {
-    uint64_t hash = (key >> 2) * 0x9e3779b97f4a7c15ull;
-    struct race_group *group = &race_table[hash >> (64 - RACE_GROUP_BITS)];
+    /* A word's bytes, when checked apart, spread over a quarter each. */
+    uintptr_t index = (key >> 2) +
+                      (key & 3u) * ((uintptr_t)1 << (RACE_SLOT_BITS - 2));
+    struct race_entry *e =
+        &race_table[index & (((uintptr_t)1 << RACE_SLOT_BITS) - 1)];
     struct accel_race_access now = {
         .launch = race_where.launch,
         .block = race_where.block,
@@ -111,22 +146,25 @@ static void race_place(uintptr_t key, uintptr_t address, uint32_t size, bool wri
     };
     struct accel_race_access then = {0};
     bool race = false;
-    struct race_entry *e;
 
-    pthread_mutex_lock(&group->lock);
-    e = race_entry_of(group, key);
+    race_entry_lock(e);
+    if (e->key != key) { /* another place's, or none: forget it */
+        e->key = key;
+        e->write = (struct race_rec){0};
+        e->read = (struct race_rec){0};
+    }
     if (race_conflicts(&e->write, &now, key)) {
-        then = e->write;
+        then = race_access_of(&e->write, now.launch, true);
         race = true;
     } else if (write && race_conflicts(&e->read, &now, key)) {
-        then = e->read;
+        then = race_access_of(&e->read, now.launch, false);
         race = true;
     }
     if (write)
-        e->write = now;
+        e->write = race_rec_of(&now);
     else
-        e->read = now;
-    pthread_mutex_unlock(&group->lock);
+        e->read = race_rec_of(&now);
+    race_entry_unlock(e);
     if (race)
         race_hooks->report(address, size, &now, &then);
 }
