@@ -484,10 +484,8 @@ accel_status accel_comm_create_local(accel_device *const *devices, int count,
 
 /* ---- across processes ---- */
 
-/*
- * A bootstrap through a communicator of a CAP_BOOTSTRAP provider (mpi):
- * its host-memory broadcast and allgather, called from this thread.
- */
+/* An allgather of host bytes over a host-run communicator, from this
+ * thread (split); the caller holds its `calls`. */
 struct provider_boot {
     struct accel__comm_provider *provider;
     accel_comm_handle *handle;
@@ -513,27 +511,20 @@ static accel_status provider_boot_op(struct provider_boot *boot, uint32_t kind,
     return boot->provider->table.submit(boot->handle, &op);
 }
 
-static accel_status provider_boot_broadcast(void *ctx, void *data, size_t bytes,
-                                            int root)
-{
-    return provider_boot_op(ctx, ACCEL_COMM_BROADCAST, data, data, bytes, root);
-}
-
 static accel_status provider_boot_allgather(void *ctx, const void *send,
                                             void *out, size_t bytes)
 {
     return provider_boot_op(ctx, ACCEL_COMM_ALLGATHER, send, out, bytes, 0);
 }
 
-/* The loaded CAP_BOOTSTRAP provider other than `chosen`, or NULL. */
+/* The first open provider that lends its byte exchange (mpi), or NULL. */
 static struct accel__comm_provider *
-bootstrap_provider(struct accel__comm_catalog *catalog,
-                   const struct accel__comm_provider *chosen)
+bootstrap_provider(struct accel__comm_catalog *catalog)
 {
     for (size_t i = 0; i < catalog->count; i++) {
         struct accel__comm_provider *p = &catalog->list[i];
-        if (p != chosen && p->state != NULL &&
-            (p->table.caps & ACCEL_COMM_CAP_BOOTSTRAP) != 0)
+        if (p->state != NULL && (p->table.caps & ACCEL_COMM_CAP_BOOTSTRAP) &&
+            p->table.bootstrap != NULL)
             return p;
     }
     return NULL;
@@ -556,15 +547,26 @@ static accel_status no_bootstrap_allgather(void *ctx, const void *send,
     return no_bootstrap_broadcast(ctx, NULL, bytes, 0);
 }
 
+/*
+ * A provider's bootstrap is one per process, to be used by one caller at a
+ * time: creations that use it take turns.
+ */
+static pthread_mutex_t provider_boot_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The processes' way to exchange bytes before the communicator exists. */
 struct process_boot {
     struct accel__local_boot *single; /* size 1 */
     struct accel__local_rank_boot single_view;
     struct accel__rendezvous *rdv;
-    struct provider_boot via;
+    bool provider_held; /* provider_boot_lock */
     struct accel_comm_bootstrap bootstrap;
 };
 
+/*
+ * Size 1 needs none; else a CAP_BOOTSTRAP provider's (mpi) when one is
+ * open, else ACCEL_COMM_RENDEZVOUS; without either, calls that fail with
+ * the reason (providers that need no exchange never make them).
+ */
 static accel_status process_boot_open(struct accel__comm_catalog *catalog,
                                       const struct comm_plan *plan,
                                       const struct accel__rank *rank,
@@ -580,41 +582,29 @@ static accel_status process_boot_open(struct accel__comm_catalog *catalog,
                                    &boot->bootstrap);
         return status;
     }
+    struct accel__comm_provider *via = bootstrap_provider(catalog);
+    if (via != NULL) {
+        pthread_mutex_lock(&provider_boot_lock);
+        boot->provider_held = true;
+        return accel__from_plugin(via->table.bootstrap(via->state,
+                                                       &boot->bootstrap),
+                                  "bootstrap");
+    }
     accel_status status = accel__rendezvous_open(rank, timeout_ns, &boot->rdv,
                                                  &boot->bootstrap);
     if (status != ACCEL_ERR_NOT_FOUND)
         return status;
-    struct accel__comm_provider *via = bootstrap_provider(catalog,
-                                                          plan->choice.provider);
     boot->bootstrap = (struct accel_comm_bootstrap){
         .broadcast = no_bootstrap_broadcast,
         .allgather = no_bootstrap_allgather,
-    };
-    if (via == NULL)
-        return ACCEL_OK;
-    struct accel_comm_init init = plan->init;
-    init.id = NULL;
-    init.id_bytes = 0;
-    init.bootstrap = &boot->bootstrap;
-    status = accel__from_plugin(via->table.comm_create(via->state, &init,
-                                                       &boot->via.handle),
-                                "comm_create (bootstrap)");
-    if (status != ACCEL_OK)
-        return status;
-    boot->via.provider = via;
-    boot->via.timeout_ns = timeout_ns;
-    boot->bootstrap = (struct accel_comm_bootstrap){
-        .ctx = &boot->via,
-        .broadcast = provider_boot_broadcast,
-        .allgather = provider_boot_allgather,
     };
     return ACCEL_OK;
 }
 
 static void process_boot_close(struct process_boot *boot)
 {
-    if (boot->via.handle != NULL)
-        boot->via.provider->table.comm_destroy(boot->via.handle);
+    if (boot->provider_held)
+        pthread_mutex_unlock(&provider_boot_lock);
     accel__rendezvous_close(boot->rdv);
     accel__local_boot_destroy(boot->single);
 }

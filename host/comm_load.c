@@ -101,6 +101,14 @@ static const char *table_refusal(const struct accel_comm_v1 *table,
                  name);
         return why;
     }
+    if (table->struct_size < sizeof *out &&
+        (table->struct_size - ACCEL_COMM_V1_0_SIZE) % sizeof(void (*)(void)) != 0) {
+        snprintf(why, why_size,
+                 "struct_size %u cuts an entry: a table covers each entry "
+                 "whole",
+                 (unsigned)table->struct_size);
+        return why;
+    }
     memset(out, 0, sizeof *out);
     memcpy(out, table,
            table->struct_size < sizeof *out ? table->struct_size : sizeof *out);

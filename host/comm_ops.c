@@ -7,6 +7,7 @@
  * stream's native handle itself; an event recorded behind it tells when it
  * is over. A host-run provider gets a gate on the stream (comm_gate.c).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,10 @@ struct op_call {
     const accel_ref *recv;
     uint64_t count;
     accel_reduce_op reduce;
-    int root; /* root or peer; -1 when the kind has none */
+    int root; /* root or peer; NO_ROOT when the kind has none */
 };
+
+#define NO_ROOT INT_MIN
 
 static bool kind_reduces(accel_comm_op_kind kind)
 {
@@ -61,7 +64,7 @@ static accel_status call_args(accel_comm *comm, accel_stream *stream,
                             "%s: reduction %d is not an accel_reduce_op",
                             call->what, (int)call->reduce);
     bool peer = call->kind == ACCEL_COMM_SEND || call->kind == ACCEL_COMM_RECV;
-    if (call->root != -1 && (call->root < 0 || call->root >= comm->size))
+    if (call->root != NO_ROOT && (call->root < 0 || call->root >= comm->size))
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "%s: %s %d is not a rank of the communicator "
                             "(0 to %d)",
@@ -135,7 +138,7 @@ static void op_describe(accel_comm *comm, const struct op_call *call,
         .type = any ? any->type : ACCEL_BYTE,
         .reduce_op = kind_reduces(call->kind) ? (uint32_t)call->reduce : 0,
         .count = call->count,
-        .root = call->root < 0 ? 0 : call->root,
+        .root = call->root == NO_ROOT ? 0 : call->root,
         .memory = comm->host_memory ? ACCEL_NATIVE_CPU : 0,
         .send = send ? send->slice.address : 0,
         .recv = recv ? recv->slice.address : 0,
@@ -279,7 +282,7 @@ accel_status accel_allreduce(accel_comm *comm, accel_stream *stream,
                              accel_reduce_op op)
 {
     struct op_call call = {"accel_allreduce", ACCEL_COMM_ALLREDUCE, &send,
-                           &recv, count, op, -1};
+                           &recv, count, op, NO_ROOT};
     return op_traced(comm, stream, &call);
 }
 
@@ -305,7 +308,7 @@ accel_status accel_allgather(accel_comm *comm, accel_stream *stream,
                              accel_ref send, accel_ref recv, uint64_t count)
 {
     struct op_call call = {"accel_allgather", ACCEL_COMM_ALLGATHER, &send,
-                           &recv, count, ACCEL_REDUCE_SUM, -1};
+                           &recv, count, ACCEL_REDUCE_SUM, NO_ROOT};
     return op_traced(comm, stream, &call);
 }
 
@@ -314,7 +317,7 @@ accel_status accel_reduce_scatter(accel_comm *comm, accel_stream *stream,
                                   uint64_t count, accel_reduce_op op)
 {
     struct op_call call = {"accel_reduce_scatter", ACCEL_COMM_REDUCE_SCATTER,
-                           &send, &recv, count, op, -1};
+                           &send, &recv, count, op, NO_ROOT};
     return op_traced(comm, stream, &call);
 }
 
@@ -337,7 +340,7 @@ accel_status accel_recv(accel_comm *comm, accel_stream *stream, accel_ref recv,
 accel_status accel_comm_barrier(accel_comm *comm, accel_stream *stream)
 {
     struct op_call call = {"accel_comm_barrier", ACCEL_COMM_BARRIER, NULL, NULL,
-                           0, ACCEL_REDUCE_SUM, -1};
+                           0, ACCEL_REDUCE_SUM, NO_ROOT};
     return op_traced(comm, stream, &call);
 }
 
