@@ -46,32 +46,12 @@ accel_status accel__comm_device_init(accel_device *device)
     struct accel__comm_device *c = &device->comm;
     if (pthread_mutex_init(&c->lock, NULL) != 0)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
-    if (pthread_cond_init(&c->idle, NULL) != 0) {
-        pthread_mutex_destroy(&c->lock);
-        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_cond_init");
-    }
     return ACCEL_OK;
 }
 
 void accel__comm_device_deinit(accel_device *device)
 {
-    pthread_cond_destroy(&device->comm.idle);
     pthread_mutex_destroy(&device->comm.lock);
-}
-
-void accel__comm_wait_inflight(accel_device *device)
-{
-    struct accel__comm_device *c = &device->comm;
-    /* Stream-ordered collectives: their events. The list only changes
-     * under the device lock, which the caller holds. */
-    for (struct accel__comm_op *op = c->ops; op != NULL; op = op->next) {
-        if (op->event != NULL && !op->finished)
-            device->drv->event_sync(device->drv_device, op->event);
-    }
-    pthread_mutex_lock(&c->lock);
-    while (c->inflight > 0)
-        pthread_cond_wait(&c->idle, &c->lock);
-    pthread_mutex_unlock(&c->lock);
 }
 
 /* A stream-ordered collective is over once the event behind it is. */
@@ -79,8 +59,7 @@ static bool event_passed(accel_device *device, struct accel__comm_op *op)
 {
     if (op->event == NULL)
         return false;
-    accel_status status = device->drv->event_query(device->drv_device,
-                                                   op->event);
+    accel_status status = device->drv->event_query(device->drv_device, op->event);
     return status != ACCEL_NOT_READY;
 }
 
@@ -92,7 +71,6 @@ void accel__comm_reap(accel_device *device)
     struct accel__comm_op **link = &c->ops;
     while (*link != NULL) {
         struct accel__comm_op *op = *link;
-        /* Stream-ordered ones are not counted in `inflight`. */
         if (!op->finished && event_passed(device, op))
             op->finished = true;
         if (!op->finished) {
@@ -170,8 +148,9 @@ accel_status accel__comm_stream_error(accel_stream *stream, accel_status status)
     pthread_mutex_unlock(&c->lock);
     if (!failed || status != ACCEL_OK)
         return status;
-    return accel__error(ACCEL_ERR_COMM_ABORTED, "a collective on the stream "
-                                                "failed: %s",
+    return accel__error(ACCEL_ERR_COMM_ABORTED,
+                        "a collective on the stream "
+                        "failed: %s",
                         why);
 }
 
@@ -411,8 +390,7 @@ static accel_status local_run(struct local_rank_job *jobs, int count,
     free(threads);
     for (int i = 0; status == ACCEL_OK && i < count; i++) {
         if (jobs[i].status != ACCEL_OK)
-            status = accel__error(jobs[i].status, "rank %d: %s", i,
-                                  jobs[i].why);
+            status = accel__error(jobs[i].status, "rank %d: %s", i, jobs[i].why);
     }
     for (int i = 0; i < count; i++) {
         if (status == ACCEL_OK)
@@ -493,8 +471,8 @@ struct provider_boot {
 };
 
 static accel_status provider_boot_op(struct provider_boot *boot, uint32_t kind,
-                                     const void *send, void *recv,
-                                     size_t bytes, int root)
+                                     const void *send, void *recv, size_t bytes,
+                                     int root)
 {
     struct accel_comm_op op = {
         .struct_size = sizeof op,
@@ -505,8 +483,7 @@ static accel_status provider_boot_op(struct provider_boot *boot, uint32_t kind,
         .memory = ACCEL_NATIVE_CPU,
         .send = (uint64_t)(uintptr_t)send,
         .recv = (uint64_t)(uintptr_t)recv,
-        .deadline_ns = boot->timeout_ns ? accel__now_ns() + boot->timeout_ns
-                                        : 0,
+        .deadline_ns = boot->timeout_ns ? accel__now_ns() + boot->timeout_ns : 0,
     };
     return boot->provider->table.submit(boot->handle, &op);
 }
@@ -586,9 +563,8 @@ static accel_status process_boot_open(struct accel__comm_catalog *catalog,
     if (via != NULL) {
         pthread_mutex_lock(&provider_boot_lock);
         boot->provider_held = true;
-        return accel__from_plugin(via->table.bootstrap(via->state,
-                                                       &boot->bootstrap),
-                                  "bootstrap");
+        return accel__from_plugin(
+            via->table.bootstrap(via->state, &boot->bootstrap), "bootstrap");
     }
     accel_status status = accel__rendezvous_open(rank, timeout_ns, &boot->rdv,
                                                  &boot->bootstrap);
@@ -653,8 +629,7 @@ static accel_status create_untraced(accel_device *device, accel_comm **out_comm)
         status = accel__comm_catalog_load(device->host, &catalog);
     struct comm_plan plan = {.device = device};
     if (status == ACCEL_OK)
-        status = accel__comm_choose(catalog, &device, 1, false,
-                                    &plan.choice);
+        status = accel__comm_choose(catalog, &device, 1, false, &plan.choice);
     if (status != ACCEL_OK)
         return status;
     plan.init = (struct accel_comm_init){
@@ -705,7 +680,8 @@ static accel_status split_untraced(accel_comm *comm, int color, int key,
         return accel__error(ACCEL_ERR_NOT_SUPPORTED,
                             "accel_comm_split: provider '%s' cannot split%s",
                             comm->provider->name,
-                            t->comm_split ? " a stream-ordered communicator" : "");
+                            t->comm_split ? " a stream-ordered communicator"
+                                          : "");
     /* Each rank's place in the new group, from every rank's (color, key). */
     int32_t mine[2] = {color, key};
     int32_t *all = calloc((size_t)comm->size * 2, sizeof *all);
@@ -717,9 +693,8 @@ static accel_status split_untraced(accel_comm *comm, int color, int key,
     accel_status status = accel__from_plugin(
         provider_boot_allgather(&via, mine, all, sizeof mine), "submit");
     if (status == ACCEL_OK)
-        status = accel__from_plugin(t->comm_split(comm->handle, color, key,
-                                                  &handle),
-                                    "comm_split");
+        status = accel__from_plugin(
+            t->comm_split(comm->handle, color, key, &handle), "comm_split");
     pthread_mutex_unlock(&comm->calls);
     int rank = 0, size = 0;
     for (int r = 0; status == ACCEL_OK && color >= 0 && r < comm->size; r++) {

@@ -25,9 +25,9 @@ struct accel__comm_provider {
     char *path;   /* the file loaded, or NULL when none was found */
     char *reason; /* why it is not usable; NULL when open */
     void *dl;
-    int fd;                      /* the file dl was loaded from; -1 */
-    struct accel_comm_v1 table;  /* the host's copy, zero past struct_size */
-    accel_comm_provider *state;  /* from plugin_open; NULL unless open */
+    int fd;                     /* the file dl was loaded from; -1 */
+    struct accel_comm_v1 table; /* the host's copy, zero past struct_size */
+    accel_comm_provider *state; /* from plugin_open; NULL unless open */
 };
 
 /* The providers of one host, loaded at the first communicator. */
@@ -86,7 +86,7 @@ struct accel__comm_op {
     uint32_t pin_count;
     void *event; /* CAP_STREAM: accel_drv_event recorded behind it */
     /* comm->lock: */
-    bool ran;    /* the progress thread is done with it */
+    bool ran; /* the progress thread is done with it */
     accel_status status;
     char why[256];
     struct accel__comm_op *next_ready;
@@ -110,14 +110,14 @@ struct accel_comm {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     _Atomic bool aborted;
-    char why[256];      /* why it was aborted */
-    uint32_t pending;   /* operations enqueued and not finished */
+    char why[256];    /* why it was aborted */
+    uint32_t pending; /* operations enqueued and not finished */
     /* Held around every call into the provider on this communicator but
      * comm_abort and comm_error: the provider never sees two at once. */
     pthread_mutex_t calls;
-    bool stopping;      /* the progress thread is to end */
+    bool stopping; /* the progress thread is to end */
     bool thread_started;
-    pthread_t thread;   /* the progress thread (host-run providers) */
+    pthread_t thread; /* the progress thread (host-run providers) */
     struct accel__comm_op *ready, *ready_tail; /* gates reached */
 
     struct accel_comm *next; /* in the device's list */
@@ -130,30 +130,31 @@ struct accel_comm {
  */
 void accel__comm_abort_for(struct accel_comm *comm, const char *why);
 /* ACCEL_ERR_COMM_ABORTED with the reason, recorded as the thread's error. */
-accel_status accel__comm_aborted_error(struct accel_comm *comm,
-                                       const char *what);
+accel_status accel__comm_aborted_error(struct accel_comm *comm, const char *what);
 /* Start and stop the progress thread of a host-run communicator. */
 accel_status accel__comm_progress_start(struct accel_comm *comm);
 void accel__comm_progress_stop(struct accel_comm *comm);
 
 /* ---- the device's part (comm.c) ---- */
 
-/* The device's communicators and collectives in flight; its own lock. */
+/*
+ * The device's communicators and collectives in flight; its own lock.
+ *
+ * Relocation does not wait for the collectives on the host: the slices
+ * they use are pinned (never moved) until they are reaped, and the
+ * relocation's copies are ordered behind every stream's work, gates
+ * included. Waiting there, with the device lock held, would hang a thread
+ * that drives several ranks until the timeout: the other ranks'
+ * collectives it has yet to enqueue are what the one in flight waits for.
+ */
 struct accel__comm_device {
     pthread_mutex_t lock;
-    pthread_cond_t idle;
-    uint32_t inflight;               /* collectives not finished */
-    struct accel__comm_op *ops;      /* every operation not yet reaped */
-    struct accel_comm *comms;        /* live communicators */
+    struct accel__comm_op *ops; /* every operation not yet reaped */
+    struct accel_comm *comms;   /* live communicators */
 };
 
 accel_status accel__comm_device_init(accel_device *device);
 void accel__comm_device_deinit(accel_device *device);
-/*
- * Wait until no collective of the device is in flight (relocation). The
- * device lock may be held: a collective finishes without it.
- */
-void accel__comm_wait_inflight(accel_device *device);
 /* Unpin the slices of finished collectives and free them; device lock. */
 void accel__comm_reap(accel_device *device);
 /*

@@ -72,9 +72,9 @@ static accel_status barrier_locked(struct accel__local_boot *boot,
     struct timespec until = {.tv_sec = (time_t)(deadline / 1000000000u),
                              .tv_nsec = (long)(deadline % 1000000000u)};
     while (generation == boot->generation && !boot->failed) {
-        int rc = deadline ? pthread_cond_timedwait(&boot->changed, &boot->lock,
-                                                   &until)
-                          : pthread_cond_wait(&boot->changed, &boot->lock);
+        int rc = deadline
+                     ? pthread_cond_timedwait(&boot->changed, &boot->lock, &until)
+                     : pthread_cond_wait(&boot->changed, &boot->lock);
         if (rc == ETIMEDOUT && generation == boot->generation) {
             boot->failed = true;
             pthread_cond_broadcast(&boot->changed);
@@ -93,8 +93,7 @@ static accel_status exchange(struct accel__local_rank_boot *view,
                              const void *send, void *out, size_t bytes)
 {
     struct accel__local_boot *boot = view->shared;
-    uint64_t deadline = boot->timeout_ns ? accel__now_ns() + boot->timeout_ns
-                                         : 0;
+    uint64_t deadline = boot->timeout_ns ? accel__now_ns() + boot->timeout_ns : 0;
     size_t total = bytes * (size_t)boot->size;
     pthread_mutex_lock(&boot->lock);
     /* The first barrier: nobody reads the previous exchange any more. */
@@ -124,8 +123,7 @@ static accel_status local_allgather(void *ctx, const void *send, void *out,
     return exchange(ctx, send, out, bytes);
 }
 
-static accel_status local_broadcast(void *ctx, void *data, size_t bytes,
-                                    int root)
+static accel_status local_broadcast(void *ctx, void *data, size_t bytes, int root)
 {
     struct accel__local_rank_boot *view = ctx;
     if (root < 0 || root >= view->shared->size)

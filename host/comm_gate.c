@@ -24,8 +24,8 @@
 #include "status.h"
 
 static const char *const kind_names[ACCEL_COMM_OP_KIND_COUNT] = {
-    "allreduce", "broadcast",      "reduce", "allgather",
-    "reduce_scatter", "send", "recv",   "barrier",
+    "allreduce",      "broadcast", "reduce", "allgather",
+    "reduce_scatter", "send",      "recv",   "barrier",
 };
 
 /* Why a failed operation failed, and the communicator aborted for it. */
@@ -43,8 +43,8 @@ static void op_failed(struct accel_comm *comm, struct accel__comm_op *op,
         snprintf(op->why, sizeof op->why,
                  "rank %d waited %llu ms for the other ranks in %s "
                  "(ACCEL_COMM_TIMEOUT_MS)",
-                 comm->rank,
-                 (unsigned long long)(comm->timeout_ns / 1000000u), kind);
+                 comm->rank, (unsigned long long)(comm->timeout_ns / 1000000u),
+                 kind);
     else
         snprintf(op->why, sizeof op->why, "%s failed on rank %d: %s: %s", kind,
                  comm->rank, accel_status_name(status), accel_last_error());
@@ -157,7 +157,5 @@ void accel__comm_op_finish(struct accel__comm_op *op)
                  "%s", op->why);
     }
     op->finished = true;
-    c->inflight--;
-    pthread_cond_broadcast(&c->idle);
     pthread_mutex_unlock(&c->lock);
 }

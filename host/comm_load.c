@@ -43,8 +43,7 @@ static void set_reason(struct accel__comm_provider *provider, const char *fmt,
                        ...) __attribute__((format(printf, 2, 3)));
 
 /* The provider's reason, escaped (it may quote the provider's words). */
-static void set_reason(struct accel__comm_provider *provider, const char *fmt,
-                       ...)
+static void set_reason(struct accel__comm_provider *provider, const char *fmt, ...)
 {
     char raw[1024];
     va_list args;
@@ -77,8 +76,9 @@ static const char *table_refusal(const struct accel_comm_v1 *table,
     if (table == NULL)
         return "no symbol " ACCEL_COMM_SYMBOL;
     if (dladdr1(table, &info, (void **)&entry, RTLD_DL_SYMENT) != 0 &&
-        entry != NULL && entry->st_size < offsetof(struct accel_comm_v1, name) +
-                                              sizeof table->name) {
+        entry != NULL &&
+        entry->st_size <
+            offsetof(struct accel_comm_v1, name) + sizeof table->name) {
         snprintf(why, why_size, ACCEL_COMM_SYMBOL " is %zu bytes, too small",
                  (size_t)entry->st_size);
         return why;
@@ -89,8 +89,7 @@ static const char *table_refusal(const struct accel_comm_v1 *table,
         return why;
     }
     if (table->struct_size < ACCEL_COMM_V1_0_SIZE) {
-        snprintf(why, why_size,
-                 "struct_size %u is less than the 1.0 table's %zu",
+        snprintf(why, why_size, "struct_size %u is less than the 1.0 table's %zu",
                  (unsigned)table->struct_size, (size_t)ACCEL_COMM_V1_0_SIZE);
         return why;
     }
@@ -102,7 +101,8 @@ static const char *table_refusal(const struct accel_comm_v1 *table,
         return why;
     }
     if (table->struct_size < sizeof *out &&
-        (table->struct_size - ACCEL_COMM_V1_0_SIZE) % sizeof(void (*)(void)) != 0) {
+        (table->struct_size - ACCEL_COMM_V1_0_SIZE) % sizeof(void (*)(void)) !=
+            0) {
         snprintf(why, why_size,
                  "struct_size %u cuts an entry: a table covers each entry "
                  "whole",
@@ -148,8 +148,8 @@ static void provider_start(struct accel__comm_provider *provider,
                            struct accel__plugin_file *file)
 {
     char why[1024];
-    const char *refusal = accel__plugin_file_load(&file->fd, &file->st,
-                                                  &provider->dl, why, sizeof why);
+    const char *refusal = accel__plugin_file_load(
+        &file->fd, &file->st, &provider->dl, why, sizeof why);
     if (refusal != NULL) {
         set_reason(provider, "%s", refusal);
         return;
@@ -191,7 +191,8 @@ static void provider_find(const struct accel__catalog *search,
         const char *slash = strrchr(entry, '/');
         char *dir_path = NULL;
         if (slash != NULL && strcmp(slash + 1, file_name) == 0)
-            dir_path = strndup(entry, slash == entry ? 1 : (size_t)(slash - entry));
+            dir_path = strndup(entry,
+                               slash == entry ? 1 : (size_t)(slash - entry));
         else
             dir_path = strdup(entry);
         struct accel__dir dir;

@@ -59,7 +59,8 @@ static accel_status call_args(accel_comm *comm, accel_stream *stream,
                             comm->device->index);
     if (atomic_load(&comm->aborted))
         return accel__comm_aborted_error(comm, call->what);
-    if (kind_reduces(call->kind) && (unsigned)call->reduce >= ACCEL_REDUCE_OP_COUNT)
+    if (kind_reduces(call->kind) &&
+        (unsigned)call->reduce >= ACCEL_REDUCE_OP_COUNT)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "%s: reduction %d is not an accel_reduce_op",
                             call->what, (int)call->reduce);
@@ -115,10 +116,10 @@ static accel_status refs_resolve(accel_comm *comm, const struct op_call *call,
         return status;
     if (*out_send != NULL && *out_recv != NULL &&
         (*out_send)->type != (*out_recv)->type)
-        return accel__error(ACCEL_ERR_TYPE_MISMATCH,
-                            "%s: send is %s, recv is %s", call->what,
-                            accel_elem_type_name((accel_elem_type)(*out_send)->type),
-                            accel_elem_type_name((accel_elem_type)(*out_recv)->type));
+        return accel__error(
+            ACCEL_ERR_TYPE_MISMATCH, "%s: send is %s, recv is %s", call->what,
+            accel_elem_type_name((accel_elem_type)(*out_send)->type),
+            accel_elem_type_name((accel_elem_type)(*out_recv)->type));
     if (*out_send != NULL)
         status = room_check(call, comm, *out_send, false);
     if (status == ACCEL_OK && *out_recv != NULL)
@@ -128,8 +129,7 @@ static accel_status refs_resolve(accel_comm *comm, const struct op_call *call,
 
 static void op_describe(accel_comm *comm, const struct op_call *call,
                         const struct accel__slot *send,
-                        const struct accel__slot *recv,
-                        struct accel__comm_op *op)
+                        const struct accel__slot *recv, struct accel__comm_op *op)
 {
     const struct accel__slot *any = send ? send : recv;
     op->desc = (struct accel_comm_op){
@@ -166,8 +166,6 @@ static void op_track(accel_comm *comm, struct accel__comm_op *op,
     pthread_mutex_lock(&c->lock);
     op->next = c->ops;
     c->ops = op;
-    if (op->event == NULL)
-        c->inflight++;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -281,8 +279,13 @@ accel_status accel_allreduce(accel_comm *comm, accel_stream *stream,
                              accel_ref send, accel_ref recv, uint64_t count,
                              accel_reduce_op op)
 {
-    struct op_call call = {"accel_allreduce", ACCEL_COMM_ALLREDUCE, &send,
-                           &recv, count, op, NO_ROOT};
+    struct op_call call = {"accel_allreduce",
+                           ACCEL_COMM_ALLREDUCE,
+                           &send,
+                           &recv,
+                           count,
+                           op,
+                           NO_ROOT};
     return op_traced(comm, stream, &call);
 }
 
@@ -290,8 +293,13 @@ accel_status accel_broadcast(accel_comm *comm, accel_stream *stream,
                              accel_ref send, accel_ref recv, uint64_t count,
                              int root)
 {
-    struct op_call call = {"accel_broadcast", ACCEL_COMM_BROADCAST, &send,
-                           &recv, count, ACCEL_REDUCE_SUM, root};
+    struct op_call call = {"accel_broadcast",
+                           ACCEL_COMM_BROADCAST,
+                           &send,
+                           &recv,
+                           count,
+                           ACCEL_REDUCE_SUM,
+                           root};
     return op_traced(comm, stream, &call);
 }
 
@@ -299,16 +307,21 @@ accel_status accel_reduce(accel_comm *comm, accel_stream *stream,
                           accel_ref send, accel_ref recv, uint64_t count,
                           accel_reduce_op op, int root)
 {
-    struct op_call call = {"accel_reduce", ACCEL_COMM_REDUCE, &send, &recv,
-                           count, op, root};
+    struct op_call call = {
+        "accel_reduce", ACCEL_COMM_REDUCE, &send, &recv, count, op, root};
     return op_traced(comm, stream, &call);
 }
 
 accel_status accel_allgather(accel_comm *comm, accel_stream *stream,
                              accel_ref send, accel_ref recv, uint64_t count)
 {
-    struct op_call call = {"accel_allgather", ACCEL_COMM_ALLGATHER, &send,
-                           &recv, count, ACCEL_REDUCE_SUM, NO_ROOT};
+    struct op_call call = {"accel_allgather",
+                           ACCEL_COMM_ALLGATHER,
+                           &send,
+                           &recv,
+                           count,
+                           ACCEL_REDUCE_SUM,
+                           NO_ROOT};
     return op_traced(comm, stream, &call);
 }
 
@@ -316,31 +329,41 @@ accel_status accel_reduce_scatter(accel_comm *comm, accel_stream *stream,
                                   accel_ref send, accel_ref recv,
                                   uint64_t count, accel_reduce_op op)
 {
-    struct op_call call = {"accel_reduce_scatter", ACCEL_COMM_REDUCE_SCATTER,
-                           &send, &recv, count, op, NO_ROOT};
+    struct op_call call = {"accel_reduce_scatter",
+                           ACCEL_COMM_REDUCE_SCATTER,
+                           &send,
+                           &recv,
+                           count,
+                           op,
+                           NO_ROOT};
     return op_traced(comm, stream, &call);
 }
 
 accel_status accel_send(accel_comm *comm, accel_stream *stream, accel_ref send,
                         uint64_t count, int peer)
 {
-    struct op_call call = {"accel_send", ACCEL_COMM_SEND, &send, NULL, count,
-                           ACCEL_REDUCE_SUM, peer};
+    struct op_call call = {"accel_send", ACCEL_COMM_SEND,  &send, NULL,
+                           count,        ACCEL_REDUCE_SUM, peer};
     return op_traced(comm, stream, &call);
 }
 
 accel_status accel_recv(accel_comm *comm, accel_stream *stream, accel_ref recv,
                         uint64_t count, int peer)
 {
-    struct op_call call = {"accel_recv", ACCEL_COMM_RECV, NULL, &recv, count,
-                           ACCEL_REDUCE_SUM, peer};
+    struct op_call call = {"accel_recv", ACCEL_COMM_RECV,  NULL, &recv,
+                           count,        ACCEL_REDUCE_SUM, peer};
     return op_traced(comm, stream, &call);
 }
 
 accel_status accel_comm_barrier(accel_comm *comm, accel_stream *stream)
 {
-    struct op_call call = {"accel_comm_barrier", ACCEL_COMM_BARRIER, NULL, NULL,
-                           0, ACCEL_REDUCE_SUM, NO_ROOT};
+    struct op_call call = {"accel_comm_barrier",
+                           ACCEL_COMM_BARRIER,
+                           NULL,
+                           NULL,
+                           0,
+                           ACCEL_REDUCE_SUM,
+                           NO_ROOT};
     return op_traced(comm, stream, &call);
 }
 

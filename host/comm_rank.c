@@ -35,16 +35,16 @@ static accel_status int_from(const char *const *names, int *out_value,
 accel_status accel__rank_current(struct accel__rank *out_rank)
 {
     static const char *const rank_vars[] = {
-        "ACCEL_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-        "SLURM_PROCID", NULL};
-    static const char *const size_vars[] = {
-        "ACCEL_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL};
+        "ACCEL_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+        "PMI_RANK",   "SLURM_PROCID",         NULL};
+    static const char *const size_vars[] = {"ACCEL_SIZE", "OMPI_COMM_WORLD_SIZE",
+                                            "PMI_SIZE", "SLURM_NTASKS", NULL};
     static const char *const local_rank_vars[] = {
         "ACCEL_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
         "SLURM_LOCALID", NULL};
-    static const char *const local_size_vars[] = {
-        "ACCEL_LOCAL_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-        NULL};
+    static const char *const local_size_vars[] = {"ACCEL_LOCAL_SIZE",
+                                                  "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                                  "MPI_LOCALNRANKS", NULL};
     int values[4];
     const char *names[4];
     const char *const *lists[4] = {rank_vars, size_vars, local_rank_vars,
@@ -62,14 +62,13 @@ accel_status accel__rank_current(struct accel__rank *out_rank)
     rank.local_size = values[3] < 0 ? rank.size : values[3];
     if (rank.size < 1 || rank.rank >= rank.size ||
         rank.local_rank >= rank.local_size || rank.local_size > rank.size)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "rank %d of %d (local %d of %d) is inconsistent "
-                            "(from %s, %s, %s, %s)",
-                            rank.rank, rank.size, rank.local_rank,
-                            rank.local_size, names[0] ? names[0] : "default",
-                            names[1] ? names[1] : "default",
-                            names[2] ? names[2] : "default",
-                            names[3] ? names[3] : "default");
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "rank %d of %d (local %d of %d) is inconsistent "
+            "(from %s, %s, %s, %s)",
+            rank.rank, rank.size, rank.local_rank, rank.local_size,
+            names[0] ? names[0] : "default", names[1] ? names[1] : "default",
+            names[2] ? names[2] : "default", names[3] ? names[3] : "default");
     *out_rank = rank;
     return ACCEL_OK;
 }

@@ -102,10 +102,10 @@ static accel_status file_read(struct accel__rendezvous *rdv, const char *name,
 {
     int fd = openat(rdv->dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
-        return errno == ENOENT ? ACCEL_NOT_READY
-                               : accel__error(ACCEL_ERR_DRIVER,
-                                              "rendezvous %s/%s: %s", rdv->dir,
-                                              name, strerror(errno));
+        return errno == ENOENT
+                   ? ACCEL_NOT_READY
+                   : accel__error(ACCEL_ERR_DRIVER, "rendezvous %s/%s: %s",
+                                  rdv->dir, name, strerror(errno));
     struct stat st;
     ssize_t got = fstat(fd, &st) == 0 && (size_t)st.st_size == bytes
                       ? read(fd, out, bytes)
@@ -295,8 +295,8 @@ static accel_status tcp_serve(struct accel__rendezvous *rdv,
         if (fd < 0)
             continue;
         int32_t rank = -1;
-        if (msg_recv(fd, &rank, sizeof rank, deadline) != ACCEL_OK || rank <= 0 ||
-            rank >= rdv->rank.size || rdv->peers[rank] >= 0) {
+        if (msg_recv(fd, &rank, sizeof rank, deadline) != ACCEL_OK ||
+            rank <= 0 || rank >= rdv->rank.size || rdv->peers[rank] >= 0) {
             close(fd); /* not one of ours: the job goes on without it */
             continue;
         }
@@ -406,7 +406,8 @@ accel_status accel__rendezvous_open(const struct accel__rank *rank,
     rdv->timeout_ns = timeout_ns;
     rdv->dir_fd = -1;
     rdv->server = -1;
-    accel_status status = file ? file_open(rdv, spec + 5) : tcp_open(rdv, spec + 4);
+    accel_status status = file ? file_open(rdv, spec + 5)
+                               : tcp_open(rdv, spec + 4);
     if (status != ACCEL_OK) {
         accel__rendezvous_close(rdv);
         return status;

@@ -125,20 +125,65 @@ static void put(accel_elem_type type, void *base, size_t i, double v)
     uint32_t fbits;
     memcpy(&fbits, &f, sizeof fbits);
     switch (type) {
-    case ACCEL_F16: { uint16_t h = f16_from(v); memcpy(p, &h, 2); break; }
-    case ACCEL_BF16: { uint16_t h = (uint16_t)(fbits >> 16); memcpy(p, &h, 2); break; }
-    case ACCEL_F32: memcpy(p, &f, 4); break;
-    case ACCEL_F64: memcpy(p, &v, 8); break;
-    case ACCEL_I8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
-    case ACCEL_I16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
-    case ACCEL_I32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); break; }
-    case ACCEL_I64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); break; }
+    case ACCEL_F16: {
+        uint16_t h = f16_from(v);
+        memcpy(p, &h, 2);
+        break;
+    }
+    case ACCEL_BF16: {
+        uint16_t h = (uint16_t)(fbits >> 16);
+        memcpy(p, &h, 2);
+        break;
+    }
+    case ACCEL_F32:
+        memcpy(p, &f, 4);
+        break;
+    case ACCEL_F64:
+        memcpy(p, &v, 8);
+        break;
+    case ACCEL_I8: {
+        int8_t x = (int8_t)v;
+        memcpy(p, &x, 1);
+        break;
+    }
+    case ACCEL_I16: {
+        int16_t x = (int16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case ACCEL_I32: {
+        int32_t x = (int32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
+    case ACCEL_I64: {
+        int64_t x = (int64_t)v;
+        memcpy(p, &x, 8);
+        break;
+    }
     case ACCEL_BYTE:
-    case ACCEL_U8: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
-    case ACCEL_U16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case ACCEL_U32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-    case ACCEL_U64: { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); break; }
-    default: fail();
+    case ACCEL_U8: {
+        uint8_t x = (uint8_t)v;
+        memcpy(p, &x, 1);
+        break;
+    }
+    case ACCEL_U16: {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case ACCEL_U32: {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
+    case ACCEL_U64: {
+        uint64_t x = (uint64_t)v;
+        memcpy(p, &x, 8);
+        break;
+    }
+    default:
+        fail();
     }
 }
 
@@ -146,24 +191,72 @@ static double get(accel_elem_type type, const void *base, size_t i)
 {
     const uint8_t *p = (const uint8_t *)base + i * accel_elem_size(type);
     switch (type) {
-    case ACCEL_F16: { uint16_t h; memcpy(&h, p, 2); return f16_to(h); }
+    case ACCEL_F16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        return f16_to(h);
+    }
     case ACCEL_BF16: {
-        uint16_t h; memcpy(&h, p, 2);
-        uint32_t bits = (uint32_t)h << 16; float f; memcpy(&f, &bits, 4);
+        uint16_t h;
+        memcpy(&h, p, 2);
+        uint32_t bits = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &bits, 4);
         return f;
     }
-    case ACCEL_F32: { float x; memcpy(&x, p, 4); return x; }
-    case ACCEL_F64: { double x; memcpy(&x, p, 8); return x; }
-    case ACCEL_I8: { int8_t x; memcpy(&x, p, 1); return x; }
-    case ACCEL_I16: { int16_t x; memcpy(&x, p, 2); return x; }
-    case ACCEL_I32: { int32_t x; memcpy(&x, p, 4); return x; }
-    case ACCEL_I64: { int64_t x; memcpy(&x, p, 8); return (double)x; }
+    case ACCEL_F32: {
+        float x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    case ACCEL_F64: {
+        double x;
+        memcpy(&x, p, 8);
+        return x;
+    }
+    case ACCEL_I8: {
+        int8_t x;
+        memcpy(&x, p, 1);
+        return x;
+    }
+    case ACCEL_I16: {
+        int16_t x;
+        memcpy(&x, p, 2);
+        return x;
+    }
+    case ACCEL_I32: {
+        int32_t x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    case ACCEL_I64: {
+        int64_t x;
+        memcpy(&x, p, 8);
+        return (double)x;
+    }
     case ACCEL_BYTE:
-    case ACCEL_U8: { uint8_t x; memcpy(&x, p, 1); return x; }
-    case ACCEL_U16: { uint16_t x; memcpy(&x, p, 2); return x; }
-    case ACCEL_U32: { uint32_t x; memcpy(&x, p, 4); return x; }
-    case ACCEL_U64: { uint64_t x; memcpy(&x, p, 8); return (double)x; }
-    default: fail();
+    case ACCEL_U8: {
+        uint8_t x;
+        memcpy(&x, p, 1);
+        return x;
+    }
+    case ACCEL_U16: {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        return x;
+    }
+    case ACCEL_U32: {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    case ACCEL_U64: {
+        uint64_t x;
+        memcpy(&x, p, 8);
+        return (double)x;
+    }
+    default:
+        fail();
     }
     return 0;
 }
@@ -187,10 +280,14 @@ static double value(accel_elem_type type, accel_reduce_op op, int r, size_t i)
 static double reduce2(accel_reduce_op op, double a, double b)
 {
     switch (op) {
-    case ACCEL_REDUCE_SUM: return a + b;
-    case ACCEL_REDUCE_PROD: return a * b;
-    case ACCEL_REDUCE_MIN: return a < b ? a : b;
-    default: return a > b ? a : b;
+    case ACCEL_REDUCE_SUM:
+        return a + b;
+    case ACCEL_REDUCE_PROD:
+        return a * b;
+    case ACCEL_REDUCE_MIN:
+        return a < b ? a : b;
+    default:
+        return a > b ? a : b;
     }
 }
 
@@ -234,19 +331,25 @@ static void enqueue(struct world *w, struct buffers *b, accel_comm_op_kind kind,
     int next = (r + 1) % w->n, prev = (r + w->n - 1) % w->n;
     switch (kind) {
     case ACCEL_COMM_ALLREDUCE:
-        assert_status(accel_allreduce(c, s, b->send[r], b->recv[r], count, op), ACCEL_OK);
+        assert_status(accel_allreduce(c, s, b->send[r], b->recv[r], count, op),
+                      ACCEL_OK);
         break;
     case ACCEL_COMM_BROADCAST:
-        assert_status(accel_broadcast(c, s, b->send[r], b->recv[r], count, root), ACCEL_OK);
+        assert_status(accel_broadcast(c, s, b->send[r], b->recv[r], count, root),
+                      ACCEL_OK);
         break;
     case ACCEL_COMM_REDUCE:
-        assert_status(accel_reduce(c, s, b->send[r], b->recv[r], count, op, root), ACCEL_OK);
+        assert_status(accel_reduce(c, s, b->send[r], b->recv[r], count, op, root),
+                      ACCEL_OK);
         break;
     case ACCEL_COMM_ALLGATHER:
-        assert_status(accel_allgather(c, s, b->send[r], b->recv[r], count), ACCEL_OK);
+        assert_status(accel_allgather(c, s, b->send[r], b->recv[r], count),
+                      ACCEL_OK);
         break;
     case ACCEL_COMM_REDUCE_SCATTER:
-        assert_status(accel_reduce_scatter(c, s, b->send[r], b->recv[r], count, op), ACCEL_OK);
+        assert_status(
+            accel_reduce_scatter(c, s, b->send[r], b->recv[r], count, op),
+            ACCEL_OK);
         break;
     case ACCEL_COMM_SEND:
         /* A ring; even ranks send first, odd ones receive first. */
@@ -307,12 +410,13 @@ static size_t recv_count(const struct world *w, accel_comm_op_kind kind,
  * enqueued on the one stream before a single sync: the copies before and
  * after see and take the collective's result in stream order.
  */
-static void run_case(struct world *w, struct buffers *b, accel_comm_op_kind kind,
-                     accel_reduce_op op, uint64_t count)
+static void run_case(struct world *w, struct buffers *b,
+                     accel_comm_op_kind kind, accel_reduce_op op, uint64_t count)
 {
     size_t element = accel_elem_size(b->type);
-    size_t sent = kind == ACCEL_COMM_REDUCE_SCATTER ? (size_t)count * (size_t)w->n
-                                                    : (size_t)count;
+    size_t sent = kind == ACCEL_COMM_REDUCE_SCATTER
+                      ? (size_t)count * (size_t)w->n
+                      : (size_t)count;
     size_t got = recv_count(w, kind, count);
     int root = w->n - 1;
     for (int r = 0; r < w->n; r++) {
@@ -333,8 +437,8 @@ static void run_case(struct world *w, struct buffers *b, accel_comm_op_kind kind
         enqueue(w, b, kind, op, count, root, r);
     for (int r = 0; r < w->n; r++) {
         if (got)
-            assert_status(accel_copy_to_host(w->stream[r], b->out[r], b->recv[r],
-                                             0, got * element),
+            assert_status(accel_copy_to_host(w->stream[r], b->out[r],
+                                             b->recv[r], 0, got * element),
                           ACCEL_OK);
     }
     for (int r = 0; r < w->n; r++)
@@ -346,8 +450,8 @@ static void run_case(struct world *w, struct buffers *b, accel_comm_op_kind kind
             if (want != have)
                 fail_msg("%d ranks, %s, kind %d op %d count %llu: rank %d "
                          "element %zu is %g, expected %g",
-                         w->n, accel_elem_type_name(b->type), (int)kind, (int)op,
-                         (unsigned long long)count, r, i, have, want);
+                         w->n, accel_elem_type_name(b->type), (int)kind,
+                         (int)op, (unsigned long long)count, r, i, have, want);
         }
     }
 }
@@ -424,9 +528,9 @@ static void test_in_place_and_zero_count(void **state)
         assert_status(accel_alloc(w.dev[r], ACCEL_I32, 5, &x[r]), ACCEL_OK);
         for (int i = 0; i < 5; i++)
             host[r][i] = r * 10 + i;
-        assert_status(accel_copy_to_device(w.stream[r], x[r], 0, host[r],
-                                           sizeof host[r]),
-                      ACCEL_OK);
+        assert_status(
+            accel_copy_to_device(w.stream[r], x[r], 0, host[r], sizeof host[r]),
+            ACCEL_OK);
         assert_status(accel_allreduce(w.comm[r], w.stream[r], x[r], x[r], 0,
                                       ACCEL_REDUCE_SUM),
                       ACCEL_OK);
@@ -436,9 +540,9 @@ static void test_in_place_and_zero_count(void **state)
                                       ACCEL_REDUCE_SUM),
                       ACCEL_OK);
     for (int r = 0; r < 3; r++) {
-        assert_status(accel_copy_to_host(w.stream[r], host[r], x[r], 0,
-                                         sizeof host[r]),
-                      ACCEL_OK);
+        assert_status(
+            accel_copy_to_host(w.stream[r], host[r], x[r], 0, sizeof host[r]),
+            ACCEL_OK);
         assert_status(accel_stream_sync(w.stream[r]), ACCEL_OK);
         for (int i = 0; i < 5; i++)
             assert_int_equal(host[r][i], 30 + 3 * i);
@@ -547,11 +651,11 @@ static void test_bad_arguments_are_refused_with_their_codes(void **state)
     assert_status(accel_device_reset(w.dev[1]), ACCEL_OK);
     assert_status(accel_ref_check(w.dev[1], b1), ACCEL_ERR_STALE_REF);
     assert_status(accel_comm_status(w.comm[1]), ACCEL_ERR_COMM_ABORTED);
-    assert_status(accel_allreduce(w.comm[1], w.stream[1], b1, b1, 1,
-                                  ACCEL_REDUCE_SUM),
-                  ACCEL_ERR_COMM_ABORTED);
-    for (accel_ref *r = (accel_ref[]){a, b, small, wrong_type}, *e = r + 4; r < e;
-         r++)
+    assert_status(
+        accel_allreduce(w.comm[1], w.stream[1], b1, b1, 1, ACCEL_REDUCE_SUM),
+        ACCEL_ERR_COMM_ABORTED);
+    for (accel_ref *r = (accel_ref[]){a, b, small, wrong_type}, *e = r + 4;
+         r < e; r++)
         assert_status(accel_free(w.dev[0], *r), ACCEL_OK);
     world_close(&w);
 }
@@ -566,9 +670,9 @@ static void test_stale_ref_is_refused(void **state)
     assert_status(accel_alloc(w.dev[0], ACCEL_F32, 16, &a), ACCEL_OK);
     assert_status(accel_device_reset(w.dev[0]), ACCEL_OK);
     assert_status(accel_comm_create_local(w.dev, 1, w.comm), ACCEL_OK);
-    assert_status(accel_allreduce(w.comm[0], w.stream[0], a, a, 16,
-                                  ACCEL_REDUCE_SUM),
-                  ACCEL_ERR_STALE_REF);
+    assert_status(
+        accel_allreduce(w.comm[0], w.stream[0], a, a, 16, ACCEL_REDUCE_SUM),
+        ACCEL_ERR_STALE_REF);
     world_close(&w);
 }
 
@@ -581,7 +685,8 @@ struct later {
 
 static void sleep_ms(unsigned ms)
 {
-    struct timespec t = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+    struct timespec t = {.tv_sec = ms / 1000,
+                         .tv_nsec = (long)(ms % 1000) * 1000000};
     nanosleep(&t, NULL);
 }
 
@@ -602,9 +707,9 @@ static void test_abort_from_another_thread_fails_the_collective(void **state)
     accel_ref x;
     assert_status(accel_alloc(w.dev[0], ACCEL_F32, 8, &x), ACCEL_OK);
     /* Rank 1 never joins: only the abort ends the wait. */
-    assert_status(accel_allreduce(w.comm[0], w.stream[0], x, x, 8,
-                                  ACCEL_REDUCE_SUM),
-                  ACCEL_OK);
+    assert_status(
+        accel_allreduce(w.comm[0], w.stream[0], x, x, 8, ACCEL_REDUCE_SUM),
+        ACCEL_OK);
     struct later l = {w.comm[0], 50};
     pthread_t thread;
     assert_int_equal(pthread_create(&thread, NULL, abort_later, &l), 0);
@@ -615,9 +720,9 @@ static void test_abort_from_another_thread_fails_the_collective(void **state)
     assert_status(accel_stream_sync(w.stream[0]), ACCEL_OK);
     assert_status(accel_comm_status(w.comm[0]), ACCEL_ERR_COMM_ABORTED);
     assert_contains(accel_last_error(), "accel_comm_abort");
-    assert_status(accel_allreduce(w.comm[0], w.stream[0], x, x, 8,
-                                  ACCEL_REDUCE_SUM),
-                  ACCEL_ERR_COMM_ABORTED);
+    assert_status(
+        accel_allreduce(w.comm[0], w.stream[0], x, x, 8, ACCEL_REDUCE_SUM),
+        ACCEL_ERR_COMM_ABORTED);
     assert_status(accel_comm_abort(w.comm[0]), ACCEL_OK); /* idempotent */
     assert_status(accel_free(w.dev[0], x), ACCEL_OK);
     world_close(&w);
@@ -652,16 +757,16 @@ static void test_reset_during_a_collective_aborts_it(void **state)
     world_open(&w, 2);
     accel_ref x;
     assert_status(accel_alloc(w.dev[0], ACCEL_F32, 8, &x), ACCEL_OK);
-    assert_status(accel_allreduce(w.comm[0], w.stream[0], x, x, 8,
-                                  ACCEL_REDUCE_MAX),
-                  ACCEL_OK);
+    assert_status(
+        accel_allreduce(w.comm[0], w.stream[0], x, x, 8, ACCEL_REDUCE_MAX),
+        ACCEL_OK);
     /* The default timeout is minutes: the reset must not wait for it. */
     assert_status(accel_device_reset(w.dev[0]), ACCEL_OK);
     assert_status(accel_comm_status(w.comm[0]), ACCEL_ERR_COMM_ABORTED);
     assert_contains(accel_last_error(), "reset");
-    assert_status(accel_allreduce(w.comm[0], w.stream[0], x, x, 8,
-                                  ACCEL_REDUCE_MAX),
-                  ACCEL_ERR_COMM_ABORTED);
+    assert_status(
+        accel_allreduce(w.comm[0], w.stream[0], x, x, 8, ACCEL_REDUCE_MAX),
+        ACCEL_ERR_COMM_ABORTED);
     world_close(&w);
 }
 
@@ -673,9 +778,9 @@ static void test_device_close_with_a_live_communicator(void **state)
     world_open(&w, 2);
     accel_ref x;
     assert_status(accel_alloc(w.dev[1], ACCEL_F32, 8, &x), ACCEL_OK);
-    assert_status(accel_allreduce(w.comm[1], w.stream[1], x, x, 8,
-                                  ACCEL_REDUCE_SUM),
-                  ACCEL_OK);
+    assert_status(
+        accel_allreduce(w.comm[1], w.stream[1], x, x, 8, ACCEL_REDUCE_SUM),
+        ACCEL_OK);
     /* Closing aborts and destroys the device's communicator (its handle
      * is gone with the device) and does not wait for rank 0. */
     accel_device_close(w.dev[1]);
@@ -719,7 +824,8 @@ static void test_compaction_while_a_collective_is_in_flight(void **state)
     struct world w;
     world_open(&w, 2);
     accel_pool_policy manual = {.struct_size = sizeof manual,
-                                .automatic = false, .outdated_percent = 25};
+                                .automatic = false,
+                                .outdated_percent = 25};
     assert_status(accel_device_set_pool_policy(w.dev[0], &manual), ACCEL_OK);
     enum { N = 2 * SLICES_PER_PAGE };
     accel_ref *refs = calloc(N, sizeof *refs);
@@ -837,7 +943,8 @@ static void test_split_by_parity(void **state)
         assert_int_equal(accel_comm_rank(s[r].out), r < 2 ? 1 : 0);
         int32_t v = r + 1;
         assert_status(accel_alloc(w.dev[r], ACCEL_I32, 1, &x[r]), ACCEL_OK);
-        assert_status(accel_copy_to_device(w.stream[r], x[r], 0, &v, 4), ACCEL_OK);
+        assert_status(accel_copy_to_device(w.stream[r], x[r], 0, &v, 4),
+                      ACCEL_OK);
         assert_status(accel_allreduce(s[r].out, w.stream[r], x[r], x[r], 1,
                                       ACCEL_REDUCE_SUM),
                       ACCEL_OK);
@@ -910,9 +1017,9 @@ static void test_size_one_create_needs_no_bootstrap(void **state)
     assert_int_equal(accel_comm_rank(w.comm[0]), 0);
     accel_ref x;
     assert_status(accel_alloc(w.dev[0], ACCEL_F64, 3, &x), ACCEL_OK);
-    assert_status(accel_allreduce(w.comm[0], w.stream[0], x, x, 3,
-                                  ACCEL_REDUCE_SUM),
-                  ACCEL_OK);
+    assert_status(
+        accel_allreduce(w.comm[0], w.stream[0], x, x, 3, ACCEL_REDUCE_SUM),
+        ACCEL_OK);
     assert_status(accel_stream_sync(w.stream[0]), ACCEL_OK);
     world_close(&w);
     /* A rank past the size is refused, naming the variables. */
@@ -1062,7 +1169,8 @@ static void test_tcp_rendezvous_between_processes(void **state)
     (void)state;
     char spec[64];
     /* A port of this run's own, so parallel runs do not meet. */
-    snprintf(spec, sizeof spec, "tcp:127.0.0.1:%d", 20000 + (int)(getpid() % 20000));
+    snprintf(spec, sizeof spec, "tcp:127.0.0.1:%d",
+             20000 + (int)(getpid() % 20000));
     two_processes(spec);
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "info_comm.h"
 #include "json.h"
 #include "trace_summary.h"
 
@@ -465,7 +466,8 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "Usage: accel-info [--json] [--select EXPR] | --trace-summary FILE\n"
+        "Usage: accel-info [--json] [--select EXPR] | --comm [--json] |\n"
+        "       --trace-summary FILE\n"
         "\n"
         "Show the plugin search path, every candidate plugin with its state\n"
         "and reason, the devices of each loaded plugin, and the device that\n"
@@ -475,6 +477,9 @@ static void usage(FILE *out)
         "  --select EXPR   what EXPR (the ACCEL_BACKEND grammar) picks and "
         "why;\n"
         "                  only the plugins EXPR names are opened\n"
+        "  --comm          the communication providers of ACCEL_COMM, each "
+        "with\n"
+        "                  its state and reason (exit 2 when none is open)\n"
         "  --trace-summary FILE\n"
         "                  print per-kernel and per-copy totals of an "
         "ACCEL_TRACE file\n"
@@ -491,6 +496,7 @@ int main(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"select", required_argument, NULL, 's'},
         {"trace-summary", required_argument, NULL, 't'},
+        {"comm", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -498,6 +504,7 @@ int main(int argc, char **argv)
     accel_host *host = NULL;
     accel_status status;
     bool json = false;
+    bool comm = false;
     int exit_code = EXIT_FAILURE;
     int opt;
 
@@ -511,6 +518,9 @@ int main(int argc, char **argv)
             break;
         case 't':
             return accel_info_trace_summary(optarg);
+        case 'c':
+            comm = true;
+            break;
         case 'h':
             usage(stdout);
             return EXIT_SUCCESS;
@@ -531,6 +541,10 @@ int main(int argc, char **argv)
     if (status != ACCEL_OK) {
         fprintf(stderr, "accel-info: accel_host_create: %s: %s\n",
                 accel_status_name(status), accel_last_error());
+        goto fail;
+    }
+    if (comm) {
+        exit_code = accel_info_comm(host, json);
         goto fail;
     }
     status = gather(host, &report);
