@@ -239,6 +239,10 @@ static accel_status comm_wrap(const struct comm_plan *plan,
         .size = plan->init.size,
         .host_run = plan->choice.host_run,
         .host_memory = plan->choice.host_memory,
+        /* Host pointers, or the device's own addresses when the provider
+         * takes that memory (GPU-aware MPI). */
+        .memory = plan->choice.host_memory ? ACCEL_NATIVE_CPU
+                                           : plan->choice.native.kind,
         .timeout_ns = plan->init.timeout_ns,
     };
     atomic_init(&comm->aborted, false);
@@ -711,6 +715,7 @@ static accel_status split_untraced(accel_comm *comm, int color, int key,
     plan.choice.provider = comm->provider;
     plan.choice.host_run = comm->host_run;
     plan.choice.host_memory = comm->host_memory;
+    plan.choice.native.kind = comm->memory;
     plan.init.rank = rank;
     plan.init.size = size;
     plan.init.timeout_ns = comm->timeout_ns;

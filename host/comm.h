@@ -104,6 +104,7 @@ struct accel_comm {
     int size;
     bool host_run;
     bool host_memory;
+    uint32_t memory;     /* accel_native_kind of the buffers it is given */
     uint64_t timeout_ns; /* ACCEL_COMM_TIMEOUT_MS; 0 is forever */
 
     /* `lock` guards what follows; `changed` signals each change. */

@@ -139,7 +139,7 @@ static void op_describe(accel_comm *comm, const struct op_call *call,
         .reduce_op = kind_reduces(call->kind) ? (uint32_t)call->reduce : 0,
         .count = call->count,
         .root = call->root == NO_ROOT ? 0 : call->root,
-        .memory = comm->host_memory ? ACCEL_NATIVE_CPU : 0,
+        .memory = comm->memory,
         .send = send ? send->slice.address : 0,
         .recv = recv ? recv->slice.address : 0,
     };

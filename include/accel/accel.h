@@ -283,6 +283,8 @@ ACCEL_API accel_status accel_device_open(accel_host *host, const char *plugin,
                                          accel_device **out_device);
 /*
  * Close a device: wait for its work, free its memory, streams and events.
+ * A communicator still live on the device is aborted (its collectives in
+ * flight return) and destroyed, which is logged; its handle is gone.
  * NULL is allowed.
  */
 ACCEL_API void accel_device_close(accel_device *device);
@@ -922,7 +924,8 @@ ACCEL_API accel_status accel_comm_split(accel_comm *comm, int color, int key,
 /* Wait for the communicator's operations, then destroy it. NULL allowed. */
 ACCEL_API void accel_comm_destroy(accel_comm *comm);
 /* Make every pending and later operation fail with ACCEL_ERR_COMM_ABORTED.
- * Any thread; idempotent. */
+ * Any thread; idempotent. accel_device_reset of the communicator's device
+ * does the same, before it resets. */
 ACCEL_API accel_status accel_comm_abort(accel_comm *comm);
 /* ACCEL_OK, or the error the communicator met asynchronously (an abort, a
  * stalled rank, a failed peer): ACCEL_ERR_COMM_ABORTED with the reason. */
