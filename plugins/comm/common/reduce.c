@@ -159,24 +159,19 @@ REDUCE_HALF(bf16, accel__comm_bf16_to_f32, accel__comm_f32_to_bf16)
 
 typedef void (*reduce_fn)(void *dst, const void *src, size_t count);
 
-#define REDUCE_ROW(T)                                                          \
-    {reduce_##T##_sum, reduce_##T##_prod, reduce_##T##_min, reduce_##T##_max}
+#define REDUCE_ROW(T)                                                           \
+    {                                                                           \
+        reduce_##T##_sum, reduce_##T##_prod, reduce_##T##_min, reduce_##T##_max \
+    }
 
-static const reduce_fn reduce_table[ACCEL_ELEM_TYPE_COUNT]
-                                   [ACCEL_REDUCE_OP_COUNT] = {
-                                       [ACCEL_BYTE] = REDUCE_ROW(u8),
-                                       [ACCEL_F16] = REDUCE_ROW(f16),
-                                       [ACCEL_BF16] = REDUCE_ROW(bf16),
-                                       [ACCEL_F32] = REDUCE_ROW(f32),
-                                       [ACCEL_F64] = REDUCE_ROW(f64),
-                                       [ACCEL_I8] = REDUCE_ROW(i8),
-                                       [ACCEL_I16] = REDUCE_ROW(i16),
-                                       [ACCEL_I32] = REDUCE_ROW(i32),
-                                       [ACCEL_I64] = REDUCE_ROW(i64),
-                                       [ACCEL_U8] = REDUCE_ROW(u8),
-                                       [ACCEL_U16] = REDUCE_ROW(u16),
-                                       [ACCEL_U32] = REDUCE_ROW(u32),
-                                       [ACCEL_U64] = REDUCE_ROW(u64),
+static const reduce_fn reduce_table[ACCEL_ELEM_TYPE_COUNT][ACCEL_REDUCE_OP_COUNT] = {
+    [ACCEL_BYTE] = REDUCE_ROW(u8),   [ACCEL_F16] = REDUCE_ROW(f16),
+    [ACCEL_BF16] = REDUCE_ROW(bf16), [ACCEL_F32] = REDUCE_ROW(f32),
+    [ACCEL_F64] = REDUCE_ROW(f64),   [ACCEL_I8] = REDUCE_ROW(i8),
+    [ACCEL_I16] = REDUCE_ROW(i16),   [ACCEL_I32] = REDUCE_ROW(i32),
+    [ACCEL_I64] = REDUCE_ROW(i64),   [ACCEL_U8] = REDUCE_ROW(u8),
+    [ACCEL_U16] = REDUCE_ROW(u16),   [ACCEL_U32] = REDUCE_ROW(u32),
+    [ACCEL_U64] = REDUCE_ROW(u64),
 };
 
 void accel__comm_reduce(uint32_t type, uint32_t op, void *dst, const void *src,

@@ -46,15 +46,15 @@ size_t accel__host_region_bytes(uint32_t size, uint64_t chunk_bytes)
 struct host_slot *accel__host_slot(struct host_shared *shared, int rank,
                                    uint64_t seq)
 {
-    struct host_slot *slots =
-        (struct host_slot *)((char *)shared + slots_offset());
+    struct host_slot *slots = (struct host_slot *)((char *)shared +
+                                                   slots_offset());
     return &slots[2u * (unsigned)rank + (seq & 1u)];
 }
 
 uint32_t *accel__host_arrival(struct host_shared *shared, int rank)
 {
-    uint32_t *arrivals =
-        (uint32_t *)((char *)shared + arrivals_offset(shared->size));
+    uint32_t *arrivals = (uint32_t *)((char *)shared +
+                                      arrivals_offset(shared->size));
     return &arrivals[rank];
 }
 
@@ -218,8 +218,7 @@ static void describe_barrier(void *arg, char *out, size_t capacity)
     struct barrier_wait *wait = arg;
     struct host_shared *shared = wait->shared;
     int used = snprintf(out, capacity, "a barrier, waiting for rank");
-    for (uint32_t r = 0; r < shared->size && (size_t)used + 16 < capacity;
-         r++) {
+    for (uint32_t r = 0; r < shared->size && (size_t)used + 16 < capacity; r++) {
         if (*accel__host_arrival(shared, (int)r) != wait->generation + 1u)
             used += snprintf(out + used, capacity - (size_t)used, " %u", r);
     }
@@ -283,8 +282,7 @@ accel_status accel__host_error(accel_comm_handle *comm, accel_status status,
 }
 
 accel_status accel__host_service_error(const struct accel_comm_services *services,
-                                       accel_status status, const char *fmt,
-                                       ...)
+                                       accel_status status, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);

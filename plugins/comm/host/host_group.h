@@ -45,8 +45,8 @@ struct host_desc {
  * what a slower rank is still reading (see host_ops.c). */
 struct host_slot {
     struct host_desc desc;
-    uint64_t in;  /* loopback: this rank's input, as an address */
-    uint64_t out; /* loopback: where this rank's results go */
+    uint64_t in;    /* loopback: this rank's input, as an address */
+    uint64_t out;   /* loopback: where this rank's results go */
     int32_t status; /* this rank's own preparation (ACCEL_OK or why not) */
     uint32_t reserved;
     uint8_t word[HOST_WORD_BYTES];
@@ -91,7 +91,7 @@ struct accel_comm_handle {
     size_t mapped_bytes; /* shm: the mapping's length */
     int rank;
     int size;
-    uint64_t op_seq;    /* group operations run, for the slot parity */
+    uint64_t op_seq; /* group operations run, for the slot parity */
     uint64_t timeout_ns;
     uint32_t split_seq; /* comm_split calls, to name their segments */
     char name[64];      /* shm: the segment's name, for splits */
@@ -161,8 +161,7 @@ accel_status accel__host_error(accel_comm_handle *comm, accel_status status,
 #endif
     ;
 accel_status accel__host_service_error(const struct accel_comm_services *services,
-                                       accel_status status, const char *fmt,
-                                       ...)
+                                       accel_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

@@ -32,8 +32,8 @@ accel_status accel__host_join_loopback(accel_comm_handle *comm,
     if (leader)
         mine = (uint64_t)(uintptr_t)loopback_alloc((uint32_t)count);
     uint64_t all[HOST_MAX_RANKS];
-    accel_status status =
-        exchange->allgather(exchange->ctx, &mine, all, sizeof mine);
+    accel_status status = exchange->allgather(exchange->ctx, &mine, all,
+                                              sizeof mine);
     uint64_t address = count > 0 ? all[members[0]] : 0;
     if (status != ACCEL_OK || count == 0)
         return status;
@@ -55,8 +55,8 @@ static accel_status gather_status(const struct host_exchange *exchange,
 {
     int32_t own = mine;
     int32_t all[HOST_MAX_RANKS];
-    accel_status status =
-        exchange->allgather(exchange->ctx, &own, all, sizeof own);
+    accel_status status = exchange->allgather(exchange->ctx, &own, all,
+                                              sizeof own);
     *out_failed = -1;
     *out_failure = ACCEL_OK;
     for (int i = 0; status == ACCEL_OK && i < count; i++) {
@@ -71,8 +71,7 @@ static accel_status gather_status(const struct host_exchange *exchange,
 
 accel_status accel__host_join_shm(accel_comm_handle *comm,
                                   const struct host_exchange *exchange,
-                                  const int *members, int count,
-                                  const char *name)
+                                  const int *members, int count, const char *name)
 {
     bool leader = count > 0 && members[0] == exchange->rank;
     accel_status made = ACCEL_OK;
@@ -81,16 +80,15 @@ accel_status accel__host_join_shm(accel_comm_handle *comm,
                                       accel__host_chunk_bytes((uint32_t)count));
     int failed;
     accel_status failure;
-    accel_status status =
-        gather_status(exchange, made, members, count > 0 ? 1 : 0, &failed,
-                      &failure);
+    accel_status status = gather_status(exchange, made, members,
+                                        count > 0 ? 1 : 0, &failed, &failure);
     accel_status opened = made;
     if (status == ACCEL_OK && !leader && count > 0)
-        opened = failure != ACCEL_OK ? failure
-                                     : accel__host_shm_open(comm, name,
-                                                            (uint32_t)count);
-    accel_status gathered =
-        gather_status(exchange, opened, members, count, &failed, &failure);
+        opened = failure != ACCEL_OK
+                     ? failure
+                     : accel__host_shm_open(comm, name, (uint32_t)count);
+    accel_status gathered = gather_status(exchange, opened, members, count,
+                                          &failed, &failure);
     if (leader && made == ACCEL_OK)
         accel__host_shm_unlink(name); /* every member has mapped it */
     if (status == ACCEL_OK)
@@ -99,7 +97,8 @@ accel_status accel__host_join_shm(accel_comm_handle *comm,
         status = accel__host_error(comm, failure,
                                    "host provider: rank %d of the new group "
                                    "could not map shared memory %s (%s)",
-                                   failed, name, accel__host_status_name(failure));
+                                   failed, name,
+                                   accel__host_status_name(failure));
     if (status != ACCEL_OK)
         accel__host_shm_close(comm);
     return status;

@@ -31,12 +31,12 @@
 struct run {
     accel_comm_handle *comm;
     const struct accel_comm_op *op;
-    size_t es;          /* bytes of one element */
-    uint64_t chunk;     /* elements per chunk */
-    uint64_t send;      /* this rank's input (or its private copy) */
-    uint64_t recv;      /* this rank's output */
-    void *scratch;      /* loopback: private copy of an aliased input */
-    int32_t ready;      /* ACCEL_OK, or why this rank cannot take part */
+    size_t es;      /* bytes of one element */
+    uint64_t chunk; /* elements per chunk */
+    uint64_t send;  /* this rank's input (or its private copy) */
+    uint64_t recv;  /* this rank's output */
+    void *scratch;  /* loopback: private copy of an aliased input */
+    int32_t ready;  /* ACCEL_OK, or why this rank cannot take part */
 };
 
 static uint8_t *at(uint64_t address)
@@ -79,8 +79,8 @@ static bool is_rooted(uint32_t kind)
 static const char *kind_name(uint32_t kind)
 {
     static const char *const names[ACCEL_COMM_OP_KIND_COUNT] = {
-        "allreduce", "broadcast",      "reduce", "allgather",
-        "reduce_scatter", "send", "recv",   "barrier"};
+        "allreduce",      "broadcast", "reduce", "allgather",
+        "reduce_scatter", "send",      "recv",   "barrier"};
     if (kind == HOST_KIND_SPLIT)
         return "comm_split";
     return kind < ACCEL_COMM_OP_KIND_COUNT ? names[kind] : "?";
@@ -125,9 +125,9 @@ static accel_status check_slots(const struct run *run)
         const struct host_slot *slot = slot_of(run, q);
         if (slot->status != ACCEL_OK)
             return accel__host_error(
-                run->comm, ACCEL_ERR_OUT_OF_HOST_MEMORY,
-                "host communicator: rank %d could not take part in %s (%s)",
-                q, kind_name(slot->desc.kind),
+                run->comm, (accel_status)slot->status,
+                "host communicator: rank %d could not take part in %s (%s)", q,
+                kind_name(slot->desc.kind),
                 accel__host_status_name((accel_status)slot->status));
         if (memcmp(&slot->desc, &first->desc, sizeof first->desc) == 0)
             continue;
@@ -135,8 +135,8 @@ static accel_status check_slots(const struct run *run)
         describe(&first->desc, mine, sizeof mine);
         describe(&slot->desc, theirs, sizeof theirs);
         return accel__host_error(
-            run->comm, ACCEL_ERR_INVALID_ARGUMENT,
-            "host communicator: ranks disagree: rank 0 runs %s, rank %d runs %s",
+            run->comm,
+            ACCEL_ERR_INVALID_ARGUMENT, "host communicator: ranks disagree: rank 0 runs %s, rank %d runs %s",
             mine, q, theirs);
     }
     return ACCEL_OK;
@@ -150,8 +150,7 @@ static accel_status begin(struct run *run)
     slot->in = run->send;
     slot->out = run->recv;
     slot->status = run->ready;
-    accel_status status =
-        accel__host_barrier(run->comm, run->op->deadline_ns);
+    accel_status status = accel__host_barrier(run->comm, run->op->deadline_ns);
     return status == ACCEL_OK ? check_slots(run) : status;
 }
 
@@ -191,8 +190,8 @@ static void reduce_into(const struct run *run, uint8_t *dst,
     copy_bytes(dst, srcs[first], count * run->es);
     for (int q = 0; q < size; q++)
         if (q != first)
-            accel__comm_reduce(run->op->type, run->op->reduce_op, dst,
-                               srcs[q], count);
+            accel__comm_reduce(run->op->type, run->op->reduce_op, dst, srcs[q],
+                               count);
 }
 
 /* One chunk of allreduce (gather everywhere) or reduce (at the root). */
@@ -205,8 +204,7 @@ static accel_status reduce_chunk(struct run *run, uint64_t off, uint64_t c)
     for (int q = 0; q < size; q++)
         srcs[q] = in_view(run, q, off) + lo * run->es;
     if (hi > lo)
-        reduce_into(run, out_view(run, rank, off) + lo * run->es, srcs,
-                    hi - lo);
+        reduce_into(run, out_view(run, rank, off) + lo * run->es, srcs, hi - lo);
     accel_status status = meet(run);
     if (status != ACCEL_OK)
         return status;
@@ -214,8 +212,7 @@ static accel_status reduce_chunk(struct run *run, uint64_t off, uint64_t c)
         for (int q = 0; q < size; q++) {
             share_of(c, size, q, &lo, &hi);
             copy_bytes(at(run->recv) + (off + lo) * run->es,
-                       out_view(run, q, off) + lo * run->es,
-                       (hi - lo) * run->es);
+                       out_view(run, q, off) + lo * run->es, (hi - lo) * run->es);
         }
     }
     return meet(run);
@@ -304,8 +301,7 @@ static void stage_shares(struct run *run, uint64_t off, uint64_t c)
                    c * run->es);
 }
 
-static accel_status reduce_scatter_step(struct run *run, uint64_t off,
-                                        uint64_t c)
+static accel_status reduce_scatter_step(struct run *run, uint64_t off, uint64_t c)
 {
     int rank = run->comm->rank;
     uint64_t n = run->op->count;
@@ -413,8 +409,8 @@ static accel_status post_chunk(struct run *run, struct host_mailbox *box,
     struct box_wait wait = {box, ++box->posted, "a send to", run->op->root};
     struct host_waiting waiting = {box_taken, describe_box, &wait};
     pthread_cond_broadcast(&shared->cond);
-    accel_status status =
-        accel__host_wait(run->comm, &waiting, run->op->deadline_ns);
+    accel_status status = accel__host_wait(run->comm, &waiting,
+                                           run->op->deadline_ns);
     *refused = status == ACCEL_OK && box->verdict != 0;
     accel__host_unlock(shared);
     return status;
@@ -423,8 +419,7 @@ static accel_status post_chunk(struct run *run, struct host_mailbox *box,
 static accel_status run_send(struct run *run)
 {
     int rank = run->comm->rank, peer = run->op->root;
-    struct host_mailbox *box =
-        accel__host_mailbox(run->comm->shared, rank, peer);
+    struct host_mailbox *box = accel__host_mailbox(run->comm->shared, rank, peer);
     uint64_t n = run->op->count, off = 0;
     do {
         uint64_t c = n - off < run->chunk ? n - off : run->chunk;
@@ -439,9 +434,8 @@ static accel_status run_send(struct run *run)
                 run->comm, ACCEL_ERR_INVALID_ARGUMENT,
                 "host communicator: rank %d sends %llu %s to rank %d, which "
                 "receives %llu %s",
-                rank, (unsigned long long)n,
-                accel__comm_elem_name(run->op->type), peer,
-                (unsigned long long)box->recv_count,
+                rank, (unsigned long long)n, accel__comm_elem_name(run->op->type),
+                peer, (unsigned long long)box->recv_count,
                 accel__comm_elem_name(box->recv_type));
         off += c;
     } while (off < n);
@@ -478,8 +472,8 @@ static accel_status run_recv(struct run *run)
         accel__host_lock(shared);
         struct box_wait wait = {box, box->taken + 1, "a recv from", peer};
         struct host_waiting waiting = {box_posted, describe_box, &wait};
-        accel_status status =
-            accel__host_wait(run->comm, &waiting, run->op->deadline_ns);
+        accel_status status = accel__host_wait(run->comm, &waiting,
+                                               run->op->deadline_ns);
         if (status != ACCEL_OK) {
             accel__host_unlock(shared);
             return status;
@@ -501,9 +495,8 @@ static accel_status run_recv(struct run *run)
     return ACCEL_OK;
 }
 
-accel_status accel__host_allgather_word(accel_comm_handle *comm,
-                                        const void *mine, void *all,
-                                        uint64_t deadline_ns)
+accel_status accel__host_allgather_word(accel_comm_handle *comm, const void *mine,
+                                        void *all, uint64_t deadline_ns)
 {
     struct accel_comm_op op = {.kind = HOST_KIND_SPLIT,
                                .deadline_ns = deadline_ns};
@@ -513,6 +506,17 @@ accel_status accel__host_allgather_word(accel_comm_handle *comm,
     for (int q = 0; status == ACCEL_OK && q < comm->size; q++)
         memcpy((uint8_t *)all + (size_t)q * HOST_WORD_BYTES,
                slot_of(&run, q)->word, HOST_WORD_BYTES);
+    comm->op_seq++;
+    return status;
+}
+
+accel_status accel__host_refuse(accel_comm_handle *comm,
+                                const struct accel_comm_op *op, accel_status why)
+{
+    struct run run = {.comm = comm, .op = op, .es = 1, .ready = why};
+    accel_status status = accel__host_check_broken(comm);
+    if (status == ACCEL_OK)
+        status = begin(&run);
     comm->op_seq++;
     return status;
 }

@@ -11,13 +11,17 @@
 accel_status accel__host_run(accel_comm_handle *comm,
                              const struct accel_comm_op *op);
 
+/* Take part in collective `op` only to make it fail on every rank with
+ * `why` (this rank's arguments are wrong). */
+accel_status accel__host_refuse(accel_comm_handle *comm,
+                                const struct accel_comm_op *op, accel_status why);
+
 /*
  * A group operation of its own: every rank publishes HOST_WORD_BYTES at
  * `mine` and receives every rank's at all[rank * HOST_WORD_BYTES]. A rank
  * that runs another operation meanwhile is a mismatch on every rank.
  */
-accel_status accel__host_allgather_word(accel_comm_handle *comm,
-                                        const void *mine, void *all,
-                                        uint64_t deadline_ns);
+accel_status accel__host_allgather_word(accel_comm_handle *comm, const void *mine,
+                                        void *all, uint64_t deadline_ns);
 
 #endif /* ACCEL_COMM_HOST_OPS_H */

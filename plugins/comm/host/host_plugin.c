@@ -164,10 +164,8 @@ static accel_status check_init(accel_comm_provider *provider,
             services, ACCEL_ERR_INVALID_ARGUMENT,
             "host provider: rank %d of %d (1 to %d ranks)", (int)init->rank,
             (int)init->size, HOST_MAX_RANKS);
-    if (init->device.kind != ACCEL_NATIVE_CPU)
-        return host_accepts_memory(provider, init->device.kind);
-    if (init->size > 1 && (init->bootstrap == NULL ||
-                           init->bootstrap->allgather == NULL))
+    if (init->size > 1 &&
+        (init->bootstrap == NULL || init->bootstrap->allgather == NULL))
         return accel__host_service_error(
             services, ACCEL_ERR_INVALID_ARGUMENT,
             "host provider: %d ranks and no bootstrap", (int)init->size);
@@ -208,8 +206,8 @@ static accel_status create_group(accel_comm_handle *comm,
     if (places == NULL)
         return ACCEL_ERR_OUT_OF_HOST_MEMORY;
     read_place(&mine);
-    accel_status status =
-        exchange.allgather(exchange.ctx, &mine, places, sizeof mine);
+    accel_status status = exchange.allgather(exchange.ctx, &mine, places,
+                                             sizeof mine);
     bool local = true, one_machine = true;
     int away = 0;
     for (int q = 0; status == ACCEL_OK && q < comm->size; q++) {
@@ -234,8 +232,7 @@ static accel_status create_group(accel_comm_handle *comm,
     status = name_from_id(comm, init);
     if (status != ACCEL_OK)
         return status;
-    return accel__host_join_shm(comm, &exchange, members, comm->size,
-                                comm->name);
+    return accel__host_join_shm(comm, &exchange, members, comm->size, comm->name);
 }
 
 static accel_status host_comm_create(accel_comm_provider *provider,
@@ -378,8 +375,9 @@ static accel_status host_comm_split(accel_comm_handle *comm, int color, int key,
                                     accel_comm_handle **out_comm)
 {
     *out_comm = NULL;
-    uint64_t deadline_ns =
-        comm->timeout_ns ? accel__host_now_ns() + comm->timeout_ns : 0;
+    uint64_t deadline_ns = comm->timeout_ns
+                               ? accel__host_now_ns() + comm->timeout_ns
+                               : 0;
     accel_comm_handle *child = calloc(1, sizeof *child);
     accel_comm_handle spare;
     accel_comm_handle *target = child != NULL ? child : &spare;
@@ -439,8 +437,7 @@ static accel_status host_comm_error(accel_comm_handle *comm)
 
 /* Which buffers an operation reads and writes on this rank. */
 static void buffers_needed(const accel_comm_handle *comm,
-                           const struct accel_comm_op *op, bool *send,
-                           bool *recv)
+                           const struct accel_comm_op *op, bool *send, bool *recv)
 {
     bool root = op->root == comm->rank;
     switch (op->kind) {
@@ -469,57 +466,59 @@ static void buffers_needed(const accel_comm_handle *comm,
     }
 }
 
-static accel_status check_op(accel_comm_handle *comm,
-                             const struct accel_comm_op *op)
+/* What is wrong with `op` on this rank (and the status it earns), or
+ * NULL. */
+static const char *check_op(const accel_comm_handle *comm,
+                            const struct accel_comm_op *op,
+                            accel_status *out_status)
 {
-    const char *fail = NULL;
     bool send, recv;
     size_t es = accel__comm_elem_size(op->type);
     bool peer = op->kind == ACCEL_COMM_SEND || op->kind == ACCEL_COMM_RECV;
-    if (op->struct_size < sizeof *op || op->kind >= ACCEL_COMM_OP_KIND_COUNT)
-        fail = "unknown operation";
-    else if (op->kind == ACCEL_COMM_BARRIER)
-        return ACCEL_OK;
-    else if (es == 0)
-        fail = "unknown element type";
-    else if (op->reduce_op >= ACCEL_REDUCE_OP_COUNT &&
-             (op->kind == ACCEL_COMM_ALLREDUCE || op->kind == ACCEL_COMM_REDUCE ||
-              op->kind == ACCEL_COMM_REDUCE_SCATTER))
-        fail = "unknown reduce op";
-    else if ((peer || op->kind == ACCEL_COMM_BROADCAST ||
-              op->kind == ACCEL_COMM_REDUCE) &&
-             (op->root < 0 || op->root >= comm->size))
-        fail = "root or peer out of range";
-    else if (peer && op->root == comm->rank)
-        fail = "a rank cannot send to or receive from itself (submit blocks)";
-    else if (op->count > UINT64_MAX / es / (uint64_t)comm->size)
-        fail = "count too large";
-    if (fail == NULL && op->memory != ACCEL_NATIVE_CPU)
-        return accel__host_error(comm, ACCEL_ERR_NOT_SUPPORTED,
-                                 "host provider: buffers must be host "
-                                 "pointers (memory kind %u given)",
-                                 op->memory);
-    if (fail == NULL && op->count > 0) {
-        buffers_needed(comm, op, &send, &recv);
-        if ((send && op->send == 0) || (recv && op->recv == 0))
-            fail = "a buffer the operation needs is 0";
-    }
-    if (fail == NULL)
-        return ACCEL_OK;
-    return accel__host_error(comm, ACCEL_ERR_INVALID_ARGUMENT,
-                             "host provider, rank %d: %s", comm->rank, fail);
+    *out_status = ACCEL_ERR_INVALID_ARGUMENT;
+    if (op->kind == ACCEL_COMM_BARRIER)
+        return NULL;
+    if (es == 0)
+        return "unknown element type";
+    if (op->reduce_op >= ACCEL_REDUCE_OP_COUNT &&
+        (op->kind == ACCEL_COMM_ALLREDUCE || op->kind == ACCEL_COMM_REDUCE ||
+         op->kind == ACCEL_COMM_REDUCE_SCATTER))
+        return "unknown reduce op";
+    if ((peer || op->kind == ACCEL_COMM_BROADCAST ||
+         op->kind == ACCEL_COMM_REDUCE) &&
+        (op->root < 0 || op->root >= comm->size))
+        return "root or peer out of range";
+    if (peer && op->root == comm->rank)
+        return "a rank cannot send to or receive from itself (submit blocks)";
+    if (op->count > UINT64_MAX / es / (uint64_t)comm->size)
+        return "count too large";
+    buffers_needed(comm, op, &send, &recv);
+    if (op->count > 0 && ((send && op->send == 0) || (recv && op->recv == 0)))
+        return "a buffer the operation needs is 0";
+    *out_status = ACCEL_ERR_NOT_SUPPORTED;
+    if (op->memory != ACCEL_NATIVE_CPU)
+        return "buffers must be host pointers (memory kind CPU)";
+    return NULL;
 }
 
 static accel_status host_submit(accel_comm_handle *comm,
                                 const struct accel_comm_op *op)
 {
-    if (op == NULL)
+    if (op == NULL || op->struct_size < sizeof *op ||
+        op->kind >= ACCEL_COMM_OP_KIND_COUNT)
         return accel__host_error(comm, ACCEL_ERR_INVALID_ARGUMENT,
-                                 "host provider: no operation");
-    accel_status status = check_op(comm, op);
-    if (status != ACCEL_OK)
-        return status;
-    return accel__host_run(comm, op);
+                                 "host provider, rank %d: unknown operation",
+                                 comm->rank);
+    accel_status status;
+    const char *fail = check_op(comm, op, &status);
+    if (fail == NULL)
+        return accel__host_run(comm, op);
+    /* The other ranks of a collective would wait for this one until their
+     * deadline: it takes part only to tell them why it cannot. */
+    if (op->kind != ACCEL_COMM_SEND && op->kind != ACCEL_COMM_RECV)
+        accel__host_refuse(comm, op, status);
+    return accel__host_error(comm, status, "host provider, rank %d: %s",
+                             comm->rank, fail);
 }
 
 ACCEL_COMM_EXPORT const struct accel_comm_v1 accel_comm_v1 = {

@@ -55,8 +55,8 @@ accel_status accel__host_shm_create(accel_comm_handle *comm, const char *name,
                                  bytes, name, strerror(rc));
     }
     struct host_shared *shared = base;
-    accel_status status =
-        accel__host_shared_init(shared, size, chunk_bytes, true);
+    accel_status status = accel__host_shared_init(shared, size, chunk_bytes,
+                                                  true);
     if (status != ACCEL_OK) {
         munmap(base, bytes);
         shm_unlink(name);
@@ -83,7 +83,8 @@ accel_status accel__host_shm_open(accel_comm_handle *comm, const char *name,
                                  "host provider: shm_open(%s): %s", name,
                                  strerror(errno));
     struct stat st;
-    size_t expected = accel__host_region_bytes(size, accel__host_chunk_bytes(size));
+    size_t expected = accel__host_region_bytes(size,
+                                               accel__host_chunk_bytes(size));
     if (fstat(fd, &st) != 0 || st.st_uid != geteuid() ||
         (st.st_mode & 077) != 0 || (uint64_t)st.st_size != expected) {
         close(fd);
