@@ -597,6 +597,7 @@ static accel_status id_share(const struct comm_plan *plan,
     *out_bytes = 0;
     if (plan->choice.provider->table.unique_id == NULL)
         return ACCEL_OK;
+    memset(id, 0, ACCEL_COMM_UNIQUE_ID_MAX);
     uint64_t bytes = 0;
     accel_status status = ACCEL_OK;
     if (plan->init.rank == 0) {

@@ -375,9 +375,16 @@ static accel_status rdv_broadcast(void *ctx, void *data, size_t bytes, int root)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "rendezvous: root %d out of range", root);
     uint8_t *all = malloc(bytes * (size_t)rdv->rank.size + 1);
-    if (all == NULL)
+    /* The other ranks send zeros, not what their buffer held. */
+    uint8_t *zeros = calloc(bytes + 1, 1);
+    if (all == NULL || zeros == NULL) {
+        free(all);
+        free(zeros);
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "rendezvous");
-    accel_status status = rdv_exchange(rdv, data, all, bytes);
+    }
+    accel_status status = rdv_exchange(
+        rdv, rdv->rank.rank == root ? (const void *)data : zeros, all, bytes);
+    free(zeros);
     if (status == ACCEL_OK)
         memcpy(data, all + (size_t)root * bytes, bytes);
     free(all);
