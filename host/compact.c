@@ -172,6 +172,9 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
     accel_status status = accel__internal_stream(device);
     if (status == ACCEL_OK)
         status = wait_for_users(device);
+    /* Collectives in flight are not waited for here: their slices are
+     * pinned, and their gates are stream work that wait_for_users already
+     * ordered the copies behind (comm.h). */
     if (status == ACCEL_OK && ACCEL__DRV_HAS(device, wait_outside_streams))
         status = ACCEL__DRV_CALL0(device, wait_outside_streams);
     for (uint32_t c = 0; status == ACCEL_OK && c < ACCEL__POOL_CLASSES; c++) {

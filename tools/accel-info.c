@@ -21,6 +21,7 @@
 
 #include "escape.h"
 #include "info_rank.h"
+#include "info_comm.h"
 #include "json.h"
 #include "trace_summary.h"
 
@@ -492,8 +493,8 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "Usage: accel-info [--json] [--select EXPR] [--rank-binding]\n"
-        "       accel-info --trace-summary FILE\n"
+        "Usage: accel-info [--json] [--select EXPR] [--rank-binding] |\n"
+        "       --comm [--json] | --trace-summary FILE\n"
         "\n"
         "Show the plugin search path, every candidate plugin with its state\n"
         "and reason, the devices of each loaded plugin, and the device that\n"
@@ -507,6 +508,9 @@ static void usage(FILE *out)
         "  --rank-binding  print one line, 'rank R: PLUGIN:INDEX (...)', the\n"
         "                  device this rank binds (for mpirun -np N "
         "accel-info)\n"
+        "  --comm          the communication providers of ACCEL_COMM, each "
+        "with\n"
+        "                  its state and reason (exit 2 when none is open)\n"
         "  --trace-summary FILE\n"
         "                  print per-kernel and per-copy totals of an "
         "ACCEL_TRACE file\n"
@@ -526,6 +530,7 @@ int main(int argc, char **argv)
         {"select", required_argument, NULL, 's'},
         {"rank-binding", no_argument, NULL, 'r'},
         {"trace-summary", required_argument, NULL, 't'},
+        {"comm", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -533,6 +538,7 @@ int main(int argc, char **argv)
     accel_host *host = NULL;
     accel_status status;
     bool json = false, rank_binding = false;
+    bool comm = false;
     int exit_code = EXIT_FAILURE;
     int opt;
 
@@ -549,6 +555,9 @@ int main(int argc, char **argv)
             break;
         case 't':
             return accel_info_trace_summary(optarg);
+        case 'c':
+            comm = true;
+            break;
         case 'h':
             usage(stdout);
             return EXIT_SUCCESS;
@@ -577,6 +586,10 @@ int main(int argc, char **argv)
         gather_selection(host, &report);
         binding = binding_of(&report);
         exit_code = info_rank_binding_line(&report.rank, &binding);
+        goto fail;
+    }
+    if (comm) {
+        exit_code = accel_info_comm(host, json);
         goto fail;
     }
     status = gather(host, &report);

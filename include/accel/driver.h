@@ -474,12 +474,15 @@ struct accel_driver_v1 {
     /*
      * Optional. Enqueue a host function: `fn(user)` runs once all earlier
      * work on the stream has completed, and later work waits for it. It
-     * runs on a plugin thread, or inline on the calling thread before
-     * host_func returns when the stream has nothing pending: the host's fn
-     * only hands the callback to a host thread, holds no lock that the
-     * caller of host_func holds, and never blocks. fn must not call back
-     * into the plugin. When NULL, the host offers no completion callbacks
-     * on this plugin's devices.
+     * runs on a plugin thread of its own, never inline on the caller of
+     * host_func: the host's callback fn only hands the callback to a host
+     * thread, but the gate of a host-run collective (host/comm_gate.c)
+     * blocks until the collective has completed on this rank, which can
+     * take as long as ACCEL_COMM_TIMEOUT_MS (5 minutes by default), while
+     * the caller of host_func holds the device lock. fn holds no lock that
+     * the caller of host_func holds, and must not call back into the
+     * plugin. When NULL, the host offers no completion callbacks on this
+     * plugin's devices, and host-run collectives are refused on them.
      */
     accel_status (*host_func)(accel_drv_device *device, accel_drv_stream *stream,
                               void (*fn)(void *user), void *user);
