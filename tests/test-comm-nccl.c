@@ -84,7 +84,8 @@ static void gpu_open(struct gpu *g, bool hip)
 {
     memset(g, 0, sizeof(*g));
     g->hip = hip;
-    g->library = dlopen(hip ? FAKE_HIP_PATH : FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL);
+    g->library = dlopen(hip ? FAKE_HIP_PATH : FAKE_CUDA_PATH,
+                        RTLD_NOW | RTLD_LOCAL);
     assert_non_null(g->library);
     if (hip) {
         RESOLVE(g, hip_init, "hipInit");
@@ -108,8 +109,8 @@ static void gpu_open(struct gpu *g, bool hip)
 }
 
 /* A rank's device handles, a stream and `count` bytes of device memory on it. */
-static void gpu_rank(struct gpu *g, int ordinal, struct accel_native_handles *out,
-                     void **out_stream)
+static void gpu_rank(struct gpu *g, int ordinal,
+                     struct accel_native_handles *out, void **out_stream)
 {
     memset(out, 0, sizeof(*out));
     out->struct_size = sizeof(*out);
@@ -174,10 +175,10 @@ struct rank {
     struct accel_native_handles device;
     void *stream;
     accel_comm_handle *comm;
-    accel_status status;     /* of comm_create */
-    char error[2048];        /* what comm_create said */
+    accel_status status;             /* of comm_create */
+    char error[2048];                /* what comm_create said */
     void (*work)(struct rank *rank); /* what the rank's thread does next */
-    int index;               /* for the work: which case */
+    int index;                       /* for the work: which case */
 };
 
 struct world {
@@ -335,7 +336,8 @@ static void run_ranks(struct world *w, int count, void (*work)(struct rank *))
 
     for (int r = 0; r < count; r++) {
         w->ranks[r].work = work;
-        assert_int_equal(pthread_create(&threads[r], NULL, rank_thread, &w->ranks[r]), 0);
+        assert_int_equal(
+            pthread_create(&threads[r], NULL, rank_thread, &w->ranks[r]), 0);
     }
     for (int r = 0; r < count; r++)
         pthread_join(threads[r], NULL);
@@ -350,8 +352,9 @@ static void world_create(struct world *w)
     }
 }
 
-static struct accel_comm_op op_of(const struct world *w, uint32_t kind, uint32_t type,
-                                  uint64_t count, const void *send, void *recv)
+static struct accel_comm_op op_of(const struct world *w, uint32_t kind,
+                                  uint32_t type, uint64_t count,
+                                  const void *send, void *recv)
 {
     struct accel_comm_op op = {
         .struct_size = sizeof(op),
@@ -414,9 +417,11 @@ static void test_open_over_the_fake_takes_cuda_memory_only(void **state)
     struct world *w = *state;
 
     load_table(w, NCCL_PROVIDER_PATH);
-    assert_int_equal(w->table->caps, ACCEL_COMM_CAP_STREAM | ACCEL_COMM_CAP_LOOPBACK);
+    assert_int_equal(w->table->caps,
+                     ACCEL_COMM_CAP_STREAM | ACCEL_COMM_CAP_LOOPBACK);
     assert_status(w->table->plugin_open(&services, &w->provider), ACCEL_OK);
-    assert_status(w->table->accepts_memory(w->provider, ACCEL_NATIVE_CUDA), ACCEL_OK);
+    assert_status(w->table->accepts_memory(w->provider, ACCEL_NATIVE_CUDA),
+                  ACCEL_OK);
     assert_status(w->table->accepts_memory(w->provider, ACCEL_NATIVE_CPU),
                   ACCEL_ERR_NOT_SUPPORTED);
     assert_contains(last_error, "CUDA device memory only");
@@ -432,7 +437,8 @@ static void test_open_without_gpu_says_no_gpu(void **state)
     load_table(w, NCCL_PROVIDER_PATH);
     assert_status(w->table->plugin_open(&services, &w->provider),
                   ACCEL_ERR_NOT_SUPPORTED);
-    assert_contains(last_error, "NCCL 2.28.9 at " FAKE_NCCL_PATH " loaded, but no GPU");
+    assert_contains(last_error,
+                    "NCCL 2.28.9 at " FAKE_NCCL_PATH " loaded, but no GPU");
     assert_contains(last_error, "/nonexistent/libcuda.so.1");
 
     setenv("ACCEL_CUDA_LIBRARY", FAKE_CUDA_PATH, 1);
@@ -471,8 +477,8 @@ static void every_kind(struct rank *rank)
     for (int i = 0; i < COUNT * n; i++)
         send[i] = (float)(r * 100 + i);
     /* all-reduce */
-    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_F32, COUNT,
-                                          send, recv)),
+    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_F32,
+                                          COUNT, send, recv)),
                   ACCEL_OK);
     for (int i = 0; i < COUNT; i++)
         assert_true(recv[i] == (float)(100 * (0 + 1 + 2) + 3 * i));
@@ -491,15 +497,15 @@ static void every_kind(struct rank *rank)
     for (int i = 0; i < COUNT; i++)
         assert_true(recv[i] == (r == 2 ? (float)(200 + i) : 0.0f));
     /* all-gather */
-    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLGATHER, ACCEL_F32, COUNT,
-                                          send, recv)),
+    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLGATHER, ACCEL_F32,
+                                          COUNT, send, recv)),
                   ACCEL_OK);
     for (int q = 0; q < n; q++)
         for (int i = 0; i < COUNT; i++)
             assert_true(recv[q * COUNT + i] == (float)(q * 100 + i));
     /* reduce-scatter: rank r gets the sum of every rank's share r */
-    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_REDUCE_SCATTER, ACCEL_F32,
-                                          COUNT, send, recv)),
+    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_REDUCE_SCATTER,
+                                          ACCEL_F32, COUNT, send, recv)),
                   ACCEL_OK);
     for (int i = 0; i < COUNT; i++)
         assert_true(recv[i] == (float)(300 + 3 * (r * COUNT + i)));
@@ -513,8 +519,8 @@ static void every_kind(struct rank *rank)
     for (int i = 0; i < COUNT; i++)
         assert_true(recv[i] == (float)(((r + n - 1) % n) * 100 + i));
     /* barrier */
-    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_BARRIER, ACCEL_BYTE, 0, NULL,
-                                          NULL)),
+    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_BARRIER, ACCEL_BYTE, 0,
+                                          NULL, NULL)),
                   ACCEL_OK);
 }
 
@@ -552,8 +558,8 @@ static void in_place(struct rank *rank)
     for (int q = 0; q < 2; q++)
         for (int i = 0; i < 4; i++)
             assert_int_equal(buffer[q * 4 + i], 10 * q + i);
-    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_REDUCE_SCATTER, ACCEL_I32, 4,
-                                          buffer, buffer)),
+    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_REDUCE_SCATTER,
+                                          ACCEL_I32, 4, buffer, buffer)),
                   ACCEL_ERR_NOT_SUPPORTED);
     assert_contains(last_error, "in-place reduce-scatter");
 }
@@ -571,7 +577,8 @@ static void test_in_place_operations(void **state)
 static double value_of(int r, int i, uint32_t op)
 {
     /* Products stay small; the others use a wider range. */
-    return op == ACCEL_REDUCE_PROD ? (double)(1 + (r + i) % 3) : (double)(r * 3 + i % 5);
+    return op == ACCEL_REDUCE_PROD ? (double)(1 + (r + i) % 3)
+                                   : (double)(r * 3 + i % 5);
 }
 
 static size_t type_bytes(uint32_t type)
@@ -607,23 +614,62 @@ static void store(uint32_t type, void *base, int i, double v)
         memcpy(at, &b, 2);
         break;
     }
-    case ACCEL_F32: { float f = (float)v; memcpy(at, &f, 4); break; }
-    case ACCEL_F64: memcpy(at, &v, 8); break;
+    case ACCEL_F32: {
+        float f = (float)v;
+        memcpy(at, &f, 4);
+        break;
+    }
+    case ACCEL_F64:
+        memcpy(at, &v, 8);
+        break;
     case ACCEL_BYTE:
-    case ACCEL_U8: { uint8_t x = (uint8_t)v; memcpy(at, &x, 1); break; }
-    case ACCEL_I8: { int8_t x = (int8_t)v; memcpy(at, &x, 1); break; }
-    case ACCEL_I16: { int16_t x = (int16_t)v; memcpy(at, &x, 2); break; }
-    case ACCEL_U16: { uint16_t x = (uint16_t)v; memcpy(at, &x, 2); break; }
-    case ACCEL_I32: { int32_t x = (int32_t)v; memcpy(at, &x, 4); break; }
-    case ACCEL_U32: { uint32_t x = (uint32_t)v; memcpy(at, &x, 4); break; }
-    case ACCEL_I64: { int64_t x = (int64_t)v; memcpy(at, &x, 8); break; }
-    default: { uint64_t x = (uint64_t)v; memcpy(at, &x, 8); break; }
+    case ACCEL_U8: {
+        uint8_t x = (uint8_t)v;
+        memcpy(at, &x, 1);
+        break;
+    }
+    case ACCEL_I8: {
+        int8_t x = (int8_t)v;
+        memcpy(at, &x, 1);
+        break;
+    }
+    case ACCEL_I16: {
+        int16_t x = (int16_t)v;
+        memcpy(at, &x, 2);
+        break;
+    }
+    case ACCEL_U16: {
+        uint16_t x = (uint16_t)v;
+        memcpy(at, &x, 2);
+        break;
+    }
+    case ACCEL_I32: {
+        int32_t x = (int32_t)v;
+        memcpy(at, &x, 4);
+        break;
+    }
+    case ACCEL_U32: {
+        uint32_t x = (uint32_t)v;
+        memcpy(at, &x, 4);
+        break;
+    }
+    case ACCEL_I64: {
+        int64_t x = (int64_t)v;
+        memcpy(at, &x, 8);
+        break;
+    }
+    default: {
+        uint64_t x = (uint64_t)v;
+        memcpy(at, &x, 8);
+        break;
+    }
     }
 }
 
 static double load(uint32_t type, const void *base, int i)
 {
-    const unsigned char *at = (const unsigned char *)base + (size_t)i * type_bytes(type);
+    const unsigned char *at = (const unsigned char *)base +
+                              (size_t)i * type_bytes(type);
 
     switch (type) {
     case ACCEL_F16: {
@@ -631,7 +677,8 @@ static double load(uint32_t type, const void *base, int i)
         memcpy(&h, at, 2);
         if (h == 0)
             return 0;
-        return (1.0 + (h & 0x3ff) / 1024.0) * (double)(1u << (((h >> 10) & 0x1f) - 15));
+        return (1.0 + (h & 0x3ff) / 1024.0) *
+               (double)(1u << (((h >> 10) & 0x1f) - 15));
     }
     case ACCEL_BF16: {
         uint16_t b;
@@ -642,17 +689,57 @@ static double load(uint32_t type, const void *base, int i)
         memcpy(&f, &bits, 4);
         return f;
     }
-    case ACCEL_F32: { float f; memcpy(&f, at, 4); return f; }
-    case ACCEL_F64: { double d; memcpy(&d, at, 8); return d; }
+    case ACCEL_F32: {
+        float f;
+        memcpy(&f, at, 4);
+        return f;
+    }
+    case ACCEL_F64: {
+        double d;
+        memcpy(&d, at, 8);
+        return d;
+    }
     case ACCEL_BYTE:
-    case ACCEL_U8: { uint8_t x; memcpy(&x, at, 1); return x; }
-    case ACCEL_I8: { int8_t x; memcpy(&x, at, 1); return x; }
-    case ACCEL_I16: { int16_t x; memcpy(&x, at, 2); return x; }
-    case ACCEL_U16: { uint16_t x; memcpy(&x, at, 2); return x; }
-    case ACCEL_I32: { int32_t x; memcpy(&x, at, 4); return x; }
-    case ACCEL_U32: { uint32_t x; memcpy(&x, at, 4); return x; }
-    case ACCEL_I64: { int64_t x; memcpy(&x, at, 8); return (double)x; }
-    default: { uint64_t x; memcpy(&x, at, 8); return (double)x; }
+    case ACCEL_U8: {
+        uint8_t x;
+        memcpy(&x, at, 1);
+        return x;
+    }
+    case ACCEL_I8: {
+        int8_t x;
+        memcpy(&x, at, 1);
+        return x;
+    }
+    case ACCEL_I16: {
+        int16_t x;
+        memcpy(&x, at, 2);
+        return x;
+    }
+    case ACCEL_U16: {
+        uint16_t x;
+        memcpy(&x, at, 2);
+        return x;
+    }
+    case ACCEL_I32: {
+        int32_t x;
+        memcpy(&x, at, 4);
+        return x;
+    }
+    case ACCEL_U32: {
+        uint32_t x;
+        memcpy(&x, at, 4);
+        return x;
+    }
+    case ACCEL_I64: {
+        int64_t x;
+        memcpy(&x, at, 8);
+        return (double)x;
+    }
+    default: {
+        uint64_t x;
+        memcpy(&x, at, 8);
+        return (double)x;
+    }
     }
 }
 
@@ -681,8 +768,8 @@ static void every_type(struct rank *rank)
 
     for (uint32_t type = 0; type < ACCEL_ELEM_TYPE_COUNT; type++) {
         for (uint32_t op = 0; op < ACCEL_REDUCE_OP_COUNT; op++) {
-            struct accel_comm_op c =
-                op_of(w, ACCEL_COMM_ALLREDUCE, type, TYPE_COUNT, send, recv);
+            struct accel_comm_op c = op_of(w, ACCEL_COMM_ALLREDUCE, type,
+                                           TYPE_COUNT, send, recv);
             accel_status status;
 
             c.reduce_op = op;
@@ -697,8 +784,8 @@ static void every_type(struct rank *rank)
             assert_status(status, ACCEL_OK);
             for (int i = 0; i < TYPE_COUNT; i++) {
                 if (load(type, recv, i) != reference(op, w->size, i))
-                    fail_msg("type %u op %u element %d: %g, not %g", type, op, i,
-                             load(type, recv, i), reference(op, w->size, i));
+                    fail_msg("type %u op %u element %d: %g, not %g", type, op,
+                             i, load(type, recv, i), reference(op, w->size, i));
             }
         }
     }
@@ -706,8 +793,8 @@ static void every_type(struct rank *rank)
     for (int i = 0; i < TYPE_COUNT; i++)
         store(ACCEL_U16, send, i, 1000 * rank->rank + i);
     {
-        struct accel_comm_op c = op_of(w, ACCEL_COMM_BROADCAST, ACCEL_U16, TYPE_COUNT,
-                                       send, recv);
+        struct accel_comm_op c = op_of(w, ACCEL_COMM_BROADCAST, ACCEL_U16,
+                                       TYPE_COUNT, send, recv);
         c.root = 1;
         assert_status(rank_submit(rank, c), ACCEL_OK);
         for (int i = 0; i < TYPE_COUNT; i++)
@@ -729,13 +816,13 @@ static void bf16_refused(struct rank *rank)
     struct world *w = rank->world;
     void *buffer = gpu_alloc(&w->gpu, &rank->device, 64);
 
-    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_BF16, 4,
-                                          buffer, buffer)),
+    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_BF16,
+                                          4, buffer, buffer)),
                   ACCEL_ERR_NOT_SUPPORTED);
     assert_contains(last_error, "bf16 needs NCCL 2.10");
     /* and the same library moves bf16 */
-    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLGATHER, ACCEL_BF16, 4,
-                                          buffer, buffer)),
+    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLGATHER, ACCEL_BF16,
+                                          4, buffer, buffer)),
                   ACCEL_OK);
 }
 
@@ -754,9 +841,10 @@ static void mismatched(struct rank *rank)
     struct world *w = rank->world;
     void *buffer = gpu_alloc(&w->gpu, &rank->device, 64);
 
-    assert_status(rank_submit(rank, op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_F32,
-                                          4 + (uint64_t)rank->rank, buffer, buffer)),
-                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(
+        rank_submit(rank, op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_F32,
+                                4 + (uint64_t)rank->rank, buffer, buffer)),
+        ACCEL_ERR_INVALID_ARGUMENT);
     assert_contains(last_error, "ncclAllReduce failed: ncclInvalidArgument");
 }
 
@@ -780,14 +868,17 @@ static void test_host_memory_and_malformed_ops_are_refused(void **state)
     op = op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_I32, 4, host, host);
     op.memory = ACCEL_NATIVE_CPU;
     op.stream = w->ranks[0].stream;
-    assert_status(w->table->submit(w->ranks[0].comm, &op), ACCEL_ERR_NOT_SUPPORTED);
+    assert_status(w->table->submit(w->ranks[0].comm, &op),
+                  ACCEL_ERR_NOT_SUPPORTED);
     assert_contains(last_error, "not CUDA device memory");
     op = op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_I32, 4, host, host);
     op.kind = ACCEL_COMM_OP_KIND_COUNT;
     op.stream = w->ranks[0].stream;
-    assert_status(w->table->submit(w->ranks[0].comm, &op), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(w->table->submit(w->ranks[0].comm, &op),
+                  ACCEL_ERR_INVALID_ARGUMENT);
     op = op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_I32, 4, host, host);
-    assert_status(w->table->submit(w->ranks[0].comm, &op), ACCEL_ERR_INVALID_ARGUMENT);
+    assert_status(w->table->submit(w->ranks[0].comm, &op),
+                  ACCEL_ERR_INVALID_ARGUMENT);
     assert_contains(last_error, "no native stream");
 }
 
@@ -863,8 +954,8 @@ static void one_allreduce(struct rank *rank)
 
     for (int i = 0; i < 4; i++)
         buffer[i] = rank->rank + i;
-    rank->status = rank_submit(rank, op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_I32, 4,
-                                           buffer, buffer));
+    rank->status = rank_submit(
+        rank, op_of(w, ACCEL_COMM_ALLREDUCE, ACCEL_I32, 4, buffer, buffer));
     snprintf(rank->error, sizeof(rank->error), "%s", last_error);
     for (int i = 0; rank->status == ACCEL_OK && i < 4; i++)
         assert_int_equal(buffer[i], w->size * (w->size - 1) / 2 + w->size * i);
@@ -881,7 +972,8 @@ static void test_asynchronous_error_is_reported_by_comm_error(void **state)
     run_ranks(w, 1, one_allreduce);
     assert_status(w->ranks[0].status, ACCEL_OK);
     assert_status(w->table->comm_error(w->ranks[0].comm), ACCEL_ERR_COMM_ABORTED);
-    assert_contains(last_error, "ncclCommGetAsyncError failed: ncclRemoteError");
+    assert_contains(last_error,
+                    "ncclCommGetAsyncError failed: ncclRemoteError");
 }
 
 static void test_failed_call_names_the_call_and_nccl_s_error(void **state)
@@ -897,7 +989,8 @@ static void test_failed_call_names_the_call_and_nccl_s_error(void **state)
                     "nccl: ncclAllReduce failed: ncclSystemError (2)");
 }
 
-static void test_abort_fails_later_calls_and_destroy_does_not_free_twice(void **state)
+static void
+test_abort_fails_later_calls_and_destroy_does_not_free_twice(void **state)
 {
     struct world *w = *state;
     uint64_t aborts, destroys;
@@ -1012,7 +1105,8 @@ static void test_rccl_runs_on_hip_devices(void **state)
 
     world_open(w, RCCL_PROVIDER_PATH, true, 2);
     assert_string_equal(w->table->name, "rccl");
-    assert_status(w->table->accepts_memory(w->provider, ACCEL_NATIVE_HIP), ACCEL_OK);
+    assert_status(w->table->accepts_memory(w->provider, ACCEL_NATIVE_HIP),
+                  ACCEL_OK);
     assert_status(w->table->accepts_memory(w->provider, ACCEL_NATIVE_CUDA),
                   ACCEL_ERR_NOT_SUPPORTED);
     assert_contains(last_error, "RCCL works on HIP device memory only");
@@ -1055,7 +1149,8 @@ static void test_real_nccl_loads_and_says_no_gpu(void **state)
         setenv("ACCEL_CUDA_LIBRARY", CUDA_STUB_PATH, 1);
         assert_status(w->table->plugin_open(&services, &w->provider),
                       ACCEL_ERR_NOT_SUPPORTED);
-        assert_contains(last_error, "no GPU: cuInit of " CUDA_STUB_PATH " failed");
+        assert_contains(last_error,
+                        "no GPU: cuInit of " CUDA_STUB_PATH " failed");
     }
 }
 
@@ -1081,8 +1176,8 @@ int main(int argc, char **argv)
         CASE(test_abort_fails_later_calls_and_destroy_does_not_free_twice),
         CASE(test_abort_releases_a_rank_waiting_for_a_stalled_peer),
         CASE(test_split_by_color_and_no_color),
-        cmocka_unit_test_setup_teardown(test_rccl_runs_on_hip_devices, setup_rccl,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_rccl_runs_on_hip_devices,
+                                        setup_rccl, teardown),
         cmocka_unit_test_setup_teardown(test_rccl_without_library_names_librccl,
                                         setup_rccl, teardown),
 #undef CASE
@@ -1094,8 +1189,9 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "real") == 0) {
         if (REAL_NCCL_PATH[0] == '\0') {
-            printf("no libnccl.so.2 on this machine (looked in the CUDA toolkit's "
-                   "lib64): the real-library test is skipped\n");
+            printf(
+                "no libnccl.so.2 on this machine (looked in the CUDA toolkit's "
+                "lib64): the real-library test is skipped\n");
             return 77;
         }
         return cmocka_run_group_tests(real_tests, NULL, NULL);

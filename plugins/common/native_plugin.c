@@ -294,9 +294,8 @@ accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
     return ACCEL_OK;
 }
 
-accel_status accel__native_handles_fill(accel_drv_plugin *plugin,
-                                        uint32_t kind, int ordinal,
-                                        void *context, void *stream,
+accel_status accel__native_handles_fill(accel_drv_plugin *plugin, uint32_t kind,
+                                        int ordinal, void *context, void *stream,
                                         struct accel_native_handles *out)
 {
     struct accel__native_plugin *native = accel__native_plugin_of(plugin);
@@ -316,7 +315,8 @@ accel_status accel__native_handles_fill(accel_drv_plugin *plugin,
     handles.context = context;
     handles.stream = stream;
     /* Filled whole here, copied only as far as the caller's struct goes. */
-    size = out->struct_size < sizeof(handles) ? out->struct_size : sizeof(handles);
+    size = out->struct_size < sizeof(handles) ? out->struct_size
+                                              : sizeof(handles);
     memcpy(out, &handles, size);
     return ACCEL_OK;
 }

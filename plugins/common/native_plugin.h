@@ -148,9 +148,8 @@ accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
  * struct keeps the rest of its memory). Errors: ACCEL_ERR_INVALID_ARGUMENT
  * when out->struct_size does not reach the kind.
  */
-accel_status accel__native_handles_fill(accel_drv_plugin *plugin,
-                                        uint32_t kind, int ordinal,
-                                        void *context, void *stream,
+accel_status accel__native_handles_fill(accel_drv_plugin *plugin, uint32_t kind,
+                                        int ordinal, void *context, void *stream,
                                         struct accel_native_handles *out);
 
 /*

@@ -57,8 +57,8 @@ typedef enum {
 
 /* NCCL_VERSION of nccl.h: the code ncclGetVersion gives for X.Y.Z. */
 #define ANCL_NCCL_VERSION(x, y, z)                                             \
-    (((x) <= 2 && (y) <= 8) ? (x) * 1000 + (y) * 100 + (z)                     \
-                            : (x) * 10000 + (y) * 100 + (z))
+    (((x) <= 2 && (y) <= 8) ? (x)*1000 + (y)*100 + (z)                         \
+                            : (x)*10000 + (y)*100 + (z))
 
 /*
  * ncclConfig_t as NCCL 2.14 laid it out, the first version to take one.
@@ -93,51 +93,49 @@ typedef struct {
  * ncclGetErrorString, listed apart. Without a required one the library is
  * refused; an optional one may be NULL and every use checks.
  */
-#define ANCL_SYMBOLS(ANCL_REQUIRED, ANCL_OPTIONAL)                             \
-    ANCL_REQUIRED(ncclGetVersion, (int *version))                              \
-    ANCL_REQUIRED(ncclGetUniqueId, (ancl_ncclUniqueId * unique_id))            \
-    ANCL_REQUIRED(ncclCommInitRank, (ancl_ncclComm_t * comm, int nranks,       \
-                                     ancl_ncclUniqueId comm_id, int rank))     \
-    ANCL_OPTIONAL(ncclCommInitRankConfig,                                      \
-                  (ancl_ncclComm_t * comm, int nranks,                         \
-                   ancl_ncclUniqueId comm_id, int rank,                        \
-                   ancl_ncclConfig_t *config))                                 \
-    ANCL_OPTIONAL(ncclCommSplit, (ancl_ncclComm_t comm, int color, int key,    \
-                                  ancl_ncclComm_t *newcomm,                    \
-                                  ancl_ncclConfig_t *config))                  \
-    ANCL_REQUIRED(ncclCommDestroy, (ancl_ncclComm_t comm))                     \
-    ANCL_REQUIRED(ncclCommAbort, (ancl_ncclComm_t comm))                       \
-    ANCL_REQUIRED(ncclCommCount, (const ancl_ncclComm_t comm, int *count))     \
-    ANCL_REQUIRED(ncclCommUserRank, (const ancl_ncclComm_t comm, int *rank))   \
-    ANCL_REQUIRED(ncclCommGetAsyncError,                                       \
-                  (ancl_ncclComm_t comm, ancl_ncclResult_t * async_error))     \
-    ANCL_REQUIRED(ncclAllReduce,                                               \
-                  (const void *sendbuff, void *recvbuff, size_t count,         \
-                   ancl_ncclDataType_t datatype, ancl_ncclRedOp_t op,          \
-                   ancl_ncclComm_t comm, ancl_stream_t stream))                        \
-    ANCL_REQUIRED(ncclBroadcast,                                               \
-                  (const void *sendbuff, void *recvbuff, size_t count,         \
-                   ancl_ncclDataType_t datatype, int root,                     \
-                   ancl_ncclComm_t comm, ancl_stream_t stream))                        \
-    ANCL_REQUIRED(ncclReduce,                                                  \
-                  (const void *sendbuff, void *recvbuff, size_t count,         \
-                   ancl_ncclDataType_t datatype, ancl_ncclRedOp_t op,          \
-                   int root, ancl_ncclComm_t comm, ancl_stream_t stream))              \
-    ANCL_REQUIRED(ncclAllGather,                                               \
-                  (const void *sendbuff, void *recvbuff, size_t sendcount,     \
-                   ancl_ncclDataType_t datatype, ancl_ncclComm_t comm,         \
-                   ancl_stream_t stream))                                              \
-    ANCL_REQUIRED(ncclReduceScatter,                                           \
-                  (const void *sendbuff, void *recvbuff, size_t recvcount,     \
-                   ancl_ncclDataType_t datatype, ancl_ncclRedOp_t op,          \
-                   ancl_ncclComm_t comm, ancl_stream_t stream))                        \
-    ANCL_REQUIRED(ncclSend, (const void *sendbuff, size_t count,               \
-                             ancl_ncclDataType_t datatype, int peer,           \
-                             ancl_ncclComm_t comm, ancl_stream_t stream))              \
-    ANCL_REQUIRED(ncclRecv,                                                    \
-                  (void *recvbuff, size_t count, ancl_ncclDataType_t datatype, \
-                   int peer, ancl_ncclComm_t comm, ancl_stream_t stream))              \
-    ANCL_REQUIRED(ncclGroupStart, (void))                                      \
+#define ANCL_SYMBOLS(ANCL_REQUIRED, ANCL_OPTIONAL)                                \
+    ANCL_REQUIRED(ncclGetVersion, (int *version))                                 \
+    ANCL_REQUIRED(ncclGetUniqueId, (ancl_ncclUniqueId * unique_id))               \
+    ANCL_REQUIRED(ncclCommInitRank, (ancl_ncclComm_t * comm, int nranks,          \
+                                     ancl_ncclUniqueId comm_id, int rank))        \
+    ANCL_OPTIONAL(ncclCommInitRankConfig, (ancl_ncclComm_t * comm, int nranks,    \
+                                           ancl_ncclUniqueId comm_id, int rank,   \
+                                           ancl_ncclConfig_t *config))            \
+    ANCL_OPTIONAL(ncclCommSplit,                                                  \
+                  (ancl_ncclComm_t comm, int color, int key,                      \
+                   ancl_ncclComm_t *newcomm, ancl_ncclConfig_t *config))          \
+    ANCL_REQUIRED(ncclCommDestroy, (ancl_ncclComm_t comm))                        \
+    ANCL_REQUIRED(ncclCommAbort, (ancl_ncclComm_t comm))                          \
+    ANCL_REQUIRED(ncclCommCount, (const ancl_ncclComm_t comm, int *count))        \
+    ANCL_REQUIRED(ncclCommUserRank, (const ancl_ncclComm_t comm, int *rank))      \
+    ANCL_REQUIRED(ncclCommGetAsyncError,                                          \
+                  (ancl_ncclComm_t comm, ancl_ncclResult_t * async_error))        \
+    ANCL_REQUIRED(ncclAllReduce,                                                  \
+                  (const void *sendbuff, void *recvbuff, size_t count,            \
+                   ancl_ncclDataType_t datatype, ancl_ncclRedOp_t op,             \
+                   ancl_ncclComm_t comm, ancl_stream_t stream))                   \
+    ANCL_REQUIRED(ncclBroadcast,                                                  \
+                  (const void *sendbuff, void *recvbuff, size_t count,            \
+                   ancl_ncclDataType_t datatype, int root,                        \
+                   ancl_ncclComm_t comm, ancl_stream_t stream))                   \
+    ANCL_REQUIRED(ncclReduce,                                                     \
+                  (const void *sendbuff, void *recvbuff, size_t count,            \
+                   ancl_ncclDataType_t datatype, ancl_ncclRedOp_t op,             \
+                   int root, ancl_ncclComm_t comm, ancl_stream_t stream))         \
+    ANCL_REQUIRED(ncclAllGather, (const void *sendbuff, void *recvbuff,           \
+                                  size_t sendcount, ancl_ncclDataType_t datatype, \
+                                  ancl_ncclComm_t comm, ancl_stream_t stream))    \
+    ANCL_REQUIRED(ncclReduceScatter,                                              \
+                  (const void *sendbuff, void *recvbuff, size_t recvcount,        \
+                   ancl_ncclDataType_t datatype, ancl_ncclRedOp_t op,             \
+                   ancl_ncclComm_t comm, ancl_stream_t stream))                   \
+    ANCL_REQUIRED(ncclSend, (const void *sendbuff, size_t count,                  \
+                             ancl_ncclDataType_t datatype, int peer,              \
+                             ancl_ncclComm_t comm, ancl_stream_t stream))         \
+    ANCL_REQUIRED(ncclRecv,                                                       \
+                  (void *recvbuff, size_t count, ancl_ncclDataType_t datatype,    \
+                   int peer, ancl_ncclComm_t comm, ancl_stream_t stream))         \
+    ANCL_REQUIRED(ncclGroupStart, (void))                                         \
     ANCL_REQUIRED(ncclGroupEnd, (void))
 
 /* ncclGetErrorString: the one entry that does not return a result. */

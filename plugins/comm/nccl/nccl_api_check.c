@@ -25,7 +25,8 @@
                            sizeof(((theirs *)0)->field),                       \
                    #ours "." #field " is not where nccl.h has it")
 
-_Static_assert(sizeof(ancl_ncclComm_t) == sizeof(ncclComm_t), "a communicator is a pointer");
+_Static_assert(sizeof(ancl_ncclComm_t) == sizeof(ncclComm_t),
+               "a communicator is a pointer");
 _Static_assert(sizeof(ancl_stream_t) == sizeof(cudaStream_t),
                "a stream is a pointer");
 _Static_assert(sizeof(ancl_ncclUniqueId) == sizeof(ncclUniqueId) &&
@@ -95,8 +96,8 @@ _Static_assert(sizeof(ancl_ncclConfig_t) <= sizeof(ncclConfig_t),
                                                 __typeof__(&name)),            \
                    #name " is not declared as nccl.h declares it");
 ANCL_SYMBOLS(CHECK_SIGNATURE, CHECK_SIGNATURE)
-_Static_assert(__builtin_types_compatible_p(
-                   const char *(*)(ncclResult_t), __typeof__(&ncclGetErrorString)),
+_Static_assert(__builtin_types_compatible_p(const char *(*)(ncclResult_t),
+                                            __typeof__(&ncclGetErrorString)),
                "ncclGetErrorString");
 
 int main(void)

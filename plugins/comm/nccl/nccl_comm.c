@@ -123,7 +123,7 @@ static bool takes_config(const accel_comm_provider *provider)
 
 /* Make the rank's device current; on failure the error is said. */
 accel_status accel__nccl_enter(accel_comm_handle *comm,
-                                 struct nccl_device_scope *out_scope)
+                               struct nccl_device_scope *out_scope)
 {
     accel_comm_provider *provider = comm->provider;
     const char *call = NULL, *name;
@@ -141,7 +141,7 @@ accel_status accel__nccl_enter(accel_comm_handle *comm,
 }
 
 void accel__nccl_leave(accel_comm_handle *comm,
-                         const struct nccl_device_scope *scope)
+                       const struct nccl_device_scope *scope)
 {
     comm->provider->device.ops->leave(&comm->provider->device, scope);
 }
@@ -172,8 +172,9 @@ static accel_status check_init(accel_comm_provider *provider,
     const char *name = provider->flavour->name;
 
     if (init == NULL || init->struct_size < sizeof(struct accel_comm_init))
-        return provider->services->set_error(
-            ACCEL_ERR_INVALID_ARGUMENT, "%s: accel_comm_init is too small", name);
+        return provider->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                             "%s: accel_comm_init is too small",
+                                             name);
     if (init->id == NULL || init->id_bytes != sizeof(ancl_ncclUniqueId))
         return provider->services->set_error(
             ACCEL_ERR_INVALID_ARGUMENT,
@@ -185,9 +186,9 @@ static accel_status check_init(accel_comm_provider *provider,
             ACCEL_ERR_NOT_SUPPORTED, "%s: the rank's device is not a %s device",
             name, provider->flavour->memory == ACCEL_NATIVE_HIP ? "HIP" : "CUDA");
     if (init->size < 1 || init->rank < 0 || init->rank >= init->size)
-        return provider->services->set_error(
-            ACCEL_ERR_INVALID_ARGUMENT, "%s: rank %d of %d", name, init->rank,
-            init->size);
+        return provider->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
+                                             "%s: rank %d of %d", name,
+                                             init->rank, init->size);
     return ACCEL_OK;
 }
 
@@ -219,8 +220,8 @@ accel_status accel__nccl_comm_create(accel_comm_provider *provider,
     comm->nonblocking = takes_config(provider);
     if (comm->nonblocking) {
         call = "ncclCommInitRankConfig";
-        result = provider->nccl.ncclCommInitRankConfig(
-            &comm->comm, init->size, id, init->rank, &config);
+        result = provider->nccl.ncclCommInitRankConfig(&comm->comm, init->size,
+                                                       id, init->rank, &config);
     } else {
         call = "ncclCommInitRank";
         if (init->timeout_ns != 0)
@@ -249,8 +250,8 @@ fail:
     return status;
 }
 
-accel_status accel__nccl_comm_split(accel_comm_handle *comm, int color,
-                                    int key, accel_comm_handle **out_comm)
+accel_status accel__nccl_comm_split(accel_comm_handle *comm, int color, int key,
+                                    accel_comm_handle **out_comm)
 {
     accel_comm_provider *provider = comm->provider;
     ancl_ncclConfig_t config = nonblocking_config();
@@ -261,9 +262,9 @@ accel_status accel__nccl_comm_split(accel_comm_handle *comm, int color,
 
     *out_comm = NULL;
     if (atomic_load(&comm->aborted))
-        return provider->services->set_error(
-            ACCEL_ERR_COMM_ABORTED, "%s: the communicator was aborted",
-            provider->flavour->name);
+        return provider->services->set_error(ACCEL_ERR_COMM_ABORTED,
+                                             "%s: the communicator was aborted",
+                                             provider->flavour->name);
     if (provider->nccl.ncclCommSplit == NULL)
         return provider->services->set_error(
             ACCEL_ERR_NOT_SUPPORTED,
@@ -294,8 +295,10 @@ accel_status accel__nccl_comm_split(accel_comm_handle *comm, int color,
     status = comm_wait_ready(child, result, "ncclCommSplit");
     if (status != ACCEL_OK)
         goto fail;
-    if (provider->nccl.ncclCommUserRank(child->comm, &child->rank) != ANCL_ncclSuccess ||
-        provider->nccl.ncclCommCount(child->comm, &child->size) != ANCL_ncclSuccess)
+    if (provider->nccl.ncclCommUserRank(child->comm, &child->rank) !=
+            ANCL_ncclSuccess ||
+        provider->nccl.ncclCommCount(child->comm, &child->size) !=
+            ANCL_ncclSuccess)
         child->rank = child->size = -1;
     *out_comm = child;
     return ACCEL_OK;
@@ -330,9 +333,9 @@ accel_status accel__nccl_comm_error(accel_comm_handle *comm)
     ancl_ncclResult_t state;
 
     if (atomic_load(&comm->aborted))
-        return provider->services->set_error(
-            ACCEL_ERR_COMM_ABORTED, "%s: the communicator was aborted",
-            provider->flavour->name);
+        return provider->services->set_error(ACCEL_ERR_COMM_ABORTED,
+                                             "%s: the communicator was aborted",
+                                             provider->flavour->name);
     state = comm_state(comm);
     if (state == ANCL_ncclSuccess || state == ANCL_ncclInProgress)
         return ACCEL_OK;

@@ -46,8 +46,8 @@ static bool resolve_entries(struct nccl_device_runtime *runtime,
                             const char *const *names, int count, int optional)
 {
     for (int i = 0; i < count; i++) {
-        runtime->entries[i] =
-            accel__native_library_symbol(&runtime->library, names[i]);
+        runtime->entries[i] = accel__native_library_symbol(&runtime->library,
+                                                           names[i]);
         if (runtime->entries[i] == NULL && i < count - optional)
             return false;
     }
@@ -81,7 +81,8 @@ static int cuda_enter(struct nccl_device_runtime *runtime,
 
     out_scope->context = NULL;
     *out_call = "cuCtxGetCurrent";
-    result = ENTRY(runtime, CU_CTX_GET_CURRENT, cu_get_current_fn)(&out_scope->context);
+    result = ENTRY(runtime, CU_CTX_GET_CURRENT,
+                   cu_get_current_fn)(&out_scope->context);
     if (result != 0 || out_scope->context == device->context)
         return result;
     *out_call = "cuCtxSetCurrent";
@@ -96,7 +97,8 @@ static void cuda_leave(struct nccl_device_runtime *runtime,
     /* The caller's binding comes back: accel's threads stay as they were. */
     if (ENTRY(runtime, CU_CTX_GET_CURRENT, cu_get_current_fn)(&now) == 0 &&
         now != scope->context)
-        (void)ENTRY(runtime, CU_CTX_SET_CURRENT, cu_set_current_fn)(scope->context);
+        (void)ENTRY(runtime, CU_CTX_SET_CURRENT,
+                    cu_set_current_fn)(scope->context);
 }
 
 static int cuda_alloc(struct nccl_device_runtime *runtime, size_t bytes,
@@ -155,9 +157,8 @@ enum {
 };
 
 static const char *const hip_entry_names[HIP_ENTRIES] = {
-    "hipInit",   "hipGetDeviceCount", "hipGetDevice",
-    "hipSetDevice", "hipMalloc",      "hipFree",
-    "hipGetErrorName"};
+    "hipInit",   "hipGetDeviceCount", "hipGetDevice",   "hipSetDevice",
+    "hipMalloc", "hipFree",           "hipGetErrorName"};
 
 typedef int (*hip_init_fn)(unsigned int flags);
 typedef int (*hip_count_fn)(int *count);
@@ -172,8 +173,8 @@ static bool hip_resolve(struct nccl_device_runtime *runtime)
     return resolve_entries(runtime, hip_entry_names, HIP_ENTRIES, 1);
 }
 
-static int hip_device_count(struct nccl_device_runtime *runtime,
-                            int *out_count, const char **out_call)
+static int hip_device_count(struct nccl_device_runtime *runtime, int *out_count,
+                            const char **out_call)
 {
     int result;
 
@@ -194,11 +195,13 @@ static int hip_enter(struct nccl_device_runtime *runtime,
 
     out_scope->ordinal = -1;
     *out_call = "hipGetDevice";
-    result = ENTRY(runtime, HIP_GET_DEVICE, hip_get_device_fn)(&out_scope->ordinal);
+    result = ENTRY(runtime, HIP_GET_DEVICE,
+                   hip_get_device_fn)(&out_scope->ordinal);
     if (result != 0 || out_scope->ordinal == device->device_ordinal)
         return result;
     *out_call = "hipSetDevice";
-    return ENTRY(runtime, HIP_SET_DEVICE, hip_set_device_fn)(device->device_ordinal);
+    return ENTRY(runtime, HIP_SET_DEVICE,
+                 hip_set_device_fn)(device->device_ordinal);
 }
 
 static void hip_leave(struct nccl_device_runtime *runtime,

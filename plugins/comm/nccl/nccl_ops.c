@@ -37,13 +37,14 @@ static const char *const elem_names[ACCEL_ELEM_TYPE_COUNT] = {
     [ACCEL_U64] = "u64"};
 
 static const char *const kind_names[ACCEL_COMM_OP_KIND_COUNT] = {
-    "all-reduce", "broadcast", "reduce", "all-gather",
-    "reduce-scatter", "send", "recv", "barrier"};
+    "all-reduce",     "broadcast", "reduce", "all-gather",
+    "reduce-scatter", "send",      "recv",   "barrier"};
 
 /* The NCCL call each kind is, for error messages. */
 static const char *const call_names[ACCEL_COMM_OP_KIND_COUNT] = {
-    "ncclAllReduce", "ncclBroadcast", "ncclReduce", "ncclAllGather",
-    "ncclReduceScatter", "ncclSend", "ncclRecv", "ncclAllReduce (barrier)"};
+    "ncclAllReduce", "ncclBroadcast",          "ncclReduce",
+    "ncclAllGather", "ncclReduceScatter",      "ncclSend",
+    "ncclRecv",      "ncclAllReduce (barrier)"};
 
 static bool kind_reduces(uint32_t kind)
 {
@@ -52,16 +53,23 @@ static bool kind_reduces(uint32_t kind)
 }
 
 /* NCCL's type for a reducing operation on `type`; false with the reason said. */
-static accel_status reduce_type(accel_comm_handle *comm, const struct accel_comm_op *op,
+static accel_status reduce_type(accel_comm_handle *comm,
+                                const struct accel_comm_op *op,
                                 ancl_ncclDataType_t *out_type)
 {
     static const int types[ACCEL_ELEM_TYPE_COUNT] = {
-        [ACCEL_BYTE] = ANCL_ncclUint8,   [ACCEL_F16] = ANCL_ncclFloat16,
-        [ACCEL_BF16] = ANCL_ncclBfloat16, [ACCEL_F32] = ANCL_ncclFloat32,
-        [ACCEL_F64] = ANCL_ncclFloat64,  [ACCEL_I8] = ANCL_ncclInt8,
-        [ACCEL_I16] = -1,                [ACCEL_I32] = ANCL_ncclInt32,
-        [ACCEL_I64] = ANCL_ncclInt64,    [ACCEL_U8] = ANCL_ncclUint8,
-        [ACCEL_U16] = -1,                [ACCEL_U32] = ANCL_ncclUint32,
+        [ACCEL_BYTE] = ANCL_ncclUint8,
+        [ACCEL_F16] = ANCL_ncclFloat16,
+        [ACCEL_BF16] = ANCL_ncclBfloat16,
+        [ACCEL_F32] = ANCL_ncclFloat32,
+        [ACCEL_F64] = ANCL_ncclFloat64,
+        [ACCEL_I8] = ANCL_ncclInt8,
+        [ACCEL_I16] = -1,
+        [ACCEL_I32] = ANCL_ncclInt32,
+        [ACCEL_I64] = ANCL_ncclInt64,
+        [ACCEL_U8] = ANCL_ncclUint8,
+        [ACCEL_U16] = -1,
+        [ACCEL_U32] = ANCL_ncclUint32,
         [ACCEL_U64] = ANCL_ncclUint64};
     accel_comm_provider *provider = comm->provider;
 
@@ -105,13 +113,15 @@ struct nccl_call {
     const char *name;
 };
 
-static accel_status check_op(accel_comm_handle *comm, const struct accel_comm_op *op)
+static accel_status check_op(accel_comm_handle *comm,
+                             const struct accel_comm_op *op)
 {
     accel_comm_provider *provider = comm->provider;
     const char *name = provider->flavour->name;
 
     if (op == NULL || op->struct_size < sizeof(struct accel_comm_op) ||
-        op->kind >= ACCEL_COMM_OP_KIND_COUNT || op->type >= ACCEL_ELEM_TYPE_COUNT ||
+        op->kind >= ACCEL_COMM_OP_KIND_COUNT ||
+        op->type >= ACCEL_ELEM_TYPE_COUNT ||
         op->reduce_op >= ACCEL_REDUCE_OP_COUNT)
         return provider->services->set_error(ACCEL_ERR_INVALID_ARGUMENT,
                                              "%s: malformed operation", name);
@@ -127,12 +137,14 @@ static accel_status check_op(accel_comm_handle *comm, const struct accel_comm_op
             provider->flavour->title);
     if (op->stream == NULL)
         return provider->services->set_error(
-            ACCEL_ERR_INVALID_ARGUMENT, "%s: no native stream to enqueue on", name);
+            ACCEL_ERR_INVALID_ARGUMENT, "%s: no native stream to enqueue on",
+            name);
     return ACCEL_OK;
 }
 
 /* The NCCL arguments of `op`; errors said. */
-static accel_status plan_call(accel_comm_handle *comm, const struct accel_comm_op *op,
+static accel_status plan_call(accel_comm_handle *comm,
+                              const struct accel_comm_op *op,
                               struct nccl_call *out)
 {
     accel_comm_provider *provider = comm->provider;
@@ -159,11 +171,14 @@ static accel_status plan_call(accel_comm_handle *comm, const struct accel_comm_o
         out->count = (size_t)op->count * bytes;
     }
     if (op->send == op->recv && op->kind == ACCEL_COMM_ALLGATHER)
-        out->send = (const unsigned char *)out->recv + (size_t)comm->rank * out->count;
-    if (op->send == op->recv && op->kind == ACCEL_COMM_REDUCE_SCATTER && comm->size > 1)
+        out->send = (const unsigned char *)out->recv +
+                    (size_t)comm->rank * out->count;
+    if (op->send == op->recv && op->kind == ACCEL_COMM_REDUCE_SCATTER &&
+        comm->size > 1)
         return provider->services->set_error(
             ACCEL_ERR_NOT_SUPPORTED,
-            "%s: in-place reduce-scatter leaves %s's result at the rank's share "
+            "%s: in-place reduce-scatter leaves %s's result at the rank's "
+            "share "
             "of send, not at recv: use two buffers",
             provider->flavour->name, provider->flavour->title);
     return ACCEL_OK;
@@ -184,12 +199,14 @@ static accel_status barrier_word(accel_comm_handle *comm)
         return ACCEL_OK;
     name = provider->device.ops->error_name(&provider->device, result);
     return provider->services->set_error(
-        ACCEL_ERR_OUT_OF_DEVICE_MEMORY, "%s: barrier: %s of 4 bytes failed: %s (%d)",
-        provider->flavour->name, call, name != NULL ? name : "error", result);
+        ACCEL_ERR_OUT_OF_DEVICE_MEMORY,
+        "%s: barrier: %s of 4 bytes failed: %s (%d)", provider->flavour->name,
+        call, name != NULL ? name : "error", result);
 }
 
 /* The NCCL call of `op`, the device current. */
-static ancl_ncclResult_t enqueue(accel_comm_handle *comm, const struct accel_comm_op *op,
+static ancl_ncclResult_t enqueue(accel_comm_handle *comm,
+                                 const struct accel_comm_op *op,
                                  const struct nccl_call *c)
 {
     const struct nccl_symbols *n = &comm->provider->nccl;
@@ -229,11 +246,13 @@ static ancl_ncclResult_t enqueue(accel_comm_handle *comm, const struct accel_com
     default: /* ACCEL_COMM_BARRIER */
         return n->ncclAllReduce((const void *)(uintptr_t)comm->scratch,
                                 (void *)(uintptr_t)comm->scratch, 1,
-                                ANCL_ncclUint32, ANCL_ncclSum, comm->comm, stream);
+                                ANCL_ncclUint32, ANCL_ncclSum, comm->comm,
+                                stream);
     }
 }
 
-accel_status accel__nccl_submit(accel_comm_handle *comm, const struct accel_comm_op *op)
+accel_status accel__nccl_submit(accel_comm_handle *comm,
+                                const struct accel_comm_op *op)
 {
     accel_comm_provider *provider = comm->provider;
     struct nccl_device_scope scope;
@@ -257,7 +276,7 @@ accel_status accel__nccl_submit(accel_comm_handle *comm, const struct accel_comm
     if (status != ACCEL_OK)
         return status;
     /* A non-blocking communicator may still be taking the call in. */
-    deadline = op->deadline_ns != 0 ? op->deadline_ns
+    deadline = op->deadline_ns != 0    ? op->deadline_ns
                : comm->timeout_ns != 0 ? accel__nccl_now_ns() + comm->timeout_ns
                                        : 0;
     result = accel__nccl_settle(comm, result, deadline);

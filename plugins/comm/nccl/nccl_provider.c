@@ -98,7 +98,8 @@ accel_status accel__nccl_fail(accel_comm_provider *provider, const char *call,
 /* ---- the library ---- */
 
 /* The host services the shared library loader reads (only getenv). */
-static struct accel_host_services loader_services(const struct accel_comm_services *services)
+static struct accel_host_services
+loader_services(const struct accel_comm_services *services)
 {
     struct accel_host_services host = {
         .struct_size = (uint32_t)ACCEL_HOST_SERVICES_V1_0_SIZE,
@@ -119,7 +120,8 @@ static bool nccl_resolve(accel_comm_provider *provider, char *reason,
     struct nccl_symbols *s = &provider->nccl;
 
 #define ANCL_RESOLVE(name, params, required)                                   \
-    *(void **)&s->name = accel__native_library_symbol(&provider->library, #name); \
+    *(void **)&s->name = accel__native_library_symbol(&provider->library,      \
+                                                      #name);                  \
     if (s->name == NULL && (required))                                         \
         accel__native_missing_add(&missing, #name);
 #define ANCL_RESOLVE_REQUIRED(name, params) ANCL_RESOLVE(name, params, true)
@@ -145,9 +147,8 @@ static accel_status nccl_library_open(accel_comm_provider *provider,
     char reason[ACCEL__NATIVE_REASON_MAX];
     ancl_ncclResult_t result;
 
-    if (!accel__native_library_open(host, flavour->library_env,
-                                    flavour->libraries, &provider->library,
-                                    reason, sizeof(reason)))
+    if (!accel__native_library_open(host, flavour->library_env, flavour->libraries,
+                                    &provider->library, reason, sizeof(reason)))
         return provider->services->set_error(
             ACCEL_ERR_NOT_SUPPORTED, "%s: %s not found: %s", flavour->name,
             chosen != NULL && chosen[0] != '\0' ? chosen : flavour->libraries[0],
@@ -188,8 +189,8 @@ static accel_status nccl_plugin_open(const struct accel_comm_services *services,
 
     *out_provider = NULL;
     if (services == NULL ||
-        services->struct_size <
-            offsetof(struct accel_comm_services, getenv) + sizeof(services->getenv))
+        services->struct_size < offsetof(struct accel_comm_services, getenv) +
+                                    sizeof(services->getenv))
         return ACCEL_ERR_INVALID_ARGUMENT;
     provider = calloc(1, sizeof(*provider));
     if (provider == NULL)
@@ -204,13 +205,11 @@ static accel_status nccl_plugin_open(const struct accel_comm_services *services,
         goto fail;
     if (!accel__nccl_device_open(&provider->device, provider->flavour->device,
                                  &host, reason, sizeof(reason))) {
-        status = services->set_error(ACCEL_ERR_NOT_SUPPORTED,
-                                     "%s: %s %s at %s loaded, but %s",
-                                     provider->flavour->name,
-                                     provider->flavour->title,
-                                     version_text(provider->version, version,
-                                                  sizeof(version)),
-                                     provider->library.path, reason);
+        status = services->set_error(
+            ACCEL_ERR_NOT_SUPPORTED, "%s: %s %s at %s loaded, but %s",
+            provider->flavour->name, provider->flavour->title,
+            version_text(provider->version, version, sizeof(version)),
+            provider->library.path, reason);
         goto fail;
     }
     services->log(ACCEL_LOG_INFO, "%s: %s %s from %s", provider->flavour->name,
@@ -256,8 +255,9 @@ static accel_status nccl_unique_id(accel_comm_provider *provider, void *out_id,
     *out_bytes = 0;
     if (capacity < sizeof(id))
         return provider->services->set_error(
-            ACCEL_ERR_INVALID_ARGUMENT, "%s: a unique id takes %zu bytes, not %zu",
-            provider->flavour->name, sizeof(id), capacity);
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "%s: a unique id takes %zu bytes, not %zu", provider->flavour->name,
+            sizeof(id), capacity);
     result = provider->nccl.ncclGetUniqueId(&id);
     if (result != ANCL_ncclSuccess)
         return accel__nccl_fail(provider, "ncclGetUniqueId", result);

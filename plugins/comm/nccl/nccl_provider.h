@@ -83,11 +83,11 @@ void accel__nccl_device_close(struct nccl_device_runtime *runtime);
 
 /* What tells nccl and rccl apart. */
 struct nccl_flavour {
-    const char *name;            /* "nccl": the table's name */
-    const char *title;           /* "NCCL": how messages name the library */
-    const char *library_env;     /* "ACCEL_NCCL_LIBRARY" */
+    const char *name;             /* "nccl": the table's name */
+    const char *title;            /* "NCCL": how messages name the library */
+    const char *library_env;      /* "ACCEL_NCCL_LIBRARY" */
     const char *const *libraries; /* default names, NULL-terminated */
-    accel_native_kind memory;    /* the device memory it works on */
+    accel_native_kind memory;     /* the device memory it works on */
     const struct nccl_device_ops *device;
 };
 
@@ -127,10 +127,10 @@ struct accel_comm_handle {
     ancl_ncclComm_t comm;
     struct accel_native_handles device; /* the rank's device, from accel_comm_init */
     int rank, size;
-    bool nonblocking;     /* made with config.blocking = 0: calls may say InProgress */
-    uint64_t timeout_ns;  /* how long a call may stay in progress; 0: forever */
-    atomic_bool aborted;  /* comm_abort ran: calls fail with COMM_ABORTED */
-    uint64_t scratch;     /* the barrier's device word, made at the first barrier */
+    bool nonblocking; /* made with config.blocking = 0: calls may say InProgress */
+    uint64_t timeout_ns; /* how long a call may stay in progress; 0: forever */
+    atomic_bool aborted; /* comm_abort ran: calls fail with COMM_ABORTED */
+    uint64_t scratch; /* the barrier's device word, made at the first barrier */
     /* Serialises comm_abort with the calls that read the communicator's
      * state (comm_error, the in-progress polls): abort frees it. */
     pthread_mutex_t lock;
@@ -139,8 +139,8 @@ struct accel_comm_handle {
 accel_status accel__nccl_comm_create(accel_comm_provider *provider,
                                      const struct accel_comm_init *init,
                                      accel_comm_handle **out_comm);
-accel_status accel__nccl_comm_split(accel_comm_handle *comm, int color,
-                                    int key, accel_comm_handle **out_comm);
+accel_status accel__nccl_comm_split(accel_comm_handle *comm, int color, int key,
+                                    accel_comm_handle **out_comm);
 void accel__nccl_comm_destroy(accel_comm_handle *comm);
 /* Make the rank's device current (the error said on failure), and undo it. */
 accel_status accel__nccl_enter(accel_comm_handle *comm,

@@ -410,7 +410,7 @@ static void test_callers_current_context_is_left_alone(void **state)
     dlclose(f.library);
 }
 
-static void test_native_handles_are_the_primary_context_and_the_custream(void **state)
+static void test_native_handles_are_the_primary_context_and_stream(void **state)
 {
     struct plugin_case *c = *state;
     struct plugin_case_native native;
@@ -433,7 +433,8 @@ static void test_native_handles_are_the_primary_context_and_the_custream(void **
     assert_int_equal(native.cut.device_ordinal, 1);
     memset(untouched, 0xa5, sizeof(untouched));
     assert_memory_equal(&native.cut.context, untouched,
-                        sizeof(native.cut) - offsetof(struct accel_native_handles, context));
+                        sizeof(native.cut) -
+                            offsetof(struct accel_native_handles, context));
     assert_int_equal(f.release(1), ACU_CUDA_SUCCESS);
     dlclose(f.library);
 }
@@ -921,7 +922,7 @@ int main(void)
         T(test_jit_log_is_in_the_error_detail),
         T(test_kernel_signature_unknown_without_param_info),
         T(test_callers_current_context_is_left_alone),
-        T(test_native_handles_are_the_primary_context_and_the_custream),
+        T(test_native_handles_are_the_primary_context_and_stream),
         T(test_two_devices_copy_between_them),
         T(test_copies_between_two_devices_take_the_peer_calls),
         T(test_stale_open_after_another_reset_is_lost_and_reaches_no_driver),

@@ -348,7 +348,8 @@ static void test_native_handles_are_the_ordinal_and_the_hip_stream(void **state)
     assert_int_equal(native.cut.device_ordinal, 1);
     memset(untouched, 0xa5, sizeof(untouched));
     assert_memory_equal(&native.cut.context, untouched,
-                        sizeof(native.cut) - offsetof(struct accel_native_handles, context));
+                        sizeof(native.cut) -
+                            offsetof(struct accel_native_handles, context));
 }
 
 static void *round_trip_thread(void *arg)

@@ -74,7 +74,7 @@ struct fake_message {
 struct fake_clique {
     ancl_ncclUniqueId id;
     int size, joined;
-    bool broken; /* a rank aborted: every wait gives up */
+    bool broken;         /* a rank aborted: every wait gives up */
     uint64_t generation; /* collectives completed */
     int arrived;
     ancl_ncclResult_t outcome; /* of the last collective */
@@ -109,15 +109,16 @@ enum { FAKE_SPLIT = 100 };
 /* ---- names and knobs ---- */
 
 static const char *const result_names[] = {
-    "ncclSuccess",         "ncclUnhandledCudaError", "ncclSystemError",
-    "ncclInternalError",   "ncclInvalidArgument",    "ncclInvalidUsage",
-    "ncclRemoteError",     "ncclInProgress"};
+    "ncclSuccess",       "ncclUnhandledCudaError", "ncclSystemError",
+    "ncclInternalError", "ncclInvalidArgument",    "ncclInvalidUsage",
+    "ncclRemoteError",   "ncclInProgress"};
 
 static bool parse_result(const char *text, int *out_code)
 {
     char *end;
 
-    for (int i = 0; i < (int)(sizeof(result_names) / sizeof(result_names[0])); i++) {
+    for (int i = 0; i < (int)(sizeof(result_names) / sizeof(result_names[0]));
+         i++) {
         if (strcmp(text, result_names[i]) == 0) {
             *out_code = i;
             return true;
@@ -148,7 +149,8 @@ static ancl_ncclResult_t enter_call(const char *name)
     bool lose;
 
     fake_count(name);
-    return (ancl_ncclResult_t)fake_knobs_apply(&fake_nccl.fails, &never, name, &lose);
+    return (ancl_ncclResult_t)fake_knobs_apply(&fake_nccl.fails, &never, name,
+                                               &lose);
 }
 
 #define FAKE_ENTER()                                                           \
@@ -184,7 +186,8 @@ static struct fake_gpu gpu_entries(void)
     const char *hip = getenv("ACCEL_HIP_LIBRARY");
     void *library;
 
-    if (cuda != NULL && (library = dlopen(cuda, RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
+    if (cuda != NULL &&
+        (library = dlopen(cuda, RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
         *(void **)&gpu.stream_sync = dlsym(library, "cuStreamSynchronize");
         *(void **)&gpu.ctx_get_current = dlsym(library, "cuCtxGetCurrent");
         dlclose(library);
@@ -306,7 +309,8 @@ FAKE_EXPORT ancl_ncclResult_t ncclGetUniqueId(ancl_ncclUniqueId *unique_id)
 }
 
 FAKE_EXPORT ancl_ncclResult_t ncclCommInitRank(ancl_ncclComm_t *comm, int nranks,
-                                               ancl_ncclUniqueId comm_id, int rank)
+                                               ancl_ncclUniqueId comm_id,
+                                               int rank)
 {
     FAKE_ENTER();
     FAKE_RETURN(join(comm, nranks, &comm_id, rank, false));
@@ -358,7 +362,8 @@ FAKE_EXPORT ancl_ncclResult_t ncclCommCount(const ancl_ncclComm_t comm, int *cou
     FAKE_RETURN(ANCL_ncclSuccess);
 }
 
-FAKE_EXPORT ancl_ncclResult_t ncclCommUserRank(const ancl_ncclComm_t comm, int *rank)
+FAKE_EXPORT ancl_ncclResult_t ncclCommUserRank(const ancl_ncclComm_t comm,
+                                               int *rank)
 {
     FAKE_ENTER();
     if (!comm_live(comm))
@@ -398,7 +403,8 @@ static bool parts_agree(const struct fake_clique *clique)
         const struct fake_part *p = &clique->parts[r];
 
         if (p->kind != first->kind || p->count != first->count ||
-            p->type != first->type || p->op != first->op || p->root != first->root)
+            p->type != first->type || p->op != first->op ||
+            p->root != first->root)
             return false;
     }
     return true;
@@ -411,7 +417,8 @@ static void reduce_parts(const struct fake_clique *clique, size_t offset,
     const struct fake_part *first = &clique->parts[0];
     size_t bytes = fake_reduce_type_bytes(first->type);
 
-    memcpy(out, (const unsigned char *)first->send + offset * bytes, count * bytes);
+    memcpy(out, (const unsigned char *)first->send + offset * bytes,
+           count * bytes);
     for (int r = 1; r < clique->size; r++)
         fake_reduce(first->type, first->op, out,
                     (const unsigned char *)clique->parts[r].send + offset * bytes,
@@ -441,7 +448,8 @@ static ancl_ncclResult_t run_split(struct fake_clique *clique)
         }
         memset(&id, 0, sizeof(id));
         snprintf(id.internal, sizeof(id.internal), "split %p %llu %d",
-                 (void *)clique, (unsigned long long)clique->generation, p->color);
+                 (void *)clique, (unsigned long long)clique->generation,
+                 p->color);
         child = clique_of(&id, size);
         if (child == NULL)
             return ANCL_ncclSystemError;
@@ -495,7 +503,8 @@ static ancl_ncclResult_t run_collective(struct fake_clique *clique)
         reduce_parts(clique, 0, total, result);
         for (int r = 0; r < clique->size; r++)
             memcpy(clique->parts[r].recv,
-                   result + (size_t)r * first->count * bytes, first->count * bytes);
+                   result + (size_t)r * first->count * bytes,
+                   first->count * bytes);
         break;
     }
     free(result);
@@ -567,8 +576,8 @@ static ancl_ncclResult_t collective(const char *name, ancl_ncclComm_t comm,
     return result;
 }
 
-FAKE_EXPORT ancl_ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff,
-                                            size_t count,
+FAKE_EXPORT ancl_ncclResult_t ncclAllReduce(const void *sendbuff,
+                                            void *recvbuff, size_t count,
                                             ancl_ncclDataType_t datatype,
                                             ancl_ncclRedOp_t op,
                                             ancl_ncclComm_t comm,
@@ -576,50 +585,61 @@ FAKE_EXPORT ancl_ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff
 {
     return collective(__func__, comm, stream,
                       (struct fake_part){.kind = ACCEL_COMM_ALLREDUCE,
-                                         .send = sendbuff, .recv = recvbuff,
-                                         .count = count, .type = (int)datatype,
+                                         .send = sendbuff,
+                                         .recv = recvbuff,
+                                         .count = count,
+                                         .type = (int)datatype,
                                          .op = (int)op});
 }
 
-FAKE_EXPORT ancl_ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff,
-                                            size_t count,
+FAKE_EXPORT ancl_ncclResult_t ncclBroadcast(const void *sendbuff,
+                                            void *recvbuff, size_t count,
                                             ancl_ncclDataType_t datatype,
                                             int root, ancl_ncclComm_t comm,
                                             ancl_stream_t stream)
 {
     return collective(__func__, comm, stream,
                       (struct fake_part){.kind = ACCEL_COMM_BROADCAST,
-                                         .send = sendbuff, .recv = recvbuff,
-                                         .count = count, .type = (int)datatype,
+                                         .send = sendbuff,
+                                         .recv = recvbuff,
+                                         .count = count,
+                                         .type = (int)datatype,
                                          .root = root});
 }
 
 FAKE_EXPORT ancl_ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff,
-                                         size_t count, ancl_ncclDataType_t datatype,
+                                         size_t count,
+                                         ancl_ncclDataType_t datatype,
                                          ancl_ncclRedOp_t op, int root,
-                                         ancl_ncclComm_t comm, ancl_stream_t stream)
+                                         ancl_ncclComm_t comm,
+                                         ancl_stream_t stream)
 {
     return collective(__func__, comm, stream,
                       (struct fake_part){.kind = ACCEL_COMM_REDUCE,
-                                         .send = sendbuff, .recv = recvbuff,
-                                         .count = count, .type = (int)datatype,
-                                         .op = (int)op, .root = root});
+                                         .send = sendbuff,
+                                         .recv = recvbuff,
+                                         .count = count,
+                                         .type = (int)datatype,
+                                         .op = (int)op,
+                                         .root = root});
 }
 
-FAKE_EXPORT ancl_ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
-                                            size_t sendcount,
+FAKE_EXPORT ancl_ncclResult_t ncclAllGather(const void *sendbuff,
+                                            void *recvbuff, size_t sendcount,
                                             ancl_ncclDataType_t datatype,
                                             ancl_ncclComm_t comm,
                                             ancl_stream_t stream)
 {
     return collective(__func__, comm, stream,
                       (struct fake_part){.kind = ACCEL_COMM_ALLGATHER,
-                                         .send = sendbuff, .recv = recvbuff,
-                                         .count = sendcount, .type = (int)datatype});
+                                         .send = sendbuff,
+                                         .recv = recvbuff,
+                                         .count = sendcount,
+                                         .type = (int)datatype});
 }
 
-FAKE_EXPORT ancl_ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
-                                                size_t recvcount,
+FAKE_EXPORT ancl_ncclResult_t ncclReduceScatter(const void *sendbuff,
+                                                void *recvbuff, size_t recvcount,
                                                 ancl_ncclDataType_t datatype,
                                                 ancl_ncclRedOp_t op,
                                                 ancl_ncclComm_t comm,
@@ -627,18 +647,22 @@ FAKE_EXPORT ancl_ncclResult_t ncclReduceScatter(const void *sendbuff, void *recv
 {
     return collective(__func__, comm, stream,
                       (struct fake_part){.kind = ACCEL_COMM_REDUCE_SCATTER,
-                                         .send = sendbuff, .recv = recvbuff,
-                                         .count = recvcount, .type = (int)datatype,
+                                         .send = sendbuff,
+                                         .recv = recvbuff,
+                                         .count = recvcount,
+                                         .type = (int)datatype,
                                          .op = (int)op});
 }
 
-FAKE_EXPORT ancl_ncclResult_t ncclCommSplit(ancl_ncclComm_t comm, int color, int key,
-                                            ancl_ncclComm_t *newcomm,
+FAKE_EXPORT ancl_ncclResult_t ncclCommSplit(ancl_ncclComm_t comm, int color,
+                                            int key, ancl_ncclComm_t *newcomm,
                                             ancl_ncclConfig_t *config)
 {
     return collective(__func__, comm, NULL,
-                      (struct fake_part){.kind = FAKE_SPLIT, .type = ANCL_ncclUint8,
-                                         .color = color, .key = key,
+                      (struct fake_part){.kind = FAKE_SPLIT,
+                                         .type = ANCL_ncclUint8,
+                                         .color = color,
+                                         .key = key,
                                          .out_comm = newcomm,
                                          .nonblocking = config != NULL &&
                                                         config->blocking == 0});
@@ -726,7 +750,8 @@ FAKE_EXPORT ancl_ncclResult_t ncclRecv(void *recvbuff, size_t count,
         pthread_cond_wait(&fake_core.progress, &fake_core.lock);
     if (message == NULL)
         FAKE_RETURN(ANCL_ncclRemoteError);
-    result = message->bytes == bytes ? ANCL_ncclSuccess : ANCL_ncclInvalidArgument;
+    result = message->bytes == bytes ? ANCL_ncclSuccess
+                                     : ANCL_ncclInvalidArgument;
     if (result == ANCL_ncclSuccess)
         memcpy(recvbuff, message->data, bytes);
     free(message->data);
@@ -746,7 +771,8 @@ FAKE_EXPORT uint64_t fake_nccl_calls(const char *name)
  * The context (CUDA) or device (HIP) that was current when the latest
  * communicator of rank `rank` was made; false when there is none.
  */
-FAKE_EXPORT bool fake_nccl_rank_device(int rank, void **out_context, int *out_device)
+FAKE_EXPORT bool fake_nccl_rank_device(int rank, void **out_context,
+                                       int *out_device)
 {
     bool found = false;
 

@@ -72,8 +72,8 @@ uint16_t fake_float_to_half(float value)
                                              (unsigned)(14 - exponent)));
     }
     /* A carry out of the mantissa moves into the exponent, as it should. */
-    return (uint16_t)(sign | (((uint32_t)exponent << 10) +
-                              shift_round(mantissa, 13)));
+    return (uint16_t)(sign |
+                      (((uint32_t)exponent << 10) + shift_round(mantissa, 13)));
 }
 
 float fake_bf16_to_float(uint16_t bf16)
