@@ -208,6 +208,7 @@ static void clear_knobs(void)
     unsetenv("ACCEL_RCCL_LIBRARY");
     unsetenv("ACCEL_CUDA_LIBRARY");
     unsetenv("ACCEL_HIP_LIBRARY");
+    unsetenv("ACCEL_COMM");
 }
 
 static int setup_nccl(void **state)
@@ -1130,6 +1131,106 @@ static void test_rccl_without_library_names_librccl(void **state)
     assert_contains(last_error, "rccl: /nonexistent/librccl.so.1 not found: ");
 }
 
+/* ---- through libaccel: accel_stream_native and the public collectives ---- */
+
+#define PUBLIC_COUNT 1003
+
+struct public_rank {
+    accel_device *device;
+    accel_stream *stream;
+    accel_comm *comm;
+    int rank;
+    accel_status status;
+    char error[512];
+};
+
+/* Each rank all-reduces and broadcasts through the public API, checked. */
+static void *public_rank_main(void *arg)
+{
+    struct public_rank *p = arg;
+    float *host = calloc(PUBLIC_COUNT, sizeof(float));
+    accel_ref ref;
+
+    assert_non_null(host);
+    for (int i = 0; i < PUBLIC_COUNT; i++)
+        host[i] = (float)((p->rank + 1) * (i % 11));
+    p->status = accel_alloc(p->device, ACCEL_F32, PUBLIC_COUNT, &ref);
+    if (p->status == ACCEL_OK)
+        p->status = accel_copy_to_device(p->stream, ref, 0, host,
+                                         PUBLIC_COUNT * sizeof(float));
+    if (p->status == ACCEL_OK)
+        p->status = accel_allreduce(p->comm, p->stream, ref, ref, PUBLIC_COUNT,
+                                    ACCEL_REDUCE_SUM);
+    if (p->status == ACCEL_OK)
+        p->status = accel_comm_barrier(p->comm, p->stream);
+    if (p->status == ACCEL_OK)
+        p->status = accel_copy_to_host(p->stream, host, ref, 0,
+                                       PUBLIC_COUNT * sizeof(float));
+    if (p->status == ACCEL_OK)
+        p->status = accel_stream_sync(p->stream);
+    snprintf(p->error, sizeof(p->error), "%s", accel_last_error());
+    for (int i = 0; p->status == ACCEL_OK && i < PUBLIC_COUNT; i++) {
+        if (host[i] != (float)(3 * (i % 11)))
+            fail_msg("rank %d element %d: %g, not %g", p->rank, i,
+                     (double)host[i], (double)(3 * (i % 11)));
+    }
+    accel_free(p->device, ref);
+    free(host);
+    return NULL;
+}
+
+static void test_public_collectives_run_on_cuda_devices_through_nccl(void **state)
+{
+    struct public_rank ranks[2] = {{0}};
+    accel_device *devices[2];
+    accel_comm *comms[2] = {NULL, NULL};
+    struct accel_native_handles native = {.struct_size = sizeof(native)};
+    pthread_t threads[2];
+    accel_host *host = NULL;
+
+    (void)state;
+    setenv("ACCEL_COMM", "nccl", 1);
+    assert_status(accel_host_create(NULL, &host), ACCEL_OK);
+    for (int r = 0; r < 2; r++) {
+        ranks[r].rank = r;
+        assert_status(
+            accel_device_open(host, "cuda", (uint32_t)r, &ranks[r].device),
+            ACCEL_OK);
+        assert_status(accel_stream_create(ranks[r].device, &ranks[r].stream),
+                      ACCEL_OK);
+        devices[r] = ranks[r].device;
+    }
+    /* The CUDA plugin's native_handles, as the host hands them on. */
+    assert_status(accel_stream_native(ranks[1].stream, &native), ACCEL_OK);
+    assert_int_equal(native.kind, ACCEL_NATIVE_CUDA);
+    assert_int_equal(native.device_ordinal, 1);
+    assert_non_null(native.context);
+    assert_non_null(native.stream);
+
+    assert_status(accel_comm_create_local(devices, 2, comms), ACCEL_OK);
+    for (int r = 0; r < 2; r++) {
+        assert_string_equal(accel_comm_provider_name(comms[r]), "nccl");
+        ranks[r].comm = comms[r];
+        assert_int_equal(
+            pthread_create(&threads[r], NULL, public_rank_main, &ranks[r]), 0);
+    }
+    for (int r = 0; r < 2; r++)
+        pthread_join(threads[r], NULL);
+    for (int r = 0; r < 2; r++) {
+        if (ranks[r].status != ACCEL_OK)
+            fail_msg("rank %d: %s: %s", r, accel_status_name(ranks[r].status),
+                     ranks[r].error);
+        assert_status(accel_comm_status(comms[r]), ACCEL_OK);
+    }
+    assert_true(fake_calls("ncclAllReduce") >= 4);
+    for (int r = 0; r < 2; r++) {
+        accel_comm_destroy(comms[r]);
+        accel_stream_destroy(ranks[r].stream);
+        accel_device_close(ranks[r].device);
+    }
+    accel_host_destroy(host);
+}
+
 /* ---- the real libnccl.so.2 ---- */
 
 static void test_real_nccl_loads_and_says_no_gpu(void **state)
@@ -1180,6 +1281,7 @@ int main(int argc, char **argv)
                                         setup_rccl, teardown),
         cmocka_unit_test_setup_teardown(test_rccl_without_library_names_librccl,
                                         setup_rccl, teardown),
+        CASE(test_public_collectives_run_on_cuda_devices_through_nccl),
 #undef CASE
     };
     const struct CMUnitTest real_tests[] = {

@@ -35,8 +35,9 @@
 #      launch-bounds    a kernel with __launch_bounds__(128), below the
 #                       device's limit: 256 threads are refused with the
 #                       reason before anything is enqueued, 128 compute;
-#      nccl             the nccl communication provider with one rank per
-#                       GPU (tools/gpu-check-nccl.c, built with the rest):
+#      nccl             collectives through the nccl provider, one rank per
+#                       GPU (tools/gpu-check-nccl.c, built with the rest:
+#                       accel_comm_create_local over every CUDA device):
 #                       all-reduce, barrier and all-gather of 1 Mi + 3
 #                       floats on every device's stream, verified; SKIP
 #                       with the reason where libnccl.so.2 is absent (the
@@ -219,7 +220,7 @@ build_with_cc() {
     "$CC" "${flags[@]}" "${plugin_flags[@]}" -I"$ROOT/plugins/common" "${cuda[@]}" \
         "${common[@]}" -ldl -o "$BUILD/plugins/cuda/accel-plugin-cuda.so"
     "$CC" "${flags[@]}" -fPIC -shared -fvisibility=hidden \
-        -Wl,--version-script="$ROOT/plugins/comm/nccl/provider.map" -I"$ROOT/plugins/common" \
+        -Wl,--version-script="$ROOT/plugins/comm/comm.map" -I"$ROOT/plugins/common" \
         "${nccl[@]}" "$ROOT/plugins/common/native_library.c" -ldl \
         -o "$BUILD/plugins/comm/nccl/accel-comm-nccl.so"
     "$CC" "${flags[@]}" "$ROOT/tools/accel-info.c" "$ROOT/tools/json.c" "${link[@]}" \
@@ -234,14 +235,14 @@ build_with_cc() {
         -o "$BUILD/tools/accel-conformance"
 }
 
-# The probes of the checks in step 5: gpu-check-probe over the libaccel
-# just built, gpu-check-nccl over the nccl provider's table.
+# The probes of the checks in step 5, over the libaccel just built.
 build_probe() {
     "$CC" -std=c11 -O2 -g -D_GNU_SOURCE -pthread -Wall -Wextra -I"$ROOT/include" \
         "$ROOT/tools/gpu-check-probe.c" -L"$BUILD/host" -Wl,-rpath,"$BUILD/host" -laccel \
         -o "$BUILD/gpu-check-probe"
     "$CC" -std=c11 -O2 -g -D_GNU_SOURCE -pthread -Wall -Wextra -I"$ROOT/include" \
-        "$ROOT/tools/gpu-check-nccl.c" -ldl -o "$BUILD/gpu-check-nccl"
+        "$ROOT/tools/gpu-check-nccl.c" -L"$BUILD/host" -Wl,-rpath,"$BUILD/host" -laccel \
+        -o "$BUILD/gpu-check-nccl"
 }
 
 step_build() {
@@ -382,12 +383,14 @@ step_launch_bounds() {
 }
 
 # The nccl provider, one rank per GPU; 77 (a SKIP) without libnccl.so.2.
+# The provider is found on the plugin search path, in its directory.
 step_nccl() {
     device_env
+    export ACCEL_PLUGIN_PATH="$ACCEL_PLUGIN_PATH:$BUILD/plugins/comm/nccl"
     if [ "$rehearse" = 1 ]; then
         export ACCEL_NCCL_LIBRARY="$BUILD/tests/fakes/nccl/libfakenccl.so" FAKE_CUDA_DEVICES=2
     fi
-    "$BUILD/gpu-check-nccl" "$BUILD/plugins/comm/nccl/accel-comm-nccl.so"
+    "$BUILD/gpu-check-nccl"
 }
 
 step_unit_tests() {
