@@ -170,6 +170,11 @@ static accel_status plan_call(accel_comm_handle *comm,
         out->type = ANCL_ncclUint8;
         out->count = (size_t)op->count * bytes;
     }
+    if (op->send == op->recv && op->kind == ACCEL_COMM_ALLGATHER && comm->rank < 0)
+        return provider->services->set_error(
+            ACCEL_ERR_NOT_SUPPORTED,
+            "%s: in-place all-gather needs the rank, which %s did not say",
+            provider->flavour->name, provider->flavour->title);
     if (op->send == op->recv && op->kind == ACCEL_COMM_ALLGATHER)
         out->send = (const unsigned char *)out->recv +
                     (size_t)comm->rank * out->count;
