@@ -35,6 +35,13 @@
 #      launch-bounds    a kernel with __launch_bounds__(128), below the
 #                       device's limit: 256 threads are refused with the
 #                       reason before anything is enqueued, 128 compute;
+#      nccl             collectives through the nccl provider, one rank per
+#                       GPU (tools/gpu-check-nccl.c, built with the rest:
+#                       accel_comm_create_local over every CUDA device):
+#                       all-reduce, barrier and all-gather of 1 Mi + 3
+#                       floats on every device's stream, verified; SKIP
+#                       with the reason where libnccl.so.2 is absent (the
+#                       rehearsal runs it over the fake NCCL, two devices);
 #   6. runs accel-bench's cases (the cost of a call through accel against
 #      the plugin's own entry, empty launch latency, launches back to back,
 #      copy bandwidth pageable and pinned in each direction, device to
@@ -176,14 +183,16 @@ build_with_cc() {
     local plugin_flags=(-fPIC -shared -fvisibility=hidden
         -Wl,--version-script="$ROOT/plugins/plugin.map")
     local link=(-L"$BUILD/host" -Wl,-rpath,"$BUILD/host" -laccel -ldl -lm)
-    local host common null cuda bench conformance
-    mkdir -p "$BUILD"/{host,plugins/null,plugins/cuda,tools/bench}
+    local host common null cuda nccl bench conformance
+    mkdir -p "$BUILD"/{host,plugins/null,plugins/cuda,plugins/comm/nccl,tools/bench}
     mapfile -t host < <(meson_sources "$ROOT/host/meson.build" "library('accel'" \
         "include_directories" | sed "s|^|$ROOT/host/|")
     mapfile -t null < <(meson_sources "$ROOT/plugins/null/meson.build" "shared_module" \
         "name_prefix" | sed "s|^|$ROOT/plugins/null/|")
     mapfile -t cuda < <(meson_sources "$ROOT/plugins/cuda/meson.build" "shared_module" \
         "name_prefix" | sed "s|^|$ROOT/plugins/cuda/|")
+    mapfile -t nccl < <(meson_sources "$ROOT/plugins/comm/nccl/meson.build" \
+        "nccl_provider_sources = files(" "^)" | sed "s|^|$ROOT/plugins/comm/nccl/|")
     mapfile -t common < <(meson_sources "$ROOT/plugins/common/meson.build" "static_library" \
         "include_directories" | sed "s|^|$ROOT/plugins/common/|")
     mapfile -t bench < <(sed -n "/accel-bench-report'/,/dependencies/p;/accel_bench_sources = \[/,/\]/p" \
@@ -210,6 +219,10 @@ build_with_cc() {
         -o "$BUILD/plugins/null/accel-plugin-null.so"
     "$CC" "${flags[@]}" "${plugin_flags[@]}" -I"$ROOT/plugins/common" "${cuda[@]}" \
         "${common[@]}" -ldl -o "$BUILD/plugins/cuda/accel-plugin-cuda.so"
+    "$CC" "${flags[@]}" -fPIC -shared -fvisibility=hidden \
+        -Wl,--version-script="$ROOT/plugins/comm/comm.map" -I"$ROOT/plugins/common" \
+        "${nccl[@]}" "$ROOT/plugins/common/native_library.c" -ldl \
+        -o "$BUILD/plugins/comm/nccl/accel-comm-nccl.so"
     "$CC" "${flags[@]}" "$ROOT/tools/accel-info.c" "$ROOT/tools/json.c" "${link[@]}" \
         -o "$BUILD/tools/accel-info"
     "$CC" "${flags[@]}" -I"$ROOT/host" -DACCEL_PLUGINDIR="\"$BUILD/plugins\"" \
@@ -222,11 +235,14 @@ build_with_cc() {
         -o "$BUILD/tools/accel-conformance"
 }
 
-# The probe of the checks in step 5, over the libaccel just built.
+# The probes of the checks in step 5, over the libaccel just built.
 build_probe() {
     "$CC" -std=c11 -O2 -g -D_GNU_SOURCE -pthread -Wall -Wextra -I"$ROOT/include" \
         "$ROOT/tools/gpu-check-probe.c" -L"$BUILD/host" -Wl,-rpath,"$BUILD/host" -laccel \
         -o "$BUILD/gpu-check-probe"
+    "$CC" -std=c11 -O2 -g -D_GNU_SOURCE -pthread -Wall -Wextra -I"$ROOT/include" \
+        "$ROOT/tools/gpu-check-nccl.c" -L"$BUILD/host" -Wl,-rpath,"$BUILD/host" -laccel \
+        -o "$BUILD/gpu-check-nccl"
 }
 
 step_build() {
@@ -366,6 +382,17 @@ step_launch_bounds() {
     fi
 }
 
+# The nccl provider, one rank per GPU; 77 (a SKIP) without libnccl.so.2.
+# The provider is found on the plugin search path, in its directory.
+step_nccl() {
+    device_env
+    export ACCEL_PLUGIN_PATH="$ACCEL_PLUGIN_PATH:$BUILD/plugins/comm/nccl"
+    if [ "$rehearse" = 1 ]; then
+        export ACCEL_NCCL_LIBRARY="$BUILD/tests/fakes/nccl/libfakenccl.so" FAKE_CUDA_DEVICES=2
+    fi
+    "$BUILD/gpu-check-nccl"
+}
+
 step_unit_tests() {
     if [ ! -f "$BUILD/build.ninja" ]; then
         echo "not a meson build: no unit tests to run"
@@ -391,7 +418,7 @@ step_bench() {
 
 export -f detect_arch step_system meson_sources build_with_meson build_with_cc build_probe \
     step_build write_bounded_kernel step_kernels device_env step_accel_info conformance_with \
-    step_conformance_ptx step_conformance_cubin step_conformance_bundle testing_module probe \
+    step_conformance_ptx step_conformance_cubin step_conformance_bundle testing_module probe step_nccl \
     step_fault_recovery step_wait_cpu step_two_hosts step_contention step_testing_kernels \
     step_launch_bounds step_unit_tests step_bench
 
@@ -416,6 +443,7 @@ run_step() {
         status=$?
     case $status in
     0) detail="" ;;
+    77) detail="skipped: $(grep -m1 '^skipped: ' "$LOGS/$name.log" | cut -c10-)" ;;
     124 | 137) detail="stopped after its ${budget}s budget" ;;
     *) detail="exit status $status" ;;
     esac
@@ -424,9 +452,10 @@ run_step() {
         detail="$(grep -Eo '^\[ +(PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$LOGS/$name.log" |
             sed -E 's/^\[ +([A-Z]+) +\] ([0-9]+) test/\2 \L\1/' | paste -sd, -)${detail:+; $detail}"
     fi
-    results+=("$(printf '%-18s %-8s %5ss  %s' "$name" "$([ "$status" = 0 ] && echo PASS || echo FAIL)" \
+    results+=("$(printf '%-18s %-8s %5ss  %s' "$name" \
+        "$(case $status in 0) echo PASS ;; 77) echo SKIP ;; *) echo FAIL ;; esac)" \
         "$((SECONDS - began))" "${detail:-see logs/$name.log}")")
-    if [ "$status" != 0 ]; then
+    if [ "$status" != 0 ] && [ "$status" != 77 ]; then
         failed=1
         tail -n 20 "$LOGS/$name.log" | sed 's/^/    /'
         return 1
@@ -454,6 +483,7 @@ if run_step build 180 step_build; then
     run_step contention 30 step_contention || true
     run_step testing-kernels 30 step_testing_kernels || true
     run_step launch-bounds 20 step_launch_bounds || true
+    run_step nccl 60 step_nccl || true
     run_step bench 120 step_bench || true
     run_step unit-tests 180 step_unit_tests || true
 fi

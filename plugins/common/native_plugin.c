@@ -293,3 +293,30 @@ accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
            accel_device_props_size(native->services));
     return ACCEL_OK;
 }
+
+accel_status accel__native_handles_fill(accel_drv_plugin *plugin, uint32_t kind,
+                                        int ordinal, void *context, void *stream,
+                                        struct accel_native_handles *out)
+{
+    struct accel__native_plugin *native = accel__native_plugin_of(plugin);
+    struct accel_native_handles handles;
+    size_t size;
+
+    if (out == NULL ||
+        out->struct_size < offsetof(struct accel_native_handles, device_ordinal))
+        return native->services->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "native_handles: struct_size %u does not reach the kind",
+            out == NULL ? 0u : out->struct_size);
+    memset(&handles, 0, sizeof(handles));
+    handles.struct_size = out->struct_size;
+    handles.kind = kind;
+    handles.device_ordinal = ordinal;
+    handles.context = context;
+    handles.stream = stream;
+    /* Filled whole here, copied only as far as the caller's struct goes. */
+    size = out->struct_size < sizeof(handles) ? out->struct_size
+                                              : sizeof(handles);
+    memcpy(out, &handles, size);
+    return ACCEL_OK;
+}

@@ -142,6 +142,17 @@ accel_status accel__native_device_info(accel_drv_plugin *plugin, uint32_t index,
                                        struct accel_device_props *out_props);
 
 /*
+ * native_handles (driver.h, since 1.1): write `kind`, the device's
+ * `ordinal`, `context` and `stream` into `out`, no more than
+ * out->struct_size bytes of it (a host built against an older, shorter
+ * struct keeps the rest of its memory). Errors: ACCEL_ERR_INVALID_ARGUMENT
+ * when out->struct_size does not reach the kind.
+ */
+accel_status accel__native_handles_fill(accel_drv_plugin *plugin, uint32_t kind,
+                                        int ordinal, void *context, void *stream,
+                                        struct accel_native_handles *out);
+
+/*
  * Set the no-device reason "PATH: CALL failed: DESCRIBED", then "; " and
  * `more` when it is not NULL. The path is bounded so that the library's
  * own words always fit.

@@ -241,3 +241,22 @@ accel_status accel__cuda_device_reset(accel_drv_device *device)
                                        status == ACCEL_OK ? "done" : "failed");
     return status;
 }
+
+/*
+ * The handles a vendor library (NCCL, cuBLAS) needs to work in order with
+ * this device's streams: its ordinal, the primary context this open
+ * retained (the context every stream of this open belongs to) and the
+ * stream's CUstream, which is the plugin's stream handle itself.
+ */
+accel_status accel__cuda_native_handles(accel_drv_device *device,
+                                        accel_drv_stream *stream,
+                                        struct accel_native_handles *out)
+{
+    struct accel__native_plugin *native = &device->plugin->base;
+
+    return accel__native_handles_fill(
+        device->plugin, ACCEL_NATIVE_CUDA,
+        (int)(device->physical - native->devices),
+        (void *)atomic_load(&device->context),
+        stream == NULL ? NULL : (void *)cuda_stream_handle(stream), out);
+}

@@ -317,4 +317,5 @@ const struct accel_driver_v1 accel_driver_v1 = {
     .event_elapsed = accel__cuda_event_elapsed,
     .module_compile = accel__cuda_module_compile,
     .compiler_identity = accel__cuda_compiler_identity,
+    .native_handles = accel__cuda_native_handles,
 };

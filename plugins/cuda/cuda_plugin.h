@@ -216,6 +216,9 @@ accel_status accel__cuda_device_open(accel_drv_plugin *plugin, uint32_t index,
 void accel__cuda_device_close(accel_drv_device *device);
 accel_status accel__cuda_device_status(accel_drv_device *device);
 accel_status accel__cuda_device_reset(accel_drv_device *device);
+accel_status accel__cuda_native_handles(accel_drv_device *device,
+                                        accel_drv_stream *stream,
+                                        struct accel_native_handles *out);
 
 /* ---- table entries, cuda_memory.c ---- */
 

@@ -197,3 +197,21 @@ accel_status accel__hip_device_reset(accel_drv_device *device)
                                        status == ACCEL_OK ? "done" : "failed");
     return status;
 }
+
+/*
+ * The handles a vendor library (RCCL, rocBLAS) needs to work in order with
+ * this device's streams: its ordinal (HIP has no context to hand over: the
+ * library makes the device current with hipSetDevice) and the stream's
+ * hipStream_t, which is the plugin's stream handle itself.
+ */
+accel_status accel__hip_native_handles(accel_drv_device *device,
+                                       accel_drv_stream *stream,
+                                       struct accel_native_handles *out)
+{
+    struct accel__native_plugin *native = &device->plugin->base;
+
+    return accel__native_handles_fill(
+        device->plugin, ACCEL_NATIVE_HIP,
+        (int)(device->physical - native->devices), NULL,
+        stream == NULL ? NULL : (void *)hip_stream_handle(stream), out);
+}

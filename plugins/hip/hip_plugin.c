@@ -374,4 +374,5 @@ const struct accel_driver_v1 accel_driver_v1 = {
     .event_elapsed = accel__hip_event_elapsed,
     .module_compile = accel__hip_module_compile,
     .compiler_identity = accel__hip_compiler_identity,
+    .native_handles = accel__hip_native_handles,
 };

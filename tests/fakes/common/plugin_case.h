@@ -196,4 +196,19 @@ void plugin_case_capture_stderr(struct plugin_case_stderr *capture,
 /* Put stderr back; how many bytes were written to it meanwhile. */
 long plugin_case_stderr_bytes(struct plugin_case_stderr *capture);
 
+/*
+ * native_handles through the kind's table, called directly (plugin_native.c):
+ * device `index` of two (`devices_env` set to 2) with a stream. `whole`
+ * with the full struct, `no_stream` asked without a stream, `cut` with a
+ * struct_size that ends before the context (the rest filled with 0xa5
+ * before the call), `too_short` refused; `stream` is the plugin's stream
+ * handle (destroyed by now: compare it, never use it).
+ */
+struct plugin_case_native {
+    struct accel_native_handles whole, no_stream, cut, too_short;
+    void *stream;
+};
+void plugin_case_native_handles(struct plugin_case *c, const char *devices_env,
+                                uint32_t index, struct plugin_case_native *out);
+
 #endif /* PLUGIN_CASE_H */

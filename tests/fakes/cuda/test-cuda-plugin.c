@@ -410,6 +410,35 @@ static void test_callers_current_context_is_left_alone(void **state)
     dlclose(f.library);
 }
 
+static void test_native_handles_are_the_primary_context_and_stream(void **state)
+{
+    struct plugin_case *c = *state;
+    struct plugin_case_native native;
+    struct fake_entries f;
+    acu_CUcontext primary = NULL;
+    unsigned char untouched[sizeof(struct accel_native_handles)];
+
+    plugin_case_native_handles(c, "FAKE_CUDA_DEVICES", 1, &native);
+    fake_entries_open(&f);
+    assert_int_equal(f.retain(&primary, 1), ACU_CUDA_SUCCESS);
+    assert_int_equal(native.whole.kind, ACCEL_NATIVE_CUDA);
+    assert_int_equal(native.whole.device_ordinal, 1);
+    assert_ptr_equal(native.whole.context, primary);
+    assert_non_null(native.whole.stream);
+    assert_ptr_equal(native.whole.stream, native.stream);
+    assert_ptr_equal(native.no_stream.context, primary);
+    assert_null(native.no_stream.stream);
+    /* A shorter struct: kind and ordinal written, the rest left alone. */
+    assert_int_equal(native.cut.kind, ACCEL_NATIVE_CUDA);
+    assert_int_equal(native.cut.device_ordinal, 1);
+    memset(untouched, 0xa5, sizeof(untouched));
+    assert_memory_equal(&native.cut.context, untouched,
+                        sizeof(native.cut) -
+                            offsetof(struct accel_native_handles, context));
+    assert_int_equal(f.release(1), ACU_CUDA_SUCCESS);
+    dlclose(f.library);
+}
+
 static void test_two_devices_copy_between_them(void **state)
 {
     plugin_case_check_two_devices(*state, "FAKE_CUDA_DEVICES");
@@ -893,6 +922,7 @@ int main(void)
         T(test_jit_log_is_in_the_error_detail),
         T(test_kernel_signature_unknown_without_param_info),
         T(test_callers_current_context_is_left_alone),
+        T(test_native_handles_are_the_primary_context_and_stream),
         T(test_two_devices_copy_between_them),
         T(test_copies_between_two_devices_take_the_peer_calls),
         T(test_stale_open_after_another_reset_is_lost_and_reaches_no_driver),

@@ -330,6 +330,28 @@ static void fake_entries_open(struct fake_entries *f)
     assert_non_null(f->set_device);
 }
 
+static void test_native_handles_are_the_ordinal_and_the_hip_stream(void **state)
+{
+    struct plugin_case *c = *state;
+    struct plugin_case_native native;
+    unsigned char untouched[sizeof(struct accel_native_handles)];
+
+    plugin_case_native_handles(c, "FAKE_HIP_DEVICES", 1, &native);
+    assert_int_equal(native.whole.kind, ACCEL_NATIVE_HIP);
+    assert_int_equal(native.whole.device_ordinal, 1);
+    /* HIP has no context to hand over: the ordinal is the binding. */
+    assert_null(native.whole.context);
+    assert_non_null(native.whole.stream);
+    assert_ptr_equal(native.whole.stream, native.stream);
+    assert_null(native.no_stream.stream);
+    assert_int_equal(native.cut.kind, ACCEL_NATIVE_HIP);
+    assert_int_equal(native.cut.device_ordinal, 1);
+    memset(untouched, 0xa5, sizeof(untouched));
+    assert_memory_equal(&native.cut.context, untouched,
+                        sizeof(native.cut) -
+                            offsetof(struct accel_native_handles, context));
+}
+
 static void *round_trip_thread(void *arg)
 {
     struct plugin_case *c = arg;
@@ -692,6 +714,7 @@ int main(void)
     cmocka_unit_test_setup_teardown(name, setup, plugin_case_teardown)
     const struct CMUnitTest tests[] = {
         T(test_no_device_node_is_no_device_without_loading_the_runtime),
+        T(test_native_handles_are_the_ordinal_and_the_hip_stream),
         T(test_real_runtime_without_gpu_is_no_device_quickly),
         T(test_missing_library_names_what_was_tried),
         T(test_default_search_tries_every_name),
