@@ -51,7 +51,7 @@ extern "C" {
 #endif
 
 #define ACCEL_COMM_ABI_MAJOR 1
-#define ACCEL_COMM_ABI_MINOR 0
+#define ACCEL_COMM_ABI_MINOR 1
 #define ACCEL_COMM_SYMBOL "accel_comm_v1"
 
 /* The largest unique id a provider makes (ncclUniqueId is 128 bytes). */
@@ -231,14 +231,30 @@ struct accel_comm_v1 {
      */
     accel_status (*submit)(accel_comm_handle *comm,
                            const struct accel_comm_op *op);
+
+    /* Since 1.1. */
+
+    /*
+     * Optional; CAP_BOOTSTRAP providers have it. Fill *out_bootstrap with
+     * calls that exchange bytes between every rank of the job (for MPI:
+     * the ranks of MPI_COMM_WORLD, ctx the provider's own communicator),
+     * valid until plugin_close. The host uses it to broadcast another
+     * provider's unique id and passes it as accel_comm_init.bootstrap.
+     * Both calls are collective and block until every rank has called,
+     * or until ACCEL_COMM_TIMEOUT_MS passed (ACCEL_ERR_TIMEOUT; the
+     * bootstrap is then unusable). The host serialises calls on it.
+     */
+    accel_status (*bootstrap)(accel_comm_provider *provider,
+                              struct accel_comm_bootstrap *out_bootstrap);
 };
 
 /* Where entry `slot` of the table starts. */
 #define ACCEL_COMM_V1_ENTRY_OFFSET(slot)                                       \
     (offsetof(struct accel_comm_v1, plugin_open) +                             \
      (size_t)(slot) * sizeof(void (*)(void)))
-/* The whole 1.0 table: ten entries. */
+/* The whole 1.0 table: ten entries; 1.1 adds bootstrap (slot 10). */
 #define ACCEL_COMM_V1_0_SIZE ACCEL_COMM_V1_ENTRY_OFFSET(10)
+#define ACCEL_COMM_V1_1_SIZE ACCEL_COMM_V1_ENTRY_OFFSET(11)
 
 /* Whether `table` has `entry`, by its struct_size. */
 #define ACCEL_COMM_HAS_ENTRY(table, entry)                                     \
@@ -260,7 +276,9 @@ ACCEL_COMM_STATIC_ASSERT_(
     offsetof(struct accel_comm_v1, name) == 8 &&
         offsetof(struct accel_comm_v1, plugin_open) == 16 + sizeof(void *) &&
         offsetof(struct accel_comm_v1, submit) == ACCEL_COMM_V1_ENTRY_OFFSET(9) &&
-        sizeof(struct accel_comm_v1) == ACCEL_COMM_V1_0_SIZE,
+        offsetof(struct accel_comm_v1, bootstrap) ==
+            ACCEL_COMM_V1_ENTRY_OFFSET(10) &&
+        sizeof(struct accel_comm_v1) == ACCEL_COMM_V1_1_SIZE,
     "accel_comm_v1 layout");
 
 #ifdef __cplusplus
