@@ -172,6 +172,10 @@ accel_status accel__compact(accel_device *device, uint32_t *out_moved_pages)
     accel_status status = accel__internal_stream(device);
     if (status == ACCEL_OK)
         status = wait_for_users(device);
+    /* Collectives in flight hold their slices pinned (never moved); the
+     * relocation still waits for them, as for the plugin's outside work. */
+    if (status == ACCEL_OK)
+        accel__comm_wait_inflight(device);
     if (status == ACCEL_OK && device->drv->wait_outside_streams != NULL)
         status = ACCEL__DRV_CALL0(device, wait_outside_streams);
     for (uint32_t c = 0; status == ACCEL_OK && c < ACCEL__POOL_CLASSES; c++) {

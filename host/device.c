@@ -192,6 +192,9 @@ static accel_status device_open_untraced(accel_host *host,
     status = accel__completion_init(&device->completion);
     if (status != ACCEL_OK)
         goto fail_completion;
+    status = accel__comm_device_init(device);
+    if (status != ACCEL_OK)
+        goto fail_comm;
     status = accel__from_plugin(
         device->drv->device_open(plugin->state, index, &device->drv_device),
         "device_open");
@@ -207,6 +210,8 @@ static accel_status device_open_untraced(accel_host *host,
     return ACCEL_OK;
 
 fail_open:
+    accel__comm_device_deinit(device);
+fail_comm:
     accel__completion_deinit(&device->completion);
 fail_completion:
     pthread_cond_destroy(&device->staging.returned);
@@ -260,8 +265,11 @@ static void device_empty(accel_device *device)
     accel__staging_release(device);
     accel__modules_release(device);
     accel__streams_release(device);
-    /* Callbacks on the streams just dropped will never be reached. */
+    /* Callbacks on the streams just dropped will never be reached, nor
+     * collectives' gates; their pins go before the memory does. */
     accel__completion_abandon(&device->completion);
+    accel__comm_abandon(device);
+    accel__comm_reap(device);
     accel__refs_release_all(device);
     accel__events_release(device);
 }
@@ -272,6 +280,8 @@ static void device_close_untraced(accel_device *device)
     if (device == NULL || device->pid != accel__pid)
         return;
     host_unlink(device->host, device);
+    /* Communicators still live are aborted and destroyed (logged). */
+    accel__comm_device_close(device);
     accel__completion_quiesce(&device->completion);
     pthread_mutex_lock(&device->lock);
     device_empty(device);
@@ -292,6 +302,7 @@ static void device_close_untraced(accel_device *device)
     pthread_mutex_unlock(&device->lock);
     /* Every stream is gone: callbacks not yet run are delivered now. */
     accel__completion_deinit(&device->completion);
+    accel__comm_device_deinit(device);
     accel__refs_deinit(&device->refs);
     pthread_cond_destroy(&device->staging.returned);
     pthread_mutex_destroy(&device->lock);
@@ -494,6 +505,9 @@ accel_status accel__device_rebuild(accel_device *device)
      * A reset is not a loss: `lost` says only whether one was found. */
     atomic_store(&device->resetting, true);
     device->resetter = pthread_self();
+    /* A collective in flight would hold the streams (and so this reset)
+     * until it timed out: its communicators are aborted first. */
+    accel__comm_device_abort(device, "its device was reset");
     atomic_fetch_add(&device->generation, 1);
     device->recovery.pending = false;
     accel__trace_device_mark(device, "reset", 0);

@@ -15,6 +15,7 @@
 #include "accel/accel.h"
 #include "accel/driver.h"
 #include "compact.h"
+#include "comm.h"
 #include "completion.h"
 #include "drop.h"
 #include "pool.h"
@@ -81,6 +82,7 @@ struct accel_device {
     struct accel__completion completion;   /* completion.h */
     struct accel__host_blocks host_memory; /* above */
     struct accel__recovery recovery;       /* recovery.h */
+    struct accel__comm_device comm;        /* comm.h */
     struct accel__trace_device *trace; /* trace.h; NULL when ACCEL_TRACE is off */
 
     struct accel_device *next; /* in host->devices */

@@ -158,6 +158,9 @@ static void drop_release(accel_device *device, struct accel__drop *drop)
 
 void accel__drop_collect(accel_device *device, bool wait)
 {
+    /* Finished collectives let go of their pins before memory is given
+     * back: a dropped slice's fence passes only after them. */
+    accel__comm_reap(device);
     struct accel__drop **link = &device->drop.list;
     while (*link != NULL) {
         struct accel__drop *drop = *link;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <sys/auxv.h>
 
+#include "comm.h"
 #include "host.h"
 #include "loader.h"
 #include "os.h"
@@ -169,6 +170,7 @@ static void host_destroy_untraced(accel_host *host)
     while (host->devices != NULL)
         accel_device_close(host->devices);
     accel__trace_host_end();
+    accel__comm_catalog_unload(host);
     accel__catalog_unload(&host->catalog);
     pthread_mutex_destroy(&host->lock);
     free(host->parse_error);

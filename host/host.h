@@ -53,6 +53,9 @@ struct accel_host {
 
     pthread_mutex_t lock;         /* guards `devices` */
     struct accel_device *devices; /* open devices, a list */
+    /* Communication providers, loaded at the first communicator (comm.h);
+     * host lock. */
+    struct accel__comm_catalog *comm;
     /* What this host's plugins receive: the shared services, with this
      * host's minor and its privilege and opt-in. */
     struct accel__host_services services;

@@ -217,7 +217,9 @@ static accel_status stream_sync_untraced(accel_stream *stream)
         return status;
     status = give_back(device, device->drv->stream_sync(device->drv_device, drv),
                        "stream_sync", true);
-    return callbacks_wait(device, status, &callbacks);
+    status = callbacks_wait(device, status, &callbacks);
+    /* A collective the stream ran failed: the stream's sync says so. */
+    return accel__comm_stream_error(stream, status);
 }
 
 accel_status accel_stream_sync(accel_stream *stream)

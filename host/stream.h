@@ -26,6 +26,10 @@ struct accel_stream {
     uint32_t lane;
     /* Made at the first callback; device lock. */
     struct accel__cb_counter *callbacks;
+    /* A collective on the stream failed since its last sync (comm.h):
+     * reported there. The device's comm lock. */
+    bool comm_failed;
+    char comm_failure[256];
     struct accel_stream *next;
 };
 

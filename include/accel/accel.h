@@ -898,6 +898,24 @@ ACCEL_API accel_status accel_comm_create(accel_device *device,
  */
 ACCEL_API accel_status accel_comm_create_local(accel_device *const *devices,
                                                int count, accel_comm **out_comms);
+/* One provider named by ACCEL_COMM, as the host found it. */
+typedef struct accel_comm_provider_info {
+    const char *name;   /* NAME of accel-comm-NAME.so */
+    const char *path;   /* the file, NULL when none was found */
+    int32_t open;       /* 1 when loaded and initialised */
+    uint32_t caps;      /* ACCEL_COMM_CAP_* of <accel/comm.h>; 0 unless open */
+    const char *reason; /* why it cannot be used; NULL when open */
+} accel_comm_provider_info;
+
+/*
+ * The providers of ACCEL_COMM in order, each with its state and reason,
+ * loaded now unless a communicator loaded them already. The array is the
+ * host's, valid until accel_host_destroy. Errors:
+ * ACCEL_ERR_INVALID_ARGUMENT (a malformed ACCEL_COMM).
+ */
+ACCEL_API accel_status accel_host_comm_providers(
+    accel_host *host, const accel_comm_provider_info **out_list,
+    size_t *out_count);
 /* As MPI_Comm_split: collective over comm; a negative color gives NULL. */
 ACCEL_API accel_status accel_comm_split(accel_comm *comm, int color, int key,
                                         accel_comm **out_comm);

@@ -53,7 +53,8 @@
     X(launch) \
     X(host_func) \
     X(fill) \
-    X(event_elapsed)
+    X(event_elapsed) \
+    X(native_handles)
 // clang-format on
 
 enum null_entry {

@@ -643,4 +643,5 @@ const struct accel_driver_v1 accel_driver_v1 = {
     .event_elapsed = accel__null_event_elapsed,
     .module_compile = accel__null_module_compile,
     .compiler_identity = accel__null_compiler_identity,
+    .native_handles = accel__null_native_handles,
 };

@@ -231,6 +231,10 @@ accel_status accel__null_fill(accel_drv_device *device, accel_drv_stream *stream
 accel_status accel__null_event_elapsed(accel_drv_device *device,
                                        accel_drv_event *start,
                                        accel_drv_event *end, int64_t *out_ns);
+/* Kind CPU, the device's index, and the stream's queue as its handle. */
+accel_status accel__null_native_handles(accel_drv_device *device,
+                                        accel_drv_stream *stream,
+                                        struct accel_native_handles *out);
 accel_status accel__null_host_func(accel_drv_device *device,
                                    accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user);

@@ -428,6 +428,32 @@ accel_status accel__null_fill(accel_drv_device *device, accel_drv_stream *stream
     return accel__null_queue_copy(stream->queue, &fill);
 }
 
+accel_status accel__null_native_handles(accel_drv_device *device,
+                                        accel_drv_stream *stream,
+                                        struct accel_native_handles *out)
+{
+    accel_status status = accel__null_enter(device->plugin, device,
+                                            NULL_ENTRY_native_handles);
+
+    if (status != ACCEL_OK)
+        return status;
+    if (out == NULL || out->struct_size < 2 * sizeof(uint32_t))
+        return null_services(device)->set_error(
+            ACCEL_ERR_INVALID_ARGUMENT, "native_handles: no room for the kind");
+    struct accel_native_handles handles = {
+        .struct_size = out->struct_size,
+        .kind = ACCEL_NATIVE_CPU,
+        .device_ordinal = (int32_t)device->index,
+        .context = NULL,
+        /* The queue is what runs the stream's commands in order. */
+        .stream = stream != NULL ? (void *)stream->queue : NULL,
+    };
+    size_t bytes = out->struct_size < sizeof handles ? out->struct_size
+                                                     : sizeof handles;
+    memcpy(out, &handles, bytes);
+    return ACCEL_OK;
+}
+
 accel_status accel__null_host_func(accel_drv_device *device,
                                    accel_drv_stream *stream,
                                    void (*fn)(void *user), void *user)
