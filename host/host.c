@@ -127,6 +127,7 @@ accel_status accel__host_create_as(const accel_host_options *caller_options,
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_host");
     pthread_once(&pid_once, pid_init);
     host->pid = accel__pid;
+    host->ids = *ids;
     const char *plugin_path = options ? options->plugin_path : NULL;
     if (plugin_path == NULL)
         plugin_path = accel__getenv_as(ids, "ACCEL_PLUGIN_PATH");

@@ -45,6 +45,9 @@ static inline accel_status accel__process_check(pid_t owner, const char *what)
 
 struct accel_host {
     pid_t pid; /* the process that made it */
+    /* The ids the environment is read for: also at selection, where
+     * "%local" reads the launcher's variables. */
+    struct accel__ids ids;
     struct accel__catalog catalog;
     struct accel__backend_item items[ACCEL__BACKEND_ITEMS_MAX];
     size_t item_count;

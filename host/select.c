@@ -14,6 +14,13 @@
  * takes nothing. An index past the count, or a plugin without a device,
  * lets the next item try (the ordered fallback: "cuda,null").
  *
+ * A rank term ("%local", "%rank") counts the devices of the item's first
+ * plugin, in the item's order, that has a device no exclusion takes, and
+ * picks the one at the local rank (the rank): more ranks than devices is
+ * an error, not a quiet fallback that would put two ranks on one device;
+ * "%local%" wraps around. The launcher's variables are read at each
+ * selection, so that the answer follows the environment of the moment.
+ *
  * Every step is written to a trace, which accel_host_selection_explain
  * returns: accel-info --select shows what an expression picks and why.
  */
@@ -27,6 +34,7 @@
 #include "device.h"
 #include "host.h"
 #include "loader.h"
+#include "rank.h"
 #include "select.h"
 #include "status.h"
 #include "trace.h"
@@ -48,8 +56,9 @@ struct pick {
 static bool needs_props(const accel_host *host)
 {
     for (size_t i = 0; i < host->item_count; i++) {
-        if (host->items[i].kind != ACCEL__TERM_NONE &&
-            host->items[i].kind != ACCEL__TERM_INDEX)
+        enum accel__term_kind kind = host->items[i].kind;
+        if (kind == ACCEL__TERM_UUID || kind == ACCEL__TERM_PCI ||
+            kind == ACCEL__TERM_NAME)
             return true;
     }
     return false;
@@ -138,6 +147,10 @@ static bool term_matches(const struct accel__backend_item *item, uint32_t index,
         return strcmp(props->pci_bus_id, item->text) == 0;
     case ACCEL__TERM_NAME:
         return fnmatch(item->text, props->name, FNM_CASEFOLD) == 0;
+    case ACCEL__TERM_LOCAL:
+    case ACCEL__TERM_RANK:
+        /* Bound by position among the devices left (try_ranked_item). */
+        return true;
     }
     return false;
 }
@@ -252,16 +265,22 @@ struct found {
     bool live;
 };
 
+/* Why `plugin` offers no device, in the trace and in the reasons. */
+static void note_no_device(struct pick *pick, const struct accel__plugin *plugin,
+                           const char *reason)
+{
+    append(pick->trace, sizeof pick->trace, "  %s: %s\n", plugin->name, reason);
+    append(pick->why, sizeof pick->why, "%s%s: %s", pick->why[0] ? "; " : "",
+           plugin->name, reason);
+}
+
 static accel_status try_plugin(struct pick *pick,
                                const struct accel__backend_item *item,
                                struct accel__plugin *plugin, struct found *found)
 {
     if (plugin->state_kind != ACCEL_PLUGIN_LOADED) {
-        const char *reason = plugin->reason ? plugin->reason : "not loaded";
-        append(pick->trace, sizeof pick->trace, "  %s: %s\n", plugin->name,
-               reason);
-        append(pick->why, sizeof pick->why, "%s%s: %s",
-               pick->why[0] ? "; " : "", plugin->name, reason);
+        note_no_device(pick, plugin,
+                       plugin->reason ? plugin->reason : "not loaded");
         return ACCEL_OK;
     }
     found->live = true;
@@ -308,6 +327,136 @@ static accel_status try_plugin(struct pick *pick,
     return ACCEL_OK;
 }
 
+/* The rank a rank term binds by, read now, and written to the trace. */
+struct bind_rank {
+    int32_t value;
+    const char *source;
+    const char *what; /* "local rank" or "rank" */
+};
+
+static accel_status bind_rank_read(struct pick *pick,
+                                   const struct accel__backend_item *item,
+                                   struct bind_rank *out)
+{
+    accel_rank_info info;
+    accel_status status = accel__rank_info_as(&pick->host->ids, &info);
+    if (status != ACCEL_OK) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", accel_last_error());
+        return accel__error(status, "backend item '%s': %s", item->source,
+                            detail);
+    }
+    bool local = item->kind == ACCEL__TERM_LOCAL;
+    out->value = local ? info.local_rank : info.rank;
+    out->source = local ? info.local_rank_source : info.rank_source;
+    out->what = local ? "local rank" : "rank";
+    append(pick->trace, sizeof pick->trace, "  %s %d (%s) of %d (%s)\n",
+           out->what, (int)out->value, out->source,
+           (int)(local ? info.local_size : info.size),
+           local ? info.local_size_source : info.size_source);
+    if (out->value >= 0)
+        return ACCEL_OK;
+    return accel__error(ACCEL_ERR_NOT_FOUND,
+                        "backend item '%s': the local rank is unknown: %s "
+                        "gives the rank, but no variable gives the local "
+                        "rank; set ACCEL_LOCAL_RANK",
+                        item->source, info.rank_source);
+}
+
+/* The devices of `plugin` that no exclusion takes, into `left`. */
+static accel_status devices_left(struct pick *pick, struct accel__plugin *plugin,
+                                 uint32_t *left, uint32_t *out_count)
+{
+    *out_count = 0;
+    for (uint32_t i = 0; i < plugin->device_count; i++) {
+        struct accel_device_props props;
+        memset(&props, 0, sizeof props);
+        if (pick->describe) {
+            accel_status status = accel__plugin_device_props(plugin, i, &props);
+            if (status != ACCEL_OK)
+                return status;
+        }
+        const struct accel__backend_item *exclusion = exclusion_of(
+            pick->host, plugin, i, &props);
+        if (exclusion != NULL)
+            append(pick->trace, sizeof pick->trace,
+                   "  %s:%u is excluded by '%s'\n", plugin->name, i,
+                   exclusion->source);
+        else
+            left[(*out_count)++] = i;
+    }
+    return ACCEL_OK;
+}
+
+/* The device at the rank among the `count` of `left`, or the error saying why none. */
+static accel_status bind_device(struct pick *pick,
+                                const struct accel__backend_item *item,
+                                struct accel__plugin *plugin,
+                                const uint32_t *left, uint32_t count,
+                                const struct bind_rank *rank)
+{
+    uint32_t position = (uint32_t)rank->value;
+    if (item->modulo) {
+        position %= count;
+    } else if (position >= count) {
+        return accel__error(
+            ACCEL_ERR_NOT_FOUND,
+            "backend item '%s': more ranks than devices: %s %u (%s) has no "
+            "device of its own, %s has %u to bind; '%s:%%%s%%' shares them "
+            "(the %s modulo %u)",
+            item->source, rank->what, position, rank->source, plugin->name,
+            count, item->name, item->kind == ACCEL__TERM_LOCAL ? "local" : "rank",
+            rank->what, count);
+    }
+    pick->plugin = plugin;
+    pick->index = left[position];
+    char modulo[64] = "";
+    if (item->modulo)
+        snprintf(modulo, sizeof modulo, " modulo %u is %u", count, position);
+    append(pick->trace, sizeof pick->trace,
+           "  %s: %u device%s to bind; %s %u%s: picks %s:%u\n", plugin->name,
+           count, count == 1 ? "" : "s", rank->what, (uint32_t)rank->value,
+           modulo, plugin->name, pick->index);
+    return ACCEL_OK;
+}
+
+/*
+ * A rank term: the first of the item's plugins with a device left binds
+ * the rank; one without lets the next plugin, then the next item, try.
+ */
+static accel_status try_ranked_item(struct pick *pick,
+                                    const struct accel__backend_item *item,
+                                    size_t *order)
+{
+    struct bind_rank rank = {0, NULL, NULL};
+    accel_status status = bind_rank_read(pick, item, &rank);
+    size_t count = status == ACCEL_OK ? item_plugins(pick->host, item, order) : 0;
+    for (size_t i = 0; i < count && pick->plugin == NULL; i++) {
+        struct accel__plugin *plugin = &pick->host->catalog.plugins[order[i]];
+        if (plugin->state_kind != ACCEL_PLUGIN_LOADED) {
+            note_no_device(pick, plugin,
+                           plugin->reason ? plugin->reason : "not loaded");
+            continue;
+        }
+        uint32_t *left = malloc((plugin->device_count + 1) * sizeof *left);
+        if (left == NULL)
+            return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "selection");
+        uint32_t left_count = 0;
+        status = devices_left(pick, plugin, left, &left_count);
+        if (status == ACCEL_OK && left_count > 0)
+            status = bind_device(pick, item, plugin, left, left_count, &rank);
+        else if (status == ACCEL_OK)
+            note_no_device(pick, plugin,
+                           plugin->device_count == 0
+                               ? "no device"
+                               : "every device is excluded");
+        free(left);
+        if (status != ACCEL_OK)
+            return status;
+    }
+    return status;
+}
+
 /* One positive item: a pick, nothing (the next item tries), or an error. */
 static accel_status try_item(struct pick *pick,
                              const struct accel__backend_item *item,
@@ -316,6 +465,8 @@ static accel_status try_item(struct pick *pick,
     accel_host *host = pick->host;
     struct found found = {0, false};
     append(pick->trace, sizeof pick->trace, "'%s':\n", item->source);
+    if (item->kind == ACCEL__TERM_LOCAL || item->kind == ACCEL__TERM_RANK)
+        return try_ranked_item(pick, item, order);
     size_t count = item_plugins(host, item, order);
     for (size_t i = 0; i < count; i++) {
         struct accel__plugin *plugin = &host->catalog.plugins[order[i]];

@@ -18,7 +18,9 @@ enum accel__term_kind {
     ACCEL__TERM_INDEX,    /* "cuda:1" */
     ACCEL__TERM_UUID,     /* "cuda:GPU-5b1c": a prefix of the uuid */
     ACCEL__TERM_PCI,      /* "cuda:pci=0000:41:00.0", normalized */
-    ACCEL__TERM_NAME      /* "hip:name=*MI300*", an fnmatch glob */
+    ACCEL__TERM_NAME,     /* "hip:name=*MI300*", an fnmatch glob */
+    ACCEL__TERM_LOCAL,    /* "null:%local", "null:%local%": by local rank */
+    ACCEL__TERM_RANK      /* "null:%rank", "null:%rank%": by rank */
 };
 
 /* Room for a term's text (a uuid prefix, a bus id or a glob), with the NUL. */
@@ -30,7 +32,8 @@ struct accel__backend_item {
     bool exclude; /* "!": the item's devices are never picked */
     bool any;     /* the name is "*" */
     enum accel__term_kind kind;
-    uint32_t index;                  /* ACCEL__TERM_INDEX */
+    uint32_t index; /* ACCEL__TERM_INDEX */
+    bool modulo;    /* LOCAL, RANK: the rank modulo the devices ("%local%") */
     char text[ACCEL__TERM_TEXT_MAX]; /* UUID, PCI, NAME */
     char source[ACCEL__TERM_TEXT_MAX + ACCEL_PLUGIN_NAME_MAX + 4]; /* as written */
 };

@@ -9,6 +9,8 @@
  *              | "pci=" bus-id         [domain:]bus:device.function, hex
  *              | "name=" glob          fnmatch(3), case ignored; no ','
  *              | uuid-prefix           4..47 of [A-Za-z0-9-], not all digits
+ *              | "%local" | "%local%"  the device at the local rank (modulo)
+ *              | "%rank" | "%rank%"    the device at the rank (modulo)
  *
  * Only the first ':' splits an item, so that a bus id keeps its own.
  * What the items mean is select.c's.
@@ -112,11 +114,40 @@ static accel_status parse_uuid(const char *p, const char *end,
     return ACCEL_OK;
 }
 
+/* "%local", "%local%", "%rank", "%rank%": bound at selection (select.c). */
+static accel_status parse_rank_term(const char *p, const char *end,
+                                    struct accel__backend_item *item)
+{
+    static const struct {
+        const char *text;
+        enum accel__term_kind kind;
+        bool modulo;
+    } forms[] = {{"%local", ACCEL__TERM_LOCAL, false},
+                 {"%local%", ACCEL__TERM_LOCAL, true},
+                 {"%rank", ACCEL__TERM_RANK, false},
+                 {"%rank%", ACCEL__TERM_RANK, true}};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        if (strlen(forms[i].text) != (size_t)(end - p) ||
+            memcmp(p, forms[i].text, (size_t)(end - p)) != 0)
+            continue;
+        /* An exclusion names devices to leave out; a rank names the one to use. */
+        if (item->exclude)
+            return malformed(item, "an exclusion cannot take a rank term");
+        item->kind = forms[i].kind;
+        item->modulo = forms[i].modulo;
+        return ACCEL_OK;
+    }
+    return malformed(item, "a rank term is %local, %local%, %rank or %rank% "
+                           "(modulo the devices)");
+}
+
 static accel_status parse_term(const char *p, const char *end,
                                struct accel__backend_item *item)
 {
     if (p == end)
         return malformed(item, "the term after ':' is empty");
+    if (*p == '%')
+        return parse_rank_term(p, end, item);
     if (starts_with(p, end, "pci="))
         return parse_pci(p + 4, end, item);
     if (starts_with(p, end, "name="))

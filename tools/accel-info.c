@@ -3,7 +3,8 @@
  *
  * Lists the plugin search path, every candidate plugin file with its state
  * and reason, each device of each loaded plugin, and the device that
- * ACCEL_BACKEND (or automatic selection) picks. The report is gathered
+ * ACCEL_BACKEND (or automatic selection) picks, and this process's rank
+ * with the device it binds. The report is gathered
  * first and then printed, as text or as one JSON document, so that both
  * forms always say the same thing.
  *
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "info_rank.h"
 #include "json.h"
 #include "trace_summary.h"
 
@@ -51,6 +53,7 @@ struct report {
     char *selection_detail;
     const char *select_expression; /* --select, NULL without */
     char explanation[4096];        /* what the selection found, step by step */
+    struct info_rank rank;
 };
 
 static const struct {
@@ -114,6 +117,16 @@ static accel_status gather_devices(accel_host *host, struct report *report)
     return ACCEL_OK;
 }
 
+/* The selection and the rank: all that --rank-binding needs. */
+static void gather_selection(accel_host *host, struct report *report)
+{
+    report->selection_status = accel_host_selection(
+        host, &report->selected_plugin, &report->selected_index);
+    if (report->selection_status != ACCEL_OK)
+        report->selection_detail = last_error_copy();
+    info_rank_gather(&report->rank);
+}
+
 static accel_status gather(accel_host *host, struct report *report)
 {
     accel_status status;
@@ -128,13 +141,21 @@ static accel_status gather(accel_host *host, struct report *report)
     if (status != ACCEL_OK)
         return status;
 
-    report->selection_status = accel_host_selection(
-        host, &report->selected_plugin, &report->selected_index);
-    if (report->selection_status != ACCEL_OK)
-        report->selection_detail = last_error_copy();
+    gather_selection(host, report);
     accel_host_selection_explain(host, report->explanation,
                                  sizeof(report->explanation));
     return ACCEL_OK;
+}
+
+static struct info_binding binding_of(const struct report *report)
+{
+    struct info_binding binding = {
+        .status = report->selection_status,
+        .plugin = report->selected_plugin,
+        .index = report->selected_index,
+        .detail = report->selection_detail,
+    };
+    return binding;
 }
 
 static void report_release(struct report *report)
@@ -143,6 +164,7 @@ static void report_release(struct report *report)
         free(report->devices[i].detail);
     free(report->devices);
     free(report->selection_detail);
+    info_rank_release(&report->rank);
 }
 
 /* ---- text ---- */
@@ -316,6 +338,8 @@ static void print_selection_text(const struct report *report)
 
 static void print_text(const struct report *report)
 {
+    struct info_binding binding = binding_of(report);
+
     print_search_path_text(report);
     print_plugins_text(report);
     printf("\nDevices:\n");
@@ -323,6 +347,7 @@ static void print_text(const struct report *report)
         print_device_text(&report->devices[i]);
     if (report->device_count == 0)
         printf("  (none)\n");
+    info_rank_print_text(&report->rank, &binding);
     print_selection_text(report);
 }
 
@@ -429,6 +454,7 @@ static void json_selection(struct json_writer *w, const struct report *report)
 
 static void print_json(const struct report *report)
 {
+    struct info_binding binding = binding_of(report);
     struct json_writer w;
 
     json_writer_init(&w, stdout);
@@ -454,6 +480,7 @@ static void print_json(const struct report *report)
         json_device(&w, &report->devices[i]);
     json_end_array(&w);
 
+    info_rank_json(&w, &report->rank, &binding);
     json_selection(&w, report);
     json_end_object(&w);
     json_writer_finish(&w);
@@ -465,22 +492,29 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "Usage: accel-info [--json] [--select EXPR] | --trace-summary FILE\n"
+        "Usage: accel-info [--json] [--select EXPR] [--rank-binding]\n"
+        "       accel-info --trace-summary FILE\n"
         "\n"
         "Show the plugin search path, every candidate plugin with its state\n"
         "and reason, the devices of each loaded plugin, and the device that\n"
-        "ACCEL_BACKEND (or automatic selection) picks.\n"
+        "ACCEL_BACKEND (or automatic selection) picks, and this process's\n"
+        "rank (from the launcher's environment) with the device it binds.\n"
         "\n"
         "  --json          print the same as one JSON document\n"
         "  --select EXPR   what EXPR (the ACCEL_BACKEND grammar) picks and "
         "why;\n"
         "                  only the plugins EXPR names are opened\n"
+        "  --rank-binding  print one line, 'rank R: PLUGIN:INDEX (...)', the\n"
+        "                  device this rank binds (for mpirun -np N "
+        "accel-info)\n"
         "  --trace-summary FILE\n"
         "                  print per-kernel and per-copy totals of an "
         "ACCEL_TRACE file\n"
         "  --help          show this help\n"
         "\n"
-        "Environment: ACCEL_PLUGIN_PATH, ACCEL_BACKEND, ACCEL_LOG.\n"
+        "Environment: ACCEL_PLUGIN_PATH, ACCEL_BACKEND, ACCEL_LOG, the\n"
+        "launcher's rank variables and ACCEL_RANK, ACCEL_SIZE,\n"
+        "ACCEL_LOCAL_RANK, ACCEL_LOCAL_SIZE.\n"
         "Exit status: 0 when a device is selected, 2 when selection fails,\n"
         "1 on any other error.\n");
 }
@@ -490,6 +524,7 @@ int main(int argc, char **argv)
     static const struct option options[] = {
         {"json", no_argument, NULL, 'j'},
         {"select", required_argument, NULL, 's'},
+        {"rank-binding", no_argument, NULL, 'r'},
         {"trace-summary", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -497,7 +532,7 @@ int main(int argc, char **argv)
     struct report report = {0};
     accel_host *host = NULL;
     accel_status status;
-    bool json = false;
+    bool json = false, rank_binding = false;
     int exit_code = EXIT_FAILURE;
     int opt;
 
@@ -508,6 +543,9 @@ int main(int argc, char **argv)
             break;
         case 's':
             report.select_expression = optarg;
+            break;
+        case 'r':
+            rank_binding = true;
             break;
         case 't':
             return accel_info_trace_summary(optarg);
@@ -531,6 +569,14 @@ int main(int argc, char **argv)
     if (status != ACCEL_OK) {
         fprintf(stderr, "accel-info: accel_host_create: %s: %s\n",
                 accel_status_name(status), accel_last_error());
+        goto fail;
+    }
+    if (rank_binding) {
+        struct info_binding binding;
+
+        gather_selection(host, &report);
+        binding = binding_of(&report);
+        exit_code = info_rank_binding_line(&report.rank, &binding);
         goto fail;
     }
     status = gather(host, &report);

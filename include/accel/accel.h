@@ -122,8 +122,11 @@ typedef struct accel_host_options {
     /* Colon-separated directories or plugin files; replaces the default. */
     const char *plugin_path;
     /* Backend selection, the form of ACCEL_BACKEND: "cuda", "hip:1,null",
-     * "cuda:GPU-5b1c", "cuda:pci=0000:41:00.0", "hip:name=*MI300*", "!hip"
-     * (the README's "Selecting a device" has the grammar). */
+     * "cuda:GPU-5b1c", "cuda:pci=0000:41:00.0", "hip:name=*MI300*", "!hip",
+     * "cuda:%local,null:%local" (the device at the launcher's local rank;
+     * "%local%" modulo the devices; "%rank", "%rank%" by the rank), read
+     * at each selection (the README's "Selecting a device" has the
+     * grammar). */
     const char *backend;
     /*
      * Under elevated privileges (setuid or setgid, file capabilities, or
@@ -839,10 +842,14 @@ ACCEL_API accel_status accel_device_compact(accel_device *device,
 /*
  * This process's place in a job, read from the launcher's environment
  * (Open MPI, PMIx, PMI, Slurm, MPICH/Hydra, MVAPICH2, Flux; ACCEL_RANK,
- * ACCEL_SIZE, ACCEL_LOCAL_RANK and ACCEL_LOCAL_SIZE override each value).
+ * ACCEL_SIZE, ACCEL_LOCAL_RANK and ACCEL_LOCAL_SIZE override each value)
+ * at each call, through secure_getenv; the README's "Ranks and device
+ * binding" has the variables and the order they are believed in.
  * A process no launcher started is rank 0 of 1. The *_source strings name
  * the variable each value came from ("OMPI_COMM_WORLD_LOCAL_RANK",
- * "ACCEL_RANK"), or "default"; they are static strings.
+ * "ACCEL_RANK"), or "default"; they are static strings. A local value that
+ * no variable gives in a job of more than one rank (Flux has no local
+ * size) is -1, its source "unknown".
  */
 typedef struct accel_rank_info {
     uint32_t struct_size; /* set by the library: the bytes it wrote */
