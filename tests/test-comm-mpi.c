@@ -48,8 +48,7 @@ static void services_log(accel_log_level level, const char *fmt, ...)
     (void)fmt;
 }
 
-static accel_status services_set_error(accel_status status, const char *fmt,
-                                       ...)
+static accel_status services_set_error(accel_status status, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
@@ -106,8 +105,7 @@ static int is_signed(accel_elem_type type)
 
 /* Small integers, exact in every type (f16, bf16 and i8 included) through
  * sums and products of 4 ranks; negative ones for signed types. */
-static double input(accel_elem_type type, accel_reduce_op op, int rank,
-                    uint64_t i)
+static double input(accel_elem_type type, accel_reduce_op op, int rank, uint64_t i)
 {
     if (op == ACCEL_REDUCE_PROD)
         return (double)(1 + (rank + (int)(i % 7)) % 3);
@@ -124,11 +122,10 @@ static uint16_t half_of(double v, int bf16)
     int exponent;
     double mantissa = frexp(fabs(v), &exponent); /* [0.5, 1) */
     int bits = bf16 ? 7 : 10;
-    uint32_t fraction =
-        (uint32_t)((mantissa * 2 - 1) * (double)(1u << bits) + 0.5);
+    uint32_t fraction = (uint32_t)((mantissa * 2 - 1) * (double)(1u << bits) +
+                                   0.5);
     int bias = bf16 ? 127 : 15;
-    return (uint16_t)(sign | (uint32_t)(exponent - 1 + bias) << bits |
-                      fraction);
+    return (uint16_t)(sign | (uint32_t)(exponent - 1 + bias) << bits | fraction);
 }
 
 static double half_value(uint16_t h, int bf16)
@@ -152,16 +149,36 @@ static void put(accel_elem_type type, void *buf, uint64_t i, double v)
         memcpy(at, &h, 2);
         break;
     }
-    case ACCEL_F32: *(float *)at = (float)v; break;
-    case ACCEL_F64: *(double *)at = v; break;
-    case ACCEL_I8: *(int8_t *)at = (int8_t)v; break;
-    case ACCEL_I16: *(int16_t *)at = (int16_t)v; break;
-    case ACCEL_I32: *(int32_t *)at = (int32_t)v; break;
-    case ACCEL_I64: *(int64_t *)at = (int64_t)v; break;
-    case ACCEL_U16: *(uint16_t *)at = (uint16_t)v; break;
-    case ACCEL_U32: *(uint32_t *)at = (uint32_t)v; break;
-    case ACCEL_U64: *(uint64_t *)at = (uint64_t)v; break;
-    default: *(uint8_t *)at = (uint8_t)v; break;
+    case ACCEL_F32:
+        *(float *)at = (float)v;
+        break;
+    case ACCEL_F64:
+        *(double *)at = v;
+        break;
+    case ACCEL_I8:
+        *(int8_t *)at = (int8_t)v;
+        break;
+    case ACCEL_I16:
+        *(int16_t *)at = (int16_t)v;
+        break;
+    case ACCEL_I32:
+        *(int32_t *)at = (int32_t)v;
+        break;
+    case ACCEL_I64:
+        *(int64_t *)at = (int64_t)v;
+        break;
+    case ACCEL_U16:
+        *(uint16_t *)at = (uint16_t)v;
+        break;
+    case ACCEL_U32:
+        *(uint32_t *)at = (uint32_t)v;
+        break;
+    case ACCEL_U64:
+        *(uint64_t *)at = (uint64_t)v;
+        break;
+    default:
+        *(uint8_t *)at = (uint8_t)v;
+        break;
     }
 }
 
@@ -171,17 +188,29 @@ static double get(accel_elem_type type, const void *buf, uint64_t i)
     uint16_t h;
     switch (type) {
     case ACCEL_F16:
-    case ACCEL_BF16: memcpy(&h, at, 2); return half_value(h, type == ACCEL_BF16);
-    case ACCEL_F32: return *(const float *)at;
-    case ACCEL_F64: return *(const double *)at;
-    case ACCEL_I8: return *(const int8_t *)at;
-    case ACCEL_I16: return *(const int16_t *)at;
-    case ACCEL_I32: return *(const int32_t *)at;
-    case ACCEL_I64: return (double)*(const int64_t *)at;
-    case ACCEL_U16: return *(const uint16_t *)at;
-    case ACCEL_U32: return *(const uint32_t *)at;
-    case ACCEL_U64: return (double)*(const uint64_t *)at;
-    default: return *(const uint8_t *)at;
+    case ACCEL_BF16:
+        memcpy(&h, at, 2);
+        return half_value(h, type == ACCEL_BF16);
+    case ACCEL_F32:
+        return *(const float *)at;
+    case ACCEL_F64:
+        return *(const double *)at;
+    case ACCEL_I8:
+        return *(const int8_t *)at;
+    case ACCEL_I16:
+        return *(const int16_t *)at;
+    case ACCEL_I32:
+        return *(const int32_t *)at;
+    case ACCEL_I64:
+        return (double)*(const int64_t *)at;
+    case ACCEL_U16:
+        return *(const uint16_t *)at;
+    case ACCEL_U32:
+        return *(const uint32_t *)at;
+    case ACCEL_U64:
+        return (double)*(const uint64_t *)at;
+    default:
+        return *(const uint8_t *)at;
     }
 }
 
@@ -219,17 +248,20 @@ static int env_int(const char *name)
     return v != NULL ? atoi(v) : -1;
 }
 
-static struct accel_comm_op make_op(accel_comm_op_kind kind,
-                                    accel_elem_type type, accel_reduce_op op,
-                                    uint64_t count, int root, void *send,
-                                    void *recv)
+static struct accel_comm_op make_op(accel_comm_op_kind kind, accel_elem_type type,
+                                    accel_reduce_op op, uint64_t count,
+                                    int root, void *send, void *recv)
 {
-    struct accel_comm_op o = {
-        .struct_size = sizeof o, .kind = kind, .type = type,
-        .reduce_op = op, .count = count, .root = root,
-        .memory = ACCEL_NATIVE_CPU, .send = (uint64_t)(uintptr_t)send,
-        .recv = (uint64_t)(uintptr_t)recv,
-        .deadline_ns = now_ns() + OP_TIMEOUT_NS};
+    struct accel_comm_op o = {.struct_size = sizeof o,
+                              .kind = kind,
+                              .type = type,
+                              .reduce_op = op,
+                              .count = count,
+                              .root = root,
+                              .memory = ACCEL_NATIVE_CPU,
+                              .send = (uint64_t)(uintptr_t)send,
+                              .recv = (uint64_t)(uintptr_t)recv,
+                              .deadline_ns = now_ns() + OP_TIMEOUT_NS};
     return o;
 }
 
@@ -245,10 +277,12 @@ static void rig_open(struct rig *rig)
         rig->rank = env_int("PMI_RANK");
         rig->size = env_int("PMI_SIZE");
     }
-    struct accel_comm_init init = {
-        .struct_size = sizeof init, .rank = rig->rank, .size = rig->size,
-        .local_rank = rig->rank, .local_size = rig->size,
-        .timeout_ns = OP_TIMEOUT_NS};
+    struct accel_comm_init init = {.struct_size = sizeof init,
+                                   .rank = rig->rank,
+                                   .size = rig->size,
+                                   .local_rank = rig->rank,
+                                   .local_size = rig->size,
+                                   .timeout_ns = OP_TIMEOUT_NS};
     status = table->comm_create(rig->provider, &init, &rig->comm);
     if (status != ACCEL_OK)
         fail_msg("comm_create: %d: %s", status, last_error);
@@ -282,8 +316,7 @@ static void submit_ok(struct rig *rig, struct accel_comm_op op)
     accel_status status = table->submit(rig->comm, &op);
     if (status != ACCEL_OK)
         fail_msg("kind %u type %u op %u count %llu: %d: %s", op.kind, op.type,
-                 op.reduce_op, (unsigned long long)op.count, status,
-                 last_error);
+                 op.reduce_op, (unsigned long long)op.count, status, last_error);
 }
 
 static void expect(accel_elem_type type, const void *buf, uint64_t i,
@@ -314,8 +347,8 @@ static void check_allreduce(struct rig *rig, accel_elem_type t,
     free(recv);
 }
 
-static void check_reduce(struct rig *rig, accel_elem_type t,
-                         accel_reduce_op op, uint64_t n, int root, int in_place)
+static void check_reduce(struct rig *rig, accel_elem_type t, accel_reduce_op op,
+                         uint64_t n, int root, int in_place)
 {
     size_t bytes = (n + 1) * elem_size(t);
     void *send = malloc(bytes), *recv = malloc(bytes);
@@ -371,8 +404,7 @@ static void check_reduce_scatter(struct rig *rig, accel_elem_type t,
     void *recv = in_place ? send : malloc((n + 1) * elem_size(t));
     for (uint64_t i = 0; i < all; i++)
         put(t, send, i, input(t, op, rig->rank, i));
-    submit_ok(rig,
-              make_op(ACCEL_COMM_REDUCE_SCATTER, t, op, n, 0, send, recv));
+    submit_ok(rig, make_op(ACCEL_COMM_REDUCE_SCATTER, t, op, n, 0, send, recv));
     for (uint64_t i = 0; i < n; i++)
         expect(t, recv, i,
                reference(t, op, rig->size, (uint64_t)rig->rank * n + i),
@@ -392,10 +424,8 @@ static void check_send_recv(struct rig *rig, accel_elem_type t, uint64_t n)
     void *send = malloc(bytes), *recv = calloc(1, bytes);
     for (uint64_t i = 0; i < n; i++)
         put(t, send, i, input(t, ACCEL_REDUCE_SUM, rig->rank, i));
-    struct accel_comm_op s =
-        make_op(ACCEL_COMM_SEND, t, 0, n, peer, send, NULL);
-    struct accel_comm_op r =
-        make_op(ACCEL_COMM_RECV, t, 0, n, peer, NULL, recv);
+    struct accel_comm_op s = make_op(ACCEL_COMM_SEND, t, 0, n, peer, send, NULL);
+    struct accel_comm_op r = make_op(ACCEL_COMM_RECV, t, 0, n, peer, NULL, recv);
     submit_ok(rig, rig->rank % 2 == 0 ? s : r);
     submit_ok(rig, rig->rank % 2 == 0 ? r : s);
     for (uint64_t i = 0; i < n; i++)
@@ -423,8 +453,7 @@ static void every_op_every_type(struct rig *rig, const uint64_t *counts,
             check_allgather(rig, t, n, 1);
             check_reduce_scatter(rig, t, ACCEL_REDUCE_MIN, n, 1);
         }
-    submit_ok(rig, make_op(ACCEL_COMM_BARRIER, ACCEL_BYTE, 0, 0, 0, NULL,
-                           NULL));
+    submit_ok(rig, make_op(ACCEL_COMM_BARRIER, ACCEL_BYTE, 0, 0, 0, NULL, NULL));
 }
 
 /* ---- tests under mpirun ---- */
@@ -513,9 +542,9 @@ static void test_check_finds_mismatched_counts(void **state)
     rig_open(&rig);
     unsetenv("ACCEL_COMM_CHECK");
     float data[8] = {0};
-    struct accel_comm_op op =
-        make_op(ACCEL_COMM_ALLREDUCE, ACCEL_F32, ACCEL_REDUCE_SUM,
-                rig.rank == 0 ? 5 : 6, 0, data, data);
+    struct accel_comm_op op = make_op(ACCEL_COMM_ALLREDUCE, ACCEL_F32,
+                                      ACCEL_REDUCE_SUM, rig.rank == 0 ? 5 : 6,
+                                      0, data, data);
     assert_int_equal(table->submit(rig.comm, &op), ACCEL_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(last_error, "count from 5 to 6"));
     /* Matching calls pass the check. */
@@ -577,14 +606,12 @@ static void test_bootstrap_broadcasts_and_gathers_bytes(void **state)
     snprintf(want, sizeof want, "the id of rank %d", 2 % rig->size);
     assert_string_equal(id, want);
     int32_t mine = 100 + rig->rank, all[64] = {0};
-    assert_int_equal(boot.allgather(boot.ctx, &mine, all, sizeof mine),
-                     ACCEL_OK);
+    assert_int_equal(boot.allgather(boot.ctx, &mine, all, sizeof mine), ACCEL_OK);
     for (int r = 0; r < rig->size; r++)
         assert_int_equal(all[r], 100 + r);
 }
 
-static void test_cpu_memory_is_taken_and_gpu_memory_only_when_mpi_says(
-    void **state)
+static void test_cpu_memory_is_taken_and_gpu_memory_only_when_mpi_says(void **state)
 {
     struct rig *rig = *state;
     assert_int_equal(table->accepts_memory(rig->provider, ACCEL_NATIVE_CPU),
@@ -602,8 +629,8 @@ static void test_cpu_memory_is_taken_and_gpu_memory_only_when_mpi_says(
 /* ---- tests without a launcher ---- */
 
 static const char *const launcher_variables[] = {
-    "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
-    "MPI_LOCALRANKID", "MV2_COMM_WORLD_RANK", "FLUX_TASK_RANK", NULL};
+    "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",           "PMI_RANK",       "PMI_SIZE",
+    "MPI_LOCALRANKID",      "MV2_COMM_WORLD_RANK", "FLUX_TASK_RANK", NULL};
 
 static void test_open_without_a_launcher_is_not_supported(void **state)
 {
@@ -655,8 +682,7 @@ int main(void)
             cmocka_unit_test(test_a_named_library_that_is_absent_is_named),
             cmocka_unit_test(test_open_without_a_launcher_is_not_supported),
         };
-        return cmocka_run_group_tests_name("comm-mpi-plain", plain, NULL,
-                                           NULL);
+        return cmocka_run_group_tests_name("comm-mpi-plain", plain, NULL, NULL);
     }
     /* Under a launcher without a usable MPI: skip, every rank alike. */
     accel_comm_provider *probe = NULL;
@@ -665,7 +691,8 @@ int main(void)
         return 77;
     }
     const struct CMUnitTest launched[] = {
-        cmocka_unit_test(test_cpu_memory_is_taken_and_gpu_memory_only_when_mpi_says),
+        cmocka_unit_test(
+            test_cpu_memory_is_taken_and_gpu_memory_only_when_mpi_says),
         cmocka_unit_test(test_every_op_and_type_matches_the_serial_reference),
         cmocka_unit_test(test_counts_over_the_chunk_limit_are_split),
         cmocka_unit_test(test_create_refuses_a_rank_mpi_disagrees_with),

@@ -117,9 +117,8 @@ static bool comm_measure(void *p, struct bench_run *run)
     double ns;
     if (!comm_step(s, &ns))
         return bench_fail(run, "accel_allreduce: %s", accel_last_error());
-    return bench_measure(
-        run, comm_step, s, s->detail,
-        bus_bytes(run->point->bytes, accel_comm_size(s->comm)));
+    return bench_measure(run, comm_step, s, s->detail,
+                         bus_bytes(run->point->bytes, accel_comm_size(s->comm)));
 }
 
 const struct bench_impl bench_impl_comm = {
@@ -199,8 +198,7 @@ static bool mpi_open(struct bench_env *env, void **out_state)
         s->initialised_here = true;
     }
     s->lib.call->comm_size(&s->lib, s->lib.h.comm_world, &s->size);
-    snprintf(s->detail, sizeof s->detail, "MPI_Allreduce, %d ranks",
-             s->size);
+    snprintf(s->detail, sizeof s->detail, "MPI_Allreduce, %d ranks", s->size);
     return true;
 }
 

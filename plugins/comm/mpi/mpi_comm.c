@@ -78,8 +78,7 @@ static accel_status spoil(accel_comm_handle *comm, accel_status status)
 
 /* Give up requests: cancel and free sends and receives; a collective
  * cannot be cancelled (MPI 3.0, 5.12), and is left to complete or not. */
-static void abandon(accel_comm_handle *comm, mpi_h *requests, int count,
-                    bool p2p)
+static void abandon(accel_comm_handle *comm, mpi_h *requests, int count, bool p2p)
 {
     accel_comm_provider *p = comm->provider;
     if (!p2p)
@@ -163,8 +162,7 @@ accel_status mpi__comm_check_usable(accel_comm_handle *comm)
     if (error != ACCEL_OK)
         return p->services->set_error(
             (accel_status)error,
-            "the communicator is unusable after an earlier failure (%d)",
-            error);
+            "the communicator is unusable after an earlier failure (%d)", error);
     return ACCEL_OK;
 }
 
@@ -264,9 +262,8 @@ accel_status mpi__comm_split(accel_comm_handle *comm, int color, int key,
         return status;
     mpi_h made = p->lib.h.comm_null;
     mpi__enter(p);
-    int rc = p->lib.call->comm_split(&p->lib, comm->comm,
-                                     color < 0 ? p->lib.h.undefined : color,
-                                     key, &made);
+    int rc = p->lib.call->comm_split(
+        &p->lib, comm->comm, color < 0 ? p->lib.h.undefined : color, key, &made);
     mpi__leave(p);
     if (rc != 0)
         return spoil(comm, mpi__fail(p, "MPI_Comm_split", rc));

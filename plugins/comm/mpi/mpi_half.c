@@ -25,8 +25,8 @@ HALF_FN_(bf16_max, ACCEL_BF16, ACCEL_REDUCE_MAX)
 
 mpi_user_fn *mpi__half_reduce_fn(accel_elem_type type, accel_reduce_op op)
 {
-    static mpi_user_fn *const f16[ACCEL_REDUCE_OP_COUNT] = {
-        f16_sum, f16_prod, f16_min, f16_max};
+    static mpi_user_fn *const f16[ACCEL_REDUCE_OP_COUNT] = {f16_sum, f16_prod,
+                                                            f16_min, f16_max};
     static mpi_user_fn *const bf16[ACCEL_REDUCE_OP_COUNT] = {
         bf16_sum, bf16_prod, bf16_min, bf16_max};
     if ((unsigned)op >= ACCEL_REDUCE_OP_COUNT)

@@ -9,8 +9,7 @@
 
 /* Open MPI's name (3.0 and later), then MPICH's ABI name (MPICH 3.1 and
  * later, Intel MPI 5 and later, MVAPICH2 2.x). */
-static const char *const default_names[] = {"libmpi.so.40", "libmpi.so.12",
-                                            NULL};
+static const char *const default_names[] = {"libmpi.so.40", "libmpi.so.12", NULL};
 
 /*
  * MPI must see its own symbols from the components it dlopens in turn
@@ -29,8 +28,7 @@ static void append(char *reason, size_t size, const char *fmt, const char *a,
 }
 
 static accel_status open_library(const struct accel_comm_services *services,
-                                 struct mpi_lib *lib, char *reason,
-                                 size_t size)
+                                 struct mpi_lib *lib, char *reason, size_t size)
 {
     const char *named = services->getenv("ACCEL_MPI_LIBRARY");
     reason[0] = '\0';
@@ -38,8 +36,7 @@ static accel_status open_library(const struct accel_comm_services *services,
         /* Only the named one: a typo must show, not be covered. */
         lib->dl = dlopen(named, open_flags);
         if (lib->dl == NULL) {
-            append(reason, size, "ACCEL_MPI_LIBRARY=%s: %s", named,
-                   dlerror());
+            append(reason, size, "ACCEL_MPI_LIBRARY=%s: %s", named, dlerror());
             return ACCEL_ERR_NOT_SUPPORTED;
         }
         snprintf(lib->path, sizeof lib->path, "%s", named);
@@ -51,8 +48,7 @@ static accel_status open_library(const struct accel_comm_services *services,
             snprintf(lib->path, sizeof lib->path, "%s", default_names[i]);
             return ACCEL_OK;
         }
-        append(reason, size, "%s%s", reason[0] != '\0' ? "; " : "",
-               dlerror());
+        append(reason, size, "%s%s", reason[0] != '\0' ? "; " : "", dlerror());
     }
     return ACCEL_ERR_NOT_SUPPORTED;
 }
@@ -84,8 +80,8 @@ static accel_status ompi_object(struct mpi_lib *lib, const char *name,
 {
     void *object = dlsym(lib->dl, name);
     if (object == NULL) {
-        snprintf(reason, size, "%s looks like Open MPI but lacks %s",
-                 lib->path, name);
+        snprintf(reason, size, "%s looks like Open MPI but lacks %s", lib->path,
+                 name);
         return ACCEL_ERR_NOT_SUPPORTED;
     }
     *out = (mpi_h)object;
@@ -94,8 +90,7 @@ static accel_status ompi_object(struct mpi_lib *lib, const char *name,
 
 /* Open MPI 3 and later (mpi.h: OMPI_PREDEFINED_GLOBAL, MPI_IN_PLACE
  * ((void *) 1), MPI_UNDEFINED -32766). */
-static accel_status fill_open_mpi(struct mpi_lib *lib, char *reason,
-                                  size_t size)
+static accel_status fill_open_mpi(struct mpi_lib *lib, char *reason, size_t size)
 {
     static const struct {
         const char *symbol;
@@ -123,8 +118,8 @@ static accel_status fill_open_mpi(struct mpi_lib *lib, char *reason,
     };
     for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++) {
         mpi_h *slot = (mpi_h *)((char *)&lib->h + objects[i].offset);
-        accel_status status =
-            ompi_object(lib, objects[i].symbol, slot, reason, size);
+        accel_status status = ompi_object(lib, objects[i].symbol, slot, reason,
+                                          size);
         if (status != ACCEL_OK)
             return status;
     }
@@ -182,8 +177,8 @@ static accel_status check_mpich_family(struct mpi_lib *lib, char *reason,
 {
     static const char *const family[] = {"MPICH", "Intel(R) MPI", "MVAPICH",
                                          NULL};
-    int (*version)(char *, int *) =
-        (int (*)(char *, int *))dlsym(lib->dl, "MPI_Get_library_version");
+    int (*version)(char *, int *) = (int (*)(char *, int *))dlsym(
+        lib->dl, "MPI_Get_library_version");
     /* MPICH's MPI_MAX_LIBRARY_VERSION_STRING is 8192. */
     char text[8192];
     int length = 0;
@@ -208,8 +203,7 @@ static accel_status check_mpich_family(struct mpi_lib *lib, char *reason,
 }
 
 accel_status mpi__lib_open(const struct accel_comm_services *services,
-                           struct mpi_lib *lib, char *reason,
-                           size_t reason_size)
+                           struct mpi_lib *lib, char *reason, size_t reason_size)
 {
     memset(lib, 0, sizeof *lib);
     accel_status status = open_library(services, lib, reason, reason_size);
@@ -236,8 +230,8 @@ const char *mpi__lib_error_string(const struct mpi_lib *lib, int code,
     /* MPI_MAX_ERROR_STRING: 256 in Open MPI, 1024 in MPICH. */
     char text[1024];
     int length = 0;
-    int (*error_string)(int, char *, int *) =
-        (int (*)(int, char *, int *))lib->fn.MPI_Error_string;
+    int (*error_string)(int, char *, int *) = (int (*)(
+        int, char *, int *))lib->fn.MPI_Error_string;
     if (error_string(code, text, &length) != 0 || length <= 0)
         snprintf(buf, size, "MPI error %d", code);
     else

@@ -89,8 +89,8 @@ struct mpi_lib;
  */
 struct mpi_calls {
     int (*comm_dup)(const struct mpi_lib *lib, mpi_h comm, mpi_h *out);
-    int (*comm_split)(const struct mpi_lib *lib, mpi_h comm, int color,
-                      int key, mpi_h *out);
+    int (*comm_split)(const struct mpi_lib *lib, mpi_h comm, int color, int key,
+                      mpi_h *out);
     int (*comm_free)(const struct mpi_lib *lib, mpi_h *comm);
     int (*comm_rank)(const struct mpi_lib *lib, mpi_h comm, int *out);
     int (*comm_size)(const struct mpi_lib *lib, mpi_h comm, int *out);
@@ -164,8 +164,7 @@ extern const struct mpi_calls mpi__calls_mpich;
  * ACCEL_ERR_NOT_SUPPORTED with the reason in `reason`.
  */
 accel_status mpi__lib_open(const struct accel_comm_services *services,
-                           struct mpi_lib *lib, char *reason,
-                           size_t reason_size);
+                           struct mpi_lib *lib, char *reason, size_t reason_size);
 
 /* MPI's text for error code `code`, in buf (always NUL-terminated). */
 const char *mpi__lib_error_string(const struct mpi_lib *lib, int code,

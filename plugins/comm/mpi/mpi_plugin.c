@@ -17,8 +17,8 @@
  * MVAPICH, Flux. Without one, MPI_Init would make a singleton job of one
  * rank, which is not what a user of ACCEL_COMM=mpi wants. */
 static const char *const launcher_variables[] = {
-    "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
-    "MPI_LOCALRANKID", "MV2_COMM_WORLD_RANK", "FLUX_TASK_RANK", NULL};
+    "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",           "PMI_RANK",       "PMI_SIZE",
+    "MPI_LOCALRANKID",      "MV2_COMM_WORLD_RANK", "FLUX_TASK_RANK", NULL};
 
 static const char *launcher_variable(const struct accel_comm_services *s)
 {
@@ -79,9 +79,8 @@ static accel_status init_mpi(accel_comm_provider *p)
                 "not started by mpirun (or another MPI launcher: none of "
                 "OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_RANK, MPI_LOCALRANKID "
                 "is set), and the program did not initialise MPI");
-        int rc = ((int (*)(int *, char ***, int, int *))
-                      lib->fn.MPI_Init_thread)(NULL, NULL, MPI_LEVEL_MULTIPLE,
-                                               &level);
+        int rc = ((int (*)(int *, char ***, int, int *))lib->fn.MPI_Init_thread)(
+            NULL, NULL, MPI_LEVEL_MULTIPLE, &level);
         if (rc != 0)
             return mpi__fail(p, "MPI_Init_thread", rc);
         p->initialised_here = true;
@@ -106,8 +105,7 @@ static accel_status make_half_ops(accel_comm_provider *p)
     for (int t = 0; t < 2; t++)
         for (int op = 0; op < ACCEL_REDUCE_OP_COUNT; op++) {
             mpi_user_fn *fn = mpi__half_reduce_fn(types[t], op);
-            int rc = p->lib.call->op_create(&p->lib, fn, 1,
-                                            &p->half_ops[t][op]);
+            int rc = p->lib.call->op_create(&p->lib, fn, 1, &p->half_ops[t][op]);
             if (rc != 0)
                 return mpi__fail(p, "MPI_Op_create", rc);
         }
@@ -152,8 +150,7 @@ static accel_status mpi_plugin_open(const struct accel_comm_services *services,
     pthread_mutex_init(&p->serial, NULL);
     pthread_mutex_init(&p->boot_lock, NULL);
     read_settings(p);
-    accel_status status =
-        mpi__lib_open(services, &p->lib, reason, sizeof reason);
+    accel_status status = mpi__lib_open(services, &p->lib, reason, sizeof reason);
     if (status != ACCEL_OK) {
         services->set_error(status, "no usable MPI library: %s", reason);
         goto fail;
@@ -194,8 +191,7 @@ static void mpi_plugin_close(accel_comm_provider *p)
 }
 
 /* CPU memory always; a GPU's only where MPI says it is built for it. */
-accel_status mpi__accepts_memory(accel_comm_provider *p,
-                                 accel_native_kind kind)
+accel_status mpi__accepts_memory(accel_comm_provider *p, accel_native_kind kind)
 {
     const char *query = NULL;
     mpi_fn fn = NULL;
@@ -214,8 +210,8 @@ accel_status mpi__accepts_memory(accel_comm_provider *p,
     if (fn == NULL)
         return p->services->set_error(
             ACCEL_ERR_NOT_SUPPORTED,
-            "%s has no %s: the host stages through pinned memory",
-            p->lib.path, query);
+            "%s has no %s: the host stages through pinned memory", p->lib.path,
+            query);
     if (((int (*)(void))fn)() != 1)
         return p->services->set_error(
             ACCEL_ERR_NOT_SUPPORTED,
@@ -228,8 +224,7 @@ accel_status mpi__accepts_memory(accel_comm_provider *p,
 /* ---- the bootstrap: byte exchanges over the world dup ---- */
 
 static accel_status boot_run(accel_comm_provider *p, int is_broadcast,
-                             const void *send, void *data, size_t bytes,
-                             int root)
+                             const void *send, void *data, size_t bytes, int root)
 {
     accel_comm_handle *boot = &p->boot;
     if (bytes > (size_t)INT_MAX)
@@ -251,18 +246,14 @@ static accel_status boot_run(accel_comm_provider *p, int is_broadcast,
                  ? p->lib.call->ibcast(&p->lib, data, (int)bytes, p->lib.h.byte,
                                        root, boot->comm, &req)
                  : p->lib.call->iallgather(&p->lib, send, (int)bytes,
-                                           p->lib.h.byte, data, boot->comm,
-                                           &req);
+                                           p->lib.h.byte, data, boot->comm, &req);
     mpi__leave(p);
     if (rc != 0)
-        return mpi__fail(p, is_broadcast ? "MPI_Ibcast" : "MPI_Iallgather",
-                         rc);
-    return mpi__wait(boot, &req, 1, false, mpi__deadline(p->timeout_ns),
-                     bytes);
+        return mpi__fail(p, is_broadcast ? "MPI_Ibcast" : "MPI_Iallgather", rc);
+    return mpi__wait(boot, &req, 1, false, mpi__deadline(p->timeout_ns), bytes);
 }
 
-static accel_status boot_broadcast(void *ctx, void *data, size_t bytes,
-                                   int root)
+static accel_status boot_broadcast(void *ctx, void *data, size_t bytes, int root)
 {
     accel_comm_provider *p = ctx;
     pthread_mutex_lock(&p->boot_lock);

@@ -60,8 +60,7 @@ void mpi__enter(accel_comm_provider *provider);
 void mpi__leave(accel_comm_provider *provider);
 
 /* Record MPI error `code` of `call` through set_error: ACCEL_ERR_DRIVER. */
-accel_status mpi__fail(accel_comm_provider *provider, const char *call,
-                       int code);
+accel_status mpi__fail(accel_comm_provider *provider, const char *call, int code);
 
 /* CLOCK_MONOTONIC now, and a deadline `timeout_ns` from now (0: none). */
 uint64_t mpi__now_ns(void);
@@ -98,7 +97,6 @@ accel_status mpi__comm_error(accel_comm_handle *comm);
 
 accel_status mpi__accepts_memory(accel_comm_provider *provider,
                                  accel_native_kind kind);
-accel_status mpi__submit(accel_comm_handle *comm,
-                         const struct accel_comm_op *op);
+accel_status mpi__submit(accel_comm_handle *comm, const struct accel_comm_op *op);
 
 #endif /* ACCEL_COMM_MPI_PROVIDER_H */

@@ -11,10 +11,10 @@
 struct plan {
     accel_comm_handle *comm;
     const struct accel_comm_op *op;
-    mpi_h type;     /* the MPI datatype of one element */
-    mpi_h reduce;   /* the MPI op, for the reducing kinds */
-    size_t elem;    /* bytes per element */
-    bool in_place;  /* send == recv, as comm.h says (see each kind) */
+    mpi_h type;    /* the MPI datatype of one element */
+    mpi_h reduce;  /* the MPI op, for the reducing kinds */
+    size_t elem;   /* bytes per element */
+    bool in_place; /* send == recv, as comm.h says (see each kind) */
     uint64_t deadline_ns;
 };
 
@@ -36,13 +36,12 @@ static void plan_types(accel_comm_provider *p, struct plan *plan)
 {
     const struct mpi_handles *h = &p->lib.h;
     const mpi_h types[ACCEL_ELEM_TYPE_COUNT] = {
-        [ACCEL_BYTE] = h->u8,  [ACCEL_F16] = h->u16, [ACCEL_BF16] = h->u16,
-        [ACCEL_F32] = h->f32,  [ACCEL_F64] = h->f64, [ACCEL_I8] = h->i8,
-        [ACCEL_I16] = h->i16,  [ACCEL_I32] = h->i32, [ACCEL_I64] = h->i64,
-        [ACCEL_U8] = h->u8,    [ACCEL_U16] = h->u16, [ACCEL_U32] = h->u32,
+        [ACCEL_BYTE] = h->u8, [ACCEL_F16] = h->u16, [ACCEL_BF16] = h->u16,
+        [ACCEL_F32] = h->f32, [ACCEL_F64] = h->f64, [ACCEL_I8] = h->i8,
+        [ACCEL_I16] = h->i16, [ACCEL_I32] = h->i32, [ACCEL_I64] = h->i64,
+        [ACCEL_U8] = h->u8,   [ACCEL_U16] = h->u16, [ACCEL_U32] = h->u32,
         [ACCEL_U64] = h->u64};
-    const mpi_h ops[ACCEL_REDUCE_OP_COUNT] = {h->sum, h->prod, h->min,
-                                              h->max};
+    const mpi_h ops[ACCEL_REDUCE_OP_COUNT] = {h->sum, h->prod, h->min, h->max};
     uint32_t type = plan->op->type, op = plan->op->reduce_op;
     plan->type = types[type];
     plan->elem = elem_size(type);
@@ -82,14 +81,13 @@ static accel_status run_allreduce(struct plan *plan)
     for (uint64_t done = 0; done < op->count && status == ACCEL_OK;) {
         int n = chunk_of(plan, op->count, done);
         size_t at = done * plan->elem;
-        const void *send =
-            plan->in_place ? p->lib.h.in_place : (char *)PTR(op->send) + at;
+        const void *send = plan->in_place ? p->lib.h.in_place
+                                          : (char *)PTR(op->send) + at;
         mpi_h req = p->lib.h.request_null;
         mpi__enter(p);
-        int rc = p->lib.call->iallreduce(&p->lib, send,
-                                         (char *)PTR(op->recv) + at, n,
-                                         plan->type, plan->reduce,
-                                         plan->comm->comm, &req);
+        int rc = p->lib.call->iallreduce(
+            &p->lib, send, (char *)PTR(op->recv) + at, n, plan->type,
+            plan->reduce, plan->comm->comm, &req);
         mpi__leave(p);
         status = finish(plan, "MPI_Iallreduce", rc, &req, false,
                         (uint64_t)n * plan->elem);
@@ -119,13 +117,11 @@ static accel_status local_copy(struct plan *plan, uint64_t dst, uint64_t src,
         mpi_h reqs[2] = {p->lib.h.request_null, p->lib.h.request_null};
         int self = plan->comm->rank;
         mpi__enter(p);
-        int rc = p->lib.call->irecv(&p->lib, (char *)PTR(dst) + at, n,
-                                    plan->type, self, 1, plan->comm->comm,
-                                    &reqs[0]);
+        int rc = p->lib.call->irecv(&p->lib, (char *)PTR(dst) + at, n, plan->type,
+                                    self, 1, plan->comm->comm, &reqs[0]);
         if (rc == 0)
-            rc = p->lib.call->isend(&p->lib, (char *)PTR(src) + at, n,
-                                    plan->type, self, 1, plan->comm->comm,
-                                    &reqs[1]);
+            rc = p->lib.call->isend(&p->lib, (char *)PTR(src) + at, n, plan->type,
+                                    self, 1, plan->comm->comm, &reqs[1]);
         mpi__leave(p);
         if (rc != 0)
             return mpi__fail(p, "MPI_Isend to itself", rc);
@@ -146,9 +142,9 @@ static accel_status bcast(struct plan *plan, uint64_t buffer, uint64_t count,
         int n = chunk_of(plan, count, done);
         mpi_h req = p->lib.h.request_null;
         mpi__enter(p);
-        int rc = p->lib.call->ibcast(
-            &p->lib, (char *)PTR(buffer) + done * plan->elem, n, plan->type,
-            root, plan->comm->comm, &req);
+        int rc = p->lib.call->ibcast(&p->lib,
+                                     (char *)PTR(buffer) + done * plan->elem, n,
+                                     plan->type, root, plan->comm->comm, &req);
         mpi__leave(p);
         status = finish(plan, "MPI_Ibcast", rc, &req, false,
                         (uint64_t)n * plan->elem);
@@ -181,9 +177,8 @@ static accel_status run_reduce(struct plan *plan)
         int n = chunk_of(plan, op->count, done);
         size_t at = done * plan->elem;
         /* MPI_IN_PLACE is the root's alone; the others' recv is unused. */
-        const void *send = root && plan->in_place
-                               ? p->lib.h.in_place
-                               : (char *)PTR(op->send) + at;
+        const void *send = root && plan->in_place ? p->lib.h.in_place
+                                                  : (char *)PTR(op->send) + at;
         void *recv = root ? (char *)PTR(op->recv) + at : NULL;
         mpi_h req = p->lib.h.request_null;
         mpi__enter(p);
@@ -221,8 +216,8 @@ static accel_status run_allgather(struct plan *plan)
         return finish(plan, "MPI_Iallgather", rc, &req, false,
                       share * (uint64_t)plan->comm->size);
     }
-    accel_status status =
-        in_place ? ACCEL_OK : local_copy(plan, mine, op->send, op->count);
+    accel_status status = in_place ? ACCEL_OK
+                                   : local_copy(plan, mine, op->send, op->count);
     for (int r = 0; r < plan->comm->size && status == ACCEL_OK; r++)
         status = bcast(plan, op->recv + (uint64_t)r * share, op->count, r);
     return status;
@@ -285,13 +280,13 @@ static accel_status run_p2p(struct plan *plan, bool send)
         void *at = (char *)PTR(buffer) + done * plan->elem;
         mpi_h req = p->lib.h.request_null;
         mpi__enter(p);
-        int rc = send ? p->lib.call->isend(&p->lib, at, n, plan->type,
-                                           op->root, 0, plan->comm->comm, &req)
-                      : p->lib.call->irecv(&p->lib, at, n, plan->type,
-                                           op->root, 0, plan->comm->comm, &req);
+        int rc = send ? p->lib.call->isend(&p->lib, at, n, plan->type, op->root,
+                                           0, plan->comm->comm, &req)
+                      : p->lib.call->irecv(&p->lib, at, n, plan->type, op->root,
+                                           0, plan->comm->comm, &req);
         mpi__leave(p);
-        status = finish(plan, send ? "MPI_Isend" : "MPI_Irecv", rc, &req,
-                        true, (uint64_t)n * plan->elem);
+        status = finish(plan, send ? "MPI_Isend" : "MPI_Irecv", rc, &req, true,
+                        (uint64_t)n * plan->elem);
         done += (uint64_t)n;
     }
     return status;
@@ -342,8 +337,8 @@ static accel_status check_signature(struct plan *plan)
     int rc = p->lib.call->iallreduce(&p->lib, in, out, 2 * FIELDS, p->lib.h.i64,
                                      p->lib.h.min, plan->comm->comm, &req);
     mpi__leave(p);
-    accel_status status =
-        finish(plan, "MPI_Iallreduce (ACCEL_COMM_CHECK)", rc, &req, false, 0);
+    accel_status status = finish(plan, "MPI_Iallreduce (ACCEL_COMM_CHECK)", rc,
+                                 &req, false, 0);
     if (status != ACCEL_OK)
         return status;
     static const char *const names[FIELDS] = {"kind", "element type",
@@ -375,8 +370,7 @@ static accel_status check_memory(accel_comm_handle *comm,
     return ACCEL_OK;
 }
 
-accel_status mpi__submit(accel_comm_handle *comm,
-                         const struct accel_comm_op *op)
+accel_status mpi__submit(accel_comm_handle *comm, const struct accel_comm_op *op)
 {
     accel_comm_provider *p = comm->provider;
     if (op->struct_size < sizeof *op || op->kind >= ACCEL_COMM_OP_KIND_COUNT ||
@@ -390,7 +384,8 @@ accel_status mpi__submit(accel_comm_handle *comm,
         status = check_memory(comm, op);
     if (status != ACCEL_OK)
         return status;
-    struct plan plan = {.comm = comm, .op = op,
+    struct plan plan = {.comm = comm,
+                        .op = op,
                         .in_place = op->send != 0 && op->send == op->recv,
                         .deadline_ns = op->deadline_ns};
     plan_types(p, &plan);
