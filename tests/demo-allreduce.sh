@@ -15,6 +15,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 unset ACCEL_RANK ACCEL_SIZE ACCEL_LOCAL_RANK ACCEL_LOCAL_SIZE ACCEL_LOG \
     ACCEL_PLUGIN_PATH ACCEL_MPI_LIBRARY
+# Open MPI's components stay mapped at MPI_Finalize, so that what they
+# keep is named by library (lsan-mpi.supp), not "unknown module".
+export OMPI_MCA_mca_base_component_disable_dlclose=1
+# Full unwinding, so that a leak's stack reaches those libraries' frames
+# (the fast unwinder stops in them, built without frame pointers).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 export LSAN_OPTIONS="suppressions=$(dirname "$0")/lsan-mpi.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 status=0
