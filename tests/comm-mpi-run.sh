@@ -17,6 +17,9 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Open MPI's components stay mapped at MPI_Finalize, so that what they
 # keep is named by library (lsan-mpi.supp), not "unknown module".
 export OMPI_MCA_mca_base_component_disable_dlclose=1
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$(dirname "$0")/tsan-mpi.supp"
+# One machine: shared memory and self only (no TCP transport threads).
+export OMPI_MCA_btl=self,vader
 # Full unwinding, so that a leak's stack reaches those libraries' frames
 # (the fast unwinder stops in them, built without frame pointers).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"

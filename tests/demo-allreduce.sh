@@ -18,6 +18,9 @@ unset ACCEL_RANK ACCEL_SIZE ACCEL_LOCAL_RANK ACCEL_LOCAL_SIZE ACCEL_LOG \
 # Open MPI's components stay mapped at MPI_Finalize, so that what they
 # keep is named by library (lsan-mpi.supp), not "unknown module".
 export OMPI_MCA_mca_base_component_disable_dlclose=1
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$(dirname "$0")/tsan-mpi.supp"
+# One machine: shared memory and self only (no TCP transport threads).
+export OMPI_MCA_btl=self,vader
 # Full unwinding, so that a leak's stack reaches those libraries' frames
 # (the fast unwinder stops in them, built without frame pointers).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
