@@ -13,6 +13,7 @@
 #include <accel/accel.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@ struct demo {
     accel_stream *stream;
     uint64_t count;     /* elements in the 1D job and in saxpy */
     const char *bundle; /* the example kernels; NULL: look beside the tool */
+    bool allreduce;     /* --allreduce: the data-parallel step instead */
+    const char *where;  /* "null:1", the device, for the --allreduce line */
 };
 
 /* Runs on demo->stream, checks its own result, reports its own failure. */
@@ -356,6 +359,79 @@ fail:
     return status;
 }
 
+/*
+ * --allreduce: one data-parallel step of an MPI job. Each rank scales x by
+ * rank + 1 on its device (saxpy with y = 0), all-reduces the result (sum)
+ * over the ranks, and checks it against the serial reference
+ * x * (1 + 2 + ... + size), exact in f32 for the pattern's quarter steps.
+ */
+static accel_status run_allreduce(const struct demo *demo)
+{
+    enum { BLOCK = 256 };
+    uint32_t n = demo->count > UINT32_MAX ? UINT32_MAX : (uint32_t)demo->count;
+    float *x = NULL, *out = NULL;
+    accel_ref dx = {0}, dy = {0};
+    accel_module *module = NULL;
+    accel_kernel *saxpy = NULL;
+    accel_comm *comm = NULL;
+    accel_status status;
+    char *found = demo->bundle ? NULL : find_bundle();
+    const char *bundle = demo->bundle ? demo->bundle : found;
+
+    if (bundle == NULL) {
+        fprintf(stderr, "accel-demo: the example kernel bundle was not found "
+                        "beside the tool; give it with --bundle\n");
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    TRY(accel_comm_create(demo->device, &comm));
+    int rank = accel_comm_rank(comm), size = accel_comm_size(comm);
+    float a = (float)(rank + 1);
+    TRY_MALLOC(x, (size_t)n * sizeof(float));
+    TRY_MALLOC(out, (size_t)n * sizeof(float));
+    fill_pattern(x, n);
+    TRY(accel_module_load_file(demo->device, bundle, &module));
+    TRY(accel_kernel_get(module, "saxpy", &saxpy));
+    TRY(accel_alloc(demo->device, ACCEL_F32, n, &dx));
+    TRY(accel_alloc(demo->device, ACCEL_F32, n, &dy));
+    TRY(accel_copy_in(demo->stream, dx, x, n));
+    static const float zero = 0.0f;
+    TRY(accel_fill(demo->stream, dy, 0, (uint64_t)n * sizeof(float), &zero,
+                   sizeof zero));
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                        ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
+    accel_dim3 grid = {(n + BLOCK - 1) / BLOCK, 1, 1}, block = {BLOCK, 1, 1};
+    TRY(accel_launch(demo->stream, saxpy, grid, block, 0, args, 4));
+    /* In place, ordered after the kernel by the stream. */
+    TRY(accel_allreduce(comm, demo->stream, dy, dy, n, ACCEL_REDUCE_SUM));
+    TRY(accel_copy_out(demo->stream, out, dy, n));
+    TRY(accel_stream_sync(demo->stream));
+    float ranks_sum = (float)size * (float)(size + 1) / 2.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        if (out[i] != ranks_sum * x[i]) {
+            fprintf(stderr,
+                    "accel-demo: rank %d: element %" PRIu32 " is %g, "
+                    "expected %g\n",
+                    rank, i, (double)out[i], (double)(ranks_sum * x[i]));
+            status = ACCEL_ERR_COPY;
+            goto fail;
+        }
+    }
+    printf("rank %d of %d: device %s, provider %s: x * (rank + 1) all-reduced "
+           "over %" PRIu32 " f32, verified against the serial reference\n",
+           rank, size, demo->where, accel_comm_provider_name(comm), n);
+
+fail:
+    accel_stream_sync(demo->stream);
+    free_ref(demo->device, dx);
+    free_ref(demo->device, dy);
+    accel_module_unload(module);
+    accel_comm_destroy(comm);
+    free(found);
+    free(out);
+    free(x);
+    return status;
+}
+
 static const struct job jobs[] = {
     {"saxpy", run_saxpy},
     {"1D round trip", run_round_trip},
@@ -388,7 +464,7 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "Usage: accel-demo [--count N] [--bundle FILE]\n"
+        "Usage: accel-demo [--count N] [--bundle FILE] [--allreduce]\n"
         "\n"
         "Open the device ACCEL_BACKEND (or automatic selection) picks, run\n"
         "saxpy from the example kernel bundle, move data host -> device ->\n"
@@ -399,6 +475,10 @@ static void usage(FILE *out)
         "                 (default 1048576)\n"
         "  --bundle FILE  the example kernels (default: found beside the "
         "tool)\n"
+        "  --allreduce    under mpirun, one rank per device\n"
+        "                 (ACCEL_BACKEND=null:%%local): scale x by rank + 1,\n"
+        "                 all-reduce, check against the serial reference,\n"
+        "                 print one line per rank\n"
         "  --help      show this help\n"
         "\n"
         "Exit status: 0 when every round trip is verified, 1 otherwise.\n");
@@ -411,6 +491,7 @@ static int parse_args(int argc, char **argv, struct demo *demo)
         {"count", required_argument, NULL, 'n'},
         {"bundle", required_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
+        {"allreduce", no_argument, NULL, 'a'},
         {NULL, 0, NULL, 0},
     };
     char *end;
@@ -432,6 +513,9 @@ static int parse_args(int argc, char **argv, struct demo *demo)
                         optarg);
                 return EXIT_FAILURE;
             }
+            break;
+        case 'a':
+            demo->allreduce = true;
             break;
         case 'h':
             usage(stdout);
@@ -464,8 +548,16 @@ int main(int argc, char **argv)
     TRY(accel_host_create(NULL, &host));
     TRY(accel_device_open_selected(host, &demo.device));
     TRY(accel_device_info_get(demo.device, &info));
-    print_device(host, &info);
+    if (!demo.allreduce)
+        print_device(host, &info);
     TRY(accel_stream_create(demo.device, &demo.stream));
+    if (demo.allreduce) {
+        char where[64];
+        snprintf(where, sizeof where, "%s:%" PRIu32, info.plugin, info.index);
+        demo.where = where;
+        status = run_allreduce(&demo);
+        goto fail;
+    }
 
     for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
         double start = now_ms(), elapsed;

@@ -42,6 +42,8 @@ enum bench_case_id {
     BENCH_SCAN_BLOCK,
     /* Kernels from source, cold and cached (compile_cases.h). */
     BENCH_COMPILE,
+    /* Collectives under an MPI launcher (comm_cases.c); only when named. */
+    BENCH_ALLREDUCE,
     BENCH_CASE_COUNT
 };
 
@@ -159,6 +161,8 @@ extern const struct bench_impl bench_impl_plugin;
 extern const struct bench_impl bench_impl_c;
 extern const struct bench_impl bench_impl_opencl; /* measures nothing when not built */
 extern const struct bench_impl bench_impl_cuda_raw;
+extern const struct bench_impl bench_impl_comm; /* allreduce: accel_allreduce */
+extern const struct bench_impl bench_impl_mpi;  /* allreduce: MPI directly */
 
 /* ---- the driver (driver.c) ---- */
 

@@ -34,6 +34,7 @@ static const char *const case_names[BENCH_CASE_COUNT] = {
     [BENCH_REDUCE_SHARED] = "reduce_shared",
     [BENCH_SCAN_BLOCK] = "scan_block",
     [BENCH_COMPILE] = "compile",
+    [BENCH_ALLREDUCE] = "allreduce",
 };
 
 /* Transfer sizes: every power of four from 4 KiB to 256 MiB; fewer in a quick run. */
@@ -41,6 +42,9 @@ static const uint64_t copy_sizes[] = {4 * KIB,   16 * KIB, 64 * KIB,
                                       256 * KIB, MIB,      4 * MIB,
                                       16 * MIB,  64 * MIB, 256 * MIB};
 static const uint64_t copy_sizes_quick[] = {4 * KIB, 64 * KIB, MIB, 16 * MIB};
+static const uint64_t allreduce_sizes[] = {4 * KIB, 64 * KIB, MIB, 16 * MIB,
+                                           256 * MIB};
+static const uint64_t allreduce_sizes_quick[] = {4 * KIB, 64 * KIB, MIB};
 static const uint64_t alloc_sizes[] = {256, 4 * KIB, 64 * KIB, MIB, 16 * MIB};
 static const uint64_t alloc_sizes_quick[] = {256, 64 * KIB, 16 * MIB};
 
@@ -56,7 +60,8 @@ static const uint64_t alloc_sizes_quick[] = {256, 64 * KIB, 16 * MIB};
 /* The implementations, in the order each point is measured: accel first. */
 static const struct bench_impl *const impls[] = {
     &bench_impl_accel,  &bench_impl_plugin,   &bench_impl_c,
-    &bench_impl_opencl, &bench_impl_cuda_raw,
+    &bench_impl_opencl, &bench_impl_cuda_raw, &bench_impl_comm,
+    &bench_impl_mpi,
 };
 #define IMPL_COUNT COUNT(impls)
 
@@ -157,6 +162,11 @@ static size_t case_points(enum bench_case_id id, bool quick,
     case BENCH_COMPILE:
         variants = bench_compile_variants;
         variant_count = 2;
+        break;
+    case BENCH_ALLREDUCE:
+        sizes = quick ? allreduce_sizes_quick : allreduce_sizes;
+        size_count = quick ? COUNT(allreduce_sizes_quick)
+                           : COUNT(allreduce_sizes);
         break;
     default:
         if (bench_is_workload(id)) {
