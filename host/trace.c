@@ -42,10 +42,8 @@ struct launch_info {
     struct launch_info *next;
 };
 
-/*
- * One record, kept small: a trace of a busy loop fills memory fast, and
- * touching new pages is what a record costs most.
- */
+/* One record, kept small: a busy loop's trace fills memory fast, and
+ * touching new pages is what a record costs most. */
 struct rec {
     uint8_t type;
     uint8_t kind;      /* enum accel__trace_kind, for commands */
