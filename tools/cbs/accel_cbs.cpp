@@ -23,9 +23,17 @@
  * point after barrier k, and barrier k becomes `return k`. A value computed
  * before a barrier and used after it (one whose definition no longer
  * dominates the use) is kept in the thread's slot of a per-thread array in
- * scratch (structure of arrays: slot s of thread t at scratch + threads *
- * offset_s + t * size_s, so that the threads' loop reads consecutive
- * elements and vectorises); so is every alloca. What only reads the block
+ * scratch (structure of arrays: slot s of thread t at scratch + base +
+ * threads * offset_s + t * size_s, so that the threads' loop reads
+ * consecutive elements and vectorises); so is every alloca. A value the
+ * same in every thread of the block (uniform.cpp) is kept once per block
+ * instead, in two cells before `base` (read from the first, written to the
+ * second, which run copies to the first after each region), so that the
+ * thread loop reads it as an invariant and a loop or branch on it (a tree
+ * reduction's stride) runs around the thread loops after clang's
+ * unswitching. A region that no divergent branch can send to two different
+ * barriers returns what the threads said without checking that they
+ * agree. What only reads the block
  * descriptor, or is arithmetic on the arguments (an address in a shared
  * array, say), moves to the new entry and is recomputed rather than
  * stored. Then region is cloned once per resume
