@@ -9,7 +9,8 @@
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/IR/Function.h>
 
-namespace accel_cbs {
+namespace accel_cbs
+{
 
 /*
  * The values of `step` that may differ between the threads of a block:
