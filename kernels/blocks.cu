@@ -401,6 +401,55 @@ ACCEL_KERNEL(block_reverse_dynamic, (const uint32_t *ACCEL_RESTRICT, in),
     out[base + t] = s[size - 1 - t];
 }
 
+/* ---- control flow the same in every thread, around barriers ---- */
+
+/*
+ * `rounds` (an argument) times, each thread takes the next thread's value
+ * through shared memory and adds `step`: a loop whose bound, counter and
+ * `step` are the same in every thread (the barrier pass keeps them once
+ * per block and runs the loop around its loops over the threads).
+ * out[block * n + r] = (r + rounds) % n + rounds * step.
+ */
+ACCEL_KERNEL(block_uniform_rounds, (uint32_t, rounds), (uint32_t *ACCEL_RESTRICT, out))
+{
+    ACCEL_SHARED(uint32_t, s, 1024);
+    uint32_t r = accel_thread_rank(), n = blockDim.x * blockDim.y * blockDim.z;
+    uint32_t step = 2 * n + 1, v = r;
+
+    for (uint32_t round = 0; round < rounds; round++) {
+        s[r] = v;
+        accel_sync_threads();
+        v = s[(r + 1) % n] + step;
+        accel_sync_threads();
+    }
+    out[(uint64_t)blockIdx.x * n + r] = v;
+}
+
+/*
+ * A barrier inside a branch the threads all take or all skip (every
+ * other round): `x`, the same in every thread, is read after the branch
+ * in the region that wrote it when the barrier is skipped.
+ * out[r] = sum over rounds of (round * 7 + rounds) + the values passed.
+ */
+ACCEL_KERNEL(block_uniform_branch_barrier, (uint32_t, rounds), (uint32_t *ACCEL_RESTRICT, out))
+{
+    ACCEL_SHARED(uint32_t, s, 1024);
+    uint32_t r = threadIdx.x, n = blockDim.x, acc = r;
+
+    for (uint32_t round = 0; round < rounds; round++) {
+        uint32_t x = round * 7 + rounds;
+
+        if (round % 2 == 0) {
+            s[r] = acc;
+            accel_sync_threads();
+            acc = s[(r + 1) % n];
+            accel_sync_threads();
+        }
+        acc += x;
+    }
+    out[r] = acc;
+}
+
 /* ---- errors: barriers not every thread reaches ---- */
 
 /* Thread 5 returns before the barrier the others wait at. */
@@ -447,6 +496,14 @@ ACCEL_KERNEL(block_diverge_sites, (uint32_t *, out))
         accel_sync_threads();
         out[threadIdx.x] += 20;
     }
+}
+
+/* A loop around a barrier whose bound differs per thread: thread t waits t % 3 + 1 times. */
+ACCEL_KERNEL(block_diverge_loop, (uint32_t *, out))
+{
+    for (uint32_t i = 0; i < threadIdx.x % 3 + 1; i++)
+        accel_sync_threads();
+    out[threadIdx.x] = 1;
 }
 
 /* Half a warp shuffles with a mask that names the whole warp. */

@@ -53,4 +53,48 @@ fi
 expect 0 "$tool" --elf -o "$work/plain.so" "$source"
 [ "$(head -c 4 "$work/plain.so" | od -An -c | tr -d ' ')" = '177ELF' ] ||
     fail "--elf did not write an ELF image"
+# The barrier pass, where it is built (else --cbs says why, and the
+# default falls back to fibers): by default a barrier kernel comes from
+# clang through the pass and a barrier-free one from the C compiler; the
+# pass keeps a loop counter the same in every thread once per block and
+# reports the regions every thread leaves at the same barrier (each region
+# still checks that its threads agree).
+cat > "$work/mixed.cu" <<'EOF'
+#include <accel/kernel.h>
+ACCEL_KERNEL(uniform_loop, (uint32_t, n), (float *, x))
+{
+    for (uint32_t stride = n; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride)
+            x[threadIdx.x] += 1.0f;
+        accel_sync_threads();
+    }
+}
+ACCEL_KERNEL(divergent_loop, (float *, x))
+{
+    for (uint32_t i = 0; i < threadIdx.x; i++)
+        accel_sync_threads();
+    x[threadIdx.x] = 1.0f;
+}
+ACCEL_KERNEL(plain, (float *, x)) { x[threadIdx.x] = 2.0f; }
+EOF
+if "$tool" --cbs --elf -o "$work/probe.so" "$work/mixed.cu" > "$work/out" 2>&1; then
+    ACCEL_CBS_VERBOSE=1 "$tool" --elf -o "$work/mixed.so" "$work/mixed.cu" > "$work/out" 2>&1 ||
+        { cat "$work/out"; fail "the default build failed"; }
+    grep -q 'uniform_loop: 1 barriers, .* 2 of 2 regions with a uniform reach' "$work/out" ||
+        { cat "$work/out"; fail "the pass did not find uniform_loop's loop uniform"; }
+    grep -q 'divergent_loop: 1 barriers, .* 0 of 2 regions with a uniform reach' "$work/out" ||
+        { cat "$work/out"; fail "the pass found divergent_loop's reach uniform"; }
+    grep -q 'plain: fibers (no barrier)' "$work/out" || fail "plain was split"
+    expect 0 "$tool" --no-cbs --elf -o "$work/fibers.so" "$work/mixed.cu"
+    if command -v readelf > /dev/null 2>&1; then
+        readelf -p .comment "$work/mixed.so" | grep -q 'clang version' ||
+            fail "the default image has no clang code"
+        readelf -p .comment "$work/fibers.so" | grep -q 'clang version' &&
+            fail "--no-cbs built with clang"
+    fi
+else
+    grep -q -e 'barrier pass is not built' -e 'objcopy or nm' "$work/out" ||
+        { cat "$work/out"; fail "--cbs failed without saying the pass is missing"; }
+    expect 0 "$tool" --elf -o "$work/fallback.so" "$work/mixed.cu"
+fi
 echo "ok"

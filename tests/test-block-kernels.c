@@ -730,6 +730,61 @@ static void test_grids_of_one_block_and_of_65535_run_barriers(void **state)
     check_shape(*state, (accel_dim3){1, 65535, 1}, (accel_dim3){4, 2, 1});
 }
 
+/* ---- control flow the same in every thread, around barriers ---- */
+
+/* block_uniform_rounds with `rounds` on `grid` blocks of `block`. */
+static void check_uniform_rounds(struct blocks_case *c, uint32_t rounds,
+                                 uint32_t grid, accel_dim3 block)
+{
+    uint32_t n = block.x * block.y * block.z;
+    uint64_t count = (uint64_t)grid * n;
+    uint32_t *expected = alloc_or_fail(count * sizeof *expected);
+    uint32_t *result = alloc_or_fail(count * sizeof *result);
+    accel_ref dout = upload(c, ACCEL_U32, count, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(rounds), ACCEL_ARG_REF(dout)};
+
+    for (uint64_t i = 0; i < count; i++)
+        expected[i] = ((uint32_t)(i % n) + rounds) % n + rounds * (2 * n + 1);
+    assert_status(run(c, "block_uniform_rounds", (accel_dim3){grid, 1, 1},
+                      block, 0, args, 2),
+                  ACCEL_OK);
+    download(c, result, dout);
+    assert_u32_equal(result, expected, count);
+    accel_free(c->device, dout);
+    free(expected);
+    free(result);
+}
+
+/* A loop with barriers whose bound is an argument, of 0 to 9 trips. */
+static void test_loop_bound_from_an_argument_runs_barriers(void **state)
+{
+    check_uniform_rounds(*state, 5, 3, (accel_dim3){64, 1, 1});
+    check_uniform_rounds(*state, 0, 2, (accel_dim3){32, 1, 1});
+    check_uniform_rounds(*state, 1, 1, (accel_dim3){1, 1, 1});
+    check_uniform_rounds(*state, 9, 4, (accel_dim3){8, 4, 2});
+    check_uniform_rounds(*state, 3, 2, (accel_dim3){1024, 1, 1});
+}
+
+/* A barrier in a branch every thread takes or skips, inside a loop. */
+static void test_uniform_branch_around_a_barrier_runs(void **state)
+{
+    struct blocks_case *c = *state;
+    const uint32_t n = 64, rounds = 7, even = (rounds + 1) / 2;
+    uint32_t expected[64], result[64];
+    accel_ref dout = upload(c, ACCEL_U32, n, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(rounds), ACCEL_ARG_REF(dout)};
+
+    for (uint32_t r = 0; r < n; r++)
+        expected[r] = (r + even) % n + 7 * rounds * (rounds - 1) / 2 +
+                      rounds * rounds;
+    assert_status(run(c, "block_uniform_branch_barrier", (accel_dim3){1, 1, 1},
+                      (accel_dim3){n, 1, 1}, 0, args, 2),
+                  ACCEL_OK);
+    download(c, result, dout);
+    assert_u32_equal(result, expected, n);
+    accel_free(c->device, dout);
+}
+
 /* ---- barriers not every thread reaches ---- */
 
 /* Launch `kernel` on one block of 64 threads; it must fail, naming where. */
@@ -775,6 +830,12 @@ static void test_extra_barrier_in_one_thread_fails_the_launch(void **state)
         "thread (0,0,0): waits at "
         "accel_sync_threads() that thread (1,0,0) never reaches (it returned)",
         "not every thread reaches the barrier");
+}
+
+static void test_loop_bound_from_the_thread_index_fails_the_launch(void **state)
+{
+    check_divergence(*state, "block_diverge_loop", "thread (1,0,0)",
+                     "thread (0,0,0)");
 }
 
 static void test_warp_operation_missing_lanes_fails_the_launch(void **state)
@@ -861,7 +922,10 @@ static void test_only_the_pass_splits_barrier_kernels(void **state)
         "block_diverge_branch",
         "block_diverge_count",
         "block_diverge_sites",
+        "block_diverge_loop",
         "block_barriers",
+        "block_uniform_rounds",
+        "block_uniform_branch_barrier",
     };
     static const char *const fibers[] = {
         "block_reduce_warp",  "block_ballot_compact", "block_warp_ops",
@@ -1027,6 +1091,13 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_barrier_in_divergent_code_fails_the_launch, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_loop_bound_from_an_argument_runs_barriers, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_uniform_branch_around_a_barrier_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_loop_bound_from_the_thread_index_fails_the_launch, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(
             test_extra_barrier_in_one_thread_fails_the_launch, setup, teardown),
         cmocka_unit_test_setup_teardown(

@@ -23,9 +23,17 @@
  * point after barrier k, and barrier k becomes `return k`. A value computed
  * before a barrier and used after it (one whose definition no longer
  * dominates the use) is kept in the thread's slot of a per-thread array in
- * scratch (structure of arrays: slot s of thread t at scratch + threads *
- * offset_s + t * size_s, so that the threads' loop reads consecutive
- * elements and vectorises); so is every alloca. What only reads the block
+ * scratch (structure of arrays: slot s of thread t at scratch + base +
+ * threads * offset_s + t * size_s, so that the threads' loop reads
+ * consecutive elements and vectorises); so is every alloca. A value the
+ * same in every thread of the block (uniform.cpp) is kept once per block
+ * instead, in two cells before `base` (read from the first, written to the
+ * second, which run copies to the first after each region), so that the
+ * thread loop reads it as an invariant and a loop or branch on it (a tree
+ * reduction's stride) runs around the thread loops after clang's
+ * unswitching. Every region still checks that its threads agree on the
+ * barrier they reached (skipping the check where they provably do crashed
+ * a launch, cause not yet found). What only reads the block
  * descriptor, or is arithmetic on the arguments (an address in a shared
  * array, say), moves to the new entry and is recomputed rather than
  * stored. Then region is cloned once per resume
@@ -40,20 +48,25 @@
  * than ACCEL_CBS_MAX_BARRIERS barriers. Its descriptor's run_regions stays
  * NULL and its three functions are dropped.
  */
+#include "uniform.h"
+
 #include <llvm/ADT/SmallPtrSet.h>
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/PassManager.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Passes/PassPlugin.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Support/Alignment.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/Cloning.h>
@@ -77,8 +90,9 @@ const char BARRIER_NAME[] = "accel__cbs_barrier";
 /* step's arguments before the kernel's parameters, in order. */
 enum StepArg { STEP_BLOCK, STEP_X, STEP_Y, STEP_Z, STEP_RANK, STEP_RESUME, STEP_SCRATCH,
                STEP_THREADS, STEP_FIXED };
-/* region's `resume` argument. */
+/* region's `resume` and `scratch` arguments. */
 const unsigned REGION_RESUME = 1;
+const unsigned REGION_SCRATCH = 2;
 /* The descriptor's fields (struct accel_cpu_kernel, ABI 3). */
 const unsigned DESC_RUN_REGIONS = 8;
 const unsigned DESC_THREAD_BYTES = 9;
@@ -102,8 +116,19 @@ struct Kernel {
 struct Slot {
     Type *type;
     uint64_t stride; /* bytes between two threads' elements */
-    uint64_t offset; /* the array starts at scratch + threads * offset */
+    uint64_t offset; /* the array starts at scratch + base + threads * offset */
 };
+
+/* What splitting a step gave: the scratch it needs, and its regions. */
+struct Split {
+    uint64_t thread_bytes = 0;  /* scratch per thread, per-thread slots */
+    uint64_t uniform_bytes = 0; /* one block's uniform cells, each copy */
+    /* Per resume point: whether every branch up to the next barrier is uniform. */
+    std::vector<bool> uniform_reach;
+};
+
+/* The values of one step that may differ between threads (uniform.h). */
+using Divergent = SmallPtrSet<const Value *, 32>;
 
 bool isBarrier(const CallBase *call)
 {
@@ -198,33 +223,73 @@ Slot makeSlot(Type *type, uint64_t size, uint64_t align, uint64_t *bytes)
 
 /* The address of thread `rank`'s element of `slot`, built in the new entry. */
 Value *slotAddress(IRBuilder<> &b, const Slot &slot, Value *scratch, Value *threads,
-                   Value *rank)
+                   Value *rank, uint64_t base)
 {
     Value *offset = b.CreateAdd(b.CreateMul(threads, b.getInt64(slot.offset)),
                                 b.CreateMul(rank, b.getInt64(slot.stride)));
-    Value *byte = b.CreateInBoundsGEP(b.getInt8Ty(), scratch, offset);
+    Value *byte = b.CreateInBoundsGEP(b.getInt8Ty(), scratch,
+                                      b.CreateAdd(offset, b.getInt64(base)));
 
     return b.CreatePointerCast(byte, slot.type->getPointerTo());
 }
 
-/* Keep `inst` in `address` and read it there at each use it does not dominate. */
-void demote(Instruction *inst, Value *address, const std::vector<Use *> &far_uses,
-            const DataLayout &layout)
+/* The address of the block's cell at `offset` in scratch. */
+Value *cellAddress(IRBuilder<> &b, Type *type, Value *scratch, uint64_t offset)
+{
+    Value *byte = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), scratch, offset);
+
+    return b.CreatePointerCast(byte, type->getPointerTo());
+}
+
+/* Where `use` reads its value: before its user, or a phi's incoming edge. */
+Instruction *loadPoint(Use &use)
+{
+    auto *user = cast<Instruction>(use.getUser());
+
+    if (auto *phi = dyn_cast<PHINode>(user))
+        return phi->getIncomingBlock(use)->getTerminator();
+    return user;
+}
+
+/*
+ * Whether a thread may run `to` after `from` within one region (the
+ * step is split: each barrier is a return, so any path is barrier-free).
+ */
+bool reachesInRegion(const Instruction *from, const Instruction *to)
+{
+    const BasicBlock *start = from->getParent();
+    SmallPtrSet<const BasicBlock *, 32> seen;
+    std::vector<const BasicBlock *> todo(succ_begin(start), succ_end(start));
+
+    if (to->getParent() == start && from->comesBefore(to))
+        return true;
+    while (!todo.empty()) {
+        const BasicBlock *bb = todo.back();
+        todo.pop_back();
+        if (bb == to->getParent())
+            return true;
+        if (seen.insert(bb).second)
+            todo.insert(todo.end(), succ_begin(bb), succ_end(bb));
+    }
+    return false;
+}
+
+/*
+ * Keep `inst` in `store_address` after it and read it from `load_address`
+ * at each use it does not dominate (the same address for a per-thread
+ * slot; a uniform value's two cells otherwise, see moveToSlots).
+ */
+void demote(Instruction *inst, Value *store_address, Value *load_address,
+            const std::vector<Use *> &far_uses, const DataLayout &layout)
 {
     Align align = layout.getABITypeAlign(inst->getType());
     Instruction *after = isa<PHINode>(inst) ? &*inst->getParent()->getFirstInsertionPt()
                                             : inst->getNextNode();
 
-    new StoreInst(inst, address, false, align, after);
-    for (Use *use : far_uses) {
-        auto *user = cast<Instruction>(use->getUser());
-        Instruction *before = user;
-
-        if (auto *phi = dyn_cast<PHINode>(user))
-            before = phi->getIncomingBlock(*use)->getTerminator();
-        use->set(new LoadInst(inst->getType(), address, inst->getName() + ".cbs", false, align,
-                              before));
-    }
+    new StoreInst(inst, store_address, false, align, after);
+    for (Use *use : far_uses)
+        use->set(new LoadInst(inst->getType(), load_address, inst->getName() + ".cbs", false,
+                              align, loadPoint(*use)));
 }
 
 /* Drop the lifetime markers of `alloca`, whose memory becomes a slot. */
@@ -331,23 +396,37 @@ void hoistInvariants(Function &step, SwitchInst *dispatch)
 }
 
 /*
- * Keep in per-thread slots of scratch what crosses a barrier (a value used
- * where its definition no longer dominates the use) and every alloca.
- * Returns the bytes of scratch each thread needs for them.
+ * Whether `inst`, the same in every thread, can be kept once per block: no
+ * thread reads it in the region that defines it (each of its far uses
+ * follows a barrier after the definition), so that every thread of a
+ * region reads the value the region started with.
  */
-uint64_t moveToSlots(Function &step, SwitchInst *dispatch)
+bool keptOncePerBlock(Instruction *inst, const std::vector<Use *> &far_uses,
+                      const Divergent &divergent)
 {
-    const DataLayout &layout = step.getParent()->getDataLayout();
+    if (divergent.count(inst))
+        return false;
+    for (Use *use : far_uses) {
+        if (reachesInRegion(inst, loadPoint(*use)))
+            return false;
+    }
+    return true;
+}
+
+using Crossing = std::vector<std::pair<Instruction *, std::vector<Use *>>>;
+
+/* What crosses a barrier (a value used where its definition no longer dominates the use). */
+Crossing findCrossing(Function &step, const BasicBlock *entry, std::vector<AllocaInst *> *allocas)
+{
     DominatorTree tree(step);
-    std::vector<std::pair<Instruction *, std::vector<Use *>>> crossing;
-    std::vector<AllocaInst *> allocas;
+    Crossing crossing;
 
     for (BasicBlock &bb : step) {
-        if (&bb == dispatch->getParent())
+        if (&bb == entry)
             continue;
         for (Instruction &inst : bb) {
             if (auto *alloca = dyn_cast<AllocaInst>(&inst)) {
-                allocas.push_back(alloca);
+                allocas->push_back(alloca);
                 continue;
             }
             std::vector<Use *> far;
@@ -359,56 +438,163 @@ uint64_t moveToSlots(Function &step, SwitchInst *dispatch)
                 crossing.emplace_back(&inst, std::move(far));
         }
     }
+    return crossing;
+}
+
+/*
+ * Keep in scratch what crosses a barrier, and every alloca. A uniform value
+ * (keptOncePerBlock) has two cells at the start of scratch: threads read it
+ * from the first, which stays as the region began, and write it to the
+ * second, which run copies to the first after each region; both are the
+ * same address for every thread, so the thread loop hoists the read and
+ * branches on it outside the loop. The rest have per-thread slots after
+ * them. Fills split's bytes.
+ */
+void moveToSlots(Function &step, SwitchInst *dispatch, const Divergent &divergent, Split &split)
+{
+    const DataLayout &layout = step.getParent()->getDataLayout();
+    std::vector<AllocaInst *> allocas;
+    Crossing crossing = findCrossing(step, dispatch->getParent(), &allocas);
+    Crossing uniform, per_thread;
+    std::vector<Slot> cells;
+
+    for (auto &value : crossing) {
+        bool once = keptOncePerBlock(value.first, value.second, divergent);
+        (once ? uniform : per_thread).push_back(std::move(value));
+    }
+    for (auto &value : uniform) {
+        Type *type = value.first->getType();
+        cells.push_back(makeSlot(type, layout.getTypeAllocSize(type),
+                                 layout.getABITypeAlign(type).value(), &split.uniform_bytes));
+    }
+    split.uniform_bytes = alignTo(split.uniform_bytes, 64);
+    uint64_t base = 2 * split.uniform_bytes;
 
     IRBuilder<> b(dispatch);
     Value *threads = b.CreateZExt(step.getArg(STEP_THREADS), b.getInt64Ty());
     Value *rank = b.CreateZExt(step.getArg(STEP_RANK), b.getInt64Ty());
     Value *scratch = b.CreatePointerCast(step.getArg(STEP_SCRATCH), b.getInt8PtrTy());
+    for (size_t i = 0; i < uniform.size(); i++) {
+        Type *type = cells[i].type;
+        demote(uniform[i].first,
+               cellAddress(b, type, scratch, split.uniform_bytes + cells[i].offset),
+               cellAddress(b, type, scratch, cells[i].offset), uniform[i].second, layout);
+    }
     uint64_t bytes = 0;
-    for (auto &value : crossing) {
+    for (auto &value : per_thread) {
         Type *type = value.first->getType();
         Slot slot = makeSlot(type, layout.getTypeAllocSize(type),
                              layout.getABITypeAlign(type).value(), &bytes);
-        demote(value.first, slotAddress(b, slot, scratch, threads, rank), value.second,
-               layout);
+        Value *address = slotAddress(b, slot, scratch, threads, rank, base);
+        demote(value.first, address, address, value.second, layout);
     }
     for (AllocaInst *alloca : allocas) {
         Type *type = alloca->getAllocatedType();
         uint64_t size = layout.getTypeAllocSize(type) *
                         cast<ConstantInt>(alloca->getArraySize())->getZExtValue();
         Slot slot = makeSlot(type, size, alloca->getAlign().value(), &bytes);
-        Value *address = slotAddress(b, slot, scratch, threads, rank);
+        Value *address = slotAddress(b, slot, scratch, threads, rank, base);
 
         dropLifetimes(alloca);
         alloca->replaceAllUsesWith(b.CreatePointerCast(address, alloca->getType()));
         alloca->eraseFromParent();
     }
-    return bytes;
+    /* Per thread, so that threads x bytes covers the cells once (threads >= 1). */
+    split.thread_bytes = bytes + base;
+}
+
+/* The blocks a thread may run from `start` to the end of its region. */
+std::vector<const BasicBlock *> regionBlocks(const BasicBlock *start)
+{
+    SmallPtrSet<const BasicBlock *, 32> seen;
+    std::vector<const BasicBlock *> todo{start}, blocks;
+
+    while (!todo.empty()) {
+        const BasicBlock *bb = todo.back();
+        todo.pop_back();
+        if (!seen.insert(bb).second)
+            continue;
+        blocks.push_back(bb);
+        todo.insert(todo.end(), succ_begin(bb), succ_end(bb));
+    }
+    return blocks;
+}
+
+/* Whether every path from `start` ends the region the same way (one barrier, or return). */
+bool oneEnd(const BasicBlock *start)
+{
+    const Value *end = nullptr;
+
+    for (const BasicBlock *bb : regionBlocks(start)) {
+        auto *ret = dyn_cast<ReturnInst>(bb->getTerminator());
+        if (ret == nullptr)
+            continue;
+        const Value *said = ret->getReturnValue(); /* a constant: 0 or the barrier's k */
+        if (end != nullptr && said != end)
+            return false;
+        end = said;
+    }
+    return true;
 }
 
 /*
- * Split step at its barriers (see the top of the file). Returns the bytes
- * of scratch each thread needs beyond its result.
+ * Whether every thread that resumes at `start` reaches the same next
+ * barrier (or returns): each branch on a divergent value that threads may
+ * meet leads to one end only (the threads part and meet again before it,
+ * as around `if (t < stride)` in a tree reduction).
  */
-uint64_t splitStep(Function &step, const std::vector<CallInst *> &barriers)
+bool uniformReach(const BasicBlock *start, const Divergent &divergent)
+{
+    for (const BasicBlock *bb : regionBlocks(start)) {
+        const Instruction *term = bb->getTerminator();
+        if (term->getNumSuccessors() < 2)
+            continue;
+        bool analysed = isa<BranchInst>(term) || isa<SwitchInst>(term);
+        if ((!analysed || divergent.count(term)) && !oneEnd(bb))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * Split step at its barriers (see the top of the file), `divergent` found
+ * before the split.
+ */
+Split splitStep(Function &step, const std::vector<CallInst *> &barriers,
+                const Divergent &divergent)
 {
     SwitchInst *dispatch = addResumePoints(step, barriers);
-    uint64_t bytes;
+    Split split;
 
+    split.uniform_reach.push_back(uniformReach(dispatch->getDefaultDest(), divergent));
+    for (auto &resume : dispatch->cases())
+        split.uniform_reach.push_back(uniformReach(resume.getCaseSuccessor(), divergent));
     hoistInvariants(step, dispatch);
-    bytes = moveToSlots(step, dispatch);
+    moveToSlots(step, dispatch, divergent, split);
     clearMemoryAttributes(step, STEP_SCRATCH);
     step.removeFnAttr(Attribute::NoInline);
     step.addFnAttr(Attribute::AlwaysInline);
-    return bytes;
+    return split;
+}
+
+/* After a region: copy the uniform values it wrote to where the next reads them. */
+void copyUniforms(BasicBlock *tail, Value *scratch, uint64_t uniform_bytes)
+{
+    IRBuilder<> b(&*tail->getFirstInsertionPt());
+    Value *bytes = b.CreatePointerCast(scratch, b.getInt8PtrTy());
+
+    b.CreateMemCpy(bytes, Align(64), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), bytes,
+                                                                  uniform_bytes),
+                   Align(64), uniform_bytes);
 }
 
 /*
  * Give run one clone of region per resume point (0..barriers), `resume` a
  * constant in each, and call the one run's `resume` names.
  */
-void specialiseRegions(Kernel &kernel, size_t barriers)
+void specialiseRegions(Kernel &kernel, const Split &split)
 {
+    size_t barriers = split.uniform_reach.size() - 1;
     CallInst *call = nullptr;
     for (User *user : kernel.region->users()) {
         auto *candidate = dyn_cast<CallInst>(user);
@@ -442,6 +628,12 @@ void specialiseRegions(Kernel &kernel, size_t barriers)
         clone->setName(kernel.region->getName() + "." + std::to_string(k));
         clone->setLinkage(GlobalValue::InternalLinkage);
         clone->removeFnAttr(Attribute::NoInline);
+        /*
+         * Every region keeps its agreement check, uniform reach or not:
+         * returning what the last thread said without it (the old
+         * dropAgreement) crashed stencil_2d_tiled's launch under
+         * MALLOC_PERTURB_, a cause not yet found.
+         */
 
         BasicBlock *bb = BasicBlock::Create(ctx, "cbs.region", kernel.run, tail);
         IRBuilder<> in(bb);
@@ -456,6 +648,8 @@ void specialiseRegions(Kernel &kernel, size_t barriers)
             dispatch->addCase(b.getInt32((uint32_t)k), bb);
         }
     }
+    if (split.uniform_bytes > 0)
+        copyUniforms(tail, args[REGION_SCRATCH - 1], split.uniform_bytes);
     call->replaceAllUsesWith(result);
     call->eraseFromParent();
 }
@@ -522,11 +716,42 @@ std::vector<Kernel> findKernels(Module &module)
     return kernels;
 }
 
+/*
+ * The names of the kernels split, one a line, to the file ACCEL_CBS_LIST
+ * names: accel-cc takes those kernels from this image and the rest from
+ * the C compiler's.
+ */
+void writeNames(const std::string &names)
+{
+    const char *path = getenv("ACCEL_CBS_LIST");
+    std::error_code error;
+
+    if (path == nullptr)
+        return;
+    raw_fd_ostream out(path, error);
+    if (error)
+        report_fatal_error(Twine("accel-cbs: cannot write ") + path + ": " + error.message());
+    out << names;
+}
+
+/* ACCEL_CBS_VERBOSE's line for a kernel the pass split. */
+void report(const std::string &name, size_t barriers, const Split &split)
+{
+    size_t uniform = 0;
+    for (bool reach : split.uniform_reach)
+        uniform += reach;
+    errs() << "accel-cbs: " << name << ": " << barriers << " barriers, "
+           << split.thread_bytes << " bytes a thread, " << split.uniform_bytes
+           << " bytes a block uniform, " << uniform << " of " << split.uniform_reach.size()
+           << " regions with a uniform reach (agreement check kept in all)\n";
+}
+
 struct AccelCbsPass : PassInfoMixin<AccelCbsPass> {
     PreservedAnalyses run(Module &module, ModuleAnalysisManager &)
     {
         SmallPtrSet<GlobalValue *, 32> drop;
         bool verbose = getenv("ACCEL_CBS_VERBOSE") != nullptr;
+        std::string names;
 
         for (Kernel &kernel : findKernels(module)) {
             std::vector<CallInst *> barriers;
@@ -540,15 +765,18 @@ struct AccelCbsPass : PassInfoMixin<AccelCbsPass> {
                     errs() << "accel-cbs: " << kernel.name << ": fibers (" << refusal << ")\n";
                 continue;
             }
-            uint64_t bytes = splitStep(*kernel.step, barriers);
-            clearMemoryAttributes(*kernel.region, 2);
-            specialiseRegions(kernel, barriers.size());
-            fillDescriptor(kernel, RESULT_BYTES + bytes);
+            Divergent divergent = accel_cbs::findDivergent(
+                *kernel.step, STEP_BLOCK, SmallVector<unsigned, 4>{STEP_X, STEP_Y, STEP_Z, STEP_RANK});
+            Split split = splitStep(*kernel.step, barriers, divergent);
+            clearMemoryAttributes(*kernel.region, REGION_SCRATCH);
+            specialiseRegions(kernel, split);
+            fillDescriptor(kernel, RESULT_BYTES + split.thread_bytes);
             if (verbose)
-                errs() << "accel-cbs: " << kernel.name << ": " << barriers.size()
-                       << " barriers, " << bytes << " bytes a thread\n";
+                report(kernel.name, barriers.size(), split);
+            names += kernel.name + "\n";
         }
         dropFromUsed(module, drop);
+        writeNames(names);
         return PreservedAnalyses::none();
     }
 };
