@@ -65,7 +65,10 @@ static inline struct accel__traced accel__trace_begin(const char *name)
 {
     struct accel__traced traced = {0, accel__api_call};
     accel__api_call = name;
-    if (accel__tracing())
+    /* Only the outermost call is recorded: a public function used inside
+     * another would end, and could be flushed, before its caller's record,
+     * which then goes back in time on the thread's track. */
+    if (accel__tracing() && traced.outer == NULL)
         traced.begin = accel__trace_now();
     return traced;
 }
