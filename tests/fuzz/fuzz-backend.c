@@ -99,6 +99,17 @@ static bool reference_term(const char *p, const char *end,
     size_t length = (size_t)(end - p);
     if (length == 0)
         return false;
+    static const char *const rank_terms[] = {"%local", "%local%", "%rank",
+                                             "%rank%"};
+    for (size_t i = 0; i < 4; i++)
+        if (length == strlen(rank_terms[i]) &&
+            memcmp(p, rank_terms[i], length) == 0) {
+            if (out->exclude)
+                return false;
+            out->kind = i < 2 ? ACCEL__TERM_LOCAL : ACCEL__TERM_RANK;
+            out->modulo = i % 2 == 1;
+            return true;
+        }
     if (length >= 4 && memcmp(p, "pci=", 4) == 0) {
         out->kind = ACCEL__TERM_PCI;
         return reference_pci(p + 4, end, out->text, sizeof out->text);

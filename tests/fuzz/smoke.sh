@@ -7,7 +7,7 @@
 # one, is the dictionary. New inputs go to SCRATCH/corpus and failing ones
 # to SCRATCH/artifacts, never into the source tree. ACCEL_FUZZ_SECONDS
 # overrides SECONDS. A crash, a leak, a timeout of one input or a failed
-# check exits non-zero; copy the artifact into tests/fuzz/corpus/TARGET/
+# check exits 1 (libFuzzer's own default, 77, would read as a skip); copy the artifact into tests/fuzz/corpus/TARGET/
 # once the bug is fixed.
 set -eu
 fuzzer=$1
@@ -22,4 +22,5 @@ rm -rf "$scratch"
 mkdir -p "$scratch/corpus" "$scratch/artifacts"
 exec "$fuzzer" "$@" -max_total_time="$seconds" -max_len="$max_len" \
     -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -error_exitcode=1 -timeout_exitcode=1 \
     -artifact_prefix="$scratch/artifacts/" "$scratch/corpus" "$seeds"
