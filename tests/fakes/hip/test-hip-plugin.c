@@ -552,6 +552,37 @@ static void test_stale_opens_events_and_modules_are_handed_back(void **state)
     assert_int_equal(fake_live("fake_hip_live_events"), events);
 }
 
+/*
+ * A stale open's module unload reaches the runtime (above); when it fails
+ * with a code that would poison a context, the failure is the old
+ * epoch's: the context the first open rebuilt stays live (issue 20's
+ * defect 2, through HIP's own path).
+ */
+static void
+test_failure_of_a_stale_opens_unload_leaves_the_reset_context_live(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_host *second_host = NULL;
+    accel_device *second = NULL;
+    accel_module *module;
+    uint64_t unloads;
+
+    setenv("FAKE_HIP_FAIL", "hipModuleUnload:1:hipErrorIllegalAddress", 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_host_create(NULL, &second_host), ACCEL_OK);
+    assert_status(accel_device_open(second_host, "hip", 0, &second), ACCEL_OK);
+    assert_status(accel_module_load_file(second, FAKE_HIP_EXAMPLES, &module),
+                  ACCEL_OK);
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    unloads = plugin_case_fake_calls(c, "hipModuleUnload");
+    accel_module_unload(module);
+    assert_int_equal(plugin_case_fake_calls(c, "hipModuleUnload") - unloads, 1);
+    accel_device_close(second);
+    accel_host_destroy(second_host);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    plugin_case_round_trip(c, 100);
+}
+
 static void test_blocking_waits_use_no_core(void **state)
 {
     plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_HIP_DELAY_US");
@@ -816,6 +847,7 @@ int main(void)
         T(test_copies_between_two_devices_take_the_peer_calls),
         T(test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime),
         T(test_stale_opens_events_and_modules_are_handed_back),
+        T(test_failure_of_a_stale_opens_unload_leaves_the_reset_context_live),
         T(test_blocking_waits_use_no_core),
         T(test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned),
         T(test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func),
