@@ -682,22 +682,26 @@ static accel_status split_untraced(accel_comm *comm, int color, int key,
     if (atomic_load(&comm->aborted))
         return accel__comm_aborted_error(comm, "accel_comm_split");
     const struct accel_comm_v1 *t = &comm->provider->table;
-    if (t->comm_split == NULL || !comm->host_run)
+    if (t->comm_split == NULL)
         return accel__error(ACCEL_ERR_NOT_SUPPORTED,
-                            "accel_comm_split: provider '%s' cannot split%s",
-                            comm->provider->name,
-                            t->comm_split ? " a stream-ordered communicator"
-                                          : "");
-    /* Each rank's place in the new group, from every rank's (color, key). */
+                            "accel_comm_split: provider '%s' cannot split",
+                            comm->provider->name);
+    /* Each rank's place in the new group, from every rank's (color, key):
+     * a host-run provider exchanges host memory, a stream-ordered one the
+     * device's. */
     int32_t mine[2] = {color, key};
     int32_t *all = calloc((size_t)comm->size * 2, sizeof *all);
     if (all == NULL)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "accel_comm_split");
     struct provider_boot via = {comm->provider, comm->handle, comm->timeout_ns};
     accel_comm_handle *handle = NULL;
+    accel_status status = comm->host_run
+                              ? ACCEL_OK
+                              : accel__comm_gather_on_device(comm, mine, all, 2);
     pthread_mutex_lock(&comm->calls);
-    accel_status status = accel__from_plugin(
-        provider_boot_allgather(&via, mine, all, sizeof mine), "submit");
+    if (status == ACCEL_OK && comm->host_run)
+        status = accel__from_plugin(
+            provider_boot_allgather(&via, mine, all, sizeof mine), "submit");
     if (status == ACCEL_OK)
         status = accel__from_plugin(
             t->comm_split(comm->handle, color, key, &handle), "comm_split");

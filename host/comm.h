@@ -219,4 +219,14 @@ void accel__rendezvous_close(struct accel__rendezvous *rdv);
 /* ACCEL_COMM_TIMEOUT_MS in nanoseconds (default 5 minutes; 0 forever). */
 uint64_t accel__comm_timeout_ns(void);
 
+/*
+ * Every rank's `count` values of `mine` into `all` (rank r's at r * count),
+ * through a stream-ordered communicator itself: its collectives take the
+ * device's memory on a stream, so they travel through buffers on its
+ * device and a stream of the call's own (accel_comm_split). Collective;
+ * the caller holds none of the communicator's locks.
+ */
+accel_status accel__comm_gather_on_device(accel_comm *comm, const int32_t *mine,
+                                          int32_t *all, uint64_t count);
+
 #endif /* ACCEL_HOST_COMM_H */

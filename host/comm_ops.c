@@ -407,3 +407,44 @@ accel_status accel_stream_native(accel_stream *stream,
     accel_status status = stream_native_untraced(stream, out);
     return accel__trace_end(traced, status, 0);
 }
+
+accel_status accel__comm_gather_on_device(accel_comm *comm, const int32_t *mine,
+                                          int32_t *all, uint64_t count)
+{
+    accel_device *device = comm->device;
+    accel_stream *stream = NULL;
+    accel_ref send, recv;
+    bool have_send = false, have_recv = false;
+    accel_status status = accel_stream_create(device, &stream);
+    if (status == ACCEL_OK)
+        have_send = (status = accel_alloc(device, ACCEL_I32, count, &send)) ==
+                    ACCEL_OK;
+    if (status == ACCEL_OK)
+        have_recv = (status = accel_alloc(device, ACCEL_I32,
+                                          count * (uint64_t)comm->size,
+                                          &recv)) == ACCEL_OK;
+    if (status == ACCEL_OK)
+        status = accel_copy_to_device(stream, send, 0, mine, count * 4);
+    if (status == ACCEL_OK)
+        status = accel_allgather(comm, stream, send, recv, count);
+    if (status == ACCEL_OK)
+        status = accel_copy_to_host(stream, all, recv, 0,
+                                    count * 4 * (size_t)comm->size);
+    if (status == ACCEL_OK)
+        status = accel_stream_sync(stream);
+    /* The failed call's reason, kept before the clean-up's calls. */
+    char why[256] = "";
+    if (status != ACCEL_OK)
+        snprintf(why, sizeof why, "%s", accel_last_error());
+    if (have_recv)
+        accel_free(device, recv);
+    if (have_send)
+        accel_free(device, send);
+    accel_stream_destroy(stream);
+    if (status != ACCEL_OK)
+        return accel__error(status,
+                            "gathering every rank's values on the "
+                            "device: %s",
+                            why);
+    return ACCEL_OK;
+}

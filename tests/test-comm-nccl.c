@@ -1080,6 +1080,30 @@ static void test_split_by_color_and_no_color(void **state)
         assert_status(w->ranks[r].status, ACCEL_OK);
 }
 
+static void split_on_old_nccl(struct rank *rank)
+{
+    accel_comm_handle *child = NULL;
+
+    rank->status = rank->world->table->comm_split(rank->comm, 0, 0, &child);
+    snprintf(rank->error, sizeof(rank->error), "%s", last_error);
+    assert_null(child);
+}
+
+static void test_split_before_nccl_2_18_is_refused_with_the_version(void **state)
+{
+    struct world *w = *state;
+
+    setenv("FAKE_NCCL_VERSION", "21703", 1);
+    world_open(w, NCCL_PROVIDER_PATH, false, 2);
+    world_create(w);
+    run_ranks(w, 2, split_on_old_nccl);
+    for (int r = 0; r < 2; r++) {
+        assert_status(w->ranks[r].status, ACCEL_ERR_NOT_SUPPORTED);
+        assert_contains(w->ranks[r].error, "it came in NCCL 2.18; this is "
+                                           "version code 21703");
+    }
+}
+
 /* ---- rccl: the same source over the same fake, as librccl.so.1, on HIP ---- */
 
 static int setup_rccl(void **state)
@@ -1231,6 +1255,85 @@ static void test_public_collectives_run_on_cuda_devices_through_nccl(void **stat
     accel_host_destroy(host);
 }
 
+/* Each rank splits its stream-ordered communicator and all-reduces in the child. */
+static void *public_split_main(void *arg)
+{
+    struct public_rank *p = arg;
+    int color = p->rank == 3 ? -1 : p->rank % 2;
+    accel_comm *child = NULL;
+    int32_t value = p->rank + 1;
+    accel_ref ref;
+
+    p->status = accel_comm_split(p->comm, color, -p->rank, &child);
+    snprintf(p->error, sizeof(p->error), "%s", accel_last_error());
+    if (p->status != ACCEL_OK || color < 0) {
+        assert_null(child);
+        return NULL;
+    }
+    assert_non_null(child);
+    assert_string_equal(accel_comm_provider_name(child), "nccl");
+    /* Keys are -rank: ranks 0 and 2 make one (2 first), 1 is alone. */
+    assert_int_equal(accel_comm_size(child), color == 0 ? 2 : 1);
+    assert_int_equal(accel_comm_rank(child), p->rank == 0 ? 1 : 0);
+    assert_status(accel_alloc(p->device, ACCEL_I32, 1, &ref), ACCEL_OK);
+    assert_status(accel_copy_to_device(p->stream, ref, 0, &value, sizeof(value)),
+                  ACCEL_OK);
+    assert_status(accel_allreduce(child, p->stream, ref, ref, 1, ACCEL_REDUCE_SUM),
+                  ACCEL_OK);
+    assert_status(accel_copy_to_host(p->stream, &value, ref, 0, sizeof(value)),
+                  ACCEL_OK);
+    assert_status(accel_stream_sync(p->stream), ACCEL_OK);
+    assert_int_equal(value, color == 0 ? 1 + 3 : 2);
+    assert_status(accel_comm_status(child), ACCEL_OK);
+    accel_free(p->device, ref);
+    accel_comm_destroy(child);
+    return NULL;
+}
+
+static void test_public_split_of_a_stream_ordered_communicator(void **state)
+{
+    struct public_rank ranks[4] = {{0}};
+    accel_device *devices[4];
+    accel_comm *comms[4] = {NULL};
+    pthread_t threads[4];
+    accel_host *host = NULL;
+    uint64_t splits = fake_calls("ncclCommSplit");
+
+    (void)state;
+    setenv("ACCEL_COMM", "nccl", 1);
+    setenv("FAKE_CUDA_DEVICES", "4", 1);
+    assert_status(accel_host_create(NULL, &host), ACCEL_OK);
+    for (int r = 0; r < 4; r++) {
+        ranks[r].rank = r;
+        assert_status(
+            accel_device_open(host, "cuda", (uint32_t)r, &ranks[r].device),
+            ACCEL_OK);
+        assert_status(accel_stream_create(ranks[r].device, &ranks[r].stream),
+                      ACCEL_OK);
+        devices[r] = ranks[r].device;
+    }
+    assert_status(accel_comm_create_local(devices, 4, comms), ACCEL_OK);
+    for (int r = 0; r < 4; r++) {
+        ranks[r].comm = comms[r];
+        assert_int_equal(
+            pthread_create(&threads[r], NULL, public_split_main, &ranks[r]), 0);
+    }
+    for (int r = 0; r < 4; r++)
+        pthread_join(threads[r], NULL);
+    for (int r = 0; r < 4; r++) {
+        if (ranks[r].status != ACCEL_OK)
+            fail_msg("rank %d: %s: %s", r, accel_status_name(ranks[r].status),
+                     ranks[r].error);
+    }
+    assert_int_equal(fake_calls("ncclCommSplit") - splits, 4);
+    for (int r = 0; r < 4; r++) {
+        accel_comm_destroy(comms[r]);
+        accel_stream_destroy(ranks[r].stream);
+        accel_device_close(ranks[r].device);
+    }
+    accel_host_destroy(host);
+}
+
 /* ---- the real libnccl.so.2 ---- */
 
 static void test_real_nccl_loads_and_says_no_gpu(void **state)
@@ -1277,11 +1380,13 @@ int main(int argc, char **argv)
         CASE(test_abort_fails_later_calls_and_destroy_does_not_free_twice),
         CASE(test_abort_releases_a_rank_waiting_for_a_stalled_peer),
         CASE(test_split_by_color_and_no_color),
+        CASE(test_split_before_nccl_2_18_is_refused_with_the_version),
         cmocka_unit_test_setup_teardown(test_rccl_runs_on_hip_devices,
                                         setup_rccl, teardown),
         cmocka_unit_test_setup_teardown(test_rccl_without_library_names_librccl,
                                         setup_rccl, teardown),
         CASE(test_public_collectives_run_on_cuda_devices_through_nccl),
+        CASE(test_public_split_of_a_stream_ordered_communicator),
 #undef CASE
     };
     const struct CMUnitTest real_tests[] = {

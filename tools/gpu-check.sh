@@ -292,6 +292,9 @@ device_env() {
     unset ACCEL_LOG
     if [ "$rehearse" = 1 ]; then
         export ACCEL_CUDA_LIBRARY="$BUILD/tests/fakes/cuda/libfakecuda.so"
+        # The fake runs CPU images: a real NVRTC's PTX (where the CUDA
+        # toolkit is installed) would fail conformance's module_compile.
+        export ACCEL_NVRTC_LIBRARY="$BUILD/tests/fakes/cuda/libfakenvrtc.so"
     fi
 }
 

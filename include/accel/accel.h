@@ -925,7 +925,13 @@ typedef struct accel_comm_provider_info {
 ACCEL_API accel_status accel_host_comm_providers(
     accel_host *host, const accel_comm_provider_info **out_list,
     size_t *out_count);
-/* As MPI_Comm_split: collective over comm; a negative color gives NULL. */
+/*
+ * As MPI_Comm_split: collective over comm; a negative color gives NULL. A
+ * stream-ordered communicator (nccl, rccl) first gathers every rank's
+ * color and key through itself, on a stream and in memory of its device of
+ * the call's own, then splits with ncclCommSplit (NCCL 2.18 or later, else
+ * ACCEL_ERR_NOT_SUPPORTED with the library's version).
+ */
 ACCEL_API accel_status accel_comm_split(accel_comm *comm, int color, int key,
                                         accel_comm **out_comm);
 /* Wait for the communicator's operations, then destroy it. NULL allowed. */

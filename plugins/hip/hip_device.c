@@ -11,9 +11,9 @@
  *
  * Loss is the device context's, shared by every open of the device (see
  * context_state.h). A reset is hipDeviceReset with the device current:
- * the runtime frees everything made on the device in the process and
- * makes a new context at the next call; pinned host memory survives it,
- * registered again. Since nothing else ends a HIP
+ * the runtime frees the streams and memory made on the device in the
+ * process, not its events or modules (README.md: what hipDeviceReset
+ * frees); pinned host memory survives it, registered again. Since nothing else ends a HIP
  * context, a context left lost when every open has closed is reset at the
  * next first open (accel__context_state_open_rebuilt), which a CUDA
  * driver does by itself when the last open releases its primary context.

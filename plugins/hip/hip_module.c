@@ -164,13 +164,18 @@ accel_status accel__hip_module_load(accel_drv_device *device, const void *image,
     return ACCEL_OK;
 }
 
+/*
+ * Unloaded even by an open another open's reset made stale: hipDeviceReset
+ * leaves modules alone (ROCm keeps them process-wide, README.md), so the
+ * handle is still this module's, and without the call it would leak.
+ */
 void accel__hip_module_unload(accel_drv_device *device, accel_drv_module *module)
 {
     struct hip_scope scope;
 
     if (module == NULL)
         return;
-    if (accel__hip_enter_to_release(device, &scope)) {
+    if (accel__hip_enter_any_epoch(device, &scope) == ACCEL_OK) {
         accel__hip_ignore(device,
                           hip_symbols_of(device)->hipModuleUnload(module->handle),
                           "hipModuleUnload");

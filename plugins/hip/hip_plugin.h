@@ -171,20 +171,19 @@ accel_status accel__hip_enter(accel_drv_device *device,
 void accel__hip_leave(accel_drv_device *device, const struct hip_scope *scope);
 
 /*
- * accel__hip_enter for an entry that hands an object back (a free, a
- * destroy): false, and nothing to do, when the object is already gone,
- * that is when a reset through another open has started a new context
- * since this open's objects were made (HIP documents hipDeviceReset as
- * destroying every resource of the device in the process, and the runtime
- * must not be given their handles again); or when the device cannot be
- * made current.
+ * accel__hip_enter for an entry that hands back an object a reset frees
+ * (a stream, device memory): false, and nothing to do, when the object is
+ * already gone, that is when a reset through another open has started a
+ * new context since this open's objects were made (hipDeviceReset destroys
+ * the device's streams and memory in the process, and the runtime may hand
+ * their handles out again); or when the device cannot be made current.
  */
 bool accel__hip_enter_to_release(accel_drv_device *device,
                                  struct hip_scope *out_scope);
 
 /*
- * accel__hip_enter for objects that outlive a reset (pinned blocks):
- * whatever the open's epoch. Errors: the runtime's.
+ * accel__hip_enter for objects that outlive a reset (pinned blocks,
+ * events, modules): whatever the open's epoch. Errors: the runtime's.
  */
 accel_status accel__hip_enter_any_epoch(accel_drv_device *device,
                                         struct hip_scope *out_scope);

@@ -123,13 +123,14 @@ accel_status accel__hip_event_create(accel_drv_device *device,
     return ACCEL_OK;
 }
 
+/* Destroyed even by a stale open, as a module is unloaded: hipDeviceReset leaves events alone. */
 void accel__hip_event_destroy(accel_drv_device *device, accel_drv_event *event)
 {
     struct hip_scope scope;
 
     if (event == NULL)
         return;
-    if (accel__hip_enter_to_release(device, &scope)) {
+    if (accel__hip_enter_any_epoch(device, &scope) == ACCEL_OK) {
         accel__hip_ignore(device,
                           hip_symbols_of(device)->hipEventDestroy(event->handle),
                           "hipEventDestroy");

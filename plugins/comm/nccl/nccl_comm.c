@@ -250,6 +250,9 @@ fail:
     return status;
 }
 
+/* ncclCommSplit's first version, as ncclGetVersion codes it (2.18.0). */
+#define NCCL_SPLIT_VERSION 21800
+
 accel_status accel__nccl_comm_split(accel_comm_handle *comm, int color, int key,
                                     accel_comm_handle **out_comm)
 {
@@ -265,7 +268,10 @@ accel_status accel__nccl_comm_split(accel_comm_handle *comm, int color, int key,
         return provider->services->set_error(ACCEL_ERR_COMM_ABORTED,
                                              "%s: the communicator was aborted",
                                              provider->flavour->name);
-    if (provider->nccl.ncclCommSplit == NULL)
+    /* The version too: a library that exports the symbol but says it is
+     * older may not implement it (NCCL's own headers gate it so). */
+    if (provider->nccl.ncclCommSplit == NULL ||
+        provider->version < NCCL_SPLIT_VERSION)
         return provider->services->set_error(
             ACCEL_ERR_NOT_SUPPORTED,
             "%s: %s has no ncclCommSplit (it came in NCCL 2.18; this is "

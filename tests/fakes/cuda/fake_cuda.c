@@ -67,8 +67,9 @@
  * as under the driver's default scheduling), so that a test can measure the
  * CPU time of a wait; a launch above a kernel's own thread limit, or with
  * more dynamic shared memory than it opted in to (48 KiB less its static
- * shared memory by default), fails; and no host function runs once the
- * context is lost.
+ * shared memory by default), fails; cuMemFree_v2 waits until the current
+ * context's streams have done their work, as the driver's synchronises;
+ * and no host function runs once the context is lost.
  *
  * It runs over the vendor-neutral fake core (tests/fakes/common), as the
  * fake HIP runtime does. It never prints.
@@ -581,10 +582,36 @@ void fake_gate_pass(const char *entry)
     pthread_mutex_unlock(&free_gate_lock);
 }
 
+/*
+ * As the driver's cuMemFree, which synchronises: wait until every stream of
+ * the current context has done what was enqueued on it (or the context is
+ * lost). Lock held; dropped while waiting, so the scan starts again after
+ * each wait.
+ */
+static void fake_wait_context_idle(void)
+{
+    struct CUctx_st *ctx;
+    bool waited = true;
+
+    if (fake_current(&ctx) != ACU_CUDA_SUCCESS)
+        return;
+    while (waited && !ctx->owner.lost) {
+        waited = false;
+        for (struct CUstream_st *s = fake.streams; s != NULL; s = s->next) {
+            if (s->ctx == ctx && s->queue.completed < s->queue.submitted) {
+                fake_stream_wait_ticket(&s->queue, s->queue.submitted);
+                waited = true;
+                break;
+            }
+        }
+    }
+}
+
 FAKE_EXPORT acu_CUresult cuMemFree_v2(acu_CUdeviceptr address)
 {
     fake_gate_pass("cuMemFree_v2");
     FAKE_ENTER(lose);
+    fake_wait_context_idle();
     FAKE_RETURN(fake_free_block((uintptr_t)address, true));
 }
 

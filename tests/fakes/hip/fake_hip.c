@@ -5,8 +5,11 @@
  * ACCEL_HIP_LIBRARY, and resolves its entries by name.
  *
  * What it models: devices with a per-thread current device (hipSetDevice)
- * and a context made at first use and ended by hipDeviceReset, which frees
- * everything made in it; device memory that is host memory (a device
+ * and a context made at first use and emptied by hipDeviceReset, which
+ * frees its streams, memory and pinned registrations but, as ROCm's
+ * runtime, not its events or modules (hipEventDestroy and hipModuleUnload
+ * alone free those; fake_hip_live_events and fake_hip_live_modules count
+ * what is left); device memory that is host memory (a device
  * pointer is the memory's address) with every device range checked
  * against a live allocation; pinned host memory, the runtime's own
  * (hipHostMalloc, freed with its context) or the caller's, registered
@@ -409,8 +412,9 @@ FAKE_EXPORT ahip_hipError_t hipSetDevice(int device)
 }
 
 /*
- * As HIP's: everything made on the current device goes. The device's
- * context object stays, live again, as the runtime's does: the handles of
+ * As HIP's (ROCm 5.2's hip_device_runtime.cpp, and clr's hip::Device::Reset
+ * from ROCm 6): the current device's streams, memory and registrations go;
+ * events and modules stay until destroyed. The device's context object stays, live again, as the runtime's does: the handles of
  * what it made may be handed out again (hipStreamCreateWithFlags), and a
  * stale one then names another stream.
  */
@@ -426,7 +430,6 @@ FAKE_EXPORT ahip_hipError_t hipDeviceReset(void)
     ctx = device->context;
     if (ctx != NULL) {
         fake_hip_release_streams(ctx);
-        fake_hip_release_modules(ctx);
         device->used_bytes -= fake_blocks_release(&ctx->owner);
         ctx->owner.lost = false;
     }

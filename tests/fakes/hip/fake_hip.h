@@ -176,12 +176,14 @@ ahip_hipError_t fake_hip_stream_check(struct ihipStream_t *stream,
 
 /* ---- streams (fake_hip_stream.c) ---- */
 
-/* Stop and retire every stream and event of a context. Lock held; dropped while joining. */
+/*
+ * Stop and retire every stream of a context; its events stay, read as
+ * never recorded. Lock held; dropped while joining.
+ */
 void fake_hip_release_streams(struct fake_hip_context *ctx);
 
-/* ---- modules (fake_hip_module.c) ---- */
-
-/* Unload and retire every module of a context. Lock held. */
-void fake_hip_release_modules(struct fake_hip_context *ctx);
+/* How many events, and modules, live now: what was made and not yet destroyed. */
+FAKE_EXPORT uint64_t fake_hip_live_events(void);
+FAKE_EXPORT uint64_t fake_hip_live_modules(void);
 
 #endif /* FAKE_HIP_H */

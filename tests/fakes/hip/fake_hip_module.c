@@ -189,14 +189,20 @@ static void fake_hip_module_retire(struct ihipModule_t *module)
     fake_hip.retired_modules = module;
 }
 
-void fake_hip_release_modules(struct fake_hip_context *ctx)
+/*
+ * Live modules, every context's: hipDeviceReset does not unload them (in
+ * ROCm's runtime a module is the process's, not the device's), so a module
+ * nobody unloads stays here until the process ends.
+ */
+FAKE_EXPORT uint64_t fake_hip_live_modules(void)
 {
-    for (struct ihipModule_t *module = fake_hip.modules, *next; module != NULL;
-         module = next) {
-        next = module->next;
-        if (module->ctx == ctx)
-            fake_hip_module_retire(module);
-    }
+    uint64_t count = 0;
+
+    pthread_mutex_lock(&fake_core.lock);
+    for (const struct ihipModule_t *m = fake_hip.modules; m != NULL; m = m->next)
+        count++;
+    pthread_mutex_unlock(&fake_core.lock);
+    return count;
 }
 
 FAKE_EXPORT ahip_hipError_t hipModuleUnload(ahip_hipModule_t module)

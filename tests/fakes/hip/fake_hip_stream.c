@@ -148,21 +148,32 @@ void fake_hip_release_streams(struct fake_hip_context *ctx)
         fake_hip_stream_unlink(stream);
         fake_hip_stream_retire(stream);
     }
-    for (struct ihipEvent_t **link = &fake_hip.events; *link != NULL;) {
-        struct ihipEvent_t *event = *link;
-
-        if (event->ctx != ctx) {
-            link = &event->next;
-            continue;
-        }
-        *link = event->next;
-        event->magic = FAKE_HIP_MAGIC_RETIRED;
-        event->next = fake_hip.retired_events;
-        fake_hip.retired_events = event;
+    /*
+     * Events outlive the reset, as the runtime's do (they are not the
+     * device's: hipEventDestroy alone frees them), but the streams their
+     * marks point into are gone, and a retired stream is handed out again:
+     * each reads as never recorded.
+     */
+    for (struct ihipEvent_t *event = fake_hip.events; event != NULL;
+         event = event->next) {
+        if (event->ctx == ctx)
+            event->mark = (struct fake_mark){0};
     }
 }
 
 /* ---- events ---- */
+
+/* Live events, every context's: as modules, a reset leaves them to hipEventDestroy. */
+FAKE_EXPORT uint64_t fake_hip_live_events(void)
+{
+    uint64_t count = 0;
+
+    pthread_mutex_lock(&fake_core.lock);
+    for (const struct ihipEvent_t *e = fake_hip.events; e != NULL; e = e->next)
+        count++;
+    pthread_mutex_unlock(&fake_core.lock);
+    return count;
+}
 
 static ahip_hipError_t fake_hip_event_check(struct ihipEvent_t *event,
                                             struct fake_hip_context *ctx)

@@ -479,6 +479,110 @@ test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime(void **state)
     plugin_case_check_stale_open_is_refused(c, "hipGetDevice");
 }
 
+/* What the fake counts as live now (fake_hip_live_events, ...); 0 before it is loaded. */
+static uint64_t fake_live(const char *symbol)
+{
+    void *library = dlopen(FAKE_HIP_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    uint64_t (*live)(void);
+    uint64_t count;
+
+    if (library == NULL)
+        return 0;
+    *(void **)&live = dlsym(library, symbol);
+    assert_non_null(live);
+    count = live();
+    dlclose(library);
+    return count;
+}
+
+/*
+ * hipDeviceReset destroys a device's streams and memory but not its events
+ * or modules (ROCm's runtime: see plugins/hip/README.md), and the fake does
+ * the same: the events and module of an open made stale by another open's
+ * reset are still the runtime's, and leak unless the plugin hands them back
+ * when the host releases them. Its streams and memory, which the reset
+ * freed and whose handles it hands out again, still never reach it.
+ */
+static void test_stale_opens_events_and_modules_are_handed_back(void **state)
+{
+    struct plugin_case *c = *state;
+    struct plugin_case second = {.kind = c->kind};
+    uint64_t events = fake_live("fake_hip_live_events");
+    uint64_t modules = fake_live("fake_hip_live_modules");
+    uint64_t stream_destroys, frees;
+    accel_module *module;
+    accel_event *event;
+    accel_ref ref;
+
+    plugin_case_open_fake_device(c);
+    assert_status(accel_host_create(NULL, &second.host), ACCEL_OK);
+    assert_status(accel_device_open(second.host, "hip", 0, &second.device),
+                  ACCEL_OK);
+    assert_status(accel_stream_create(second.device, &second.stream), ACCEL_OK);
+    assert_status(accel_alloc(second.device, ACCEL_U32, 64, &ref), ACCEL_OK);
+    assert_status(
+        accel_module_load_file(second.device, FAKE_HIP_EXAMPLES, &module),
+        ACCEL_OK);
+    assert_status(accel_event_create(second.device, &event), ACCEL_OK);
+    assert_status(accel_event_record(event, second.stream), ACCEL_OK);
+    assert_status(accel_stream_sync(second.stream), ACCEL_OK);
+    assert_true(fake_live("fake_hip_live_modules") > modules);
+
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    assert_status(accel_device_status(second.device), ACCEL_ERR_DEVICE_LOST);
+    stream_destroys = plugin_case_fake_calls(c, "hipStreamDestroy");
+    frees = plugin_case_fake_calls(c, "hipFree");
+    accel_event_destroy(event);
+    accel_module_unload(module);
+    accel_stream_destroy(second.stream);
+    accel_device_close(second.device);
+    accel_host_destroy(second.host);
+    assert_int_equal(plugin_case_fake_calls(c, "hipStreamDestroy"),
+                     stream_destroys);
+    assert_int_equal(plugin_case_fake_calls(c, "hipFree"), frees);
+
+    /* With the first open closed too, nothing of either is left in the runtime. */
+    accel_stream_destroy(c->stream);
+    accel_device_close(c->device);
+    accel_host_destroy(c->host);
+    c->stream = NULL;
+    c->device = NULL;
+    c->host = NULL;
+    assert_int_equal(fake_live("fake_hip_live_modules"), modules);
+    assert_int_equal(fake_live("fake_hip_live_events"), events);
+}
+
+/*
+ * A stale open's module unload reaches the runtime (above); when it fails
+ * with a code that would poison a context, the failure is the old
+ * epoch's: the context the first open rebuilt stays live (issue 20's
+ * defect 2, through HIP's own path).
+ */
+static void
+test_failure_of_a_stale_opens_unload_leaves_the_reset_context_live(void **state)
+{
+    struct plugin_case *c = *state;
+    accel_host *second_host = NULL;
+    accel_device *second = NULL;
+    accel_module *module;
+    uint64_t unloads;
+
+    setenv("FAKE_HIP_FAIL", "hipModuleUnload:1:hipErrorIllegalAddress", 1);
+    plugin_case_open_fake_device(c);
+    assert_status(accel_host_create(NULL, &second_host), ACCEL_OK);
+    assert_status(accel_device_open(second_host, "hip", 0, &second), ACCEL_OK);
+    assert_status(accel_module_load_file(second, FAKE_HIP_EXAMPLES, &module),
+                  ACCEL_OK);
+    assert_status(accel_device_reset(c->device), ACCEL_OK);
+    unloads = plugin_case_fake_calls(c, "hipModuleUnload");
+    accel_module_unload(module);
+    assert_int_equal(plugin_case_fake_calls(c, "hipModuleUnload") - unloads, 1);
+    accel_device_close(second);
+    accel_host_destroy(second_host);
+    assert_status(accel_device_status(c->device), ACCEL_OK);
+    plugin_case_round_trip(c, 100);
+}
+
 static void test_blocking_waits_use_no_core(void **state)
 {
     plugin_case_check_blocking_waits_use_no_core(*state, "FAKE_HIP_DELAY_US");
@@ -742,6 +846,8 @@ int main(void)
         T(test_two_devices_copy_between_them),
         T(test_copies_between_two_devices_take_the_peer_calls),
         T(test_stale_open_after_another_reset_is_lost_and_reaches_no_runtime),
+        T(test_stale_opens_events_and_modules_are_handed_back),
+        T(test_failure_of_a_stale_opens_unload_leaves_the_reset_context_live),
         T(test_blocking_waits_use_no_core),
         T(test_reset_the_runtime_refuses_is_unrecoverable_and_blocks_stay_pinned),
         T(test_callback_behind_a_faulting_kernel_is_told_lost_without_host_func),
