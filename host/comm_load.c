@@ -266,8 +266,10 @@ static accel_status names_parse(const char *text,
         if (provider->name == NULL)
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "comm provider");
         p += length;
-        if (*p == ',')
-            p++;
+        /* A trailing comma would end the loop with an empty name unread. */
+        if (*p == ',' && *++p == '\0')
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "ACCEL_COMM ends with ',': a name is missing");
     }
     if (catalog->count == 0)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
