@@ -94,6 +94,17 @@ static const char *table_refusal(const struct accel_comm_v1 *table,
                  (unsigned)table->struct_size, (size_t)ACCEL_COMM_V1_0_SIZE);
         return why;
     }
+    /* What is read must be what was checked: entries the table claims past
+     * its symbol would be whatever the object file holds after it. */
+    if (entry != NULL && (ELF64_ST_TYPE(entry->st_info) != STT_OBJECT ||
+                          table->struct_size > entry->st_size)) {
+        snprintf(why, why_size,
+                 "struct_size %u does not fit the symbol " ACCEL_COMM_SYMBOL
+                 " (%zu bytes, ELF type %u)",
+                 (unsigned)table->struct_size, (size_t)entry->st_size,
+                 (unsigned)ELF64_ST_TYPE(entry->st_info));
+        return why;
+    }
     if (table->name == NULL || !symbol_in(table->name, info.dli_fbase) ||
         strnlen(table->name, ACCEL_PLUGIN_NAME_MAX + 1) > ACCEL_PLUGIN_NAME_MAX ||
         strcmp(table->name, name) != 0) {
@@ -165,7 +176,11 @@ static void provider_start(struct accel__comm_provider *provider,
         return;
     }
     accel_comm_provider *state = NULL;
-    accel_status status = provider->table.plugin_open(&comm_services, &state);
+    /* No detail on record: a provider that fails without set_error must
+     * not be given an older error's words as its reason. */
+    accel__error(ACCEL_OK, "%s", "");
+    accel_status status = accel__from_plugin(
+        provider->table.plugin_open(&comm_services, &state), "plugin_open");
     if (status == ACCEL_OK && state == NULL)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "plugin_open succeeded without a provider");
