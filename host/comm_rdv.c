@@ -263,10 +263,11 @@ static accel_status tcp_address(const char *spec, struct addrinfo **out)
                             spec);
     char host[256];
     if ((size_t)(colon - spec) >= sizeof host)
-        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
-                            "ACCEL_COMM_RENDEZVOUS: the host of tcp:%.64s... is "
-                            "longer than %zu characters",
-                            spec, sizeof host - 1);
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "ACCEL_COMM_RENDEZVOUS: the host of tcp:%.64s... is "
+            "longer than %zu characters",
+            spec, sizeof host - 1);
     snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
     /* getaddrinfo keeps the low 16 bits of a numeric service (99999 would
      * be 34463) and takes 0 for "any port": rank 0 would listen where the

@@ -186,9 +186,9 @@ static void test_counts_at_each_boundary(void **state)
                       ACCEL_ERR_INVALID_ARGUMENT);
         assert_status(accel_allgather(c, s, x[0], x[0], bad[i]),
                       ACCEL_ERR_INVALID_ARGUMENT);
-        assert_status(accel_reduce_scatter(c, s, x[0], x[0], bad[i],
-                                           ACCEL_REDUCE_SUM),
-                      ACCEL_ERR_INVALID_ARGUMENT);
+        assert_status(
+            accel_reduce_scatter(c, s, x[0], x[0], bad[i], ACCEL_REDUCE_SUM),
+            ACCEL_ERR_INVALID_ARGUMENT);
         assert_status(accel_send(c, s, x[0], bad[i], 1),
                       ACCEL_ERR_INVALID_ARGUMENT);
         assert_status(accel_recv(c, s, x[0], bad[i], 1),
@@ -340,9 +340,9 @@ static void test_hostile_provider_lists_are_invalid_argument(void **state)
     memset(overlong, 'x', sizeof overlong - 1);
     overlong[sizeof overlong - 1] = '\0';
     const char *const bad[] = {
-        "Host",    "host,",       ",host", "host,,mpi", "ho st", " host",
-        "host;rm", "../x",        "a/b",   "host\n",    "mpi,HOST",
-        "-",       "h\xc3\xa9", long_name, overlong,
+        "Host",     "host,",   ",host",     "host,,mpi", "ho st",
+        " host",    "host;rm", "../x",      "a/b",       "host\n",
+        "mpi,HOST", "-",       "h\xc3\xa9", long_name,   overlong,
     };
     int wrong = 0;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

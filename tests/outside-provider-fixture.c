@@ -105,7 +105,7 @@ static accel_status outside_submit(accel_comm_handle *c,
 
 /* The header of every table, entries 0 to 9 (the 1.0 table). */
 #define OUTSIDE_V1_0_FIELDS                                                    \
-    .abi_major = OUTSIDE_ABI_MAJOR, .abi_minor = OUTSIDE_ABI_MINOR,         \
+    .abi_major = OUTSIDE_ABI_MAJOR, .abi_minor = OUTSIDE_ABI_MINOR,            \
     .name = OUTSIDE_NAME, .caps = ACCEL_COMM_CAP_LOOPBACK,                     \
     .plugin_open = OUTSIDE_ENTRY(7, outside_open),                             \
     .plugin_close = OUTSIDE_ENTRY(1, outside_close),                           \

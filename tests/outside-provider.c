@@ -81,10 +81,9 @@ static void expect_taken(const char *variant)
 static void test_every_required_entry_is_required(void **state)
 {
     (void)state;
-    const char *const entries[] = {"plugin_open",    "plugin_close",
-                                   "accepts_memory", "comm_create",
-                                   "comm_destroy",   "comm_abort",
-                                   "comm_error"};
+    const char *const entries[] = {
+        "plugin_open",  "plugin_close", "accepts_memory", "comm_create",
+        "comm_destroy", "comm_abort",   "comm_error"};
     for (size_t i = 0; i < sizeof entries / sizeof *entries; i++) {
         char variant[64], reason[96];
         snprintf(variant, sizeof variant, "null-%s", entries[i]);
