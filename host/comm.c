@@ -752,7 +752,7 @@ void accel_comm_destroy(accel_comm *comm)
     accel__trace_end(traced, ACCEL_OK, 0);
 }
 
-accel_status accel_comm_abort(accel_comm *comm)
+static accel_status abort_untraced(accel_comm *comm)
 {
     if (comm == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -761,7 +761,14 @@ accel_status accel_comm_abort(accel_comm *comm)
     return ACCEL_OK;
 }
 
-accel_status accel_comm_status(accel_comm *comm)
+accel_status accel_comm_abort(accel_comm *comm)
+{
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
+    accel_status status = abort_untraced(comm);
+    return accel__trace_end(traced, status, 0);
+}
+
+static accel_status status_untraced(accel_comm *comm)
 {
     if (comm == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -776,6 +783,13 @@ accel_status accel_comm_status(accel_comm *comm)
         accel__comm_abort_for(comm, why);
     }
     return accel__comm_aborted_error(comm, "accel_comm_status");
+}
+
+accel_status accel_comm_status(accel_comm *comm)
+{
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
+    accel_status status = status_untraced(comm);
+    return accel__trace_end(traced, status, 0);
 }
 
 int accel_comm_rank(const accel_comm *comm)

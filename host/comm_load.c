@@ -27,6 +27,7 @@
 #include "plugin_file.h"
 #include "status.h"
 #include "submit.h"
+#include "trace.h"
 
 #define COMM_DEFAULT "nccl,rccl,mpi,host"
 #define COMM_PREFIX "accel-comm-"
@@ -492,5 +493,7 @@ accel_status accel_host_comm_providers(accel_host *host,
                                        const accel_comm_provider_info **out,
                                        size_t *out_count)
 {
-    return comm_providers_untraced(host, out, out_count);
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
+    accel_status status = comm_providers_untraced(host, out, out_count);
+    return accel__trace_end(traced, status, 0);
 }
