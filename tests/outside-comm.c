@@ -131,6 +131,10 @@ static void test_null_communicator_is_refused(void **state)
     assert_status(accel_comm_split(NULL, 0, 0, &out), ACCEL_ERR_INVALID_ARGUMENT);
     assert_null(out);
     accel_comm_destroy(NULL); /* "NULL allowed" */
+    assert_int_equal(accel_comm_rank(NULL), -1);
+    assert_int_equal(accel_comm_size(NULL), 0);
+    assert_null(accel_comm_device(NULL));
+    assert_string_equal(accel_comm_provider_name(NULL), "");
     assert_status(accel_comm_barrier(NULL, NULL), ACCEL_ERR_INVALID_ARGUMENT);
 }
 
@@ -336,13 +340,17 @@ static void test_hostile_provider_lists_are_invalid_argument(void **state)
     char long_name[64];
     memset(long_name, 'a', 32);
     long_name[32] = '\0';
+    /* 17 names: one more than a list may hold. */
+    char seventeen[128] = "host";
+    for (int i = 1; i < 17; i++)
+        strcat(seventeen, ",mpi");
     char overlong[8192];
     memset(overlong, 'x', sizeof overlong - 1);
     overlong[sizeof overlong - 1] = '\0';
     const char *const bad[] = {
-        "Host",     "host,",   ",host",     "host,,mpi", "ho st",
-        " host",    "host;rm", "../x",      "a/b",       "host\n",
-        "mpi,HOST", "-",       "h\xc3\xa9", long_name,   overlong,
+        "Host",      "host,",   ",host",  "host,,mpi", "ho st",    " host",
+        "host;rm",   "../x",    "a/b",    "host\n",    "mpi,HOST", "-",
+        "h\xc3\xa9", long_name, overlong, seventeen,
     };
     int wrong = 0;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
