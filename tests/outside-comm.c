@@ -154,6 +154,17 @@ static void test_counts_at_each_boundary(void **state)
                                   ACCEL_REDUCE_SUM),
                   ACCEL_OK);
     assert_status(accel_stream_sync(j.stream[0]), ACCEL_OK);
+    /* ...but is checked first, as every call is. */
+    accel_ref zero;
+    memset(&zero, 0, sizeof zero);
+    assert_status(accel_allreduce(j.comm[0], j.stream[0], zero, zero, 0,
+                                  ACCEL_REDUCE_SUM),
+                  ACCEL_ERR_FREED_REF);
+    assert_status(accel_allreduce(j.comm[0], j.stream[0], x[1], x[1], 0,
+                                  ACCEL_REDUCE_SUM),
+                  ACCEL_ERR_DEVICE_MISMATCH);
+    assert_status(accel_broadcast(j.comm[0], j.stream[0], x[0], x[0], 0, 2),
+                  ACCEL_ERR_INVALID_ARGUMENT);
     const uint64_t good[] = {1, 16};
     for (size_t i = 0; i < 2; i++) {
         int32_t v[16];
