@@ -22,6 +22,9 @@
 #include "submit.h"
 
 #define TIMEOUT_DEFAULT_MS 300000ull
+/* 2^62 ns, about 146 years: every deadline is now + timeout, and a longer
+ * timeout would wrap past UINT64_MAX into one that has already passed. */
+#define TIMEOUT_MAX_NS (1ull << 62)
 
 uint64_t accel__comm_timeout_ns(void)
 {
@@ -30,13 +33,16 @@ uint64_t accel__comm_timeout_ns(void)
         return TIMEOUT_DEFAULT_MS * 1000000ull;
     char *end = NULL;
     unsigned long long ms = strtoull(text, &end, 10);
-    if (*end != '\0' || text[0] == '-' || ms > UINT64_MAX / 1000000ull) {
+    if (*end != '\0' || text[0] < '0' || text[0] > '9') {
         accel__log(ACCEL_LOG_WARN,
                    "ACCEL_COMM_TIMEOUT_MS='%s' is not a count of "
                    "milliseconds: the default %llu is used",
                    text, TIMEOUT_DEFAULT_MS);
         return TIMEOUT_DEFAULT_MS * 1000000ull;
     }
+    /* Digits past strtoull's range come back as ULLONG_MAX: a long wait. */
+    if (ms > TIMEOUT_MAX_NS / 1000000ull)
+        return TIMEOUT_MAX_NS;
     return (uint64_t)ms * 1000000ull;
 }
 
@@ -355,8 +361,10 @@ static accel_status local_args(accel_device *const *devices, int count,
                             "accel_comm_create_local: NULL argument or a "
                             "count of %d (1 to 4096)",
                             count);
-    for (int i = 0; i < count; i++) {
+    /* Every output cleared before the first refusal, not up to it. */
+    for (int i = 0; i < count; i++)
         out_comms[i] = NULL;
+    for (int i = 0; i < count; i++) {
         if (devices[i] == NULL)
             return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                                 "accel_comm_create_local: devices[%d] is NULL",
@@ -748,7 +756,7 @@ void accel_comm_destroy(accel_comm *comm)
     accel__trace_end(traced, ACCEL_OK, 0);
 }
 
-accel_status accel_comm_abort(accel_comm *comm)
+static accel_status abort_untraced(accel_comm *comm)
 {
     if (comm == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -757,7 +765,14 @@ accel_status accel_comm_abort(accel_comm *comm)
     return ACCEL_OK;
 }
 
-accel_status accel_comm_status(accel_comm *comm)
+accel_status accel_comm_abort(accel_comm *comm)
+{
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
+    accel_status status = abort_untraced(comm);
+    return accel__trace_end(traced, status, 0);
+}
+
+static accel_status status_untraced(accel_comm *comm)
 {
     if (comm == NULL)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -772,6 +787,13 @@ accel_status accel_comm_status(accel_comm *comm)
         accel__comm_abort_for(comm, why);
     }
     return accel__comm_aborted_error(comm, "accel_comm_status");
+}
+
+accel_status accel_comm_status(accel_comm *comm)
+{
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
+    accel_status status = status_untraced(comm);
+    return accel__trace_end(traced, status, 0);
 }
 
 int accel_comm_rank(const accel_comm *comm)

@@ -27,6 +27,7 @@
 #include "plugin_file.h"
 #include "status.h"
 #include "submit.h"
+#include "trace.h"
 
 #define COMM_DEFAULT "nccl,rccl,mpi,host"
 #define COMM_PREFIX "accel-comm-"
@@ -92,6 +93,17 @@ static const char *table_refusal(const struct accel_comm_v1 *table,
     if (table->struct_size < ACCEL_COMM_V1_0_SIZE) {
         snprintf(why, why_size, "struct_size %u is less than the 1.0 table's %zu",
                  (unsigned)table->struct_size, (size_t)ACCEL_COMM_V1_0_SIZE);
+        return why;
+    }
+    /* What is read must be what was checked: entries the table claims past
+     * its symbol would be whatever the object file holds after it. */
+    if (entry != NULL && (ELF64_ST_TYPE(entry->st_info) != STT_OBJECT ||
+                          table->struct_size > entry->st_size)) {
+        snprintf(why, why_size,
+                 "struct_size %u does not fit the symbol " ACCEL_COMM_SYMBOL
+                 " (%zu bytes, ELF type %u)",
+                 (unsigned)table->struct_size, (size_t)entry->st_size,
+                 (unsigned)ELF64_ST_TYPE(entry->st_info));
         return why;
     }
     if (table->name == NULL || !symbol_in(table->name, info.dli_fbase) ||
@@ -165,7 +177,11 @@ static void provider_start(struct accel__comm_provider *provider,
         return;
     }
     accel_comm_provider *state = NULL;
-    accel_status status = provider->table.plugin_open(&comm_services, &state);
+    /* No detail on record: a provider that fails without set_error must
+     * not be given an older error's words as its reason. */
+    accel__error(ACCEL_OK, "%s", "");
+    accel_status status = accel__from_plugin(
+        provider->table.plugin_open(&comm_services, &state), "plugin_open");
     if (status == ACCEL_OK && state == NULL)
         status = accel__error(ACCEL_ERR_PLUGIN_ABI,
                               "plugin_open succeeded without a provider");
@@ -266,8 +282,10 @@ static accel_status names_parse(const char *text,
         if (provider->name == NULL)
             return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "comm provider");
         p += length;
-        if (*p == ',')
-            p++;
+        /* A trailing comma would end the loop with an empty name unread. */
+        if (*p == ',' && *++p == '\0')
+            return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                                "ACCEL_COMM ends with ',': a name is missing");
     }
     if (catalog->count == 0)
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
@@ -475,5 +493,7 @@ accel_status accel_host_comm_providers(accel_host *host,
                                        const accel_comm_provider_info **out,
                                        size_t *out_count)
 {
-    return comm_providers_untraced(host, out, out_count);
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
+    accel_status status = comm_providers_untraced(host, out, out_count);
+    return accel__trace_end(traced, status, 0);
 }

@@ -35,6 +35,14 @@ struct op_call {
 
 #define NO_ROOT INT_MIN
 
+/* Whether the kind takes a root or a peer. Told by the kind, never by the
+ * value: a caller's root of INT_MIN must be refused, not taken as none. */
+static bool kind_has_root(accel_comm_op_kind kind)
+{
+    return kind == ACCEL_COMM_BROADCAST || kind == ACCEL_COMM_REDUCE ||
+           kind == ACCEL_COMM_SEND || kind == ACCEL_COMM_RECV;
+}
+
 static bool kind_reduces(accel_comm_op_kind kind)
 {
     return kind == ACCEL_COMM_ALLREDUCE || kind == ACCEL_COMM_REDUCE ||
@@ -65,7 +73,7 @@ static accel_status call_args(accel_comm *comm, accel_stream *stream,
                             "%s: reduction %d is not an accel_reduce_op",
                             call->what, (int)call->reduce);
     bool peer = call->kind == ACCEL_COMM_SEND || call->kind == ACCEL_COMM_RECV;
-    if (call->root != NO_ROOT && (call->root < 0 || call->root >= comm->size))
+    if (kind_has_root(call->kind) && (call->root < 0 || call->root >= comm->size))
         return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                             "%s: %s %d is not a rank of the communicator "
                             "(0 to %d)",
@@ -138,7 +146,7 @@ static void op_describe(accel_comm *comm, const struct op_call *call,
         .type = any ? any->type : ACCEL_BYTE,
         .reduce_op = kind_reduces(call->kind) ? (uint32_t)call->reduce : 0,
         .count = call->count,
-        .root = call->root == NO_ROOT ? 0 : call->root,
+        .root = kind_has_root(call->kind) ? call->root : 0,
         .memory = comm->memory,
         .send = send ? send->slice.address : 0,
         .recv = recv ? recv->slice.address : 0,

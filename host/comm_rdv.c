@@ -262,7 +262,25 @@ static accel_status tcp_address(const char *spec, struct addrinfo **out)
                             "ACCEL_COMM_RENDEZVOUS=tcp:%s is not tcp:host:port",
                             spec);
     char host[256];
+    if ((size_t)(colon - spec) >= sizeof host)
+        return accel__error(
+            ACCEL_ERR_INVALID_ARGUMENT,
+            "ACCEL_COMM_RENDEZVOUS: the host of tcp:%.64s... is "
+            "longer than %zu characters",
+            spec, sizeof host - 1);
     snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
+    /* getaddrinfo keeps the low 16 bits of a numeric service (99999 would
+     * be 34463) and takes 0 for "any port": rank 0 would listen where the
+     * others do not look. */
+    const char *p = colon + 1;
+    unsigned long port = 0;
+    while (*p >= '0' && *p <= '9' && port <= 65535)
+        port = port * 10 + (unsigned long)(*p++ - '0');
+    if (*p != '\0' || port == 0 || port > 65535)
+        return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
+                            "ACCEL_COMM_RENDEZVOUS=tcp:%s: the port must be a "
+                            "number from 1 to 65535",
+                            spec);
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     int rc = getaddrinfo(host, colon + 1, &hints, out);
     if (rc != 0)

@@ -16,6 +16,7 @@
 #include "kcache.h"
 #include "status.h"
 #include "submit.h"
+#include "trace.h"
 
 /* The most log kept of one compile; the rest is cut with a note. */
 #define BUILD_LOG_MAX (16u << 20)
@@ -416,8 +417,9 @@ static accel_status compile_checks(accel_device *device, const char *source)
     return status != ACCEL_OK ? status : source_refusal(source);
 }
 
-accel_status accel_module_compile(accel_device *device, const char *source,
-                                  const char *options, accel_module **out_module)
+static accel_status compile_untraced(accel_device *device, const char *source,
+                                     const char *options,
+                                     accel_module **out_module)
 {
     if (out_module != NULL)
         *out_module = NULL;
@@ -461,4 +463,12 @@ accel_status accel_module_compile(accel_device *device, const char *source,
         status = accel_module_load(device, out.image, out.image_size, out_module);
     free(out.image);
     return status;
+}
+
+accel_status accel_module_compile(accel_device *device, const char *source,
+                                  const char *options, accel_module **out_module)
+{
+    struct accel__traced traced = ACCEL__TRACE_BEGIN();
+    accel_status status = compile_untraced(device, source, options, out_module);
+    return accel__trace_end(traced, status, 0);
 }

@@ -876,9 +876,11 @@ ACCEL_API accel_status accel_rank_info_get_sized(accel_rank_info *out_info,
 /*
  * The native handles of a stream and its device (CUstream and CUcontext,
  * hipStream_t, or the CPU kind for the null plugin), to hand the stream to
- * a vendor library. out->struct_size is set by the caller. Valid until the
- * stream is destroyed or the device reset. ACCEL_ERR_NOT_SUPPORTED when
- * the plugin has no native_handles entry.
+ * a vendor library. out->struct_size is set by the caller; no byte past
+ * sizeof(struct accel_native_handles) is written. Valid until the stream is
+ * destroyed or the device reset. Errors: ACCEL_ERR_NOT_SUPPORTED (the
+ * plugin has no native_handles entry), ACCEL_ERR_INVALID_ARGUMENT (NULL, or
+ * a struct_size below sizeof(struct accel_native_handles)).
  */
 ACCEL_API accel_status accel_stream_native(accel_stream *stream,
                                            struct accel_native_handles *out);
@@ -903,7 +905,10 @@ ACCEL_API accel_status accel_comm_create(accel_device *device,
  * Make `count` communicators in this process, one rank per device
  * (devices[i] is rank i), for ranks run as threads (loopback: several
  * null devices with ACCEL_NULL_DEVICES, or several GPUs of one process).
- * Only providers with loopback support take part ("host", "nccl").
+ * Only providers with loopback support take part ("host", "nccl"). Every
+ * out_comms[i] is cleared first. Errors: ACCEL_ERR_INVALID_ARGUMENT (NULL,
+ * a count outside 1 to 4096, a NULL device or one of another host), and
+ * accel_comm_create's others.
  */
 ACCEL_API accel_status accel_comm_create_local(accel_device *const *devices,
                                                int count, accel_comm **out_comms);
@@ -938,11 +943,14 @@ ACCEL_API accel_status accel_comm_split(accel_comm *comm, int color, int key,
 ACCEL_API void accel_comm_destroy(accel_comm *comm);
 /* Make every pending and later operation fail with ACCEL_ERR_COMM_ABORTED.
  * Any thread; idempotent. accel_device_reset of the communicator's device
- * does the same, before it resets. */
+ * does the same, before it resets. NULL: ACCEL_ERR_INVALID_ARGUMENT (also
+ * for accel_comm_status and accel_comm_split). */
 ACCEL_API accel_status accel_comm_abort(accel_comm *comm);
 /* ACCEL_OK, or the error the communicator met asynchronously (an abort, a
  * stalled rank, a failed peer): ACCEL_ERR_COMM_ABORTED with the reason. */
 ACCEL_API accel_status accel_comm_status(accel_comm *comm);
+/* The rank, size, device and provider of a communicator; for NULL: -1, 0,
+ * NULL and "". */
 ACCEL_API int accel_comm_rank(const accel_comm *comm);
 ACCEL_API int accel_comm_size(const accel_comm *comm);
 ACCEL_API accel_device *accel_comm_device(const accel_comm *comm);
