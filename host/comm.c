@@ -229,6 +229,7 @@ static void comm_unlink(struct accel_comm *comm)
 static void comm_free(struct accel_comm *comm)
 {
     pthread_mutex_destroy(&comm->calls);
+    pthread_cond_destroy(&comm->work);
     pthread_cond_destroy(&comm->changed);
     pthread_mutex_destroy(&comm->lock);
     free(comm);
@@ -264,6 +265,7 @@ static accel_status comm_wrap(const struct comm_plan *plan,
     pthread_mutex_init(&comm->lock, NULL);
     pthread_mutex_init(&comm->calls, NULL);
     pthread_cond_init(&comm->changed, NULL);
+    pthread_cond_init(&comm->work, NULL);
     accel_status status = comm->host_run ? accel__comm_progress_start(comm)
                                          : ACCEL_OK;
     if (status != ACCEL_OK) {

@@ -124,6 +124,10 @@ struct accel_comm {
     /* Held around every call into the provider on this communicator but
      * comm_abort and comm_error: the provider never sees two at once. */
     pthread_mutex_t calls;
+    /* The progress thread waits on `work` alone (a gate reached, or
+     * stopping): `changed` is broadcast at every operation's end, which
+     * would wake it for nothing. */
+    pthread_cond_t work;
     bool stopping; /* the progress thread is to end */
     bool thread_started;
     pthread_t thread; /* the progress thread (host-run providers) */

@@ -84,7 +84,7 @@ static void *progress_main(void *arg)
     pthread_mutex_lock(&comm->lock);
     for (;;) {
         while (comm->ready == NULL && !comm->stopping)
-            pthread_cond_wait(&comm->changed, &comm->lock);
+            pthread_cond_wait(&comm->work, &comm->lock);
         struct accel__comm_op *op = comm->ready;
         if (op == NULL)
             break;
@@ -119,7 +119,7 @@ void accel__comm_progress_stop(struct accel_comm *comm)
         return;
     pthread_mutex_lock(&comm->lock);
     comm->stopping = true;
-    pthread_cond_broadcast(&comm->changed);
+    pthread_cond_signal(&comm->work);
     pthread_mutex_unlock(&comm->lock);
     pthread_join(comm->thread, NULL);
     comm->thread_started = false;
@@ -142,7 +142,7 @@ void accel__comm_gate(void *user)
     else
         comm->ready = op;
     comm->ready_tail = op;
-    pthread_cond_broadcast(&comm->changed);
+    pthread_cond_signal(&comm->work);
     while (!op->ran)
         pthread_cond_wait(&comm->changed, &comm->lock);
     pthread_mutex_unlock(&comm->lock);
