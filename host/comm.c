@@ -4,10 +4,11 @@
  * state (communicators, collectives in flight).
  *
  * Lock order: the device lock, then a communicator's `calls`, then the
- * device's comm lock, then a communicator's `lock`. A collective never needs the device
- * lock to finish (its gate runs on a plugin thread and its work on the
- * progress thread), so that a thread holding the device lock (relocation,
- * a reset, a drop that waits) may wait for it.
+ * device's comm lock, then a communicator's `lock`. A collective never
+ * needs the device lock to finish (its gate runs on a plugin thread and
+ * its work on the progress thread, or on its caller once the device lock
+ * is let go), so that a thread holding the device lock (relocation, a
+ * reset, a drop that waits) may wait for it.
  */
 #include <pthread.h>
 #include <stdio.h>
