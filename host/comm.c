@@ -4,10 +4,11 @@
  * state (communicators, collectives in flight).
  *
  * Lock order: the device lock, then a communicator's `calls`, then the
- * device's comm lock, then a communicator's `lock`. A collective never needs the device
- * lock to finish (its gate runs on a plugin thread and its work on the
- * progress thread), so that a thread holding the device lock (relocation,
- * a reset, a drop that waits) may wait for it.
+ * device's comm lock, then a communicator's `lock`. A collective never
+ * needs the device lock to finish (its gate runs on a plugin thread and
+ * its work on the progress thread, or on its caller once the device lock
+ * is let go), so that a thread holding the device lock (relocation, a
+ * reset, a drop that waits) may wait for it.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -53,11 +54,16 @@ accel_status accel__comm_device_init(accel_device *device)
     struct accel__comm_device *c = &device->comm;
     if (pthread_mutex_init(&c->lock, NULL) != 0)
         return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_mutex_init");
+    if (pthread_cond_init(&c->finished, NULL) != 0) {
+        pthread_mutex_destroy(&c->lock);
+        return accel__error(ACCEL_ERR_OUT_OF_HOST_MEMORY, "pthread_cond_init");
+    }
     return ACCEL_OK;
 }
 
 void accel__comm_device_deinit(accel_device *device)
 {
+    pthread_cond_destroy(&device->comm.finished);
     pthread_mutex_destroy(&device->comm.lock);
 }
 
@@ -80,7 +86,8 @@ void accel__comm_reap(accel_device *device)
         struct accel__comm_op *op = *link;
         if (!op->finished && event_passed(device, op))
             op->finished = true;
-        if (!op->finished) {
+        /* A hold still to run reads the op: it stays until then. */
+        if (!op->finished || (op->held && !op->hold_ran)) {
             link = &op->next;
             continue;
         }
@@ -132,11 +139,14 @@ void accel__comm_abandon(accel_device *device)
         pthread_mutex_unlock(&left->comm->lock);
         accel__comm_op_finish(left);
     }
-    /* Stream-ordered ones: their events went with the streams. */
+    /* Stream-ordered ones: their events went with the streams; holds went
+     * with them too (the op run on its caller finishes on its own). */
     pthread_mutex_lock(&c->lock);
     for (struct accel__comm_op *op = c->ops; op != NULL; op = op->next) {
         if (!op->finished && op->event != NULL)
             op->finished = true;
+        if (op->held)
+            op->hold_ran = true;
     }
     pthread_mutex_unlock(&c->lock);
 }
@@ -195,6 +205,7 @@ accel_status accel__comm_aborted_error(struct accel_comm *comm, const char *what
 /* What a new communicator is made of, besides its provider's handle. */
 struct comm_plan {
     accel_device *device;
+    bool loopback; /* ranks as threads of this process */
     struct accel__comm_choice choice;
     struct accel_comm_init init;
 };
@@ -225,6 +236,7 @@ static void comm_unlink(struct accel_comm *comm)
 static void comm_free(struct accel_comm *comm)
 {
     pthread_mutex_destroy(&comm->calls);
+    pthread_cond_destroy(&comm->work);
     pthread_cond_destroy(&comm->changed);
     pthread_mutex_destroy(&comm->lock);
     free(comm);
@@ -246,6 +258,10 @@ static accel_status comm_wrap(const struct comm_plan *plan,
         .size = plan->init.size,
         .host_run = plan->choice.host_run,
         .host_memory = plan->choice.host_memory,
+        .loopback = plan->loopback,
+        .run_here = plan->choice.host_run &&
+                    accel__comm_inline_wanted(plan->choice.host_memory,
+                                              plan->loopback),
         /* Host pointers, or the device's own addresses when the provider
          * takes that memory (GPU-aware MPI). */
         .memory = plan->choice.host_memory ? ACCEL_NATIVE_CPU
@@ -256,6 +272,7 @@ static accel_status comm_wrap(const struct comm_plan *plan,
     pthread_mutex_init(&comm->lock, NULL);
     pthread_mutex_init(&comm->calls, NULL);
     pthread_cond_init(&comm->changed, NULL);
+    pthread_cond_init(&comm->work, NULL);
     accel_status status = comm->host_run ? accel__comm_progress_start(comm)
                                          : ACCEL_OK;
     if (status != ACCEL_OK) {
@@ -443,6 +460,7 @@ static accel_status create_local_untraced(accel_device *const *devices,
         struct local_rank_job *job = &jobs[i];
         accel__local_boot_view(boot, &job->boot_view, i, &job->bootstrap);
         job->plan.device = devices[i];
+        job->plan.loopback = true;
         job->plan.choice = choice;
         status = accel__comm_native(devices[i], &job->plan.choice.native);
         job->plan.init = (struct accel_comm_init){
@@ -725,7 +743,7 @@ static accel_status split_untraced(accel_comm *comm, int color, int key,
     free(all);
     if (status != ACCEL_OK || handle == NULL)
         return status;
-    struct comm_plan plan = {.device = comm->device};
+    struct comm_plan plan = {.device = comm->device, .loopback = comm->loopback};
     plan.choice.provider = comm->provider;
     plan.choice.host_run = comm->host_run;
     plan.choice.host_memory = comm->host_memory;

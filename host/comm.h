@@ -72,6 +72,8 @@ accel_status accel__comm_native(accel_device *device,
 
 /* ---- communicators (comm.c, comm_gate.c, comm_ops.c) ---- */
 
+struct accel__slot;
+
 /*
  * One collective enqueued on a stream. It lives on its device's list from
  * its submission until accel__comm_reap frees it, which is after it
@@ -91,8 +93,12 @@ struct accel__comm_op {
     char why[256];
     struct accel__comm_op *next_ready;
     /* the device's comm lock: */
-    bool started;  /* the gate was reached */
+    bool started;  /* the gate was reached, or it runs on its caller */
     bool finished; /* no longer in flight */
+    /* Run on its caller (accel__comm_run_here): a hold on the stream keeps
+     * later commands back until it finished, and the op until it ran. */
+    bool held;
+    bool hold_ran; /* the hold is over (or will never run): reapable */
     struct accel__comm_op *next;
 };
 
@@ -104,6 +110,8 @@ struct accel_comm {
     int size;
     bool host_run;
     bool host_memory;
+    bool loopback;       /* ranks as threads of this process */
+    bool run_here;       /* may run a collective on its caller (comm_gate.c) */
     uint32_t memory;     /* accel_native_kind of the buffers it is given */
     uint64_t timeout_ns; /* ACCEL_COMM_TIMEOUT_MS; 0 is forever */
 
@@ -116,6 +124,10 @@ struct accel_comm {
     /* Held around every call into the provider on this communicator but
      * comm_abort and comm_error: the provider never sees two at once. */
     pthread_mutex_t calls;
+    /* The progress thread waits on `work` alone (a gate reached, or
+     * stopping): `changed` is broadcast at every operation's end, which
+     * would wake it for nothing. */
+    pthread_cond_t work;
     bool stopping; /* the progress thread is to end */
     bool thread_started;
     pthread_t thread; /* the progress thread (host-run providers) */
@@ -150,6 +162,7 @@ void accel__comm_progress_stop(struct accel_comm *comm);
  */
 struct accel__comm_device {
     pthread_mutex_t lock;
+    pthread_cond_t finished;    /* an operation finished */
     struct accel__comm_op *ops; /* every operation not yet reaped */
     struct accel_comm *comms;   /* live communicators */
 };
@@ -179,6 +192,25 @@ accel_status accel__comm_stream_error(accel_stream *stream, accel_status status)
 void accel__comm_op_finish(struct accel__comm_op *op);
 /* The gate: the host function enqueued for a host-run collective. */
 void accel__comm_gate(void *user);
+/*
+ * Whether a communicator may run its collectives on the caller's thread
+ * (ACCEL_COMM_INLINE: by default for one rank per process, never for
+ * ranks as threads of one process, since one thread may drive several).
+ */
+bool accel__comm_inline_wanted(bool host_memory, bool loopback);
+/*
+ * Device lock held: if `op` can run on the caller's thread now (stream
+ * idle, nothing else pending on its communicator), take it (counted,
+ * pinned, a hold enqueued on the stream, the provider's `calls` lock held)
+ * and return true; false leaves everything as it was.
+ */
+bool accel__comm_take_here(struct accel__comm_op *op, struct accel__slot *send,
+                           struct accel__slot *recv);
+/* Run an op taken by accel__comm_take_here; no lock held. */
+void accel__comm_run_here(struct accel__comm_op *op);
+/* Put the op on the device's list, pinned and counted; device lock held. */
+void accel__comm_op_track(struct accel__comm_op *op, struct accel__slot *send,
+                          struct accel__slot *recv);
 /* Destroy every communicator left on a device being closed (logged). */
 void accel__comm_device_close(accel_device *device);
 

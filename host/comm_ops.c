@@ -5,7 +5,8 @@
  *
  * A stream-ordered provider (CAP_STREAM) enqueues the operation on the
  * stream's native handle itself; an event recorded behind it tells when it
- * is over. A host-run provider gets a gate on the stream (comm_gate.c).
+ * is over. A host-run provider runs it on the caller's thread when the
+ * stream is idle, else gets a gate on the stream (comm_gate.c).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -158,12 +159,11 @@ static void op_describe(accel_comm *comm, const struct op_call *call,
         op->pins[op->pin_count++] = recv->slice;
 }
 
-/* Put the op on the device's list, pinned and counted; device lock held. */
-static void op_track(accel_comm *comm, struct accel__comm_op *op,
-                     struct accel__slot *send, struct accel__slot *recv,
-                     accel_stream *stream)
+void accel__comm_op_track(struct accel__comm_op *op, struct accel__slot *send,
+                          struct accel__slot *recv)
 {
-    struct accel__comm_device *c = &comm->device->comm;
+    accel_stream *stream = op->stream;
+    struct accel__comm_device *c = &op->device->comm;
     for (uint32_t i = 0; i < op->pin_count; i++)
         accel__pool_pin(op->pins[i]);
     /* A free waits for the stream to pass the operation. */
@@ -187,7 +187,7 @@ static accel_status submit_gated(accel_comm *comm, accel_stream *stream,
     pthread_mutex_lock(&comm->lock);
     comm->pending++;
     pthread_mutex_unlock(&comm->lock);
-    op_track(comm, op, send, recv, stream);
+    accel__comm_op_track(op, send, recv);
     accel_status status = ACCEL__DRV_CALL(device, host_func, stream->drv,
                                           accel__comm_gate, op);
     if (status != ACCEL_OK) {
@@ -238,7 +238,7 @@ static accel_status submit_stream(accel_comm *comm, accel_stream *stream,
         return status;
     }
     op->event = event;
-    op_track(comm, op, send, recv, stream);
+    accel__comm_op_track(op, send, recv);
     return ACCEL_OK;
 }
 
@@ -267,12 +267,18 @@ static accel_status op_submit(accel_comm *comm, accel_stream *stream,
     op->device = comm->device;
     op->stream = stream;
     op_describe(comm, call, send, recv, op);
-    status = comm->host_run ? submit_gated(comm, stream, op, send, recv)
-                            : submit_stream(comm, stream, op, send, recv);
+    /* Host-run on an idle stream: on this thread, once the lock is gone. */
+    bool here = comm->host_run && accel__comm_take_here(op, send, recv);
+    if (!here)
+        status = comm->host_run ? submit_gated(comm, stream, op, send, recv)
+                                : submit_stream(comm, stream, op, send, recv);
     if (status != ACCEL_OK && !comm->host_run)
         free(op);
     accel__trace_device_mark(comm->device, call->what, 0);
-    return accel__submit_end(stream, status);
+    status = accel__submit_end(stream, status);
+    if (here)
+        accel__comm_run_here(op); /* a failure is the stream's, as gated */
+    return status;
 }
 
 static accel_status op_traced(accel_comm *comm, accel_stream *stream,

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -248,6 +249,10 @@ static int env_int(const char *name)
     return v != NULL ? atoi(v) : -1;
 }
 
+/* Operations made with no deadline (ACCEL_COMM_TIMEOUT_MS=0): the
+ * all-reduce then takes the blocking MPI_Allreduce after a barrier. */
+static bool no_deadline;
+
 static struct accel_comm_op make_op(accel_comm_op_kind kind, accel_elem_type type,
                                     accel_reduce_op op, uint64_t count,
                                     int root, void *send, void *recv)
@@ -262,6 +267,8 @@ static struct accel_comm_op make_op(accel_comm_op_kind kind, accel_elem_type typ
                               .send = (uint64_t)(uintptr_t)send,
                               .recv = (uint64_t)(uintptr_t)recv,
                               .deadline_ns = now_ns() + OP_TIMEOUT_NS};
+    if (no_deadline)
+        o.deadline_ns = 0;
     return o;
 }
 
@@ -534,6 +541,51 @@ static void test_abort_from_another_thread_ends_a_wait(void **state)
     rig_close(&rig);
 }
 
+/* Without a deadline (and MPI_THREAD_MULTIPLE) the all-reduce is the
+ * blocking MPI_Allreduce: every type, op, size and in place, chunked too. */
+static void test_allreduce_without_a_deadline_matches_the_reference(void **state)
+{
+    struct rig chunked;
+    setenv("ACCEL_MPI_CHUNK_ELEMS", "7", 1);
+    rig_open(&chunked);
+    unsetenv("ACCEL_MPI_CHUNK_ELEMS");
+    no_deadline = true;
+    static const uint64_t counts[] = {0, 1, 23, 1000};
+    for (size_t s = 0; s < sizeof counts / sizeof counts[0]; s++)
+        for (int t = 0; t < ACCEL_ELEM_TYPE_COUNT; t++)
+            for (int op = 0; op < ACCEL_REDUCE_OP_COUNT; op++) {
+                struct rig *rig = s == 2 ? &chunked : *state;
+                check_allreduce(rig, t, op, counts[s], 0);
+                check_allreduce(rig, t, op, counts[s], 1);
+            }
+    no_deadline = false;
+    rig_close(&chunked);
+}
+
+/* Without a deadline a rank that never comes leaves the others waiting at
+ * the barrier before MPI_Allreduce, where an abort still ends the wait. */
+static void test_abort_ends_an_allreduce_without_a_deadline(void **state)
+{
+    (void)state;
+    struct rig rig;
+    rig_open(&rig);
+    if (rig.rank != 1) {
+        float send[16] = {1}, recv[16];
+        struct accel_comm_op op = make_op(ACCEL_COMM_ALLREDUCE, ACCEL_F32,
+                                          ACCEL_REDUCE_SUM, 16, 0, send, recv);
+        op.deadline_ns = 0;
+        struct abort_arg arg = {rig.comm};
+        pthread_t thread;
+        assert_int_equal(pthread_create(&thread, NULL, abort_later, &arg), 0);
+        uint64_t started = now_ns();
+        assert_int_equal(table->submit(rig.comm, &op), ACCEL_ERR_COMM_ABORTED);
+        pthread_join(thread, NULL);
+        assert_true(now_ns() - started < OP_TIMEOUT_NS / 2);
+        assert_int_equal(table->comm_error(rig.comm), ACCEL_ERR_COMM_ABORTED);
+    }
+    rig_close(&rig);
+}
+
 static void test_check_finds_mismatched_counts(void **state)
 {
     (void)state;
@@ -700,6 +752,8 @@ int main(void)
         cmocka_unit_test(test_bootstrap_broadcasts_and_gathers_bytes),
         cmocka_unit_test(test_check_finds_mismatched_counts),
         cmocka_unit_test(test_abort_from_another_thread_ends_a_wait),
+        cmocka_unit_test(test_allreduce_without_a_deadline_matches_the_reference),
+        cmocka_unit_test(test_abort_ends_an_allreduce_without_a_deadline),
         cmocka_unit_test(test_a_stalled_rank_times_out_the_others),
     };
     int failed = cmocka_run_group_tests_name("comm-mpi", launched, group_setup,

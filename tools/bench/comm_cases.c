@@ -7,6 +7,8 @@
  *  - "mpi": MPI_Allreduce called directly on a host buffer of the same
  *    size (the MPI the mpi provider would open: ACCEL_MPI_LIBRARY,
  *    libmpi.so.40, libmpi.so.12), the baseline.
+ * With ACCEL_COMM=host the ranks meet through ACCEL_COMM_RENDEZVOUS
+ * (file:DIR, set before mpirun: BENCHMARKS.md), and "mpi" still runs.
  * Up to 64 KiB the figure is the time per call (the overhead of ordering a
  * collective with the stream shows against MPI's own latency); from
  * 1 MiB it is bus bandwidth, 2 (n - 1) / n * bytes per call, as NCCL's
@@ -22,17 +24,23 @@
 
 #include "mpi_lib.h"
 
-/* Calls per round of a point: the same on every rank. */
+/* Calls per round of a point: the same on every rank. A 256 MiB call
+ * takes tens of milliseconds on two shared cores: a few are enough. */
 static uint32_t calls_for(uint64_t bytes)
 {
-    return bytes <= 64 * 1024 ? 300 : bytes <= 4 * 1024 * 1024 ? 30 : 4;
+    return bytes <= 64 * 1024          ? 300
+           : bytes <= 4 * 1024 * 1024  ? 30
+           : bytes <= 16 * 1024 * 1024 ? 6
+                                       : 3;
 }
 
 static void fix_budget(struct bench_run *run)
 {
     uint32_t calls = calls_for(run->point->bytes);
-    run->budget = (struct bench_budget){
-        .warmup = 2, .min_runs = calls, .max_runs = calls, .max_ns = UINT64_MAX};
+    run->budget = (struct bench_budget){.warmup = calls > 3 ? 2 : 1,
+                                        .min_runs = calls,
+                                        .max_runs = calls,
+                                        .max_ns = UINT64_MAX};
 }
 
 /* What bench_measure records: time per call, or bus bandwidth. */

@@ -44,7 +44,8 @@ static const uint64_t copy_sizes[] = {4 * KIB,   16 * KIB, 64 * KIB,
 static const uint64_t copy_sizes_quick[] = {4 * KIB, 64 * KIB, MIB, 16 * MIB};
 static const uint64_t allreduce_sizes[] = {4 * KIB, 64 * KIB, MIB, 16 * MIB,
                                            256 * MIB};
-static const uint64_t allreduce_sizes_quick[] = {4 * KIB, 64 * KIB, MIB};
+static const uint64_t allreduce_sizes_quick[] = {4 * KIB, 64 * KIB, MIB,
+                                                 16 * MIB};
 static const uint64_t alloc_sizes[] = {256, 4 * KIB, 64 * KIB, MIB, 16 * MIB};
 static const uint64_t alloc_sizes_quick[] = {256, 64 * KIB, 16 * MIB};
 

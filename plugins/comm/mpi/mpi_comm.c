@@ -1,8 +1,9 @@
 /*
  * Communicators of the mpi provider, and the wait for MPI requests that
  * every operation ends with: MPI_Test in a loop, between tests the abort
- * flag and the deadline, with a backoff so that a rank waiting for a late
- * peer does not keep a core busy.
+ * flag and the deadline, spinning at first (MPI moves data only inside its
+ * calls), then with a backoff so that a rank waiting for a late peer does
+ * not keep a core busy.
  */
 #include "mpi_provider.h"
 
@@ -54,8 +55,18 @@ static uint64_t spin_window_ns(uint64_t bytes)
     return 200000u + bytes;
 }
 
+/*
+ * Test back to back for this long first: a small collective between ranks
+ * that are all there completes within it, and a yield between tests costs
+ * a system call each (a context switch when another thread is ready),
+ * several times the MPI_Test itself.
+ */
+#define SPIN_NS 20000u
+
 static void back_off(uint64_t waited_ns, uint64_t window_ns, long *sleep_ns)
 {
+    if (waited_ns < SPIN_NS)
+        return;
     if (waited_ns < window_ns) {
         /* Ranks may outnumber cores (mpirun --oversubscribe). */
         sched_yield();

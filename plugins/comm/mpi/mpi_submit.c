@@ -2,6 +2,18 @@
  * Operations of the mpi provider: each accel_comm_op becomes nonblocking
  * MPI calls (MPI_Iallreduce, MPI_Ibcast, ...) of at most chunk_elems
  * elements each (MPI counts are ints), then mpi__wait.
+ *
+ * The exception, an all-reduce without a deadline (ACCEL_COMM_TIMEOUT_MS
+ * =0) when MPI is MPI_THREAD_MULTIPLE: a nonblocking barrier first, waited
+ * for like any operation (an abort ends it), then the blocking
+ * MPI_Allreduce. Once every rank has arrived, the call can no longer wait
+ * for a late one; it runs MPI's tuned algorithms, which the nonblocking
+ * collectives (Open MPI's libnbc) do not have, and needs no polling. It
+ * cannot be abandoned: an abort after the barrier takes effect when it
+ * returns, and a rank that aborts between its barrier and its call leaves
+ * the others waiting, which a job without a timeout has chosen to do for a
+ * late rank anyway. With MPI_THREAD_SERIALIZED a blocking call would hold
+ * every other communicator's calls back: never then.
  */
 #include "mpi_provider.h"
 
@@ -16,6 +28,7 @@ struct plan {
     size_t elem;   /* bytes per element */
     bool in_place; /* send == recv, as comm.h says (see each kind) */
     uint64_t deadline_ns;
+    bool blocking; /* the blocking call after a barrier (see above) */
 };
 
 #define PTR(address) ((void *)(uintptr_t)(address))
@@ -73,16 +86,36 @@ static int chunk_of(const struct plan *plan, uint64_t count, uint64_t done)
     return (int)(left < limit ? left : limit);
 }
 
+static accel_status run_barrier(struct plan *plan);
+
+/* One chunk with MPI_Allreduce, every rank known to be there. */
+static accel_status allreduce_now(struct plan *plan, const void *send,
+                                  void *recv, int n)
+{
+    accel_comm_provider *p = plan->comm->provider;
+    int rc = p->lib.call->allreduce(&p->lib, send, recv, n, plan->type,
+                                    plan->reduce, plan->comm->comm);
+    if (rc == 0)
+        return ACCEL_OK;
+    atomic_store(&plan->comm->error, (int)ACCEL_ERR_DRIVER);
+    return mpi__fail(p, "MPI_Allreduce", rc);
+}
+
 static accel_status run_allreduce(struct plan *plan)
 {
     accel_comm_provider *p = plan->comm->provider;
     const struct accel_comm_op *op = plan->op;
-    accel_status status = ACCEL_OK;
+    accel_status status = plan->blocking ? run_barrier(plan) : ACCEL_OK;
     for (uint64_t done = 0; done < op->count && status == ACCEL_OK;) {
         int n = chunk_of(plan, op->count, done);
         size_t at = done * plan->elem;
         const void *send = plan->in_place ? p->lib.h.in_place
                                           : (char *)PTR(op->send) + at;
+        if (plan->blocking) {
+            status = allreduce_now(plan, send, (char *)PTR(op->recv) + at, n);
+            done += (uint64_t)n;
+            continue;
+        }
         mpi_h req = p->lib.h.request_null;
         mpi__enter(p);
         int rc = p->lib.call->iallreduce(
@@ -387,7 +420,8 @@ accel_status mpi__submit(accel_comm_handle *comm, const struct accel_comm_op *op
     struct plan plan = {.comm = comm,
                         .op = op,
                         .in_place = op->send != 0 && op->send == op->recv,
-                        .deadline_ns = op->deadline_ns};
+                        .deadline_ns = op->deadline_ns,
+                        .blocking = op->deadline_ns == 0 && !p->serialise};
     plan_types(p, &plan);
     bool p2p = op->kind == ACCEL_COMM_SEND || op->kind == ACCEL_COMM_RECV;
     if (p->check && !p2p) {
