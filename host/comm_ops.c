@@ -170,10 +170,10 @@ static void op_track(accel_comm *comm, struct accel__comm_op *op,
 }
 
 /* Host-run: the gate, counted on the communicator before it can run. */
-static accel_status submit_gated(accel_comm *comm, accel_stream *stream,
-                                 struct accel__comm_op *op,
-                                 struct accel__slot *send,
-                                 struct accel__slot *recv)
+accel_status accel__comm_submit_gated(accel_comm *comm, accel_stream *stream,
+                                      struct accel__comm_op *op,
+                                      struct accel__slot *send,
+                                      struct accel__slot *recv)
 {
     accel_device *device = comm->device;
     pthread_mutex_lock(&comm->lock);
@@ -259,8 +259,12 @@ static accel_status op_submit(accel_comm *comm, accel_stream *stream,
     op->device = comm->device;
     op->stream = stream;
     op_describe(comm, call, send, recv, op);
-    status = comm->host_run ? submit_gated(comm, stream, op, send, recv)
-                            : submit_stream(comm, stream, op, send, recv);
+    if (accel__comm_staged(comm))
+        status = accel__comm_stage_submit(comm, stream, op, send, recv);
+    else if (comm->host_run)
+        status = accel__comm_submit_gated(comm, stream, op, send, recv);
+    else
+        status = submit_stream(comm, stream, op, send, recv);
     if (status != ACCEL_OK && !comm->host_run)
         free(op);
     accel__trace_device_mark(comm->device, call->what, 0);
