@@ -140,10 +140,10 @@ static void plan_make(struct stage_plan *plan)
     uint64_t size = (uint64_t)plan->comm->size;
     bool root = plan->comm->rank == d->root;
     plan->elem = accel_elem_size((accel_elem_type)d->type);
-    plan->send_rows = d->send == 0                            ? 0
+    plan->send_rows = d->send == 0                           ? 0
                       : d->kind == ACCEL_COMM_REDUCE_SCATTER ? size
-                                                              : 1;
-    plan->recv_rows = d->recv == 0                     ? 0
+                                                             : 1;
+    plan->recv_rows = d->recv == 0                      ? 0
                       : d->kind == ACCEL_COMM_ALLGATHER ? size
                                                         : 1;
     /* Only the root's send is read in a broadcast, only the root's recv
@@ -158,8 +158,9 @@ static void plan_make(struct stage_plan *plan)
 
 /* Rows of `bytes` each, `pitch` apart on the device from `device_at`, and
  * packed on the host: the layout of one side's copy. */
-static accel_status layout_make(const struct stage_plan *plan, bool host_is_source,
-                                uint64_t rows, uint64_t bytes, uint64_t device_at,
+static accel_status layout_make(const struct stage_plan *plan,
+                                bool host_is_source, uint64_t rows,
+                                uint64_t bytes, uint64_t device_at,
                                 struct accel_copy_layout *out)
 {
     uint64_t pitch = plan->op->desc.count * plan->elem;
@@ -173,10 +174,9 @@ static accel_status layout_make(const struct stage_plan *plan, bool host_is_sour
         .dst_pitch = host_is_source ? pitch : bytes,
         .depth = 1,
     };
-    return accel__layout_normalize(&raw,
-                                   host_is_source ? rows * bytes : device_limit,
-                                   host_is_source ? device_limit : rows * bytes,
-                                   out);
+    return accel__layout_normalize(
+        &raw, host_is_source ? rows * bytes : device_limit,
+        host_is_source ? device_limit : rows * bytes, out);
 }
 
 static accel_status copy_in(const struct stage_plan *plan, uint64_t off,

@@ -223,9 +223,8 @@ static void test_reset_during_a_collective_aborts_it(void **state)
         assert_status(accel_stream_sync(stream), ACCEL_ERR_COMM_ABORTED);
         assert_contains(accel_last_error(), "reset");
         assert_status(accel_stream_sync(stream), ACCEL_OK);
-        assert_status(
-            accel_allreduce(comm, stream, x, x, 8, ACCEL_REDUCE_MAX),
-            ACCEL_ERR_COMM_ABORTED);
+        assert_status(accel_allreduce(comm, stream, x, x, 8, ACCEL_REDUCE_MAX),
+                      ACCEL_ERR_COMM_ABORTED);
         assert_contains(accel_last_error(), "reset");
         assert_status(accel_comm_barrier(comm, stream), ACCEL_ERR_COMM_ABORTED);
     } else {

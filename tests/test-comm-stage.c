@@ -62,9 +62,9 @@ static void world_open(struct world *w, int n)
         assert_status(accel_device_open(w->host, "cuda", (uint32_t)r, &w->dev[r]),
                       ACCEL_OK);
         struct accel_device_props props;
-        assert_status(accel_host_device_props(w->host, "cuda", (uint32_t)r,
-                                              &props),
-                      ACCEL_OK);
+        assert_status(
+            accel_host_device_props(w->host, "cuda", (uint32_t)r, &props),
+            ACCEL_OK);
         assert_int_equal(props.caps & ACCEL_DEVICE_CAP_HOST_VISIBLE, 0);
         assert_status(accel_stream_create(w->dev[r], &w->stream[r]), ACCEL_OK);
     }
@@ -89,8 +89,8 @@ static uint64_t fake_calls(const char *entry)
 {
     void *dl = dlopen(FAKE_CUDA_PATH, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     assert_non_null(dl);
-    uint64_t (*calls)(const char *) =
-        (uint64_t(*)(const char *))dlsym(dl, "fake_cuda_calls");
+    uint64_t (*calls)(const char *) = (uint64_t(*)(const char *))dlsym(
+        dl, "fake_cuda_calls");
     assert_non_null(calls);
     uint64_t n = calls(entry);
     dlclose(dl);
@@ -278,9 +278,8 @@ static void run_job(struct job *j)
             if (want != have)
                 fail_msg("%s kind %d op %d count %llu: rank %d element %zu "
                          "is %g, expected %g",
-                         accel_elem_type_name(j->type), (int)j->kind,
-                         (int)j->op, (unsigned long long)j->count, r, i, have,
-                         want);
+                         accel_elem_type_name(j->type), (int)j->kind, (int)j->op,
+                         (unsigned long long)j->count, r, i, have, want);
         }
     }
 }
@@ -355,8 +354,11 @@ static void test_large_collectives_go_in_chunks(void **state)
     env_set();
     struct world w;
     world_open(&w, RANKS);
-    struct job j = {.w = &w, .type = ACCEL_I32, .count = BIG,
-                    .kind = ACCEL_COMM_ALLREDUCE, .op = ACCEL_REDUCE_SUM};
+    struct job j = {.w = &w,
+                    .type = ACCEL_I32,
+                    .count = BIG,
+                    .kind = ACCEL_COMM_ALLREDUCE,
+                    .op = ACCEL_REDUCE_SUM};
     job_buffers(&j, true);
     uint64_t before = fake_copies_to_host();
     for (int r = 0; r < RANKS; r++)
@@ -366,8 +368,8 @@ static void test_large_collectives_go_in_chunks(void **state)
         assert_status(accel_stream_sync(w.stream[r]), ACCEL_OK);
     job_buffers(&j, false);
 
-    j = (struct job){.w = &w, .type = ACCEL_F64, .count = BIG,
-                     .kind = ACCEL_COMM_ALLGATHER};
+    j = (struct job){
+        .w = &w, .type = ACCEL_F64, .count = BIG, .kind = ACCEL_COMM_ALLGATHER};
     job_buffers(&j, true);
     before = fake_copies_to_host();
     uint64_t strided = fake_strided_copies();
@@ -439,9 +441,9 @@ static void staging_failure(const char *fail, accel_status want,
     accel_ref x[2];
     for (int r = 0; r < 2; r++)
         assert_status(accel_alloc(w.dev[r], ACCEL_F32, 16, &x[r]), ACCEL_OK);
-    assert_status(
-        accel_allreduce(w.comm[0], w.stream[0], x[0], x[0], 16, ACCEL_REDUCE_SUM),
-        want);
+    assert_status(accel_allreduce(w.comm[0], w.stream[0], x[0], x[0], 16,
+                                  ACCEL_REDUCE_SUM),
+                  want);
     assert_contains(accel_last_error(), detail);
     assert_status(accel_comm_status(w.comm[0]), ACCEL_ERR_COMM_ABORTED);
     assert_contains(accel_last_error(), "staging");
