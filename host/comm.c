@@ -148,6 +148,9 @@ void accel__comm_abandon(accel_device *device)
         if (op->held)
             op->hold_ran = true;
     }
+    /* Staging buffers: their events go before the device is emptied. */
+    for (struct accel_comm *comm = c->comms; comm != NULL; comm = comm->next)
+        accel__comm_stage_drop(comm);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -312,6 +315,7 @@ static void comm_destroy_now(struct accel_comm *comm)
     pthread_mutex_unlock(&comm->lock);
     if (comm->host_run)
         accel__comm_progress_stop(comm);
+    accel__comm_stage_free(comm);
     comm->provider->table.comm_destroy(comm->handle);
     comm_free(comm);
 }

@@ -17,6 +17,9 @@
 #include "accel/comm.h"
 #include "pool.h"
 
+struct accel__slot;       /* refs.h */
+struct accel__comm_stage; /* comm_stage.c */
+
 /* ---- providers (comm_load.c) ---- */
 
 /* One provider named by ACCEL_COMM, as discovery left it. */
@@ -52,7 +55,7 @@ struct accel__comm_choice {
     struct accel__comm_provider *provider;
     struct accel_native_handles native; /* the device's, stream NULL */
     bool host_run;    /* not CAP_STREAM: the gate and progress thread */
-    bool host_memory; /* host-run on host pointers (host-visible memory) */
+    bool host_memory; /* host-run on host pointers: the device's, or staged */
 };
 
 /*
@@ -132,6 +135,9 @@ struct accel_comm {
     bool thread_started;
     pthread_t thread; /* the progress thread (host-run providers) */
     struct accel__comm_op *ready, *ready_tail; /* gates reached */
+    /* The pinned buffer of staged collectives (comm_stage.c); the device
+     * lock guards it. */
+    struct accel__comm_stage *stage;
 
     struct accel_comm *next; /* in the device's list */
 };
@@ -147,6 +153,34 @@ accel_status accel__comm_aborted_error(struct accel_comm *comm, const char *what
 /* Start and stop the progress thread of a host-run communicator. */
 accel_status accel__comm_progress_start(struct accel_comm *comm);
 void accel__comm_progress_stop(struct accel_comm *comm);
+
+/* Host-run: the gate, counted on the communicator before it can run
+ * (comm_ops.c). On failure the op is finished (its reap frees it). */
+accel_status accel__comm_submit_gated(struct accel_comm *comm,
+                                      accel_stream *stream,
+                                      struct accel__comm_op *op,
+                                      struct accel__slot *send,
+                                      struct accel__slot *recv);
+
+/* ---- staging through pinned host memory (comm_stage.c) ---- */
+
+/* Host-run on a device whose memory the host cannot see, and which the
+ * provider does not take: every collective is staged. */
+bool accel__comm_staged(const struct accel_comm *comm);
+/*
+ * Enqueue `op` (described with device addresses) staged: copies into the
+ * communicator's pinned buffer, a gate per chunk, copies back. Device lock
+ * held; takes `op` in every case. A failure aborts the communicator.
+ */
+accel_status accel__comm_stage_submit(struct accel_comm *comm,
+                                      accel_stream *stream,
+                                      struct accel__comm_op *op,
+                                      struct accel__slot *send,
+                                      struct accel__slot *recv);
+/* Free the pinned buffer: device lock held (a reset, a close), or not
+ * (_free, at the communicator's destroy). */
+void accel__comm_stage_drop(struct accel_comm *comm);
+void accel__comm_stage_free(struct accel_comm *comm);
 
 /* ---- the device's part (comm.c) ---- */
 

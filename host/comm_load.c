@@ -425,15 +425,10 @@ static const char *serve_refusal(struct accel__comm_provider *provider,
     }
     if (!ACCEL__DRV_HAS(device, host_func))
         return "host-run, and the device's plugin has no host_func entry";
+    /* Host pointers: the device's own when they are host-visible, else
+     * staged through pinned host memory (comm_stage.c) unless the provider
+     * takes the device's memory (a GPU-aware MPI). */
     choice->host_memory = visible || !accepts;
-    if (!visible && !accepts) {
-        /* Staging through pinned memory is not built yet: say so. */
-        snprintf(why, why_size,
-                 "does not take %s:%u's memory and the memory is not host "
-                 "visible (staging is not supported)",
-                 device->plugin->name, device->index);
-        return why;
-    }
     return NULL;
 }
 

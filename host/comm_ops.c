@@ -178,10 +178,10 @@ void accel__comm_op_track(struct accel__comm_op *op, struct accel__slot *send,
 }
 
 /* Host-run: the gate, counted on the communicator before it can run. */
-static accel_status submit_gated(accel_comm *comm, accel_stream *stream,
-                                 struct accel__comm_op *op,
-                                 struct accel__slot *send,
-                                 struct accel__slot *recv)
+accel_status accel__comm_submit_gated(accel_comm *comm, accel_stream *stream,
+                                      struct accel__comm_op *op,
+                                      struct accel__slot *send,
+                                      struct accel__slot *recv)
 {
     accel_device *device = comm->device;
     pthread_mutex_lock(&comm->lock);
@@ -268,10 +268,15 @@ static accel_status op_submit(accel_comm *comm, accel_stream *stream,
     op->stream = stream;
     op_describe(comm, call, send, recv, op);
     /* Host-run on an idle stream: on this thread, once the lock is gone. */
-    bool here = comm->host_run && accel__comm_take_here(op, send, recv);
-    if (!here)
-        status = comm->host_run ? submit_gated(comm, stream, op, send, recv)
-                                : submit_stream(comm, stream, op, send, recv);
+    bool staged = accel__comm_staged(comm);
+    bool here = !staged && comm->host_run &&
+                accel__comm_take_here(op, send, recv);
+    if (staged)
+        status = accel__comm_stage_submit(comm, stream, op, send, recv);
+    else if (!here)
+        status = comm->host_run
+                     ? accel__comm_submit_gated(comm, stream, op, send, recv)
+                     : submit_stream(comm, stream, op, send, recv);
     if (status != ACCEL_OK && !comm->host_run)
         free(op);
     accel__trace_device_mark(comm->device, call->what, 0);
