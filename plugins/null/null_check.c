@@ -589,7 +589,8 @@ static void null_report_callback(const char *report)
         snprintf(thread, sizeof(thread), "a thread");
     /* ASan calls a touch of a static shared array's zone use-after-poison:
      * the zone says what it is. */
-    if (accel__null_check_shared_describe(address, null_asan.address_is_poisoned,
+    if (strcmp(description, "use-after-poison") == 0 &&
+        accel__null_check_shared_describe(address, null_asan.address_is_poisoned,
                                           target, sizeof(target)))
         description = "shared-array-overflow";
     else
