@@ -49,6 +49,42 @@ ACCEL_KERNEL(check_shared_overflow, (const float *, x), (float *, y))
     y[t] = t + 1 < blockDim.x ? s[t + 1] : 0.0f;
 }
 
+/* Thread 31 writes s[32]: one element past a static shared array. */
+ACCEL_KERNEL(check_static_shared_past_end, (const float *, x), (float *, y))
+{
+    ACCEL_SHARED(float, s, 32);
+    uint32_t t = threadIdx.x;
+
+    s[t + 1] = x[t];
+    accel_sync_threads();
+    y[t] = t + 1 < 32 ? s[t + 1] : 0.0f;
+}
+
+/* Thread 0 reads s[-1]: one element before a static shared array. */
+ACCEL_KERNEL(check_static_shared_before_start, (const float *, x), (float *, y))
+{
+    ACCEL_SHARED(float, s, 32);
+    int32_t t = (int32_t)threadIdx.x;
+
+    s[t] = x[t];
+    accel_sync_threads();
+    y[t] = s[t - 1];
+}
+
+/* Two static shared arrays side by side: thread 31 writes a[32], which
+ * without red zones would be b[0] or the padding before it. */
+ACCEL_KERNEL(check_static_shared_into_next, (const float *, x), (float *, y))
+{
+    ACCEL_SHARED(float, a, 32);
+    ACCEL_SHARED(float, b, 32);
+    uint32_t t = threadIdx.x;
+
+    b[t] = 0.0f;
+    a[t + 1] = x[t];
+    accel_sync_threads();
+    y[t] = (t + 1 < 32 ? a[t + 1] : 0.0f) + b[t];
+}
+
 /* Reads through a raw device address, which the test frees first. */
 ACCEL_KERNEL(check_read_raw, (uint32_t, n), (uint64_t, address), (float *, y))
 {

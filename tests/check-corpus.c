@@ -98,6 +98,8 @@ static void run_bug(struct corpus *c, const char *name)
     else if (strcmp(name, "check_shared_overflow") == 0 ||
              strcmp(name, "check_missing_barrier") == 0)
         launch(c, name, 1, 32, 32 * sizeof(float), args + 1, 2);
+    else if (strncmp(name, "check_static_shared_", 20) == 0)
+        launch(c, name, 1, 32, 0, args + 1, 2); /* float s[32], 32 threads */
     else if (strcmp(name, "check_blocks_write_one") == 0)
         launch(c, name, 2, 32, 0, args + 2, 1);
     else

@@ -200,6 +200,42 @@ static void test_shared_memory_overflow_names_the_thread_past_it(void **state)
                   "byte offset 128");
 }
 
+static void test_static_shared_write_past_the_end_names_the_array(void **state)
+{
+    (void)state;
+    expect_report("check_static_shared_past_end",
+                  "accel-check: shared-array-overflow: kernel "
+                  "'check_static_shared_past_end' block (0,0,0) thread "
+                  "(31,0,0): WRITE of 4 bytes at ",
+                  " 0 bytes past the end of static shared array 'float s[32]' "
+                  "(float[32], 128 bytes): byte offset 128, element 32 of 32");
+}
+
+static void test_static_shared_read_before_the_start_names_the_array(void **state)
+{
+    (void)state;
+    expect_report("check_static_shared_before_start",
+                  "accel-check: shared-array-overflow: kernel "
+                  "'check_static_shared_before_start' block (0,0,0) thread "
+                  "(0,0,0): READ of 4 bytes at ",
+                  " 4 bytes before the start of static shared array 'float "
+                  "s[32]' (float[32], 128 bytes): byte offset -4, element -1 "
+                  "of 32");
+}
+
+/* The overflow of the first of two arrays is the first's, not a silent
+ * write into the second. */
+static void test_static_shared_overflow_does_not_land_in_the_next_array(void **state)
+{
+    (void)state;
+    expect_report("check_static_shared_into_next",
+                  "accel-check: shared-array-overflow: kernel "
+                  "'check_static_shared_into_next' block (0,0,0) thread "
+                  "(31,0,0): WRITE of 4 bytes at ",
+                  " 0 bytes past the end of static shared array 'float a[32]' "
+                  "(float[32], 128 bytes): byte offset 128, element 32 of 32");
+}
+
 static void test_use_after_free_through_native_address_is_reported(void **state)
 {
     (void)state;
@@ -438,6 +474,10 @@ int main(void)
         cmocka_unit_test(test_off_by_one_write_names_kernel_block_thread_and_ref),
         cmocka_unit_test(test_negative_index_names_kernel_block_thread_and_ref),
         cmocka_unit_test(test_shared_memory_overflow_names_the_thread_past_it),
+        cmocka_unit_test(test_static_shared_write_past_the_end_names_the_array),
+        cmocka_unit_test(test_static_shared_read_before_the_start_names_the_array),
+        cmocka_unit_test(
+            test_static_shared_overflow_does_not_land_in_the_next_array),
         cmocka_unit_test(test_use_after_free_through_native_address_is_reported),
         cmocka_unit_test(test_correct_block_kernels_report_nothing),
         cmocka_unit_test(test_missing_barrier_is_a_race_within_the_block),

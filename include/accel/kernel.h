@@ -108,7 +108,9 @@
  *    stopped mid-instruction cannot be resumed or unwound safely).
  *  - A static shared array is a _Thread_local array in the image, so it is
  *    per host thread, which is per block; each thread that declares it
- *    finds it through the dynamic loader's TLS lookup.
+ *    finds it through the dynamic loader's TLS lookup. In an
+ *    AddressSanitizer image (accel-cc --check) it lies between poisoned
+ *    zones and its name is a pointer to it (see ACCEL_SHARED below).
  *  - Not offered: cooperative groups, grid sync, warp matrix operations,
  *    the shuffles' `width` argument, independent forward progress between
  *    the threads of a block (a thread that spins on a flag another thread
@@ -526,11 +528,83 @@ struct accel_cpu_thread {
 #define ACCEL_SHARED_DYNAMIC(type, name)                                       \
     type *name = (type *)accel__thread->shared
 /*
+ * What an AddressSanitizer image keeps in the poisoned zones on either side
+ * of a static shared array (below), for the null plugin's report; a type
+ * only, which normal images never use.
+ */
+struct accel__shared_zone {
+    const void *self; /* the zone's own address: how a reader knows one */
+    const void *array;
+    const char *declaration; /* "float s[32]" */
+    uint32_t bytes;
+    uint32_t element_bytes;
+};
+_Static_assert(sizeof(struct accel__shared_zone) == 32,
+               "a shared array's zone is 32 bytes");
+
+/*
  * A static shared array: one per host thread, and a host thread runs one
  * block at a time, all of its threads, so one per block as on a GPU.
  */
+#if defined(__SANITIZE_ADDRESS__)
+#define ACCEL__CPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ACCEL__CPU_ASAN 1
+#endif
+#endif
+#ifndef ACCEL__CPU_ASAN
 #define ACCEL_SHARED(type, name, count)                                        \
     static _Thread_local _Alignas(16) type name[count]
+#else
+/*
+ * In an AddressSanitizer image (accel-cc --check) only: ASan puts no red
+ * zones around thread-local arrays, so the array lies between two poisoned
+ * zones of its own, each holding a description of it (struct
+ * accel__shared_zone, above) that the null plugin's report reads to name
+ * the array. `name` is then a `type *const` to the array (sizeof(name) is
+ * a pointer's there: use the count). The zones are written and poisoned
+ * by the first thread that declares the array on each host thread.
+ */
+/* After the array: up to 15 bytes to the next 16, a zone, and 17 more. */
+#define ACCEL__SHARED_HI_BYTES 64u
+
+void __asan_poison_memory_region(void const volatile *address, size_t bytes);
+
+__attribute__((no_sanitize_address)) static inline void *
+accel__shared_arm(void *whole, size_t whole_bytes, size_t array_offset,
+                  uint32_t bytes, uint32_t element_bytes, const char *declaration)
+{
+    struct accel__shared_zone *lo = (struct accel__shared_zone *)whole;
+    char *array = (char *)whole + array_offset;
+    uintptr_t end = (uintptr_t)array + bytes;
+    struct accel__shared_zone *hi = (struct accel__shared_zone *)((end + 15u) &
+                                                                  ~(uintptr_t)15u);
+
+    if (lo->self == lo && lo->array == array)
+        return array; /* armed on this host thread already */
+    *lo = (struct accel__shared_zone){lo, array, declaration, bytes,
+                                      element_bytes};
+    *hi = *lo;
+    hi->self = hi;
+    __asan_poison_memory_region(whole, array_offset);
+    __asan_poison_memory_region(
+        (void *)end, (size_t)((char *)whole + whole_bytes - (char *)end));
+    return array;
+}
+
+#define ACCEL_SHARED(type, name, count)                                        \
+    static _Thread_local _Alignas(16) struct {                                 \
+        struct accel__shared_zone lo;                                          \
+        _Alignas(16) type array[count];                                        \
+        unsigned char hi[ACCEL__SHARED_HI_BYTES];                              \
+    } accel__shared_##name;                                                    \
+    type *const name = (type *)accel__shared_arm(                              \
+        &accel__shared_##name, sizeof(accel__shared_##name),                   \
+        offsetof(__typeof__(accel__shared_##name), array),                     \
+        (uint32_t)sizeof(accel__shared_##name.array), (uint32_t)sizeof(type),  \
+        #type " " #name "[" #count "]")
+#endif
 
 #define accel_thread_rank() (accel__thread->rank)
 #define accel_warp_size() 32u

@@ -25,6 +25,7 @@ struct null_asan {
     size_t (*get_report_access_size)(void);
     const char *(*get_report_description)(void);
     void (*unpoison_memory_region)(const volatile void *address, size_t bytes);
+    null_poisoned_fn address_is_poisoned;
 };
 
 static pthread_once_t null_asan_once = PTHREAD_ONCE_INIT;
@@ -54,10 +55,12 @@ static void null_asan_resolve(void)
     NULL_ASAN_SYM(get_report_access_size, "__asan_get_report_access_size");
     NULL_ASAN_SYM(get_report_description, "__asan_get_report_description");
     NULL_ASAN_SYM(unpoison_memory_region, "__asan_unpoison_memory_region");
+    NULL_ASAN_SYM(address_is_poisoned, "__asan_address_is_poisoned");
 #undef NULL_ASAN_SYM
     if (a.set_error_report_callback == NULL || a.get_report_address == NULL ||
         a.get_report_access_type == NULL || a.get_report_access_size == NULL ||
-        a.get_report_description == NULL || a.unpoison_memory_region == NULL)
+        a.get_report_description == NULL || a.unpoison_memory_region == NULL ||
+        a.address_is_poisoned == NULL)
         return;
     null_asan = a;
     null_asan_found = true;
@@ -572,6 +575,7 @@ static void null_report_callback(const char *report)
 {
     struct null_where where;
     uintptr_t address = (uintptr_t)null_asan.get_report_address();
+    const char *description = null_asan.get_report_description();
     char target[400], thread[48], line[768];
     int length;
 
@@ -583,13 +587,20 @@ static void null_report_callback(const char *report)
                  where.thread[1], where.thread[2]);
     else
         snprintf(thread, sizeof(thread), "a thread");
-    null_describe_target(&where, address, target, sizeof(target));
+    /* ASan calls a touch of a static shared array's zone use-after-poison:
+     * the zone says what it is. */
+    if (strcmp(description, "use-after-poison") == 0 &&
+        accel__null_check_shared_describe(address, null_asan.address_is_poisoned,
+                                          target, sizeof(target)))
+        description = "shared-array-overflow";
+    else
+        null_describe_target(&where, address, target, sizeof(target));
     length = snprintf(
         line, sizeof(line),
         "accel-check: %s: kernel '%s' block (%u,%u,%u) %s: %s of %zu bytes "
         "at 0x%" PRIxPTR " %s\n",
-        null_asan.get_report_description(), where.kernel_name, where.block[0],
-        where.block[1], where.block[2], thread,
+        description, where.kernel_name, where.block[0], where.block[1],
+        where.block[2], thread,
         null_asan.get_report_access_type() ? "WRITE" : "READ",
         null_asan.get_report_access_size(), address, target);
     if (length > 0 && write(2, line,
@@ -612,20 +623,59 @@ static struct null_alloc *null_alloc_live_locked(uintptr_t address)
     return NULL;
 }
 
-/* Set bits [first, end) of a shadow: kernels on other host threads set
- * bits of the same bytes, so a byte not wholly set is set atomically. */
+/* The bits of shadow byte first / 8 for bytes [first, stop), stop no
+ * further than that byte's last. */
+static uint8_t null_shadow_bits(uint64_t first, uint64_t stop)
+{
+    return (uint8_t)(((1u << (stop - first)) - 1u) << (first % 8));
+}
+
+/* The end of the shadow byte `first` is in, or `end` if sooner. */
+static uint64_t null_shadow_stop(uint64_t first, uint64_t end)
+{
+    uint64_t next = (first | 7u) + 1u;
+
+    return next < end ? next : end;
+}
+
+/*
+ * Set bits [first, end) of a shadow: kernels on other host threads set
+ * bits of the same bytes, so a byte not wholly set takes one atomic OR of
+ * its bits (a 4-byte store, the common case, is one OR, not four).
+ */
 static void null_shadow_mark(uint8_t *written, uint64_t first, uint64_t end)
 {
-    for (; first < end && first % 8 != 0; first++)
-        __atomic_fetch_or(&written[first / 8], (uint8_t)(1u << (first % 8)),
+    if (first < end && first % 8 != 0) {
+        uint64_t stop = null_shadow_stop(first, end);
+
+        __atomic_fetch_or(&written[first / 8], null_shadow_bits(first, stop),
                           __ATOMIC_RELAXED);
+        first = stop;
+    }
     if (end - first >= 8) {
         memset(&written[first / 8], 0xff, (size_t)((end - first) / 8));
         first += (end - first) / 8 * 8;
     }
-    for (; first < end; first++)
-        __atomic_fetch_or(&written[first / 8], (uint8_t)(1u << (first % 8)),
+    if (first < end)
+        __atomic_fetch_or(&written[first / 8], null_shadow_bits(first, end),
                           __ATOMIC_RELAXED);
+}
+
+/* The first byte of [first, end) whose bit is clear, or `end`. */
+static uint64_t null_shadow_first_clear(const uint8_t *written, uint64_t first,
+                                        uint64_t end)
+{
+    while (first < end) {
+        uint64_t stop = null_shadow_stop(first, end);
+        uint8_t want = null_shadow_bits(first, stop);
+        uint8_t missing = (uint8_t)(want & ~__atomic_load_n(&written[first / 8],
+                                                            __ATOMIC_RELAXED));
+
+        if (missing != 0)
+            return first / 8 * 8 + (uint64_t)__builtin_ctz(missing);
+        first = stop;
+    }
+    return end;
 }
 
 /* Set the written bits of [address, address + bytes) within `a`. */
@@ -708,7 +758,7 @@ static bool null_init_cache_fill(uintptr_t address, struct null_init_cache *c)
 static void null_init_access(uintptr_t address, uint32_t size, bool write)
 {
     struct null_init_cache *c = &null_init_cache;
-    uint64_t first, end;
+    uint64_t first, end, unwritten;
 
     if ((c->generation != atomic_load(&null_allocs_generation) ||
          address - c->base >= c->bytes) &&
@@ -720,13 +770,9 @@ static void null_init_access(uintptr_t address, uint32_t size, bool write)
         null_shadow_mark(c->written, first, end);
         return;
     }
-    for (uint64_t b = first; b < end; b++) {
-        if ((__atomic_load_n(&c->written[b / 8], __ATOMIC_RELAXED) &
-             (1u << (b % 8))) == 0) {
-            null_init_report(address, size, c->base + b);
-            return;
-        }
-    }
+    unwritten = null_shadow_first_clear(c->written, first, end);
+    if (unwritten < end)
+        null_init_report(address, size, c->base + unwritten);
 }
 
 /* ---- the race check's reports ---- */

@@ -108,6 +108,18 @@ void accel__null_race_leave(void);
 uint64_t accel__null_race_next_launch(void);
 void accel__null_race_launch_done(void);
 
+/* ASan's __asan_address_is_poisoned. */
+typedef int (*null_poisoned_fn)(const volatile void *address);
+
+/*
+ * Describe `address` as in a poisoned zone of a static shared array of an
+ * ASan image ("4 bytes past the end of static shared array 'float s[32]'
+ * ..."), into buf; false when it is in none (null_check_shared.c).
+ */
+bool accel__null_check_shared_describe(uintptr_t address,
+                                       null_poisoned_fn poisoned, char *buf,
+                                       size_t size);
+
 /* Unpoison a fiber stack's shadow, when the runtime is there (a fiber
  * abandoned mid-frame leaves red zones behind). */
 void accel__null_check_unpoison(void *address, size_t bytes);

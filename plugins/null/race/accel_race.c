@@ -64,7 +64,11 @@ _Static_assert(sizeof(struct race_entry) == 64, "an entry is one cache line");
 static struct race_entry *race_table;
 static pthread_once_t race_once = PTHREAD_ONCE_INIT;
 static const struct accel_race_hooks *race_hooks;
-static _Thread_local struct accel_race_where race_where;
+/* Initial-exec: every access reads it, and a general-dynamic TLS variable
+ * would cost a __tls_get_addr call each time. The library is preloaded
+ * (accel-check), so its TLS is static. */
+static _Thread_local struct accel_race_where race_where
+    __attribute__((tls_model("initial-exec")));
 
 static void race_table_make(void)
 {
