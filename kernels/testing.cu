@@ -26,6 +26,30 @@ ACCEL_KERNEL(mark_index, (uint32_t *, index_plus_one), (uint32_t *, hits),
     accel_atomic_add_u32(&hits[i], 1);
 }
 
+/*
+ * A 5-point stencil step over an nx x ny grid whose edge is copied, as
+ * stencil_2d in kernels/workloads.cu, with weights that make each result an
+ * exact integer: it pins down that the CPU form's rows of 32 threads (and
+ * the first row, from thread 1, and widths not a multiple of 32) give
+ * every cell at the grid's edges and inside it, for any grid and block.
+ */
+ACCEL_KERNEL(edge_stencil, (uint32_t, nx), (uint32_t, ny), (const float *, in),
+             (float *, out))
+{
+    uint64_t x = accel_global_idx_x();
+    uint64_t y = accel_global_idx_y();
+    uint64_t i = y * nx + x;
+
+    if (x >= nx || y >= ny)
+        return;
+    if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1) {
+        out[i] = in[i];
+        return;
+    }
+    out[i] = 2.0f * in[i] + 3.0f * in[i - 1] + 5.0f * in[i + 1] +
+             7.0f * in[i - nx] + 11.0f * in[i + nx];
+}
+
 /* data[i] += value for i < n: in-order streams make repeated launches add up. */
 ACCEL_KERNEL(add_u32, (uint32_t, n), (uint32_t *, data), (uint32_t, value))
 {

@@ -323,6 +323,74 @@ static void test_3d_grids_cover_each_index_once(void **state)
     check_volume(*state, (struct volume){1, 1, 300, {1, 1, 64}});
 }
 
+/* ---- rows of 32 threads: the CPU form's vector loops at grid edges ---- */
+
+static float edge_stencil_reference(const float *in, uint32_t nx, uint32_t ny,
+                                    uint64_t x, uint64_t y)
+{
+    uint64_t i = y * nx + x;
+
+    if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1)
+        return in[i];
+    return 2.0f * in[i] + 3.0f * in[i - 1] + 5.0f * in[i + 1] +
+           7.0f * in[i - nx] + 11.0f * in[i + nx];
+}
+
+/* Every cell of an nx x ny edge_stencil step, against the reference. */
+static void check_edge_stencil(struct kernels_case *c, uint32_t nx, uint32_t ny,
+                               accel_dim3 block)
+{
+    uint64_t count = (uint64_t)nx * ny;
+    float *in = malloc(count * sizeof *in);
+    float *out = malloc(count * sizeof *out);
+    assert_non_null(in);
+    assert_non_null(out);
+    for (uint64_t i = 0; i < count; i++) {
+        in[i] = (float)(i % 97);
+        out[i] = -1.0f;
+    }
+    accel_ref din = alloc_filled(c, ACCEL_F32, count, in);
+    accel_ref dout = alloc_filled(c, ACCEL_F32, count, out);
+    accel_arg args[] = {ACCEL_ARG_VALUE(nx), ACCEL_ARG_VALUE(ny),
+                        ACCEL_ARG_REF(din), ACCEL_ARG_REF(dout)};
+    accel_dim3 grid = {blocks_for(nx, block.x), blocks_for(ny, block.y), 1};
+    assert_status(accel_launch(c->stream, kernel_of(c->testing, "edge_stencil"),
+                               grid, block, 0, args, 4),
+                  ACCEL_OK);
+    read_back(c, out, dout);
+    for (uint64_t y = 0; y < ny; y++)
+        for (uint64_t x = 0; x < nx; x++) {
+            float want = edge_stencil_reference(in, nx, ny, x, y);
+
+            if (out[y * nx + x] != want)
+                fail_msg("%ux%u in blocks %ux%u: cell (%llu,%llu) holds %g, "
+                         "not %g",
+                         nx, ny, block.x, block.y, (unsigned long long)x,
+                         (unsigned long long)y, (double)out[y * nx + x],
+                         (double)want);
+        }
+    accel_free(c->device, din);
+    accel_free(c->device, dout);
+    free(in);
+    free(out);
+}
+
+static void test_row_loops_of_32_match_reference_at_grid_edges(void **state)
+{
+    static const accel_dim3 blocks[] = {
+        {32, 8, 1}, {64, 2, 1}, {96, 1, 1}, {256, 1, 1},
+        {33, 3, 1}, {1, 32, 1}, {31, 1, 1}, {1024, 1, 1},
+    };
+    static const uint32_t sizes[][2] = {
+        {1, 1},  {1, 70},  {70, 1},   {2, 2},   {3, 3},
+        {31, 9}, {33, 17}, {100, 37}, {257, 5},
+    };
+
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+            check_edge_stencil(*state, sizes[s][0], sizes[s][1], blocks[b]);
+}
+
 /* ---- transpose with pitched rows ---- */
 
 static void test_transpose_of_pitched_rows_matches_reference(void **state)
@@ -1083,6 +1151,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_3d_grids_cover_each_index_once,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_row_loops_of_32_match_reference_at_grid_edges, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_transpose_of_pitched_rows_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(

@@ -819,7 +819,57 @@ static inline double accel_atomic_add_f64(double *p, double v)
  * kernel without barriers runs as a plain loop. run_thread runs one
  * thread: the plugin runs thread 0 with it, and each thread of a block
  * whose thread 0 reached a barrier or a warp operation (see the plugin).
+ *
+ * A whole row of threads (x from 0) of a block 32 wide, or a multiple of
+ * 32, runs as loops of exactly 32 threads: with the trip count known, gcc
+ * vectorises them as whole vectors with no prologue, epilogue or
+ * trip-count tests, where a loop of blockDim.x threads paid those on every
+ * row (BENCHMARKS.md, "Barrier-free kernels: rows of 32 threads").
+ * Each row's loop also tells the compiler that its threads are
+ * independent (ivdep): between barriers the threads of a block have no
+ * order, and running a warp's threads in lockstep is what a GPU does, so
+ * the vector code needs no test that the kernel's pointers do not overlap.
+ * A body that calls the runtime (a barrier, a warp operation) is not
+ * vectorised, and keeps its order.
  */
+#if defined(__GNUC__) && !defined(__clang__)
+#define ACCEL__CPU_IVDEP _Pragma("GCC ivdep")
+#else
+/* clang 14 vectorises matvec's rows with gathers when told the same. */
+#define ACCEL__CPU_IVDEP
+#endif
+#define ACCEL__CPU_ROW(name, n, from, to, ...)                                 \
+    ACCEL__CPU_IVDEP for (uint32_t accel__x = (from); accel__x < (to);         \
+                          accel__x++)                                          \
+    {                                                                          \
+        accel__t.thread_idx.x = accel__x;                                      \
+        accel__t.rank = accel__row + accel__x;                                 \
+        accel__body_##name(                                                    \
+            &accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));          \
+    }
+/*
+ * One row of a block's threads from x0 on, 32 at a time where it can: the
+ * plugin runs thread 0 on its own first, so a block's first row starts at
+ * x0 = 1 (a loop of 31, known too) and runs to the next multiple of 32
+ * before the whole loops.
+ */
+#define ACCEL__CPU_ROWS(name, n, ...)                                          \
+    if (accel__bx % 32u != 0) {                                                \
+        ACCEL__CPU_ROW(name, n, accel__x0, accel__bx, __VA_ARGS__)             \
+    } else if (accel__bx == 32u && accel__x0 == 0) {                           \
+        ACCEL__CPU_ROW(name, n, 0u, 32u, __VA_ARGS__)                          \
+    } else {                                                                   \
+        uint32_t accel__c = (accel__x0 + 31u) & ~31u;                          \
+                                                                               \
+        if (accel__x0 == 1u) {                                                 \
+            ACCEL__CPU_ROW(name, n, 1u, 32u, __VA_ARGS__)                      \
+        } else {                                                               \
+            ACCEL__CPU_ROW(name, n, accel__x0, accel__c, __VA_ARGS__)          \
+        }                                                                      \
+        for (; accel__c < accel__bx; accel__c += 32u) {                        \
+            ACCEL__CPU_ROW(name, n, accel__c, accel__c + 32u, __VA_ARGS__)     \
+        }                                                                      \
+    }
 #define ACCEL__KERNEL(name, n, ...)                                              \
     ACCEL__BODY_FN void accel__body_##name(                                      \
         const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ(   \
@@ -846,13 +896,7 @@ static inline double accel_atomic_add_f64(double *p, double v)
                                       accel__bx;                                 \
                                                                                  \
                 accel__t.thread_idx.y = accel__y;                                \
-                for (uint32_t accel__x = accel__x0; accel__x < accel__bx;        \
-                     accel__x++) {                                               \
-                    accel__t.thread_idx.x = accel__x;                            \
-                    accel__t.rank = accel__row + accel__x;                       \
-                    accel__body_##name(&accel__t ACCEL__SEQ(                     \
-                        n, ACCEL__COMMA_NAME, __VA_ARGS__));                     \
-                }                                                                \
+                ACCEL__CPU_ROWS(name, n, __VA_ARGS__)                            \
             }                                                                    \
         }                                                                        \
     }                                                                            \
