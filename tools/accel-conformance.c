@@ -232,9 +232,12 @@ static void run_device(struct run *run, uint32_t index, const char *group)
     }
 }
 
+/* A report group, "plugin:index": the name, a colon, a 32-bit index. */
+#define CONF_GROUP_MAX (ACCEL_PLUGIN_NAME_MAX + sizeof(":4294967295"))
+
 /* Every test, in order; the results in `run`. */
 static void run_all(struct run *run, uint32_t first, uint32_t devices,
-                    char (*groups)[48])
+                    char (*groups)[CONF_GROUP_MAX])
 {
     for (size_t t = 0; t < conf_plugin_test_count; t++) {
         conf_run_plugin_test(&conf_plugin_tests[t], run->options, run->plugin,
@@ -243,8 +246,8 @@ static void run_all(struct run *run, uint32_t first, uint32_t devices,
         report(run);
     }
     for (uint32_t d = 0; d < devices; d++) {
-        snprintf(groups[d], sizeof(groups[d]), "%s:%u", run->plugin->name,
-                 first + d);
+        snprintf(groups[d], sizeof(groups[d]), "%.*s:%u",
+                 (int)ACCEL_PLUGIN_NAME_MAX, run->plugin->name, first + d);
         run_device(run, first + d, groups[d]);
     }
 }
@@ -256,7 +259,7 @@ int main(int argc, char **argv)
     struct conf_plugin plugin;
     uint32_t first = 0, devices;
     size_t planned, failed = 0;
-    char(*groups)[48];
+    char(*groups)[CONF_GROUP_MAX];
     struct run run;
 
     if (!parse_args(argc, argv, &args))
