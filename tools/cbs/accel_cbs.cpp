@@ -632,7 +632,12 @@ void specialiseRegions(Kernel &kernel, const Split &split)
          * Every region keeps its agreement check, uniform reach or not:
          * returning what the last thread said without it (the old
          * dropAgreement) crashed stencil_2d_tiled's launch under
-         * MALLOC_PERTURB_, a cause not yet found.
+         * MALLOC_PERTURB_. Narrowed (BENCHMARKS.md, the barrier pass's
+         * section): the fault is an AVX-512 masked gather from `in` in
+         * region 0's halo loop of the x86_64-v4 image, a loop clang 14
+         * vectorises only once the check is gone; that kernel keeps
+         * nothing in scratch, so no slot or cell is read unwritten. Which
+         * lane addresses outside `in`, and why, is not yet found.
          */
 
         BasicBlock *bb = BasicBlock::Create(ctx, "cbs.region", kernel.run, tail);
