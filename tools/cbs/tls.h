@@ -4,7 +4,8 @@
 
 #include <llvm/IR/Module.h>
 
-namespace accel_cbs {
+namespace accel_cbs
+{
 
 /*
  * Make every use of a thread-local variable in module's functions take its
