@@ -213,6 +213,39 @@ ACCEL_KERNEL(block_stencil, (uint32_t, width), (uint32_t, height),
     }
 }
 
+/*
+ * ---- the same stencil as accel-bench's stencil_2d_tiled: 32 x 8 blocks,
+ * no ACCEL_RESTRICT ----
+ * Its halo loop is what clang vectorises for AVX-512 with vectors kept
+ * across the shared array's __tls_get_addr (tools/cbs/tls.cpp).
+ */
+
+#define BLOCKS_WIDE_X 32
+#define BLOCKS_WIDE_Y 8
+#define BLOCKS_WIDE_HX (BLOCKS_WIDE_X + 2)
+#define BLOCKS_WIDE_HY (BLOCKS_WIDE_Y + 2)
+
+ACCEL_KERNEL(block_stencil_wide, (uint32_t, n), (const float *, in), (float *, out))
+{
+    ACCEL_SHARED(float, tile, BLOCKS_WIDE_HX * BLOCKS_WIDE_HY);
+    uint64_t x = accel_global_idx_x();
+    uint64_t y = accel_global_idx_y();
+    uint32_t c = (threadIdx.y + 1) * BLOCKS_WIDE_HX + threadIdx.x + 1;
+
+    for (uint32_t k = threadIdx.y * BLOCKS_WIDE_X + threadIdx.x;
+         k < BLOCKS_WIDE_HX * BLOCKS_WIDE_HY; k += BLOCKS_WIDE_X * BLOCKS_WIDE_Y) {
+        int64_t sx = (int64_t)blockIdx.x * BLOCKS_WIDE_X + k % BLOCKS_WIDE_HX - 1;
+        int64_t sy = (int64_t)blockIdx.y * BLOCKS_WIDE_Y + k / BLOCKS_WIDE_HX - 1;
+
+        tile[k] = sx >= 0 && sy >= 0 && sx < n && sy < n ? in[sy * (int64_t)n + sx] : 0.0f;
+    }
+    accel_sync_threads();
+    if (x >= n || y >= n)
+        return;
+    out[y * n + x] = 0.5f * tile[c] + 0.125f * (tile[c - 1] + tile[c + 1] +
+                                                tile[c - BLOCKS_WIDE_HX] + tile[c + BLOCKS_WIDE_HX]);
+}
+
 /* ---- bitonic sort of each block's blockDim.x elements (a power of two) ---- */
 
 ACCEL_KERNEL(block_bitonic_sort, (uint32_t *ACCEL_RESTRICT, data))

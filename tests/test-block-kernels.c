@@ -19,6 +19,7 @@
 
 #include <accel/kernel.h>
 #include <dlfcn.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -82,6 +83,22 @@ static int open_case(void **state, const char *name, const char *value,
 static int setup(void **state)
 {
     return open_case(state, NULL, NULL, BLOCKS_CPU_IMAGE);
+}
+
+/*
+ * The pass's x86-64-v4 image alone, where the CPU runs AVX-512; else no
+ * case, and the tests that take it skip.
+ */
+static int setup_v4(void **state)
+{
+    *state = NULL;
+#if defined(BLOCKS_CBS_V4_IMAGE) && (defined(__x86_64__) || defined(__i386__))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return open_case(state, NULL, NULL, BLOCKS_CBS_V4_IMAGE);
+#endif
+    return 0;
 }
 
 static int setup_one_thread(void **state)
@@ -411,6 +428,64 @@ static void test_stencil_with_shared_halo_matches_reference(void **state)
     assert_f32_equal(result, expected, width * height);
     accel_free(c->device, din);
     accel_free(c->device, dout);
+}
+
+/*
+ * stencil_2d_tiled's shape (32 x 8 blocks, no restrict) with malloc's
+ * perturbation on, as meson's MALLOC_PERTURB_ sets it: the first access to
+ * a shared array from a host thread takes __tls_get_addr's slow path,
+ * whose malloc fills memory with glibc's EVEX memset (ymm16 and up). With
+ * the pass's image vectorised for AVX-512 and the address not taken through
+ * an ordinary call (tools/cbs/tls.cpp), clang 14 kept vectors there across
+ * that call and the halo gather faulted. On a CPU without AVX-512 this
+ * checks only the results.
+ */
+static void test_wide_stencil_survives_malloc_perturbation(void **state)
+{
+    struct blocks_case *c = *state;
+    const uint32_t n = 300;
+
+    if (c == NULL) {
+        print_message("no x86-64-v4 image of the pass, or no AVX-512 here\n");
+        skip();
+    }
+    float *in = alloc_or_fail(sizeof(float) * n * n);
+    float *expected = alloc_or_fail(sizeof(float) * n * n);
+    float *result = alloc_or_fail(sizeof(float) * n * n);
+
+    for (uint32_t i = 0; i < n * n; i++)
+        in[i] = (float)(input_at(i) % 64);
+    for (int64_t y = 0; y < n; y++)
+        for (int64_t x = 0; x < n; x++)
+            expected[y * n + x] = 0.5f * stencil_at(in, x, y, n, n) +
+                                  0.125f * (stencil_at(in, x - 1, y, n, n) +
+                                            stencil_at(in, x + 1, y, n, n) +
+                                            stencil_at(in, x, y - 1, n, n) +
+                                            stencil_at(in, x, y + 1, n, n));
+    accel_ref din = upload(c, ACCEL_F32, (uint64_t)n * n, in);
+    accel_ref dout = upload(c, ACCEL_F32, (uint64_t)n * n, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(din),
+                        ACCEL_ARG_REF(dout)};
+    const char *perturb = getenv("MALLOC_PERTURB_");
+    mallopt(M_PERTURB, 165);
+    accel_status status = run(c, "block_stencil_wide",
+                              (accel_dim3){blocks_for(n, 32), blocks_for(n, 8), 1},
+                              (accel_dim3){32, 8, 1}, 0, args, 3);
+    mallopt(M_PERTURB, perturb != NULL ? atoi(perturb) : 0);
+    assert_status(status, ACCEL_OK);
+    download(c, result, dout);
+    assert_f32_equal(result, expected, (uint64_t)n * n);
+    accel_free(c->device, din);
+    accel_free(c->device, dout);
+    free(in);
+    free(expected);
+    free(result);
+}
+
+/* The same on the pass's AVX-512 image, where the fault was. */
+static void test_wide_stencil_v4_survives_malloc_perturbation(void **state)
+{
+    test_wide_stencil_survives_malloc_perturbation(state);
 }
 
 /* ---- bitonic sort ---- */
@@ -914,6 +989,7 @@ static void test_only_the_pass_splits_barrier_kernels(void **state)
         "block_histogram",
         "block_transpose",
         "block_stencil",
+        "block_stencil_wide",
         "block_bitonic_sort",
         "block_atomics",
         "block_shape",
@@ -1068,6 +1144,10 @@ int main(void)
             test_padded_tile_transpose_matches_reference, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_stencil_with_shared_halo_matches_reference, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wide_stencil_survives_malloc_perturbation, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_wide_stencil_v4_survives_malloc_perturbation, setup_v4, teardown),
         cmocka_unit_test_setup_teardown(test_bitonic_sort_sorts_each_block,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(

@@ -31,9 +31,11 @@
  * second, which run copies to the first after each region), so that the
  * thread loop reads it as an invariant and a loop or branch on it (a tree
  * reduction's stride) runs around the thread loops after clang's
- * unswitching. Every region still checks that its threads agree on the
- * barrier they reached (skipping the check where they provably do crashed
- * a launch, cause not yet found). What only reads the block
+ * unswitching. A region that no divergent branch can send to two different
+ * barriers returns what the threads said without checking that they
+ * agree. Every use of a thread-local (a static shared array) takes its
+ * address from an ordinary call (tls.cpp: clang 14 keeps AVX-512 vectors
+ * across __tls_get_addr, which clobbers them). What only reads the block
  * descriptor, or is arithmetic on the arguments (an address in a shared
  * array, say), moves to the new entry and is recomputed rather than
  * stored. Then region is cloned once per resume
@@ -48,6 +50,7 @@
  * than ACCEL_CBS_MAX_BARRIERS barriers. Its descriptor's run_regions stays
  * NULL and its three functions are dropped.
  */
+#include "tls.h"
 #include "uniform.h"
 
 #include <llvm/ADT/SmallPtrSet.h>
@@ -577,6 +580,38 @@ Split splitStep(Function &step, const std::vector<CallInst *> &barriers,
     return split;
 }
 
+/*
+ * In `clone` of region, whose threads all reach the same barrier (the
+ * split's uniform_reach): return what the threads said, without keeping
+ * each thread's answer or checking that they agree.
+ */
+void dropAgreement(Function &clone, Function &step)
+{
+    CallInst *call = nullptr;
+    for (Instruction &inst : instructions(clone)) {
+        auto *candidate = dyn_cast<CallInst>(&inst);
+        if (candidate != nullptr && candidate->getCalledFunction() == &step)
+            call = candidate;
+    }
+    if (call == nullptr)
+        report_fatal_error(Twine("accel-cbs: ") + clone.getName() + " does not call " +
+                           step.getName());
+
+    IRBuilder<> b(&*clone.getEntryBlock().getFirstInsertionPt());
+    AllocaInst *said = b.CreateAlloca(call->getType(), nullptr, "cbs.said");
+    b.CreateStore(ConstantInt::get(call->getType(), 0), said);
+    for (User *user : make_early_inc_range(call->users())) {
+        auto *store = dyn_cast<StoreInst>(user);
+        if (store != nullptr && store->getValueOperand() == call)
+            store->eraseFromParent(); /* results[rank]: read only on a disagreement */
+    }
+    new StoreInst(call, said, call->getNextNode());
+    for (BasicBlock &bb : clone) {
+        if (auto *ret = dyn_cast<ReturnInst>(bb.getTerminator()))
+            ret->setOperand(0, new LoadInst(call->getType(), said, "cbs.reached", ret));
+    }
+}
+
 /* After a region: copy the uniform values it wrote to where the next reads them. */
 void copyUniforms(BasicBlock *tail, Value *scratch, uint64_t uniform_bytes)
 {
@@ -628,12 +663,8 @@ void specialiseRegions(Kernel &kernel, const Split &split)
         clone->setName(kernel.region->getName() + "." + std::to_string(k));
         clone->setLinkage(GlobalValue::InternalLinkage);
         clone->removeFnAttr(Attribute::NoInline);
-        /*
-         * Every region keeps its agreement check, uniform reach or not:
-         * returning what the last thread said without it (the old
-         * dropAgreement) crashed stencil_2d_tiled's launch under
-         * MALLOC_PERTURB_, a cause not yet found.
-         */
+        if (split.uniform_reach[k])
+            dropAgreement(*clone, *kernel.step);
 
         BasicBlock *bb = BasicBlock::Create(ctx, "cbs.region", kernel.run, tail);
         IRBuilder<> in(bb);
@@ -743,7 +774,7 @@ void report(const std::string &name, size_t barriers, const Split &split)
     errs() << "accel-cbs: " << name << ": " << barriers << " barriers, "
            << split.thread_bytes << " bytes a thread, " << split.uniform_bytes
            << " bytes a block uniform, " << uniform << " of " << split.uniform_reach.size()
-           << " regions with a uniform reach (agreement check kept in all)\n";
+           << " regions with a uniform reach (no agreement check)\n";
 }
 
 struct AccelCbsPass : PassInfoMixin<AccelCbsPass> {
@@ -776,6 +807,7 @@ struct AccelCbsPass : PassInfoMixin<AccelCbsPass> {
             names += kernel.name + "\n";
         }
         dropFromUsed(module, drop);
+        accel_cbs::launderThreadLocals(module);
         writeNames(names);
         return PreservedAnalyses::none();
     }
