@@ -240,6 +240,79 @@ static void test_reset_during_a_collective_aborts_it(void **state)
     accel_stream_destroy(stream);
 }
 
+/*
+ * Rank 0 aborts its communicator while its all-reduce is posted to MPI,
+ * frees the ref and allocates a canary of the same size (the same slice,
+ * most likely); then the other ranks join that all-reduce, and MPI
+ * completes rank 0's abandoned request too (the progress of rank 0's next
+ * MPI calls drives it). The canary must stay as written: the request
+ * writes into the provider's stage, never the freed memory.
+ */
+#define ABORT_ELEMS 4096
+static void test_abort_then_the_others_join(void **state)
+{
+    (void)state;
+    accel_stream *stream;
+    assert_status(accel_stream_create(device, &stream), ACCEL_OK);
+    accel_comm *comm = comm_open();
+    static int32_t values[ABORT_ELEMS];
+    for (int i = 0; i < ABORT_ELEMS; i++)
+        values[i] = 1;
+    accel_ref x;
+    assert_status(accel_alloc(device, ACCEL_I32, ABORT_ELEMS, &x), ACCEL_OK);
+    assert_status(accel_copy_to_device(stream, x, 0, values, sizeof values),
+                  ACCEL_OK);
+    assert_status(accel_stream_sync(stream), ACCEL_OK);
+    accel_ref canary = {0};
+    if (rank == 0) {
+        assert_status(
+            accel_allreduce(comm, stream, x, x, ABORT_ELEMS, ACCEL_REDUCE_SUM),
+            ACCEL_OK);
+        sleep_ms(50); /* posted, most likely */
+        assert_status(accel_comm_abort(comm), ACCEL_OK);
+        assert_status(accel_stream_sync(stream), ACCEL_ERR_COMM_ABORTED);
+        assert_status(accel_free(device, x), ACCEL_OK);
+        assert_status(accel_alloc(device, ACCEL_I32, ABORT_ELEMS, &canary),
+                      ACCEL_OK);
+        for (int i = 0; i < ABORT_ELEMS; i++)
+            values[i] = -7;
+        assert_status(
+            accel_copy_to_device(stream, canary, 0, values, sizeof values),
+            ACCEL_OK);
+        assert_status(accel_stream_sync(stream), ACCEL_OK);
+        signal_raise("aborted");
+    } else {
+        signal_wait("aborted");
+        /* Rank 0's part is posted: this completes with its ones. */
+        assert_status(
+            accel_allreduce(comm, stream, x, x, ABORT_ELEMS, ACCEL_REDUCE_SUM),
+            ACCEL_OK);
+        assert_status(accel_copy_to_host(stream, values, x, 0, sizeof values),
+                      ACCEL_OK);
+        assert_status(accel_stream_sync(stream), ACCEL_OK);
+        for (int i = 0; i < ABORT_ELEMS; i++)
+            assert_int_equal(values[i], size);
+        assert_status(accel_free(device, x), ACCEL_OK);
+    }
+    accel_comm_destroy(comm);
+    /* A new communicator and a collective: MPI progresses every rank's
+     * requests, rank 0's abandoned one included, which then completes. */
+    comm = comm_open();
+    comm_check(comm, stream);
+    comm_check(comm, stream);
+    if (rank == 0) {
+        assert_status(accel_copy_to_host(stream, values, canary, 0, sizeof values),
+                      ACCEL_OK);
+        assert_status(accel_stream_sync(stream), ACCEL_OK);
+        for (int i = 0; i < ABORT_ELEMS; i++)
+            assert_int_equal(values[i], -7);
+        assert_status(accel_free(device, canary), ACCEL_OK);
+        signal_clear("aborted");
+    }
+    accel_comm_destroy(comm);
+    accel_stream_destroy(stream);
+}
+
 int main(void)
 {
     support_clean_environment();
@@ -276,6 +349,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compaction_while_a_collective_is_in_flight),
         cmocka_unit_test(test_reset_during_a_collective_aborts_it),
+        cmocka_unit_test(test_abort_then_the_others_join),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     accel_device_close(device);

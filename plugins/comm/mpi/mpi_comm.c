@@ -92,8 +92,10 @@ static accel_status spoil(accel_comm_handle *comm, accel_status status)
 static void abandon(accel_comm_handle *comm, mpi_h *requests, int count, bool p2p)
 {
     accel_comm_provider *p = comm->provider;
-    if (!p2p)
+    if (!p2p) {
+        atomic_store(&comm->abandoned, true);
         return;
+    }
     mpi__enter(p);
     for (int i = 0; i < count; i++)
         if (requests[i] != p->lib.h.request_null) {
@@ -288,11 +290,14 @@ void mpi__comm_destroy(accel_comm_handle *comm)
     if (comm == NULL)
         return;
     accel_comm_provider *p = comm->provider;
-    /* MPI frees it once operations still pending on it (a collective given
-     * up at a timeout) are over; MPI_Comm_free itself does not wait. */
-    mpi__enter(p);
-    p->lib.call->comm_free(&p->lib, &comm->comm);
-    mpi__leave(p);
+    /* A collective given up on it may still complete: Open MPI's libnbc
+     * then touches the communicator, which MPI_Comm_free would have freed
+     * (a crash seen under mpirun): such a communicator is kept. */
+    if (!atomic_load(&comm->abandoned)) {
+        mpi__enter(p);
+        p->lib.call->comm_free(&p->lib, &comm->comm);
+        mpi__leave(p);
+    }
     free(comm);
 }
 

@@ -24,6 +24,9 @@ struct accel_comm_handle {
     int size;
     /* Set by comm_abort from any thread; read between tests. */
     atomic_bool aborted;
+    /* A collective was given up and may still be pending: comm_destroy
+     * keeps the MPI communicator (mpi_submit.c keeps its buffers). */
+    atomic_bool abandoned;
     /* ACCEL_OK, or what made the communicator unusable (a timeout, an
      * abort, an MPI error): comm_error's answer, and every later
      * operation's. */

@@ -14,9 +14,20 @@
  * the others waiting, which a job without a timeout has chosen to do for a
  * late rank anyway. With MPI_THREAD_SERIALIZED a blocking call would hold
  * every other communicator's calls back: never then.
+ *
+ * Host memory (ACCEL_NATIVE_CPU) is staged: each nonblocking collective is
+ * posted on a copy the provider owns (struct stage), copied back once the
+ * request completes. A collective cannot be cancelled (MPI 3.0, 5.12): one
+ * given up at an abort or a timeout stays posted, and MPI completes it if
+ * the other ranks join later. It then writes into its stage, which is kept
+ * for the process's life, never into the caller's memory, which the host
+ * unpins and may free or reuse (a reset frees the pool). The leak is
+ * bounded: one call's buffers per communicator given up, since nothing
+ * runs on it afterwards. Device memory (GPU-aware MPI) is not staged.
  */
 #include "mpi_provider.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* How one operation maps onto MPI. */
@@ -78,6 +89,98 @@ static accel_status finish(struct plan *plan, const char *call, int rc,
     return mpi__wait(plan->comm, req, 1, p2p, plan->deadline_ns, bytes);
 }
 
+/*
+ * One call's memory as the caller has it: `send_bytes` read at `send` (0:
+ * `send` goes to MPI as it is: NULL or MPI_IN_PLACE), `recv_bytes` at
+ * `recv` of which [recv_in, recv_in + recv_in_bytes) is read (in place)
+ * and all written back unless `recv_out` is false.
+ */
+struct call_mem {
+    const void *send;
+    size_t send_bytes;
+    void *recv;
+    size_t recv_bytes;
+    size_t recv_in, recv_in_bytes;
+    size_t recv_out; /* bytes written back from the start of recv */
+    bool always;     /* stage whatever the memory (the provider's own) */
+};
+
+/* What MPI is given instead: the stage, or the caller's memory as is. */
+struct stage {
+    char *mem; /* NULL: not staged */
+    const void *send;
+    void *recv;
+};
+
+static accel_status stage_begin(struct plan *plan, const struct call_mem *cm,
+                                struct stage *out)
+{
+    *out = (struct stage){NULL, cm->send, cm->recv};
+    if (plan->op->memory != ACCEL_NATIVE_CPU && !cm->always)
+        return ACCEL_OK;
+    size_t bytes = cm->send_bytes + (cm->recv ? cm->recv_bytes : 0);
+    out->mem = malloc(bytes ? bytes : 1);
+    if (out->mem == NULL)
+        return plan->comm->provider->services->set_error(
+            ACCEL_ERR_OUT_OF_HOST_MEMORY,
+            "no host memory to stage a collective of %zu bytes", bytes);
+    if (cm->send_bytes != 0) {
+        memcpy(out->mem, cm->send, cm->send_bytes);
+        out->send = out->mem;
+    }
+    if (cm->recv != NULL) {
+        out->recv = out->mem + cm->send_bytes;
+        memcpy((char *)out->recv + cm->recv_in, (char *)cm->recv + cm->recv_in,
+               cm->recv_in_bytes);
+    }
+    return ACCEL_OK;
+}
+
+/* After the wait: the result copied back, and the stage freed unless MPI
+ * still holds it (given up: kept for good, see the file comment). */
+static accel_status stage_end(struct plan *plan, const struct call_mem *cm,
+                              struct stage *stage, mpi_h req, accel_status status)
+{
+    if (stage->mem == NULL)
+        return status;
+    if (req != plan->comm->provider->lib.h.request_null)
+        return status;
+    if (status == ACCEL_OK && cm->recv != NULL)
+        memcpy(cm->recv, stage->recv, cm->recv_out);
+    free(stage->mem);
+    return status;
+}
+
+/*
+ * Post one collective with `post` on the staged memory, wait, finish:
+ * what every collective call below does.
+ */
+/* The counts and root of one call. */
+struct post_args {
+    int n;
+    int root;
+};
+
+typedef int (*post_fn)(struct plan *plan, const void *send, void *recv,
+                       void *arg, mpi_h *req);
+
+static accel_status staged_call(struct plan *plan, const char *call,
+                                const struct call_mem *cm, post_fn post,
+                                void *arg, uint64_t bytes)
+{
+    accel_comm_provider *p = plan->comm->provider;
+    struct stage stage;
+    accel_status status = stage_begin(plan, cm, &stage);
+    if (status != ACCEL_OK)
+        return status;
+    mpi_h req = p->lib.h.request_null;
+    mpi__enter(p);
+    int rc = post(plan, stage.send, stage.recv, arg, &req);
+    mpi__leave(p);
+    status = finish(plan, call, rc, &req, false, bytes);
+    return stage_end(plan, cm, &stage, req, status);
+}
+
 /* Elements of the chunk starting at `done` of `count`. */
 static int chunk_of(const struct plan *plan, uint64_t count, uint64_t done)
 {
@@ -101,6 +204,15 @@ static accel_status allreduce_now(struct plan *plan, const void *send,
     return mpi__fail(p, "MPI_Allreduce", rc);
 }
 
+static int post_iallreduce(struct plan *plan, const void *send, void *recv,
+                           void *arg, mpi_h *req)
+{
+    accel_comm_provider *p = plan->comm->provider;
+    const struct post_args *a = arg;
+    return p->lib.call->iallreduce(&p->lib, send, recv, a->n, plan->type,
+                                   plan->reduce, plan->comm->comm, req);
+}
+
 static accel_status run_allreduce(struct plan *plan)
 {
     accel_comm_provider *p = plan->comm->provider;
@@ -116,14 +228,16 @@ static accel_status run_allreduce(struct plan *plan)
             done += (uint64_t)n;
             continue;
         }
-        mpi_h req = p->lib.h.request_null;
-        mpi__enter(p);
-        int rc = p->lib.call->iallreduce(
-            &p->lib, send, (char *)PTR(op->recv) + at, n, plan->type,
-            plan->reduce, plan->comm->comm, &req);
-        mpi__leave(p);
-        status = finish(plan, "MPI_Iallreduce", rc, &req, false,
-                        (uint64_t)n * plan->elem);
+        size_t bytes = (size_t)n * plan->elem;
+        struct call_mem cm = {.send = send,
+                              .send_bytes = plan->in_place ? 0 : bytes,
+                              .recv = (char *)PTR(op->recv) + at,
+                              .recv_bytes = bytes,
+                              .recv_in_bytes = plan->in_place ? bytes : 0,
+                              .recv_out = bytes};
+        struct post_args args = {.n = n};
+        status = staged_call(plan, "MPI_Iallreduce", &cm, post_iallreduce,
+                             &args, bytes);
         done += (uint64_t)n;
     }
     return status;
@@ -165,22 +279,31 @@ static accel_status local_copy(struct plan *plan, uint64_t dst, uint64_t src,
     return status;
 }
 
+static int post_ibcast(struct plan *plan, const void *send, void *recv,
+                       void *arg, mpi_h *req)
+{
+    accel_comm_provider *p = plan->comm->provider;
+    const struct post_args *a = arg;
+    (void)send;
+    return p->lib.call->ibcast(&p->lib, recv, a->n, plan->type, a->root,
+                               plan->comm->comm, req);
+}
+
 /* Broadcast `count` elements at `buffer` from `root`, chunk by chunk. */
 static accel_status bcast(struct plan *plan, uint64_t buffer, uint64_t count,
                           int root)
 {
-    accel_comm_provider *p = plan->comm->provider;
+    bool mine = plan->comm->rank == root;
     accel_status status = ACCEL_OK;
     for (uint64_t done = 0; done < count && status == ACCEL_OK;) {
         int n = chunk_of(plan, count, done);
-        mpi_h req = p->lib.h.request_null;
-        mpi__enter(p);
-        int rc = p->lib.call->ibcast(&p->lib,
-                                     (char *)PTR(buffer) + done * plan->elem, n,
-                                     plan->type, root, plan->comm->comm, &req);
-        mpi__leave(p);
-        status = finish(plan, "MPI_Ibcast", rc, &req, false,
-                        (uint64_t)n * plan->elem);
+        size_t bytes = (size_t)n * plan->elem;
+        struct call_mem cm = {.recv = (char *)PTR(buffer) + done * plan->elem,
+                              .recv_bytes = bytes,
+                              .recv_in_bytes = mine ? bytes : 0,
+                              .recv_out = mine ? 0 : bytes};
+        struct post_args args = {.n = n, .root = root};
+        status = staged_call(plan, "MPI_Ibcast", &cm, post_ibcast, &args, bytes);
         done += (uint64_t)n;
     }
     return status;
@@ -200,6 +323,15 @@ static accel_status run_broadcast(struct plan *plan)
     return status;
 }
 
+static int post_ireduce(struct plan *plan, const void *send, void *recv,
+                        void *arg, mpi_h *req)
+{
+    accel_comm_provider *p = plan->comm->provider;
+    const struct post_args *a = arg;
+    return p->lib.call->ireduce(&p->lib, send, recv, a->n, plan->type,
+                                plan->reduce, a->root, plan->comm->comm, req);
+}
+
 static accel_status run_reduce(struct plan *plan)
 {
     accel_comm_provider *p = plan->comm->provider;
@@ -213,17 +345,29 @@ static accel_status run_reduce(struct plan *plan)
         const void *send = root && plan->in_place ? p->lib.h.in_place
                                                   : (char *)PTR(op->send) + at;
         void *recv = root ? (char *)PTR(op->recv) + at : NULL;
-        mpi_h req = p->lib.h.request_null;
-        mpi__enter(p);
-        int rc = p->lib.call->ireduce(&p->lib, send, recv, n, plan->type,
-                                      plan->reduce, op->root, plan->comm->comm,
-                                      &req);
-        mpi__leave(p);
-        status = finish(plan, "MPI_Ireduce", rc, &req, false,
-                        (uint64_t)n * plan->elem);
+        size_t bytes = (size_t)n * plan->elem;
+        bool in_place = root && plan->in_place;
+        struct call_mem cm = {.send = send,
+                              .send_bytes = in_place ? 0 : bytes,
+                              .recv = recv,
+                              .recv_bytes = bytes,
+                              .recv_in_bytes = in_place ? bytes : 0,
+                              .recv_out = bytes};
+        struct post_args args = {.n = n, .root = op->root};
+        status = staged_call(plan, "MPI_Ireduce", &cm, post_ireduce, &args,
+                             bytes);
         done += (uint64_t)n;
     }
     return status;
+}
+
+static int post_iallgather(struct plan *plan, const void *send, void *recv,
+                           void *arg, mpi_h *req)
+{
+    accel_comm_provider *p = plan->comm->provider;
+    const struct post_args *a = arg;
+    return p->lib.call->iallgather(&p->lib, send, a->n, plan->type, recv,
+                                   plan->comm->comm, req);
 }
 
 /*
@@ -240,20 +384,34 @@ static accel_status run_allgather(struct plan *plan)
     uint64_t mine = op->recv + (uint64_t)plan->comm->rank * share;
     bool in_place = plan->in_place || op->send == mine;
     if (op->count <= (uint64_t)p->chunk_elems) {
-        mpi_h req = p->lib.h.request_null;
-        mpi__enter(p);
-        int rc = p->lib.call->iallgather(
-            &p->lib, in_place ? p->lib.h.in_place : PTR(op->send),
-            (int)op->count, plan->type, PTR(op->recv), plan->comm->comm, &req);
-        mpi__leave(p);
-        return finish(plan, "MPI_Iallgather", rc, &req, false,
-                      share * (uint64_t)plan->comm->size);
+        size_t all = share * (size_t)plan->comm->size;
+        struct call_mem cm = {.send = in_place ? p->lib.h.in_place
+                                               : PTR(op->send),
+                              .send_bytes = in_place ? 0 : share,
+                              .recv = PTR(op->recv),
+                              .recv_bytes = all,
+                              .recv_in = (size_t)plan->comm->rank * share,
+                              .recv_in_bytes = in_place ? share : 0,
+                              .recv_out = all};
+        struct post_args args = {.n = (int)op->count};
+        return staged_call(plan, "MPI_Iallgather", &cm, post_iallgather, &args,
+                           all);
     }
     accel_status status = in_place ? ACCEL_OK
                                    : local_copy(plan, mine, op->send, op->count);
     for (int r = 0; r < plan->comm->size && status == ACCEL_OK; r++)
         status = bcast(plan, op->recv + (uint64_t)r * share, op->count, r);
     return status;
+}
+
+static int post_ireduce_scatter(struct plan *plan, const void *send, void *recv,
+                                void *arg, mpi_h *req)
+{
+    accel_comm_provider *p = plan->comm->provider;
+    const struct post_args *a = arg;
+    return p->lib.call->ireduce_scatter_block(&p->lib, send, recv, a->n,
+                                              plan->type, plan->reduce,
+                                              plan->comm->comm, req);
 }
 
 /*
@@ -268,15 +426,18 @@ static accel_status run_reduce_scatter(struct plan *plan)
     accel_comm_provider *p = plan->comm->provider;
     const struct accel_comm_op *op = plan->op;
     if (op->count <= (uint64_t)p->chunk_elems) {
-        mpi_h req = p->lib.h.request_null;
-        mpi__enter(p);
-        int rc = p->lib.call->ireduce_scatter_block(
-            &p->lib, plan->in_place ? p->lib.h.in_place : PTR(op->send),
-            PTR(op->recv), (int)op->count, plan->type, plan->reduce,
-            plan->comm->comm, &req);
-        mpi__leave(p);
-        return finish(plan, "MPI_Ireduce_scatter_block", rc, &req, false,
-                      op->count * plan->elem * (uint64_t)plan->comm->size);
+        size_t block = op->count * plan->elem;
+        size_t all = block * (size_t)plan->comm->size;
+        struct call_mem cm = {.send = plan->in_place ? p->lib.h.in_place
+                                                     : PTR(op->send),
+                              .send_bytes = plan->in_place ? 0 : all,
+                              .recv = PTR(op->recv),
+                              .recv_bytes = plan->in_place ? all : block,
+                              .recv_in_bytes = plan->in_place ? all : 0,
+                              .recv_out = block};
+        struct post_args args = {.n = (int)op->count};
+        return staged_call(plan, "MPI_Ireduce_scatter_block", &cm,
+                           post_ireduce_scatter, &args, all);
     }
     accel_status status = ACCEL_OK;
     for (uint64_t done = 0; done < op->count && status == ACCEL_OK;) {
@@ -285,17 +446,18 @@ static accel_status run_reduce_scatter(struct plan *plan)
             size_t in = ((uint64_t)r * op->count + done) * plan->elem;
             size_t out = done * plan->elem;
             bool root = r == plan->comm->rank;
-            const void *send = (char *)PTR(op->send) + in;
-            if (root && PTR(op->send + in) == PTR(op->recv + out))
-                send = p->lib.h.in_place;
-            mpi_h req = p->lib.h.request_null;
-            mpi__enter(p);
-            int rc = p->lib.call->ireduce(
-                &p->lib, send, root ? (char *)PTR(op->recv) + out : NULL, n,
-                plan->type, plan->reduce, r, plan->comm->comm, &req);
-            mpi__leave(p);
-            status = finish(plan, "MPI_Ireduce", rc, &req, false,
-                            (uint64_t)n * plan->elem);
+            bool in_place = root && op->send + in == op->recv + out;
+            size_t bytes = (size_t)n * plan->elem;
+            struct call_mem cm = {
+                .send = in_place ? p->lib.h.in_place : (char *)PTR(op->send) + in,
+                .send_bytes = in_place ? 0 : bytes,
+                .recv = root ? (char *)PTR(op->recv) + out : NULL,
+                .recv_bytes = bytes,
+                .recv_in_bytes = in_place ? bytes : 0,
+                .recv_out = bytes};
+            struct post_args args = {.n = n, .root = r};
+            status = staged_call(plan, "MPI_Ireduce", &cm, post_ireduce, &args,
+                                 bytes);
         }
         done += (uint64_t)n;
     }
@@ -346,6 +508,15 @@ static bool rooted(uint32_t kind)
     return kind == ACCEL_COMM_BROADCAST || kind == ACCEL_COMM_REDUCE;
 }
 
+static int post_check(struct plan *plan, const void *send, void *recv,
+                      void *arg, mpi_h *req)
+{
+    accel_comm_provider *p = plan->comm->provider;
+    const struct post_args *a = arg;
+    return p->lib.call->iallreduce(&p->lib, send, recv, a->n, p->lib.h.i64,
+                                   p->lib.h.min, plan->comm->comm, req);
+}
+
 /*
  * ACCEL_COMM_CHECK=1: before a collective, every rank's (kind, type, op,
  * count, root) is compared in one MPI_Iallreduce of the values and their
@@ -365,13 +536,16 @@ static accel_status check_signature(struct plan *plan)
         in[i] = mine[i];
         in[FIELDS + i] = -mine[i];
     }
-    mpi_h req = p->lib.h.request_null;
-    mpi__enter(p);
-    int rc = p->lib.call->iallreduce(&p->lib, in, out, 2 * FIELDS, p->lib.h.i64,
-                                     p->lib.h.min, plan->comm->comm, &req);
-    mpi__leave(p);
-    accel_status status = finish(plan, "MPI_Iallreduce (ACCEL_COMM_CHECK)", rc,
-                                 &req, false, 0);
+    /* On the heap, staged: given up, MPI may still write it. */
+    struct call_mem cm = {.send = in,
+                          .send_bytes = sizeof in,
+                          .recv = out,
+                          .recv_bytes = sizeof out,
+                          .recv_out = sizeof out,
+                          .always = true};
+    struct post_args args = {.n = 2 * FIELDS};
+    accel_status status = staged_call(plan, "MPI_Iallreduce (ACCEL_COMM_CHECK)",
+                                      &cm, post_check, &args, 0);
     if (status != ACCEL_OK)
         return status;
     static const char *const names[FIELDS] = {"kind", "element type",
