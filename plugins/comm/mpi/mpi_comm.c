@@ -298,6 +298,7 @@ void mpi__comm_destroy(accel_comm_handle *comm)
         p->lib.call->comm_free(&p->lib, &comm->comm);
         mpi__leave(p);
     }
+    free(atomic_load(&comm->stage_cache));
     free(comm);
 }
 

@@ -180,6 +180,7 @@ static void mpi_plugin_close(accel_comm_provider *p)
     if (p->lib.dl != NULL) {
         if (p->boot_made)
             p->lib.call->comm_free(&p->lib, &p->boot.comm);
+        free(atomic_load(&p->boot.stage_cache));
         free_half_ops(p);
         if (p->initialised_here)
             ((int (*)(void))p->lib.fn.MPI_Finalize)();

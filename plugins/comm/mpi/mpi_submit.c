@@ -27,6 +27,7 @@
  */
 #include "mpi_provider.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,8 +106,15 @@ struct call_mem {
     bool always;     /* stage whatever the memory (the provider's own) */
 };
 
+/* A stage's memory: its capacity, then the bytes. */
+struct mpi_stage_block {
+    size_t capacity;
+    max_align_t data[];
+};
+
 /* What MPI is given instead: the stage, or the caller's memory as is. */
 struct stage {
+    struct mpi_stage_block *block;
     char *mem; /* NULL: not staged */
     const void *send;
     void *recv;
@@ -115,15 +123,24 @@ struct stage {
 static accel_status stage_begin(struct plan *plan, const struct call_mem *cm,
                                 struct stage *out)
 {
-    *out = (struct stage){NULL, cm->send, cm->recv};
+    *out = (struct stage){NULL, NULL, cm->send, cm->recv};
     if (plan->op->memory != ACCEL_NATIVE_CPU && !cm->always)
         return ACCEL_OK;
     size_t bytes = cm->send_bytes + (cm->recv ? cm->recv_bytes : 0);
-    out->mem = malloc(bytes ? bytes : 1);
-    if (out->mem == NULL)
-        return plan->comm->provider->services->set_error(
-            ACCEL_ERR_OUT_OF_HOST_MEMORY,
-            "no host memory to stage a collective of %zu bytes", bytes);
+    struct mpi_stage_block *block = atomic_exchange(&plan->comm->stage_cache,
+                                                    NULL);
+    if (block == NULL || block->capacity < bytes) {
+        free(block);
+        size_t capacity = bytes ? bytes : 1;
+        block = malloc(sizeof *block + capacity);
+        if (block == NULL)
+            return plan->comm->provider->services->set_error(
+                ACCEL_ERR_OUT_OF_HOST_MEMORY,
+                "no host memory to stage a collective of %zu bytes", bytes);
+        block->capacity = capacity;
+    }
+    out->block = block;
+    out->mem = (char *)block->data;
     if (cm->send_bytes != 0) {
         memcpy(out->mem, cm->send, cm->send_bytes);
         out->send = out->mem;
@@ -136,8 +153,9 @@ static accel_status stage_begin(struct plan *plan, const struct call_mem *cm,
     return ACCEL_OK;
 }
 
-/* After the wait: the result copied back, and the stage freed unless MPI
- * still holds it (given up: kept for good, see the file comment). */
+/* After the wait: the result copied back, and the stage kept for the
+ * communicator's next collective unless MPI still holds it (given up:
+ * kept for good, see the file comment). */
 static accel_status stage_end(struct plan *plan, const struct call_mem *cm,
                               struct stage *stage, mpi_h req, accel_status status)
 {
@@ -147,7 +165,7 @@ static accel_status stage_end(struct plan *plan, const struct call_mem *cm,
         return status;
     if (status == ACCEL_OK && cm->recv != NULL)
         memcpy(cm->recv, stage->recv, cm->recv_out);
-    free(stage->mem);
+    free(atomic_exchange(&plan->comm->stage_cache, stage->block));
     return status;
 }
 
