@@ -27,6 +27,8 @@
  */
 #include "mpi_provider.h"
 
+#include <dlfcn.h>
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +111,41 @@ struct call_mem {
 /* A stage's memory: its capacity, then the bytes. */
 struct mpi_stage_block {
     size_t capacity;
+    struct mpi_stage_block *next; /* on `kept`, once given up */
     max_align_t data[];
 };
+
+/*
+ * The stages of collectives given up while MPI still holds them, kept for
+ * the process's life (see the file comment). A list in static memory, so
+ * that they stay reachable: kept on purpose, not lost (LeakSanitizer and
+ * valgrind count them as still reachable, not as leaks).
+ */
+static _Atomic(struct mpi_stage_block *) kept;
+
+/*
+ * Pin this plugin in memory for good, the first time a stage is kept: the
+ * list above must outlive the host's dlclose, and a given-up f16/bf16
+ * reduction still names this plugin's user ops. dladdr gives the name the
+ * loader holds, which RTLD_NOLOAD matches without opening a file.
+ */
+static void pin_plugin(void)
+{
+    static atomic_flag pinned = ATOMIC_FLAG_INIT;
+    Dl_info info;
+    if (atomic_flag_test_and_set(&pinned))
+        return;
+    if (dladdr((void *)&kept, &info) != 0 && info.dli_fname != NULL)
+        (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+static void keep_for_good(struct mpi_stage_block *block)
+{
+    pin_plugin();
+    block->next = atomic_load(&kept);
+    while (!atomic_compare_exchange_weak(&kept, &block->next, block))
+        ;
+}
 
 /* What MPI is given instead: the stage, or the caller's memory as is. */
 struct stage {
@@ -161,8 +196,10 @@ static accel_status stage_end(struct plan *plan, const struct call_mem *cm,
 {
     if (stage->mem == NULL)
         return status;
-    if (req != plan->comm->provider->lib.h.request_null)
+    if (req != plan->comm->provider->lib.h.request_null) {
+        keep_for_good(stage->block);
         return status;
+    }
     if (status == ACCEL_OK && cm->recv != NULL)
         memcpy(cm->recv, stage->recv, cm->recv_out);
     free(atomic_exchange(&plan->comm->stage_cache, stage->block));
