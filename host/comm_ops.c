@@ -268,15 +268,13 @@ static accel_status op_submit(accel_comm *comm, accel_stream *stream,
     op->stream = stream;
     op_describe(comm, call, send, recv, op);
     /* Host-run on an idle stream: on this thread, once the lock is gone. */
-    bool staged = accel__comm_staged(comm);
-    bool here = !staged && comm->host_run &&
-                accel__comm_take_here(op, send, recv);
-    if (staged)
+    bool here = false;
+    if (accel__comm_staged(comm))
         status = accel__comm_stage_submit(comm, stream, op, send, recv);
-    else if (!here)
-        status = comm->host_run
-                     ? accel__comm_submit_gated(comm, stream, op, send, recv)
-                     : submit_stream(comm, stream, op, send, recv);
+    else if (!comm->host_run)
+        status = submit_stream(comm, stream, op, send, recv);
+    else if (!(here = accel__comm_take_here(op, send, recv)))
+        status = accel__comm_submit_gated(comm, stream, op, send, recv);
     if (status != ACCEL_OK && !comm->host_run)
         free(op);
     accel__trace_device_mark(comm->device, call->what, 0);
