@@ -497,7 +497,16 @@ static accel_status check_args(const struct accel_kernel *kernel,
                 "accel_launch: argument %u: a value needs bytes, "
                 "a size and a power-of-two alignment up to 4096",
                 i);
-        if (a->kind != ACCEL_ARG_KIND_REF && a->kind != ACCEL_ARG_KIND_VALUE)
+        if (a->kind == ACCEL_ARG_KIND_INLINE &&
+            (a->size == 0 || a->size > ACCEL_ARG_INLINE_MAX || a->align == 0 ||
+             (a->align & (a->align - 1)) != 0 || a->align > 8))
+            return accel__error(
+                ACCEL_ERR_INVALID_ARGUMENT,
+                "accel_launch: argument %u: an inline value holds 1 to %d "
+                "bytes with a power-of-two alignment up to 8",
+                i, ACCEL_ARG_INLINE_MAX);
+        if (a->kind != ACCEL_ARG_KIND_REF && a->kind != ACCEL_ARG_KIND_VALUE &&
+            a->kind != ACCEL_ARG_KIND_INLINE)
             return accel__error(ACCEL_ERR_INVALID_ARGUMENT,
                                 "accel_launch: argument %u has kind %d", i,
                                 (int)a->kind);
@@ -534,6 +543,11 @@ static accel_status resolve_args(accel_stream *stream,
     for (uint32_t i = 0; i < nargs; i++) {
         if (args[i].kind == ACCEL_ARG_KIND_VALUE) {
             pointers[i] = (void *)args[i].value;
+            sizes[i] = (size_t)args[i].size;
+            continue;
+        }
+        if (args[i].kind == ACCEL_ARG_KIND_INLINE) {
+            pointers[i] = (void *)&args[i].ref;
             sizes[i] = (size_t)args[i].size;
             continue;
         }

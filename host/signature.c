@@ -305,7 +305,7 @@ accel__signature_check_kind(const char *kernel,
             "accel_launch: argument %s of '%s' is a pointer to %s: "
             "pass a ref, not a value",
             param_label(signature, index, label, sizeof label), kernel, type);
-    if (kind == ACCEL_PARAM_KIND_VALUE && arg->kind != ACCEL_ARG_KIND_VALUE)
+    if (kind == ACCEL_PARAM_KIND_VALUE && arg->kind == ACCEL_ARG_KIND_REF)
         return accel__error(
             ACCEL_ERR_TYPE_MISMATCH,
             "accel_launch: argument %s of '%s' is a value (%s, %" PRIu32

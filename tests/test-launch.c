@@ -171,6 +171,38 @@ static void test_bad_value_arguments_are_rejected(void **state)
                   ACCEL_ERR_INVALID_ARGUMENT);
 }
 
+/* An inline value (ACCEL_ARG_KIND_INLINE, which C++'s macros make) carries
+ * its bytes in the arg; its size and alignment are checked as a value's. */
+static void test_inline_values_run_and_are_checked(void **state)
+{
+    struct launch_case *c = *state;
+    zero(c);
+    uint32_t n = N, value = 9;
+    accel_dim3 grid = {(N + 127) / 128, 1, 1}, block = {128, 1, 1};
+    accel_arg inline_value = {.kind = ACCEL_ARG_KIND_INLINE,
+                              .size = sizeof value,
+                              .align = _Alignof(uint32_t)};
+    memcpy(&inline_value.ref, &value, sizeof value);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(c->data), inline_value};
+    assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3),
+                  ACCEL_OK);
+    args[2].size = ACCEL_ARG_INLINE_MAX + 1;
+    assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    assert_contains(accel_last_error(), "inline value");
+    args[2].size = sizeof value;
+    args[2].align = 16;
+    assert_status(accel_launch(c->stream, c->add, grid, block, 0, args, 3),
+                  ACCEL_ERR_INVALID_ARGUMENT);
+    args[1] = inline_value; /* a value where the kernel takes a pointer */
+    args[2] = inline_value;
+    accel_status status = accel_launch(c->stream, c->add, grid, block, 0, args,
+                                       3);
+    assert_true(status == ACCEL_ERR_TYPE_MISMATCH ||
+                status == ACCEL_ERR_INVALID_ARGUMENT);
+    expect_sum(c, 9);
+}
+
 static void test_bad_geometry_is_rejected(void **state)
 {
     struct launch_case *c = *state;
@@ -392,6 +424,7 @@ int main(void)
         T(test_bad_refs_fail_before_anything_is_enqueued),
         T(test_wrong_argument_count_or_size_is_rejected),
         T(test_bad_value_arguments_are_rejected),
+        T(test_inline_values_run_and_are_checked),
         T(test_bad_geometry_is_rejected),
         T(test_null_stream_or_kernel_is_rejected),
         T(test_kernel_of_another_device_is_a_mismatch),

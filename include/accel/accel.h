@@ -610,9 +610,17 @@ typedef struct accel_dim3 {
 } accel_dim3;
 
 typedef enum accel_arg_kind {
-    ACCEL_ARG_KIND_REF = 1,  /* a ref: passed as its device address */
-    ACCEL_ARG_KIND_VALUE = 2 /* bytes passed by value */
+    ACCEL_ARG_KIND_REF = 1,   /* a ref: passed as its device address */
+    ACCEL_ARG_KIND_VALUE = 2, /* bytes passed by value */
+    /* Up to ACCEL_ARG_INLINE_MAX bytes passed by value, held in the arg
+     * itself (in the storage of `ref`, which is 8-byte aligned), so that
+     * the arg may be copied and outlive the expression it came from; C++'s
+     * argument macros make these. `value` is ignored, `align` at most 8. */
+    ACCEL_ARG_KIND_INLINE = 3
 } accel_arg_kind;
+
+/* The most bytes an ACCEL_ARG_KIND_INLINE argument holds: sizeof(accel_ref). */
+#define ACCEL_ARG_INLINE_MAX 32
 
 /*
  * One kernel argument. A ref is validated and resolved to its device
@@ -628,6 +636,7 @@ typedef struct accel_arg {
     accel_ref ref;
 } accel_arg;
 
+#ifndef __cplusplus
 #define ACCEL_ARG_REF(r) ((accel_arg){.kind = ACCEL_ARG_KIND_REF, .ref = (r)})
 /* A value argument from an lvalue: ACCEL_ARG_VALUE(n) for `int n`. */
 #define ACCEL_ARG_VALUE(v)                                                     \
@@ -678,6 +687,7 @@ typedef struct accel_arg {
                  .value = (const T[1]){(v)},                                   \
                  .size = sizeof(T),                                            \
                  .align = (uint32_t) _Alignof(T)})
+#endif /* !__cplusplus: the C++ forms follow the C declarations */
 
 /*
  * Enqueue a launch of `grid` blocks of `block` threads with `shared_bytes`
@@ -1186,6 +1196,193 @@ __extension__ typedef __bf16 accel__bfloat16;
 
 #ifdef __cplusplus
 }
+
+/*
+ * The C++ forms of the argument macros and of accel_copy_in/accel_copy_out
+ * (C++ has no compound literals, designated initialisers before C++20 or
+ * _Generic). They accept what the C forms accept, with the same type rules,
+ * and more: ACCEL_ARG_VALUE takes an rvalue too (ACCEL_ARG_VALUE(n + 1)),
+ * and a value from ACCEL_ARG_VALUE of an rvalue or from the typed macros is
+ * held in the arg itself (ACCEL_ARG_KIND_INLINE), so an arg may be copied,
+ * returned or stored without a lifetime to mind. ACCEL_ARG_VALUE of an
+ * lvalue points at it, as in C: it is read when the launch is submitted.
+ */
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#if defined(__FLT16_MAX__)
+__extension__ typedef _Float16 accel__float16;
 #endif
+#if defined(__BFLT16_MAX__)
+__extension__ typedef __bf16 accel__bfloat16;
+#endif
+
+namespace accel_detail
+{
+
+inline accel_arg blank_arg(accel_arg_kind kind)
+{
+    accel_arg a;
+    std::memset(&a, 0, sizeof a);
+    a.kind = kind;
+    return a;
+}
+
+inline accel_arg ref_arg(accel_ref r)
+{
+    accel_arg a = blank_arg(ACCEL_ARG_KIND_REF);
+    a.ref = r;
+    return a;
+}
+
+inline accel_arg bytes_arg(const void *ptr, uint64_t bytes, uint32_t align)
+{
+    accel_arg a = blank_arg(ACCEL_ARG_KIND_VALUE);
+    a.value = ptr;
+    a.size = bytes;
+    a.align = align;
+    return a;
+}
+
+template <typename T> inline accel_arg inline_arg(const T &v)
+{
+    static_assert(std::is_trivially_copyable<T>::value,
+                  "a kernel argument is bytes: a trivially copyable type");
+    static_assert(sizeof(T) <= ACCEL_ARG_INLINE_MAX,
+                  "a value of more than 32 bytes: pass an lvalue "
+                  "(ACCEL_ARG_VALUE) or ACCEL_ARG_BYTES");
+    static_assert(alignof(T) <= 8, "a value aligned to more than 8 bytes: "
+                                   "pass an lvalue or ACCEL_ARG_BYTES");
+    accel_arg a = blank_arg(ACCEL_ARG_KIND_INLINE);
+    a.size = sizeof(T);
+    a.align = (uint32_t)alignof(T);
+    std::memcpy(&a.ref, std::addressof(v), sizeof(T));
+    return a;
+}
+
+/* An lvalue: its address, read at submission, as C's ACCEL_ARG_VALUE. */
+template <typename T> inline accel_arg value_arg(T &v)
+{
+    static_assert(std::is_trivially_copyable<T>::value,
+                  "a kernel argument is bytes: a trivially copyable type");
+    return bytes_arg(std::addressof(v), sizeof(T), (uint32_t)alignof(T));
+}
+/* An rvalue: held in the arg. */
+template <typename T>
+inline typename std::enable_if<!std::is_reference<T>::value, accel_arg>::type
+value_arg(T &&v)
+{
+    return inline_arg<T>(v);
+}
+
+/* The typed macros: the parameter's type converts as an assignment would;
+ * unary + (applied by the macros) refuses pointers and structs. */
+template <typename T> inline accel_arg typed_arg(T v)
+{
+    return inline_arg<T>(v);
+}
+
+/* The element type of a host element type, as ACCEL_ELEM_TYPE_OF's table
+ * says; any other type has no `value` and does not compile. */
+template <typename T, typename Enable = void> struct elem_type_of {
+};
+template <> struct elem_type_of<float> {
+    static constexpr accel_elem_type value = ACCEL_F32;
+};
+template <> struct elem_type_of<double> {
+    static constexpr accel_elem_type value = ACCEL_F64;
+};
+template <> struct elem_type_of<accel_f16> {
+    static constexpr accel_elem_type value = ACCEL_F16;
+};
+template <> struct elem_type_of<accel_bf16> {
+    static constexpr accel_elem_type value = ACCEL_BF16;
+};
+template <> struct elem_type_of<char> {
+    static constexpr accel_elem_type value = ACCEL_BYTE;
+};
+template <> struct elem_type_of<signed char> {
+    static constexpr accel_elem_type value = ACCEL_I8;
+};
+template <> struct elem_type_of<unsigned char> {
+    static constexpr accel_elem_type value = ACCEL_U8;
+};
+template <typename T>
+struct elem_type_of<
+    T, typename std::enable_if<
+           std::is_integral<T>::value && !std::is_same<T, bool>::value &&
+           !std::is_same<T, char>::value && !std::is_same<T, signed char>::value &&
+           !std::is_same<T, unsigned char>::value &&
+           (sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8)>::type> {
+    static constexpr accel_elem_type value = std::is_signed<T>::value
+                                                 ? (sizeof(T) == 2   ? ACCEL_I16
+                                                    : sizeof(T) == 4 ? ACCEL_I32
+                                                                     : ACCEL_I64)
+                                                 : (sizeof(T) == 2   ? ACCEL_U16
+                                                    : sizeof(T) == 4 ? ACCEL_U32
+                                                                     : ACCEL_U64);
+};
+#if defined(__FLT16_MAX__)
+template <> struct elem_type_of<accel__float16> {
+    static constexpr accel_elem_type value = ACCEL_F16;
+};
+#endif
+#if defined(__BFLT16_MAX__)
+template <> struct elem_type_of<accel__bfloat16> {
+    static constexpr accel_elem_type value = ACCEL_BF16;
+};
+#endif
+
+} /* namespace accel_detail */
+
+#define ACCEL_ARG_REF(r) (accel_detail::ref_arg(r))
+#define ACCEL_ARG_VALUE(v) (accel_detail::value_arg(v))
+#define ACCEL_ARG_BYTES(ptr, bytes, alignment)                                 \
+    (accel_detail::bytes_arg((ptr), (bytes), (alignment)))
+#define ACCEL_ARG_F16(v) (accel_detail::typed_arg<accel_f16>(v))
+#define ACCEL_ARG_BF16(v) (accel_detail::typed_arg<accel_bf16>(v))
+#define ACCEL_ARG_F32(v) (accel_detail::typed_arg<float>(+(v)))
+#define ACCEL_ARG_F64(v) (accel_detail::typed_arg<double>(+(v)))
+#define ACCEL_ARG_I8(v) (accel_detail::typed_arg<int8_t>(+(v)))
+#define ACCEL_ARG_I16(v) (accel_detail::typed_arg<int16_t>(+(v)))
+#define ACCEL_ARG_I32(v) (accel_detail::typed_arg<int32_t>(+(v)))
+#define ACCEL_ARG_I64(v) (accel_detail::typed_arg<int64_t>(+(v)))
+#define ACCEL_ARG_U8(v) (accel_detail::typed_arg<uint8_t>(+(v)))
+#define ACCEL_ARG_U16(v) (accel_detail::typed_arg<uint16_t>(+(v)))
+#define ACCEL_ARG_U32(v) (accel_detail::typed_arg<uint32_t>(+(v)))
+#define ACCEL_ARG_U64(v) (accel_detail::typed_arg<uint64_t>(+(v)))
+
+/* The element type of a host pointer (ACCEL_ELEM_TYPE_OF in C): a pointer
+ * to an element of the table above, const or not; an array decays. */
+namespace accel_detail
+{
+template <typename T> constexpr accel_elem_type elem_type_of_pointer(const T *)
+{
+    return elem_type_of<T>::value;
+}
+} /* namespace accel_detail */
+#define ACCEL_ELEM_TYPE_OF(ptr) (accel_detail::elem_type_of_pointer(ptr))
+
+/* Copy `count` elements from a typed host pointer into a ref. */
+template <typename T>
+inline accel_status accel_copy_in(accel_stream *stream, accel_ref ref,
+                                  const T *src, uint64_t count)
+{
+    return accel_copy_to_device_typed(
+        stream, ref, accel_detail::elem_type_of<T>::value, src, count);
+}
+/* Copy `count` elements from a ref into a typed host pointer; a pointer to
+ * const does not compile. */
+template <typename T>
+inline accel_status accel_copy_out(accel_stream *stream, T *dst, accel_ref ref,
+                                   uint64_t count)
+{
+    static_assert(!std::is_const<T>::value,
+                  "accel_copy_out: the destination may not be const");
+    return accel_copy_to_host_typed(stream, accel_detail::elem_type_of<T>::value,
+                                    dst, ref, count);
+}
+#endif /* __cplusplus */
 
 #endif /* ACCEL_ACCEL_H */
