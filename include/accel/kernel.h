@@ -838,6 +838,19 @@ static inline double accel_atomic_add_f64(double *p, double v)
 /* clang 14 vectorises matvec's rows with gathers when told the same. */
 #define ACCEL__CPU_IVDEP
 #endif
+/*
+ * gcc warns "iteration N invokes undefined behavior" on correct kernels
+ * whose block is narrower than 32 (a 16-wide block indexing a 16-element
+ * shared array by threadIdx.x): it sees the row loops of exactly 32 below,
+ * which such a block never runs, and not the test of blockDim.x that
+ * guards them. The warning is about code that cannot run, and the body it
+ * points at is the kernel's, after this header, so it is turned off for
+ * the whole kernel source; accel-cc --check finds the out-of-bounds
+ * accesses that do run.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
+#endif
 #define ACCEL__CPU_ROW(name, n, from, to, ...)                                 \
     ACCEL__CPU_IVDEP for (uint32_t accel__x = (from); accel__x < (to);         \
                           accel__x++)                                          \
