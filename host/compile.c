@@ -236,9 +236,14 @@ static bool identifier_at(const char *text, size_t length)
     return true;
 }
 
-/* -DNAME, -DNAME=VALUE or -UNAME: nothing that could name a file or a flag. */
+/*
+ * -DNAME, -DNAME=VALUE, -UNAME, or the source's language for the CPU
+ * plugin (-xc, -xc++): nothing that could name a file or another flag.
+ */
 static bool option_valid(const char *option)
 {
+    if (strcmp(option, "-xc") == 0 || strcmp(option, "-xc++") == 0)
+        return true;
     if (option[0] != '-' || (option[1] != 'D' && option[1] != 'U'))
         return false;
     const char *name = option + 2;
@@ -275,10 +280,8 @@ static accel_status options_split(const char *options, char **out_copy,
             accel_status status = accel__error(
                 ACCEL_ERR_INVALID_ARGUMENT,
                 "accel_module_compile: option %.64s%s: only -DNAME, "
-                "-DNAME=VALUE "
-                "and -UNAME (at most %u; a value without quotes, backslashes "
-                "or "
-                "blanks)",
+                "-DNAME=VALUE, -UNAME, -xc and -xc++ (at most %u; a value "
+                "without quotes, backslashes or blanks)",
                 word, strlen(word) > 64 ? "..." : "", OPTIONS_MAX);
             free(copy);
             return status;

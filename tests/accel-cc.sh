@@ -27,6 +27,7 @@ expect 2 "$tool" --levels v9 -o "$work/a.accelpack" "$source"
 expect 2 "$tool" -o "$work/a.accelpack"
 expect 2 "$tool" --elf --target cpu,cuda -o "$work/a.so" "$source"
 expect 2 "$tool" --bogus -o "$work/a.accelpack" "$source"
+expect 2 "$tool" -x fortran -o "$work/a.accelpack" "$source"
 printf '#include <accel/kernel.h>\nACCEL_KERNEL(broken, (int, n)) { not C }\n' > "$work/bad.cu"
 expect 1 "$tool" -o "$work/bad.accelpack" "$work/bad.cu"
 if [ -e "$work/a.accelpack" ] || [ -e "$work/bad.accelpack" ]; then

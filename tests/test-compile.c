@@ -224,6 +224,10 @@ static void test_options_other_than_defines_are_refused(void **state)
         "-DX=`id`",
         "--help",
         "-DX -fplugin=/tmp/p.so",
+        "-x c++",
+        "-xfortran",
+        "-xc++x",
+        "-xc -xcu",
     };
     for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
         accel_module *module = NULL;
@@ -233,6 +237,63 @@ static void test_options_other_than_defines_are_refused(void **state)
         assert_null(module);
     }
     assert_int_equal(compile_case_runs(c), 0);
+}
+
+/* The size of 'a' in the source's language: 4 in C, 1 in C++. */
+static const char char_size_source[] =
+    "#include <accel/kernel.h>\n"
+    "ACCEL_KERNEL(char_size, (uint32_t *, out))\n"
+    "{\n"
+    "    out[0] = (uint32_t)sizeof('a');\n"
+    "}\n";
+
+static uint32_t char_size_with(struct compile_case *c, const char *options)
+{
+    accel_module *module = NULL;
+    accel_kernel *kernel = NULL;
+    accel_ref out;
+    uint32_t size = 0;
+
+    if (accel_module_compile(c->null.device, char_size_source, options,
+                             &module) != ACCEL_OK)
+        fail_msg("%s\n%s", accel_last_error(), accel_last_build_log());
+    assert_status(accel_kernel_get(module, "char_size", &kernel), ACCEL_OK);
+    assert_status(accel_alloc(c->null.device, ACCEL_U32, 1, &out), ACCEL_OK);
+    accel_arg args[] = {ACCEL_ARG_REF(out)};
+    assert_status(accel_launch(c->null.stream, kernel, (accel_dim3){1, 1, 1},
+                               (accel_dim3){1, 1, 1}, 0, args, 1),
+                  ACCEL_OK);
+    assert_status(accel_copy_to_host(c->null.stream, &size, out, 0, sizeof size),
+                  ACCEL_OK);
+    assert_status(accel_stream_sync(c->null.stream), ACCEL_OK);
+    accel_free(c->null.device, out);
+    accel_module_unload(module);
+    return size;
+}
+
+/* C11 by default and with -xc, C++17 with -xc++; the last one given counts. */
+static void test_language_option_picks_c_or_cxx(void **state)
+{
+    struct compile_case *c = *state;
+    static const char template_source[] =
+        "#include <accel/kernel.h>\n"
+        "ACCEL_KERNEL_TEMPLATE((typename T), fill, (T *, out)) { out[0] = "
+        "T(3); }\n"
+        "ACCEL_KERNEL_INSTANCE(fill, (float), fill_f32, (float *, out))\n";
+    accel_module *module = NULL;
+
+    assert_int_equal(char_size_with(c, NULL), 4);
+    assert_int_equal(char_size_with(c, "-xc"), 4);
+    assert_int_equal(char_size_with(c, "-xc++"), 1);
+    assert_int_equal(char_size_with(c, "-xc++ -xc"), 4);
+    assert_status(
+        accel_module_compile(c->null.device, template_source, NULL, &module),
+        ACCEL_ERR_MODULE);
+    assert_contains(accel_last_build_log(), "is C++");
+    assert_status(
+        accel_module_compile(c->null.device, template_source, "-xc++", &module),
+        ACCEL_OK);
+    accel_module_unload(module);
 }
 
 static void test_null_and_empty_arguments_are_invalid(void **state)
@@ -273,6 +334,7 @@ int main(void)
         CASE(test_syntax_error_returns_the_whole_log_with_its_line),
         CASE(test_includes_outside_the_dialect_are_refused_before_compiling),
         CASE(test_options_other_than_defines_are_refused),
+        CASE(test_language_option_picks_c_or_cxx),
         CASE(test_null_and_empty_arguments_are_invalid),
         CASE(test_missing_compiler_is_not_supported),
 #undef CASE

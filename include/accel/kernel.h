@@ -6,6 +6,7 @@
  *   nvcc   -x cu  -ptx         -> PTX for the CUDA plugin
  *   hipcc  -x hip --genco      -> a code object for the HIP plugin
  *   cc     -x c   -shared -fPIC -> an ELF shared object for the CPU plugin
+ *   (or c++ -x c++ -std=gnu++17 -fno-exceptions -fno-rtti: C++ kernels)
  *
  * Build the CPU form with `accel-cc` (every ISA level in one bundle), or by
  * hand optimised, with loops aligned and libm linked: `cc $(pkg-config
@@ -136,8 +137,27 @@
  *    for every accel_elem_type; `void *`, `char *`, structs and pointers
  *    to pointers are bytes, which any ref fits (and an ACCEL_BYTE ref fits
  *    any pointer).
- *  - Plain C11 in the body (plus the math library): no C++ in a
- *    single-source kernel, since the CPU form is compiled as C.
+ *  - The CPU form compiles as C11 and as C++17 (accel-cc takes .cu, .cpp,
+ *    .cc, .cxx and .hip sources as C++). In C++: templates
+ *    (ACCEL_KERNEL_TEMPLATE and ACCEL_KERNEL_INSTANCE below), device
+ *    functions with references, overloads, default arguments, constexpr
+ *    and namespaces, structs with member functions and operators
+ *    (ACCEL_DEVICE on members), lambdas and function objects, and the
+ *    float overloads of the math functions, all as nvcc and hipcc take
+ *    them; no exceptions, RTTI or allocation (no C++ runtime is linked but
+ *    the guards of function-local statics). C is C11 with the math
+ *    library, and means what it means in C where C and C++ differ
+ *    (sizeof('a'), exp of a float computed in double): nvcc, hipcc, NVRTC
+ *    and hiprtc compile every body as C++, so a source meant to mean the
+ *    same on every form is compiled as C++ on the CPU too.
+ *  - On the CPU form: CUDA's vector types (char1 ... double4, laid out as
+ *    CUDA's) and their make_* functions, in C and C++; in C++ on the CPU
+ *    and under nvcc, element-wise arithmetic on float, double, int and
+ *    uint vectors (HIP's vector types have their own; define
+ *    ACCEL_NO_VECTOR_OPERATORS where a CUDA source brings its own);
+ *    CUDA's fast math intrinsics (__expf, __powf, __fdividef, rsqrtf, ...)
+ *    as the precise functions they approximate; __device__, __host__ and
+ *    __forceinline__ as nothing and "always inline".
  */
 #ifndef ACCEL_KERNEL_H
 #define ACCEL_KERNEL_H
@@ -321,6 +341,37 @@ struct accel_cpu_kernel {
 #define ACCEL__KERNEL_EXPANDED(name, n, ...) ACCEL__KERNEL(name, n, __VA_ARGS__)
 
 /*
+ * C++ only: a kernel templated on types and constants, and the instances
+ * the host launches by name.
+ *
+ *     ACCEL_KERNEL_TEMPLATE((typename T, uint32_t B), block_sum,
+ *                           (const T *, x), (T *, sums))
+ *     { ... T and B in the body ... }
+ *     ACCEL_KERNEL_INSTANCE(block_sum, (float, 256u), block_sum_f32,
+ *                           (const float *, x), (float *, sums))
+ *
+ * ACCEL_KERNEL_TEMPLATE(tparams, name, params...) takes the template's
+ * parameter list in parentheses, then what ACCEL_KERNEL takes; `return`
+ * ends the thread. ACCEL_KERNEL_INSTANCE(template, targs, name,
+ * params...) declares kernel `name` (extern "C", the same name under
+ * nvcc, hipcc and the CPU compiler) running template<targs>, with the
+ * parameters spelled out as the instance has them: the CPU form checks
+ * at compile time that they are the specialisation's, and records them
+ * as the kernel's typed signature. The body is a device function under
+ * nvcc and hipcc (barriers and shared arrays are allowed there).
+ */
+#define ACCEL_KERNEL_TEMPLATE(tparams, ...)                                    \
+    ACCEL__KERNEL_TEMPLATE_EXPANDED(tparams, ACCEL__FIRST(__VA_ARGS__),        \
+                                    ACCEL__COUNT(__VA_ARGS__), __VA_ARGS__)
+#define ACCEL__KERNEL_TEMPLATE_EXPANDED(tparams, name, n, ...)                 \
+    ACCEL__KERNEL_TEMPLATE(tparams, name, n, __VA_ARGS__)
+#define ACCEL_KERNEL_INSTANCE(tmpl, targs, ...)                                \
+    ACCEL__KERNEL_INSTANCE_EXPANDED(tmpl, targs, ACCEL__FIRST(__VA_ARGS__),    \
+                                    ACCEL__COUNT(__VA_ARGS__), __VA_ARGS__)
+#define ACCEL__KERNEL_INSTANCE_EXPANDED(tmpl, targs, name, n, ...)             \
+    ACCEL__KERNEL_INSTANCE(tmpl, targs, name, n, __VA_ARGS__)
+
+/*
  * Global thread index and grid size in threads, per dimension, as 64-bit
  * values: blockIdx * blockDim + threadIdx does not overflow.
  */
@@ -401,6 +452,21 @@ typedef uint64_t accel_lane_mask;
 #define ACCEL__KERNEL(name, n, ...)                                            \
     extern "C" __global__ void name(ACCEL__LIST(n, ACCEL__GPU_DECL, __VA_ARGS__))
 #define ACCEL__GPU_DECL(i, pair) ACCEL__DECL pair
+/* A template's body is a device function; each instance a kernel calling it. */
+#define ACCEL__KERNEL_TEMPLATE(tparams, name, n, ...)                          \
+    template <ACCEL__UNPAREN tparams>                                          \
+    __device__ __forceinline__ void accel__body_##name(                        \
+        ACCEL__LIST(n, ACCEL__GPU_DECL, __VA_ARGS__))
+#define ACCEL__KERNEL_INSTANCE(tmpl, targs, name, n, ...)                         \
+    extern "C" __global__ void name(ACCEL__LIST(n, ACCEL__GPU_DECL, __VA_ARGS__)) \
+    {                                                                             \
+        accel__body_##tmpl<ACCEL__UNPAREN targs>(                                 \
+            ACCEL__LIST(n, ACCEL__GPU_NAME, __VA_ARGS__));                        \
+    }
+#define ACCEL__GPU_NAME(i, pair) ACCEL__NAME pair
+/* Functions and member functions callable from kernels (C++ too). */
+#define ACCEL_DEVICE __device__
+#define ACCEL__VEC_FN static __host__ __device__ __forceinline__
 
 /*
  * Atomics, relaxed, on global or shared memory: T is the function's type,
@@ -487,20 +553,115 @@ ACCEL_DEVICE_FN double accel_atomic_add_f64(double *p, double v)
 #else
 /* ---- the CPU form: a block runner and an exported descriptor ---- */
 
-#ifdef __cplusplus
-#error "the CPU form of accel kernels is C11: compile the kernel source with cc -x c"
-#endif
-
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
-_Static_assert(
+/*
+ * The CPU form compiles as C11 and as C++17: the spellings that differ
+ * between the two languages, and C linkage for what the plugin and the
+ * barrier pass look up by name.
+ */
+#ifdef __cplusplus
+#define ACCEL__STATIC_ASSERT(cond, message) static_assert(cond, message)
+#define ACCEL__THREAD_LOCAL thread_local
+#define ACCEL__ALIGNAS(n) alignas(n)
+#define ACCEL__EXTERN_C extern "C"
+#define ACCEL__EXTERN_C_BEGIN extern "C" {
+#define ACCEL__EXTERN_C_END }
+/*
+ * A static function's symbol, unmangled, on its declaration: the barrier
+ * pass finds its functions by name, and perf maps name the runners.
+ */
+#define ACCEL__SYMBOL(name) __asm__(#name)
+#else
+#define ACCEL__STATIC_ASSERT(cond, message) _Static_assert(cond, message)
+#define ACCEL__THREAD_LOCAL _Thread_local
+#define ACCEL__ALIGNAS(n) _Alignas(n)
+#define ACCEL__EXTERN_C
+#define ACCEL__EXTERN_C_BEGIN
+#define ACCEL__EXTERN_C_END
+#define ACCEL__SYMBOL(name)
+#endif
+
+ACCEL__STATIC_ASSERT(
     sizeof(void *) == 8,
     "the CPU kernel form needs 64-bit pointers: device addresses are 64-bit");
 
 #define ACCEL_RESTRICT __restrict
 #define ACCEL_DEVICE_FN static inline
+#define ACCEL_DEVICE
+#define ACCEL__VEC_FN static inline
+/*
+ * CUDA's function qualifiers, so that device functions and member
+ * functions written for nvcc compile here: __device__ and __host__ mean
+ * nothing on the CPU; __forceinline__ is inline, always.
+ */
+#ifndef __device__
+#define __device__
+#endif
+#ifndef __host__
+#define __host__
+#endif
+#ifndef __forceinline__
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#endif
+
+/*
+ * CUDA's fast math intrinsics, which nvcc and hipcc have built in. On the
+ * CPU each is the precise function of the same name without the
+ * underscores (or its definition: rsqrtf is 1 / sqrtf, __saturatef clamps
+ * to [0, 1] with NaN to 0, the _rn forms round to nearest as every CPU
+ * operation does): results agree with a GPU's within the GPU's stated
+ * error for the intrinsic, not bit for bit. Macros, since glibc declares
+ * some of the same names (__expf) for itself.
+ */
+static inline float accel__cpu_rsqrtf(float x)
+{
+    return 1.0f / sqrtf(x);
+}
+static inline double accel__cpu_rsqrt(double x)
+{
+    return 1.0 / sqrt(x);
+}
+static inline float accel__cpu_saturatef(float x)
+{
+    return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
+}
+static inline float accel__cpu_fdividef(float x, float y)
+{
+    return x / y;
+}
+static inline float accel__cpu_exp10f(float x)
+{
+    return powf(10.0f, x);
+}
+static inline void accel__cpu_sincosf(float x, float *s, float *c)
+{
+    *s = sinf(x);
+    *c = cosf(x);
+}
+#define rsqrtf(x) accel__cpu_rsqrtf(x)
+#define rsqrt(x) accel__cpu_rsqrt(x)
+#define __saturatef(x) accel__cpu_saturatef(x)
+#define __fdividef(x, y) accel__cpu_fdividef(x, y)
+#define __expf(x) expf(x)
+#define __exp10f(x) accel__cpu_exp10f(x)
+#define __logf(x) logf(x)
+#define __log2f(x) log2f(x)
+#define __log10f(x) log10f(x)
+#define __powf(x, y) powf(x, y)
+#define __sinf(x) sinf(x)
+#define __cosf(x) cosf(x)
+#define __tanf(x) tanf(x)
+#define __sincosf(x, s, c) accel__cpu_sincosf(x, s, c)
+#define __fadd_rn(x, y) ((float)(x) + (float)(y))
+#define __fsub_rn(x, y) ((float)(x) - (float)(y))
+#define __fmul_rn(x, y) ((float)(x) * (float)(y))
+#define __fdiv_rn(x, y) ((float)(x) / (float)(y))
+#define __fmaf_rn(x, y, z) fmaf(x, y, z)
+#define __frcp_rn(x) (1.0f / (float)(x))
+#define __fsqrt_rn(x) sqrtf(x)
 /* 1 in every form since CPU kernel ABI 2; kept for sources that test it. */
 #define ACCEL_KERNEL_HAS_BARRIERS 1
 
@@ -539,8 +700,8 @@ struct accel__shared_zone {
     uint32_t bytes;
     uint32_t element_bytes;
 };
-_Static_assert(sizeof(struct accel__shared_zone) == 32,
-               "a shared array's zone is 32 bytes");
+ACCEL__STATIC_ASSERT(sizeof(struct accel__shared_zone) == 32,
+                     "a shared array's zone is 32 bytes");
 
 /*
  * A static shared array: one per host thread, and a host thread runs one
@@ -555,7 +716,7 @@ _Static_assert(sizeof(struct accel__shared_zone) == 32,
 #endif
 #ifndef ACCEL__CPU_ASAN
 #define ACCEL_SHARED(type, name, count)                                        \
-    static _Thread_local _Alignas(16) type name[count]
+    ACCEL__ALIGNAS(16) static ACCEL__THREAD_LOCAL type name[count]
 #else
 /*
  * In an AddressSanitizer image (accel-cc --check) only: ASan puts no red
@@ -569,7 +730,8 @@ _Static_assert(sizeof(struct accel__shared_zone) == 32,
 /* After the array: up to 15 bytes to the next 16, a zone, and 17 more. */
 #define ACCEL__SHARED_HI_BYTES 64u
 
-void __asan_poison_memory_region(void const volatile *address, size_t bytes);
+ACCEL__EXTERN_C void __asan_poison_memory_region(void const volatile *address,
+                                                 size_t bytes);
 
 __attribute__((no_sanitize_address)) static inline void *
 accel__shared_arm(void *whole, size_t whole_bytes, size_t array_offset,
@@ -583,8 +745,11 @@ accel__shared_arm(void *whole, size_t whole_bytes, size_t array_offset,
 
     if (lo->self == lo && lo->array == array)
         return array; /* armed on this host thread already */
-    *lo = (struct accel__shared_zone){lo, array, declaration, bytes,
-                                      element_bytes};
+    lo->self = lo;
+    lo->array = array;
+    lo->declaration = declaration;
+    lo->bytes = bytes;
+    lo->element_bytes = element_bytes;
     *hi = *lo;
     hi->self = hi;
     __asan_poison_memory_region(whole, array_offset);
@@ -594,16 +759,17 @@ accel__shared_arm(void *whole, size_t whole_bytes, size_t array_offset,
 }
 
 #define ACCEL_SHARED(type, name, count)                                        \
-    static _Thread_local _Alignas(16) struct {                                 \
+    ACCEL__ALIGNAS(16) static ACCEL__THREAD_LOCAL struct {                     \
         struct accel__shared_zone lo;                                          \
-        _Alignas(16) type array[count];                                        \
+        ACCEL__ALIGNAS(16) type array[count];                                  \
         unsigned char hi[ACCEL__SHARED_HI_BYTES];                              \
     } accel__shared_##name;                                                    \
-    type *const name = (type *)accel__shared_arm(                              \
-        &accel__shared_##name, sizeof(accel__shared_##name),                   \
-        offsetof(__typeof__(accel__shared_##name), array),                     \
-        (uint32_t)sizeof(accel__shared_##name.array), (uint32_t)sizeof(type),  \
-        #type " " #name "[" #count "]")
+    __typeof__(accel__shared_##name.array[0]) *const name =                    \
+        (__typeof__(accel__shared_##name.array[0]) *)accel__shared_arm(        \
+            &accel__shared_##name, sizeof(accel__shared_##name),               \
+            offsetof(__typeof__(accel__shared_##name), array),                 \
+            (uint32_t)sizeof(accel__shared_##name.array),                      \
+            (uint32_t)sizeof(type), #type " " #name "[" #count "]")
 #endif
 
 #define accel_thread_rank() (accel__thread->rank)
@@ -619,16 +785,21 @@ accel__shared_arm(void *whole, size_t whole_bytes, size_t array_offset,
 #define accel_thread_fence() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define accel_thread_fence_block() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
+static inline void accel__cpu_dim3_set(struct accel_cpu_dim3 *d,
+                                       const uint32_t v[3])
+{
+    d->x = v[0];
+    d->y = v[1];
+    d->z = v[2];
+}
+
 static inline void accel__cpu_thread_begin(struct accel_cpu_thread *t,
                                            const struct accel_cpu_block *b)
 {
-    t->thread_idx = (struct accel_cpu_dim3){0, 0, 0};
-    t->block_idx = (struct accel_cpu_dim3){b->block_idx[0], b->block_idx[1],
-                                           b->block_idx[2]};
-    t->block_dim = (struct accel_cpu_dim3){b->block_dim[0], b->block_dim[1],
-                                           b->block_dim[2]};
-    t->grid_dim = (struct accel_cpu_dim3){b->grid_dim[0], b->grid_dim[1],
-                                          b->grid_dim[2]};
+    t->thread_idx.x = t->thread_idx.y = t->thread_idx.z = 0;
+    accel__cpu_dim3_set(&t->block_idx, b->block_idx);
+    accel__cpu_dim3_set(&t->block_dim, b->block_dim);
+    accel__cpu_dim3_set(&t->grid_dim, b->grid_dim);
     t->shared = b->shared;
     t->rank = 0;
     t->block = b;
@@ -650,12 +821,14 @@ static inline void accel__cpu_sync_threads(const struct accel_cpu_thread *t)
  * and noduplicate keep clang from copying a barrier into the two sides of
  * a branch before the pass sees it.
  */
+ACCEL__EXTERN_C_BEGIN
 void accel__cbs_barrier(const struct accel_cpu_block *b, uint32_t rank);
 __attribute__((weak, visibility("hidden"), noinline, convergent, noduplicate)) void
 accel__cbs_barrier(const struct accel_cpu_block *b, uint32_t rank)
 {
     b->runtime->sync_threads(b->runtime_state, rank);
 }
+ACCEL__EXTERN_C_END
 #define accel_sync_threads()                                                   \
     accel__cbs_barrier(accel__thread->block, accel__thread->rank)
 #else
@@ -684,14 +857,31 @@ static inline uint64_t accel__cpu_warp(const struct accel_cpu_thread *t,
         memcpy(&out, &bits, sizeof(out));                                      \
         return out;                                                            \
     }
-ACCEL__CPU_SHFL(i, int)
-ACCEL__CPU_SHFL(u, unsigned int)
-ACCEL__CPU_SHFL(l, long)
-ACCEL__CPU_SHFL(ul, unsigned long)
-ACCEL__CPU_SHFL(ll, long long)
-ACCEL__CPU_SHFL(ull, unsigned long long)
-ACCEL__CPU_SHFL(f, float)
-ACCEL__CPU_SHFL(d, double)
+#ifdef __cplusplus
+/* C++: one overloaded name, where C picks a function by _Generic. */
+#define ACCEL__CPU_SHFL_OVERLOAD(sfx, T)                                       \
+    static inline T accel__shfl(const struct accel_cpu_thread *t, uint32_t op, \
+                                accel_lane_mask mask, T v, int arg)            \
+    {                                                                          \
+        return accel__shfl_##sfx(t, op, mask, v, arg);                         \
+    }
+#else
+#define ACCEL__CPU_SHFL_OVERLOAD(sfx, T)
+#endif
+#define ACCEL__CPU_SHFL_BOTH(sfx, T)                                           \
+    ACCEL__CPU_SHFL(sfx, T) ACCEL__CPU_SHFL_OVERLOAD(sfx, T)
+ACCEL__CPU_SHFL_BOTH(i, int)
+ACCEL__CPU_SHFL_BOTH(u, unsigned int)
+ACCEL__CPU_SHFL_BOTH(l, long)
+ACCEL__CPU_SHFL_BOTH(ul, unsigned long)
+ACCEL__CPU_SHFL_BOTH(ll, long long)
+ACCEL__CPU_SHFL_BOTH(ull, unsigned long long)
+ACCEL__CPU_SHFL_BOTH(f, float)
+ACCEL__CPU_SHFL_BOTH(d, double)
+#ifdef __cplusplus
+#define ACCEL__SHFL(op, mask, v, arg)                                          \
+    accel__shfl(accel__thread, op, mask, v, arg)
+#else
 #define ACCEL__SHFL(op, mask, v, arg)                                          \
     _Generic((v), int                                                          \
              : accel__shfl_i, unsigned int                                     \
@@ -702,6 +892,7 @@ ACCEL__CPU_SHFL(d, double)
              : accel__shfl_ull, float                                          \
              : accel__shfl_f, double                                           \
              : accel__shfl_d)(accel__thread, op, mask, v, arg)
+#endif
 
 #define accel_shfl_sync(mask, v, src)                                          \
     ACCEL__SHFL(ACCEL_CPU_WARP_SHFL_IDX, mask, v, src)
@@ -851,14 +1042,13 @@ static inline double accel_atomic_add_f64(double *p, double v)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
 #endif
-#define ACCEL__CPU_ROW(name, n, from, to, ...)                                 \
+#define ACCEL__CPU_ROW(callee, n, from, to, ...)                               \
     ACCEL__CPU_IVDEP for (uint32_t accel__x = (from); accel__x < (to);         \
                           accel__x++)                                          \
     {                                                                          \
         accel__t.thread_idx.x = accel__x;                                      \
         accel__t.rank = accel__row + accel__x;                                 \
-        accel__body_##name(                                                    \
-            &accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));          \
+        callee(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));       \
     }
 /*
  * One row of a block's threads from x0 on, 32 at a time where it can: the
@@ -866,27 +1056,43 @@ static inline double accel_atomic_add_f64(double *p, double v)
  * x0 = 1 (a loop of 31, known too) and runs to the next multiple of 32
  * before the whole loops.
  */
-#define ACCEL__CPU_ROWS(name, n, ...)                                          \
+#define ACCEL__CPU_ROWS(callee, n, ...)                                        \
     if (accel__bx % 32u != 0) {                                                \
-        ACCEL__CPU_ROW(name, n, accel__x0, accel__bx, __VA_ARGS__)             \
+        ACCEL__CPU_ROW(callee, n, accel__x0, accel__bx, __VA_ARGS__)           \
     } else if (accel__bx == 32u && accel__x0 == 0) {                           \
-        ACCEL__CPU_ROW(name, n, 0u, 32u, __VA_ARGS__)                          \
+        ACCEL__CPU_ROW(callee, n, 0u, 32u, __VA_ARGS__)                        \
     } else {                                                                   \
         uint32_t accel__c = (accel__x0 + 31u) & ~31u;                          \
                                                                                \
         if (accel__x0 == 1u) {                                                 \
-            ACCEL__CPU_ROW(name, n, 1u, 32u, __VA_ARGS__)                      \
+            ACCEL__CPU_ROW(callee, n, 1u, 32u, __VA_ARGS__)                    \
         } else {                                                               \
-            ACCEL__CPU_ROW(name, n, accel__x0, accel__c, __VA_ARGS__)          \
+            ACCEL__CPU_ROW(callee, n, accel__x0, accel__c, __VA_ARGS__)        \
         }                                                                      \
         for (; accel__c < accel__bx; accel__c += 32u) {                        \
-            ACCEL__CPU_ROW(name, n, accel__c, accel__c + 32u, __VA_ARGS__)     \
+            ACCEL__CPU_ROW(callee, n, accel__c, accel__c + 32u, __VA_ARGS__)   \
         }                                                                      \
     }
-#define ACCEL__KERNEL(name, n, ...)                                              \
-    ACCEL__BODY_FN void accel__body_##name(                                      \
-        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ(   \
-            n, ACCEL__COMMA_DECL, __VA_ARGS__));                                 \
+#define ACCEL__KERNEL(name, n, ...)                                            \
+    ACCEL__BODY_FN void accel__body_##name(                                    \
+        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ( \
+            n, ACCEL__COMMA_DECL, __VA_ARGS__));                               \
+    ACCEL__KERNEL_RUNNERS(name, (accel__body_##name), n, __VA_ARGS__)          \
+    ACCEL__BODY_FN void accel__body_##name(                                    \
+        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ( \
+            n, ACCEL__COMMA_DECL, __VA_ARGS__))
+/*
+ * What runs a kernel whose body is `callee` (a parenthesised function of
+ * the thread and the parameters): run_block, run_thread, the barrier
+ * pass's functions, the descriptor and the parameters' text.
+ */
+#define ACCEL__KERNEL_RUNNERS(name, callee, n, ...)                              \
+    static void accel__run_##name(const struct accel_cpu_block *accel__block,    \
+                                  void *const *accel__args)                      \
+        ACCEL__SYMBOL(accel__run_##name);                                        \
+    static void accel__thread_##name(                                            \
+        const struct accel_cpu_block *accel__block, void *const *accel__args,    \
+        uint32_t accel__rank) ACCEL__SYMBOL(accel__thread_##name);               \
     static void accel__run_##name(const struct accel_cpu_block *accel__block,    \
                                   void *const *accel__args)                      \
     {                                                                            \
@@ -909,7 +1115,7 @@ static inline double accel_atomic_add_f64(double *p, double v)
                                       accel__bx;                                 \
                                                                                  \
                 accel__t.thread_idx.y = accel__y;                                \
-                ACCEL__CPU_ROWS(name, n, __VA_ARGS__)                            \
+                ACCEL__CPU_ROWS(callee, n, __VA_ARGS__)                          \
             }                                                                    \
         }                                                                        \
     }                                                                            \
@@ -928,31 +1134,66 @@ static inline double accel_atomic_add_f64(double *p, double v)
         accel__t.thread_idx.y = accel__rank / accel__bx % accel__by;             \
         accel__t.thread_idx.z = accel__rank / accel__bx / accel__by;             \
         accel__t.rank = accel__rank;                                             \
-        accel__body_##name(                                                      \
-            &accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));            \
+        callee(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));         \
     }                                                                            \
-    ACCEL__CBS_FUNCTIONS(name, n, __VA_ARGS__)                                   \
-    ACCEL__EXPORT const struct accel_cpu_kernel accel_cpu_kernel_##name = {      \
-        ACCEL_CPU_KERNEL_ABI,                                                    \
-        n - 1,                                                                   \
-        {ACCEL__SEQ(n, ACCEL__SIZE, __VA_ARGS__) 0},                             \
-        accel__run_##name,                                                       \
-        accel__thread_##name,                                                    \
-        "" ACCEL__SEQ(n, ACCEL__NAME_TEXT, __VA_ARGS__),                         \
-        {ACCEL__SEQ(n, ACCEL__KIND, __VA_ARGS__) 0},                             \
-        {ACCEL__SEQ(n, ACCEL__ELEM, __VA_ARGS__) 0},                             \
-        0,                                                                       \
-        0,                                                                       \
+    ACCEL__CBS_FUNCTIONS(name, callee, n, __VA_ARGS__)                           \
+    ACCEL__EXTERN_C ACCEL__EXPORT const struct accel_cpu_kernel                  \
+        accel_cpu_kernel_##name = {                                              \
+            ACCEL_CPU_KERNEL_ABI,                                                \
+            n - 1,                                                               \
+            {ACCEL__SEQ(n, ACCEL__SIZE, __VA_ARGS__) 0},                         \
+            accel__run_##name,                                                   \
+            accel__thread_##name,                                                \
+            "" ACCEL__SEQ(n, ACCEL__NAME_TEXT, __VA_ARGS__),                     \
+            {ACCEL__SEQ(n, ACCEL__KIND, __VA_ARGS__) 0},                         \
+            {ACCEL__SEQ(n, ACCEL__ELEM, __VA_ARGS__) 0},                         \
+            0,                                                                   \
+            0,                                                                   \
     };                                                                           \
-    ACCEL__EXPORT const char accel_cpu_params_##name[] = ACCEL__SEQ(             \
-        n, ACCEL__PARAM_TEXT, __VA_ARGS__) "";                                   \
-    ACCEL__BODY_FN void accel__body_##name(                                      \
-        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ(   \
+    ACCEL__EXTERN_C ACCEL__EXPORT const char accel_cpu_params_##name[] =         \
+        ACCEL__SEQ(n, ACCEL__PARAM_TEXT, __VA_ARGS__) "";
+
+#ifdef __cplusplus
+/*
+ * A template's body is a function template of the thread; an instance
+ * runs one specialisation, after checking that the parameters it spells
+ * are those of the specialisation.
+ */
+#define ACCEL__KERNEL_TEMPLATE(tparams, name, n, ...)                          \
+    template <ACCEL__UNPAREN tparams>                                          \
+    ACCEL__BODY_FN void accel__body_##name(                                    \
+        const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ( \
             n, ACCEL__COMMA_DECL, __VA_ARGS__))
+#define ACCEL__KERNEL_INSTANCE(tmpl, targs, name, n, ...)                      \
+    static_assert(                                                             \
+        accel__cpu_same<decltype(&accel__body_##tmpl<ACCEL__UNPAREN targs>),   \
+                        void (*)(const struct accel_cpu_thread *ACCEL__SEQ(    \
+                            n, ACCEL__COMMA_TYPE, __VA_ARGS__))>::value,       \
+        "ACCEL_KERNEL_INSTANCE " #name ": the parameters differ from those "   \
+        "of " #tmpl #targs);                                                   \
+    ACCEL__KERNEL_RUNNERS(name, (accel__body_##tmpl<ACCEL__UNPAREN targs>), n, \
+                          __VA_ARGS__)
+#define ACCEL__COMMA_TYPE(i, pair) , ACCEL__TYPE pair
+template <typename A, typename B> struct accel__cpu_same {
+    static const bool value = false;
+};
+template <typename A> struct accel__cpu_same<A, A> {
+    static const bool value = true;
+};
+#else
+#define ACCEL__KERNEL_TEMPLATE(tparams, name, n, ...)                          \
+    _Static_assert(0, "ACCEL_KERNEL_TEMPLATE " #name " is C++: compile the "   \
+                      "kernel source as C++ (accel-cc -x c++, or name it "     \
+                      ".cu or .cpp)")
+#define ACCEL__KERNEL_INSTANCE(tmpl, targs, name, n, ...)                      \
+    _Static_assert(0, "ACCEL_KERNEL_INSTANCE " #name " is C++: compile the "   \
+                      "kernel source as C++ (accel-cc -x c++, or name it "     \
+                      ".cu or .cpp)")
+#endif
 
 #ifndef ACCEL__CPU_CBS
 #define ACCEL__BODY_FN static inline
-#define ACCEL__CBS_FUNCTIONS(name, n, ...)
+#define ACCEL__CBS_FUNCTIONS(name, callee, n, ...)
 #else
 /*
  * What accel-cc's barrier pass (tools/cbs) works on, built only when
@@ -981,84 +1222,101 @@ static inline uint64_t accel__cbs_disagreement(const uint32_t *results,
         t++;
     return ACCEL_CPU_REGIONS_DISAGREE(t, results[t], results[0]);
 }
-#define ACCEL__CBS_FUNCTIONS(name, n, ...)                                      \
-    __attribute__((used, noinline)) static uint32_t accel__cbs_step_##name(     \
-        const struct accel_cpu_block *accel__block, uint32_t accel__x,          \
-        uint32_t accel__y, uint32_t accel__z, uint32_t accel__rank,             \
-        uint32_t accel__resume, void *ACCEL_RESTRICT accel__scratch,            \
-        uint32_t accel__threads ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__))  \
-    {                                                                           \
-        struct accel_cpu_thread accel__t;                                       \
-                                                                                \
-        (void)accel__resume;                                                    \
-        (void)accel__scratch;                                                   \
-        (void)accel__threads;                                                   \
-        accel__cpu_thread_begin(&accel__t, accel__block);                       \
-        accel__t.thread_idx = (struct accel_cpu_dim3){accel__x, accel__y,       \
-                                                      accel__z};                \
-        accel__t.rank = accel__rank;                                            \
-        accel__body_##name(                                                     \
-            &accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));           \
-        uint32_t accel__returned = 0;                                           \
-                                                                                \
-        __asm__("" : "+r"(accel__returned)); /* see above */                    \
-        return accel__returned;                                                 \
-    }                                                                           \
-    __attribute__((used, noinline)) static uint32_t accel__cbs_region_##name(   \
-        const struct accel_cpu_block *accel__block, uint32_t accel__resume,     \
-        void *ACCEL_RESTRICT accel__scratch,                                    \
-        uint32_t *ACCEL_RESTRICT accel__results ACCEL__SEQ(                     \
-            n, ACCEL__COMMA_DECL, __VA_ARGS__))                                 \
-    {                                                                           \
-        const uint32_t accel__bx = accel__block->block_dim[0];                  \
-        const uint32_t accel__by = accel__block->block_dim[1];                  \
-        const uint32_t accel__bz = accel__block->block_dim[2];                  \
-        const uint32_t accel__threads = accel__bx * accel__by * accel__bz;      \
-        uint32_t accel__lo = ACCEL__CBS_DISAGREE, accel__hi = 0;                \
-                                                                                \
-        for (uint32_t accel__z = 0; accel__z < accel__bz; accel__z++) {         \
-            for (uint32_t accel__y = 0; accel__y < accel__by; accel__y++) {     \
-                uint32_t accel__row = (accel__z * accel__by + accel__y) *       \
-                                      accel__bx;                                \
-                                                                                \
-                for (uint32_t accel__x = 0; accel__x < accel__bx; accel__x++) { \
-                    uint32_t accel__r = accel__cbs_step_##name(                 \
-                        accel__block, accel__x, accel__y, accel__z,             \
-                        accel__row + accel__x, accel__resume, accel__scratch,   \
-                        accel__threads ACCEL__SEQ(n, ACCEL__COMMA_NAME,         \
-                                                  __VA_ARGS__));                \
-                                                                                \
-                    accel__results[accel__row + accel__x] = accel__r;           \
-                    accel__lo = accel__r < accel__lo ? accel__r : accel__lo;    \
-                    accel__hi = accel__r > accel__hi ? accel__r : accel__hi;    \
-                }                                                               \
-            }                                                                   \
-        }                                                                       \
-        return accel__lo == accel__hi ? accel__lo : ACCEL__CBS_DISAGREE;        \
-    }                                                                           \
-    __attribute__((used)) static uint64_t accel__cbs_run_##name(                \
-        const struct accel_cpu_block *accel__block, void *const *accel__args,   \
-        void *accel__scratch)                                                   \
-    {                                                                           \
-        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                               \
-        const uint32_t accel__threads = accel__block->block_dim[0] *            \
-                                        accel__block->block_dim[1] *            \
-                                        accel__block->block_dim[2];             \
-        uint32_t *accel__results = (uint32_t *)accel__scratch;                  \
-        void *accel__slots = (char *)accel__scratch +                           \
-                             (((size_t)accel__threads * 4 + 63) & ~(size_t)63); \
-        uint32_t accel__resume = 0;                                             \
-                                                                                \
-        (void)accel__args;                                                      \
-        for (;;) {                                                              \
-            accel__resume = accel__cbs_region_##name(                           \
-                accel__block, accel__resume, accel__slots,                      \
-                accel__results ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));  \
-            if (accel__resume == ACCEL_CPU_REGIONS_RETURNED)                    \
-                return ACCEL_CPU_REGIONS_OK;                                    \
-            if (accel__resume == ACCEL__CBS_DISAGREE)                           \
-                return accel__cbs_disagreement(accel__results, accel__threads); \
-        }                                                                       \
+/*
+ * The three functions' heads: declared first with their symbols, which the
+ * pass looks up and C++ would mangle (ACCEL__SYMBOL), then defined.
+ */
+#define ACCEL__CBS_STEP(name, n, ...)                                          \
+    uint32_t accel__cbs_step_##name(                                           \
+        const struct accel_cpu_block *accel__block, uint32_t accel__x,         \
+        uint32_t accel__y, uint32_t accel__z, uint32_t accel__rank,            \
+        uint32_t accel__resume, void *ACCEL_RESTRICT accel__scratch,           \
+        uint32_t accel__threads ACCEL__SEQ(n, ACCEL__COMMA_DECL, __VA_ARGS__))
+#define ACCEL__CBS_REGION(name, n, ...)                                        \
+    uint32_t accel__cbs_region_##name(                                         \
+        const struct accel_cpu_block *accel__block, uint32_t accel__resume,    \
+        void *ACCEL_RESTRICT accel__scratch,                                   \
+        uint32_t *ACCEL_RESTRICT accel__results ACCEL__SEQ(                    \
+            n, ACCEL__COMMA_DECL, __VA_ARGS__))
+#define ACCEL__CBS_RUN(name)                                                   \
+    uint64_t accel__cbs_run_##name(const struct accel_cpu_block *accel__block, \
+                                   void *const *accel__args,                   \
+                                   void *accel__scratch)
+#define ACCEL__CBS_FUNCTIONS(name, callee, n, ...)                               \
+    __attribute__((used, noinline)) static ACCEL__CBS_STEP(name, n, __VA_ARGS__) \
+        ACCEL__SYMBOL(accel__cbs_step_##name);                                   \
+    __attribute__((used, noinline)) static ACCEL__CBS_REGION(                    \
+        name, n, __VA_ARGS__) ACCEL__SYMBOL(accel__cbs_region_##name);           \
+    __attribute__((used)) static ACCEL__CBS_RUN(name)                            \
+        ACCEL__SYMBOL(accel__cbs_run_##name);                                    \
+    __attribute__((used, noinline)) static ACCEL__CBS_STEP(name, n, __VA_ARGS__) \
+    {                                                                            \
+        struct accel_cpu_thread accel__t;                                        \
+                                                                                 \
+        (void)accel__resume;                                                     \
+        (void)accel__scratch;                                                    \
+        (void)accel__threads;                                                    \
+        accel__cpu_thread_begin(&accel__t, accel__block);                        \
+        accel__t.thread_idx.x = accel__x;                                        \
+        accel__t.thread_idx.y = accel__y;                                        \
+        accel__t.thread_idx.z = accel__z;                                        \
+        accel__t.rank = accel__rank;                                             \
+        callee(&accel__t ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));         \
+        uint32_t accel__returned = 0;                                            \
+                                                                                 \
+        __asm__("" : "+r"(accel__returned)); /* see above */                     \
+        return accel__returned;                                                  \
+    }                                                                            \
+    __attribute__((used, noinline)) static ACCEL__CBS_REGION(name, n,            \
+                                                             __VA_ARGS__)        \
+    {                                                                            \
+        const uint32_t accel__bx = accel__block->block_dim[0];                   \
+        const uint32_t accel__by = accel__block->block_dim[1];                   \
+        const uint32_t accel__bz = accel__block->block_dim[2];                   \
+        const uint32_t accel__threads = accel__bx * accel__by * accel__bz;       \
+        uint32_t accel__lo = ACCEL__CBS_DISAGREE, accel__hi = 0;                 \
+                                                                                 \
+        for (uint32_t accel__z = 0; accel__z < accel__bz; accel__z++) {          \
+            for (uint32_t accel__y = 0; accel__y < accel__by; accel__y++) {      \
+                uint32_t accel__row = (accel__z * accel__by + accel__y) *        \
+                                      accel__bx;                                 \
+                                                                                 \
+                for (uint32_t accel__x = 0; accel__x < accel__bx; accel__x++) {  \
+                    uint32_t accel__r = accel__cbs_step_##name(                  \
+                        accel__block, accel__x, accel__y, accel__z,              \
+                        accel__row + accel__x, accel__resume, accel__scratch,    \
+                        accel__threads ACCEL__SEQ(n, ACCEL__COMMA_NAME,          \
+                                                  __VA_ARGS__));                 \
+                                                                                 \
+                    accel__results[accel__row + accel__x] = accel__r;            \
+                    accel__lo = accel__r < accel__lo ? accel__r : accel__lo;     \
+                    accel__hi = accel__r > accel__hi ? accel__r : accel__hi;     \
+                }                                                                \
+            }                                                                    \
+        }                                                                        \
+        return accel__lo == accel__hi ? accel__lo : ACCEL__CBS_DISAGREE;         \
+    }                                                                            \
+    __attribute__((used)) static ACCEL__CBS_RUN(name)                            \
+    {                                                                            \
+        ACCEL__SEQ(n, ACCEL__UNPACK, __VA_ARGS__)                                \
+        const uint32_t accel__threads = accel__block->block_dim[0] *             \
+                                        accel__block->block_dim[1] *             \
+                                        accel__block->block_dim[2];              \
+        uint32_t *accel__results = (uint32_t *)accel__scratch;                   \
+        void *accel__slots = (char *)accel__scratch +                            \
+                             (((size_t)accel__threads * 4 + 63) & ~(size_t)63);  \
+        uint32_t accel__resume = 0;                                              \
+                                                                                 \
+        (void)accel__args;                                                       \
+        for (;;) {                                                               \
+            accel__resume = accel__cbs_region_##name(                            \
+                accel__block, accel__resume, accel__slots,                       \
+                accel__results ACCEL__SEQ(n, ACCEL__COMMA_NAME, __VA_ARGS__));   \
+            if (accel__resume == ACCEL_CPU_REGIONS_RETURNED)                     \
+                return ACCEL_CPU_REGIONS_OK;                                     \
+            if (accel__resume == ACCEL__CBS_DISAGREE)                            \
+                return accel__cbs_disagreement(accel__results, accel__threads);  \
+        }                                                                        \
     }
 #endif
 
@@ -1077,6 +1335,7 @@ static inline uint64_t accel__cbs_disagreement(const uint32_t *results,
  * __builtin_classify_type, which gcc and clang share, tells any pointer
  * (5, pointer_type_class) from a value.
  */
+#ifndef __cplusplus
 #define ACCEL__KIND(i, pair)                                                   \
     (__builtin_classify_type(*(ACCEL__TYPE pair *)0) == 5                      \
          ? ACCEL_CPU_PARAM_POINTER                                             \
@@ -1084,6 +1343,11 @@ static inline uint64_t accel__cbs_disagreement(const uint32_t *results,
 #define ACCEL__ELEM(i, pair)                                                   \
     _Generic(*(ACCEL__TYPE pair *)0, ACCEL__CPU_ELEMS(), ACCEL__CPU_ELEMS(*),  \
              ACCEL__CPU_ELEMS(const *), default : 0),
+#else
+/* C++: the same numbers from templates (accel__cpu_param, below). */
+#define ACCEL__KIND(i, pair) accel__cpu_param<ACCEL__TYPE pair>::kind,
+#define ACCEL__ELEM(i, pair) accel__cpu_param<ACCEL__TYPE pair>::elem,
+#endif
 
 /*
  * The accel_elem_type numbers (<accel/accel.h>: ACCEL_BYTE 0, F16 1, BF16 2,
@@ -1124,14 +1388,234 @@ __extension__ typedef __bf16 accel__cpu_bfloat16;
 #else
 #define ACCEL__CPU_BFLOAT16(P)
 #endif
+#ifdef __cplusplus
+/*
+ * The element type of a scalar type, as the C form's _Generic table gives
+ * it: by size and signedness for integers, plain char as bytes, 0 for
+ * anything else. accel__cpu_param<T> strips T's top-level qualifiers
+ * (const, volatile, restrict) and tells a pointer, whose element type is
+ * its pointee's (0 for a pointer to a pointer), from a value.
+ */
+template <typename T> struct accel__cpu_elem {
+    static const uint8_t value = 0;
+};
+#define ACCEL__CPU_ELEM_IS(T, number)                                          \
+    template <> struct accel__cpu_elem<T> {                                    \
+        static const uint8_t value = (number);                                 \
+    };
+ACCEL__CPU_ELEM_IS(float, 3)
+ACCEL__CPU_ELEM_IS(double, 4)
+ACCEL__CPU_ELEM_IS(signed char, 5)
+ACCEL__CPU_ELEM_IS(unsigned char, 9)
+ACCEL__CPU_ELEM_IS(short, ACCEL__CPU_INT(short, 5))
+ACCEL__CPU_ELEM_IS(unsigned short, ACCEL__CPU_INT(short, 9))
+ACCEL__CPU_ELEM_IS(int, ACCEL__CPU_INT(int, 5))
+ACCEL__CPU_ELEM_IS(unsigned int, ACCEL__CPU_INT(int, 9))
+ACCEL__CPU_ELEM_IS(long, ACCEL__CPU_INT(long, 5))
+ACCEL__CPU_ELEM_IS(unsigned long, ACCEL__CPU_INT(long, 9))
+ACCEL__CPU_ELEM_IS(long long, ACCEL__CPU_INT(long long, 5))
+ACCEL__CPU_ELEM_IS(unsigned long long, ACCEL__CPU_INT(long long, 9))
+#if defined(__FLT16_MAX__)
+ACCEL__CPU_ELEM_IS(accel__cpu_float16, 1)
+#endif
+#if defined(__BFLT16_MAX__)
+ACCEL__CPU_ELEM_IS(accel__cpu_bfloat16, 2)
+#endif
+template <typename T> struct accel__cpu_elem<const T> : accel__cpu_elem<T> {
+};
+template <typename T> struct accel__cpu_elem<volatile T> : accel__cpu_elem<T> {
+};
+template <typename T>
+struct accel__cpu_elem<const volatile T> : accel__cpu_elem<T> {
+};
+
+template <typename T> struct accel__cpu_param {
+    static const uint8_t kind = ACCEL_CPU_PARAM_VALUE;
+    static const uint8_t elem = accel__cpu_elem<T>::value;
+};
+template <typename T> struct accel__cpu_param<T *> {
+    static const uint8_t kind = ACCEL_CPU_PARAM_POINTER;
+    static const uint8_t elem = accel__cpu_elem<T>::value;
+};
+template <typename T>
+struct accel__cpu_param<T *__restrict> : accel__cpu_param<T *> {
+};
+template <typename T> struct accel__cpu_param<const T> : accel__cpu_param<T> {
+};
+template <typename T>
+struct accel__cpu_param<volatile T> : accel__cpu_param<T> {
+};
+template <typename T>
+struct accel__cpu_param<const volatile T> : accel__cpu_param<T> {
+};
+template <typename T>
+struct accel__cpu_param<T *const __restrict> : accel__cpu_param<T *> {
+};
+#endif
 #define ACCEL__UNPACK(i, pair)                                                 \
     ACCEL__TYPE pair ACCEL__NAME pair = *(ACCEL__TYPE pair *)accel__args[i];
 
 #endif /* the CPU form */
 
+/* ==== CUDA's vector types: float4, make_float4, and their arithmetic ==== */
+
+#if ACCEL_KERNEL_CPU
+/*
+ * The CPU form's own, laid out as CUDA's (vector_types.h): members x, y,
+ * z, w; a 2- and 4-vector aligned to its size (16 at most), a 3-vector to
+ * its element; make_T2(x, y) and the rest. In C as in C++.
+ */
+#define ACCEL__VEC_TYPES(name, T, a1, a2, a4)                                  \
+    typedef struct name##1                                                     \
+    {                                                                          \
+        ACCEL__ALIGNAS(a1) T x;                                                \
+    }                                                                          \
+    name##1;                                                                   \
+    typedef struct name##2                                                     \
+    {                                                                          \
+        ACCEL__ALIGNAS(a2) T x;                                                \
+        T y;                                                                   \
+    }                                                                          \
+    name##2;                                                                   \
+    typedef struct name##3                                                     \
+    {                                                                          \
+        T x, y, z;                                                             \
+    }                                                                          \
+    name##3;                                                                   \
+    typedef struct name##4                                                     \
+    {                                                                          \
+        ACCEL__ALIGNAS(a4) T x;                                                \
+        T y, z, w;                                                             \
+    }                                                                          \
+    name##4;                                                                   \
+    static inline name##1 make_##name##1(T x)                                  \
+    {                                                                          \
+        name##1 v;                                                             \
+        v.x = x;                                                               \
+        return v;                                                              \
+    }                                                                          \
+    static inline name##2 make_##name##2(T x, T y)                             \
+    {                                                                          \
+        name##2 v;                                                             \
+        v.x = x;                                                               \
+        v.y = y;                                                               \
+        return v;                                                              \
+    }                                                                          \
+    static inline name##3 make_##name##3(T x, T y, T z)                        \
+    {                                                                          \
+        name##3 v;                                                             \
+        v.x = x;                                                               \
+        v.y = y;                                                               \
+        v.z = z;                                                               \
+        return v;                                                              \
+    }                                                                          \
+    static inline name##4 make_##name##4(T x, T y, T z, T w)                   \
+    {                                                                          \
+        name##4 v;                                                             \
+        v.x = x;                                                               \
+        v.y = y;                                                               \
+        v.z = z;                                                               \
+        v.w = w;                                                               \
+        return v;                                                              \
+    }
+ACCEL__VEC_TYPES(char, signed char, 1, 2, 4)
+ACCEL__VEC_TYPES(uchar, unsigned char, 1, 2, 4)
+ACCEL__VEC_TYPES(short, short, 2, 4, 8)
+ACCEL__VEC_TYPES(ushort, unsigned short, 2, 4, 8)
+ACCEL__VEC_TYPES(int, int, 4, 8, 16)
+ACCEL__VEC_TYPES(uint, unsigned int, 4, 8, 16)
+ACCEL__VEC_TYPES(long, long, 8, 16, 16)
+ACCEL__VEC_TYPES(ulong, unsigned long, 8, 16, 16)
+ACCEL__VEC_TYPES(longlong, long long, 8, 16, 16)
+ACCEL__VEC_TYPES(ulonglong, unsigned long long, 8, 16, 16)
+ACCEL__VEC_TYPES(float, float, 4, 8, 16)
+ACCEL__VEC_TYPES(double, double, 8, 16, 16)
+#endif
+
+#if defined(__cplusplus) && !ACCEL_KERNEL_HIP &&                               \
+    !defined(ACCEL_NO_VECTOR_OPERATORS)
+/*
+ * C++, on the CPU and under nvcc: element-wise + - * / of two vectors of
+ * the same type and of a vector and a scalar of its element type, either
+ * side; the compound assignments; unary minus. HIP's vector types have
+ * these and more of their own. CUDA's headers have none: a CUDA source
+ * that brings its own (cuda-samples' helper_math.h) defines
+ * ACCEL_NO_VECTOR_OPERATORS before including this header.
+ */
+#define ACCEL__VEC_OPS2(V, T)                                                  \
+    ACCEL__VEC_FN V accel__splat(V, T s)                                       \
+    {                                                                          \
+        return make_##V(s, s);                                                 \
+    }                                                                          \
+    ACCEL__VEC_FN V operator-(V a)                                             \
+    {                                                                          \
+        return make_##V(-a.x, -a.y);                                           \
+    }                                                                          \
+    ACCEL__VEC_OP(V, T, +, a.x + b.x, a.y + b.y)                               \
+    ACCEL__VEC_OP(V, T, -, a.x - b.x, a.y - b.y)                               \
+    ACCEL__VEC_OP(V, T, *, a.x *b.x, a.y *b.y)                                 \
+    ACCEL__VEC_OP(V, T, /, a.x / b.x, a.y / b.y)
+#define ACCEL__VEC_OPS3(V, T)                                                  \
+    ACCEL__VEC_FN V accel__splat(V, T s)                                       \
+    {                                                                          \
+        return make_##V(s, s, s);                                              \
+    }                                                                          \
+    ACCEL__VEC_FN V operator-(V a)                                             \
+    {                                                                          \
+        return make_##V(-a.x, -a.y, -a.z);                                     \
+    }                                                                          \
+    ACCEL__VEC_OP(V, T, +, a.x + b.x, a.y + b.y, a.z + b.z)                    \
+    ACCEL__VEC_OP(V, T, -, a.x - b.x, a.y - b.y, a.z - b.z)                    \
+    ACCEL__VEC_OP(V, T, *, a.x *b.x, a.y *b.y, a.z *b.z)                       \
+    ACCEL__VEC_OP(V, T, /, a.x / b.x, a.y / b.y, a.z / b.z)
+#define ACCEL__VEC_OPS4(V, T)                                                  \
+    ACCEL__VEC_FN V accel__splat(V, T s)                                       \
+    {                                                                          \
+        return make_##V(s, s, s, s);                                           \
+    }                                                                          \
+    ACCEL__VEC_FN V operator-(V a)                                             \
+    {                                                                          \
+        return make_##V(-a.x, -a.y, -a.z, -a.w);                               \
+    }                                                                          \
+    ACCEL__VEC_OP(V, T, +, a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w)         \
+    ACCEL__VEC_OP(V, T, -, a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w)         \
+    ACCEL__VEC_OP(V, T, *, a.x *b.x, a.y *b.y, a.z *b.z, a.w *b.w)             \
+    ACCEL__VEC_OP(V, T, /, a.x / b.x, a.y / b.y, a.z / b.z, a.w / b.w)
+/* One operator: of two vectors (the fields given), and with a scalar. */
+#define ACCEL__VEC_OP(V, T, op, ...)                                           \
+    ACCEL__VEC_FN V operator op(V a, V b)                                      \
+    {                                                                          \
+        return make_##V(__VA_ARGS__);                                          \
+    }                                                                          \
+    ACCEL__VEC_FN V operator op(V a, T s)                                      \
+    {                                                                          \
+        return a op accel__splat(a, s);                                        \
+    }                                                                          \
+    ACCEL__VEC_FN V operator op(T s, V b)                                      \
+    {                                                                          \
+        return accel__splat(b, s) op b;                                        \
+    }                                                                          \
+    ACCEL__VEC_FN V &operator op##=(V &a, V b)                                 \
+    {                                                                          \
+        return a = a op b;                                                     \
+    }                                                                          \
+    ACCEL__VEC_FN V &operator op##=(V &a, T s)                                 \
+    {                                                                          \
+        return a = a op s;                                                     \
+    }
+#define ACCEL__VEC_ALL_OPS(name, T)                                            \
+    ACCEL__VEC_OPS2(name##2, T)                                                \
+    ACCEL__VEC_OPS3(name##3, T) ACCEL__VEC_OPS4(name##4, T)
+ACCEL__VEC_ALL_OPS(float, float)
+ACCEL__VEC_ALL_OPS(double, double)
+ACCEL__VEC_ALL_OPS(int, int)
+ACCEL__VEC_ALL_OPS(uint, unsigned int)
+#endif
+
 /* ---- macro machinery: a parameter is a (type, name) pair ---- */
 
 #define ACCEL__DECL(type, name) type name
+#define ACCEL__UNPAREN(...) __VA_ARGS__
 #define ACCEL__TYPE(type, name) type
 #define ACCEL__NAME(type, name) name
 

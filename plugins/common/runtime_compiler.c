@@ -189,8 +189,10 @@ accel_status accel__rtc_compile(struct accel__rtc *rtc,
     const char *options[RTC_OPTIONS_MAX];
     uint32_t count = 0;
     options[count++] = target;
+    /* -xc and -xc++ are the CPU plugin's: NVRTC and hiprtc compile C++. */
     for (uint32_t i = 0; i < request->option_count && count < RTC_OPTIONS_MAX; i++)
-        options[count++] = request->options[i];
+        if (strncmp(request->options[i], "-x", 2) != 0)
+            options[count++] = request->options[i];
     result = rtc->compile(program, (int)count, options);
     rtc_hand_log(rtc, program, request);
     accel_status status;

@@ -244,10 +244,12 @@ static void null_compile_argv(const char *compiler,
                               const struct accel_compile_request *request,
                               const char **argv)
 {
-    static const char *flags[] = {"-x",
-                                  "c",
-                                  "-std=gnu11",
-                                  "-O3",
+    /* C11 unless the last -x option says C++17, as accel-cc compiles it. */
+    bool cxx = false;
+    for (uint32_t i = 0; i < request->option_count; i++)
+        if (strncmp(request->options[i], "-x", 2) == 0)
+            cxx = strcmp(request->options[i], "-xc++") == 0;
+    static const char *flags[] = {"-O3",
                                   "-fPIC",
                                   "-shared",
                                   "-nostdlib",
@@ -257,18 +259,30 @@ static void null_compile_argv(const char *compiler,
                                   "-I."};
     size_t n = 0;
     argv[n++] = compiler;
+    argv[n++] = "-x";
+    argv[n++] = cxx ? "c++" : "c";
+    argv[n++] = cxx ? "-std=gnu++17" : "-std=gnu11";
+    if (cxx) {
+        argv[n++] = "-fno-exceptions";
+        argv[n++] = "-fno-rtti";
+    }
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         argv[n++] = flags[i];
     const char *march = null_march();
     if (march != NULL)
         argv[n++] = march;
     for (uint32_t i = 0; i < request->option_count && i < 256; i++)
-        argv[n++] = request->options[i];
+        if (strncmp(request->options[i], "-x", 2) != 0)
+            argv[n++] = request->options[i];
     argv[n++] = "-o";
     argv[n++] = "kernel.so";
     argv[n++] = "kernel.c";
     argv[n++] = "-lm";
     argv[n++] = "-lgcc";
+    if (cxx) { /* the guards of function-local statics, if the code has any */
+        argv[n++] = "-Wl,--as-needed";
+        argv[n++] = "-lstdc++";
+    }
     argv[n] = NULL;
 }
 

@@ -1,0 +1,586 @@
+/*
+ * C++ kernels on the CPU plugin (kernels/cxx.cu, compiled as C++17 by
+ * accel-cc and to PTX and an AMD code object by nvcc and hipcc where
+ * found): each kernel's output checked element by element against a host
+ * reference, in every image the build makes of the source: the bundle
+ * accel-cc makes by default (barrier kernels through the barrier pass
+ * where it is built), an image of gcc's alone (barrier kernels on
+ * fibers), the checked image run under `accel-check --check memory`
+ * (clean: no report), and the same source compiled at run time
+ * (accel_module_compile with -xc++). Through the pass, the templated
+ * barrier kernels run as loops between their barriers.
+ *
+ * `test-cxx-kernels --run IMAGE` runs the checks on IMAGE alone, outside
+ * cmocka, and exits 0 when all hold: the checked image's child.
+ */
+#include "support.h"
+
+#include <accel/kernel.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define CXX_SANITIZER_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define CXX_SANITIZER_BUILD 1
+#endif
+
+struct cxx_case {
+    accel_host *host;
+    accel_device *device;
+    accel_stream *stream;
+    accel_module *module;
+    int failures;
+};
+
+/* ---- reporting without cmocka: the checks run in --run's child too ---- */
+
+static bool ok(struct cxx_case *c, accel_status status, const char *what)
+{
+    if (status == ACCEL_OK)
+        return true;
+    fprintf(stderr, "cxx-kernels: %s: %s: %s\n", what,
+            accel_status_name(status), accel_last_error());
+    c->failures++;
+    return false;
+}
+
+static void mismatch(struct cxx_case *c, const char *kernel, uint64_t i,
+                     double got, double want)
+{
+    if (c->failures < 20)
+        fprintf(stderr, "cxx-kernels: %s: element %llu is %.9g, want %.9g\n",
+                kernel, (unsigned long long)i, got, want);
+    c->failures++;
+}
+
+/* Equal within a relative `tolerance` (0: exactly). */
+static void expect_near(struct cxx_case *c, const char *kernel, uint64_t i,
+                        double got, double want, double tolerance)
+{
+    double scale = fabs(want) > 1.0 ? fabs(want) : 1.0;
+
+    if (!(fabs(got - want) <= tolerance * scale))
+        mismatch(c, kernel, i, got, want);
+}
+
+/* ---- device arrays and launches ---- */
+
+static accel_ref upload(struct cxx_case *c, accel_elem_type type,
+                        uint64_t count, const void *data)
+{
+    accel_ref ref = {0};
+
+    if (ok(c, accel_alloc(c->device, type, count, &ref), "accel_alloc") &&
+        data != NULL)
+        ok(c,
+           accel_copy_to_device(c->stream, ref, 0, data,
+                                count * accel_elem_size(type)),
+           "accel_copy_to_device");
+    return ref;
+}
+
+static void download(struct cxx_case *c, void *dst, accel_ref ref)
+{
+    ok(c, accel_copy_to_host(c->stream, dst, ref, 0, accel_ref_bytes(ref)),
+       "accel_copy_to_host");
+    ok(c, accel_stream_sync(c->stream), "accel_stream_sync");
+}
+
+static bool launch(struct cxx_case *c, const char *name, accel_dim3 grid,
+                   accel_dim3 block, const accel_arg *args, uint32_t nargs)
+{
+    accel_kernel *kernel = NULL;
+
+    return ok(c, accel_kernel_get(c->module, name, &kernel), name) &&
+           ok(c, accel_launch(c->stream, kernel, grid, block, 0, args, nargs),
+              name) &&
+           ok(c, accel_stream_sync(c->stream), name);
+}
+
+static accel_dim3 dim(uint32_t x, uint32_t y)
+{
+    return (accel_dim3){x, y, 1};
+}
+
+/* ---- the kernels' checks ---- */
+
+/* block_sum<T, BLOCK>: each block's sum of its BLOCK elements. */
+static void check_block_sums(struct cxx_case *c)
+{
+    const uint32_t n = 1000;
+    float xf[1000], sf[4];
+    double xd[1000], sd[16];
+    int32_t xi[1000], si[8];
+
+    for (uint32_t i = 0; i < n; i++) {
+        xf[i] = (float)(i % 7) * 0.5f;
+        xd[i] = (double)i * 0.25;
+        xi[i] = (int32_t)i - 500;
+    }
+    accel_ref dxf = upload(c, ACCEL_F32, n, xf),
+              dsf = upload(c, ACCEL_F32, 4, NULL);
+    accel_ref dxd = upload(c, ACCEL_F64, n, xd),
+              dsd = upload(c, ACCEL_F64, 16, NULL);
+    accel_ref dxi = upload(c, ACCEL_I32, n, xi),
+              dsi = upload(c, ACCEL_I32, 8, NULL);
+    accel_arg af[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dxf), ACCEL_ARG_REF(dsf)};
+    accel_arg ad[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dxd), ACCEL_ARG_REF(dsd)};
+    accel_arg ai[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dxi), ACCEL_ARG_REF(dsi)};
+
+    if (launch(c, "cxx_block_sum_f32_256", dim(4, 1), dim(256, 1), af, 3)) {
+        download(c, sf, dsf);
+        for (uint32_t b = 0; b < 4; b++) {
+            float want = 0.0f;
+            for (uint32_t i = b * 256; i < n && i < (b + 1) * 256; i++)
+                want += xf[i];
+            expect_near(c, "cxx_block_sum_f32_256", b, sf[b], want, 0);
+        }
+    }
+    if (launch(c, "cxx_block_sum_f64_64", dim(16, 1), dim(64, 1), ad, 3)) {
+        download(c, sd, dsd);
+        for (uint32_t b = 0; b < 16; b++) {
+            double want = 0.0;
+            for (uint32_t i = b * 64; i < n && i < (b + 1) * 64; i++)
+                want += xd[i];
+            expect_near(c, "cxx_block_sum_f64_64", b, sd[b], want, 0);
+        }
+    }
+    if (launch(c, "cxx_block_sum_i32_128", dim(8, 1), dim(128, 1), ai, 3)) {
+        download(c, si, dsi);
+        for (uint32_t b = 0; b < 8; b++) {
+            int32_t want = 0;
+            for (uint32_t i = b * 128; i < n && i < (b + 1) * 128; i++)
+                want += xi[i];
+            expect_near(c, "cxx_block_sum_i32_128", b, si[b], want, 0);
+        }
+    }
+    accel_free(c->device, dxf);
+    accel_free(c->device, dsf);
+    accel_free(c->device, dxd);
+    accel_free(c->device, dsd);
+    accel_free(c->device, dxi);
+    accel_free(c->device, dsi);
+}
+
+/* scan<T, Op, BLOCK>: inclusive scans of each block, by + and by max. */
+static void check_scans(struct cxx_case *c)
+{
+    float xf[512], yf[512];
+    int32_t xi[192], yi[192];
+
+    for (uint32_t i = 0; i < 512; i++)
+        xf[i] = (float)(i % 5);
+    for (uint32_t i = 0; i < 192; i++)
+        xi[i] = (int32_t)((i * 7919u) % 1000u) - 500;
+    accel_ref dxf = upload(c, ACCEL_F32, 512, xf),
+              dyf = upload(c, ACCEL_F32, 512, NULL);
+    accel_ref dxi = upload(c, ACCEL_I32, 192, xi),
+              dyi = upload(c, ACCEL_I32, 192, NULL);
+    accel_arg af[] = {ACCEL_ARG_REF(dxf), ACCEL_ARG_REF(dyf)};
+    accel_arg ai[] = {ACCEL_ARG_REF(dxi), ACCEL_ARG_REF(dyi)};
+
+    if (launch(c, "cxx_scan_sum_f32", dim(4, 1), dim(128, 1), af, 2)) {
+        download(c, yf, dyf);
+        float run = 0.0f;
+        for (uint32_t i = 0; i < 512; i++) {
+            run = i % 128 == 0 ? xf[i] : run + xf[i];
+            expect_near(c, "cxx_scan_sum_f32", i, yf[i], run, 0);
+        }
+    }
+    if (launch(c, "cxx_scan_max_i32", dim(3, 1), dim(64, 1), ai, 2)) {
+        download(c, yi, dyi);
+        int32_t run = 0;
+        for (uint32_t i = 0; i < 192; i++) {
+            run = i % 64 == 0 || xi[i] > run ? xi[i] : run;
+            expect_near(c, "cxx_scan_max_i32", i, yi[i], run, 0);
+        }
+    }
+    accel_free(c->device, dxf);
+    accel_free(c->device, dyf);
+    accel_free(c->device, dxi);
+    accel_free(c->device, dyi);
+}
+
+/* matmul<TILE>: C = A B for n = 37, not a multiple of either tile. */
+static void check_matmul(struct cxx_case *c)
+{
+    enum { N = 37 };
+    static float a[N * N], b[N * N], got[N * N];
+    const uint32_t n = N;
+    static const uint32_t tiles[] = {8, 16};
+
+    for (uint32_t i = 0; i < N * N; i++) {
+        a[i] = (float)((int)(i % 5) - 2);
+        b[i] = (float)((int)(i % 3) - 1);
+    }
+    accel_ref da = upload(c, ACCEL_F32, N * N, a),
+              db = upload(c, ACCEL_F32, N * N, b);
+    accel_ref dc = upload(c, ACCEL_F32, N * N, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(da),
+                        ACCEL_ARG_REF(db), ACCEL_ARG_REF(dc)};
+
+    for (size_t t = 0; t < 2; t++) {
+        uint32_t tile = tiles[t], grid = (N + tile - 1) / tile;
+        const char *name = tile == 8 ? "cxx_matmul_8" : "cxx_matmul_16";
+
+        memset(got, 0, sizeof got);
+        if (!launch(c, name, dim(grid, grid), dim(tile, tile), args, 4))
+            continue;
+        download(c, got, dc);
+        for (uint32_t r = 0; r < N; r++)
+            for (uint32_t col = 0; col < N; col++) {
+                float want = 0.0f;
+                for (uint32_t k = 0; k < N; k++)
+                    want += a[r * N + k] * b[k * N + col];
+                expect_near(c, name, r * N + col, got[r * N + col], want, 0);
+            }
+    }
+    accel_free(c->device, da);
+    accel_free(c->device, db);
+    accel_free(c->device, dc);
+}
+
+/* axpy4: float4 operators, and a device function taking references. */
+static void check_axpy4(struct cxx_case *c)
+{
+    enum { N = 300 };
+    static float x[4 * N], y[4 * N], got[4 * N], norms[N];
+    const uint32_t n = N;
+    const float a = 1.5f;
+
+    for (uint32_t i = 0; i < 4 * N; i++) {
+        x[i] = (float)i * 0.01f - 3.0f;
+        y[i] = (float)(i % 11) * 0.3f;
+    }
+    accel_ref dx = upload(c, ACCEL_F32, 4 * N, x),
+              dy = upload(c, ACCEL_F32, 4 * N, y);
+    accel_ref dn = upload(c, ACCEL_F32, N, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_VALUE(a),
+                        ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy), ACCEL_ARG_REF(dn)};
+
+    if (launch(c, "cxx_axpy4", dim((N + 63) / 64, 1), dim(64, 1), args, 5)) {
+        download(c, got, dy);
+        download(c, norms, dn);
+        for (uint32_t i = 0; i < 4 * N; i++) {
+            float r = ((a * x[i] + y[i]) - 0.5f) * 2.0f;
+            expect_near(c, "cxx_axpy4", i, got[i], -r / 4.0f, 1e-6);
+        }
+        for (uint32_t i = 0; i < N; i++) {
+            const float *v = x + 4 * i;
+            float want = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
+            expect_near(c, "cxx_axpy4 norms", i, norms[i], want, 1e-6);
+        }
+    }
+    accel_free(c->device, dx);
+    accel_free(c->device, dy);
+    accel_free(c->device, dn);
+}
+
+/* members: member functions and operators, namespaced overloads, lambdas. */
+static void check_members(struct cxx_case *c)
+{
+    enum { N = 500 };
+    static float xs[N], ys[N], out_f[N];
+    static double out_d[N];
+    static int32_t out_i[N];
+    const uint32_t n = N;
+
+    for (uint32_t i = 0; i < N; i++) {
+        xs[i] = (float)i * 0.1f - 20.0f;
+        ys[i] = (float)(i % 13) * 0.7f;
+    }
+    accel_ref dx = upload(c, ACCEL_F32, N, xs), dy = upload(c, ACCEL_F32, N, ys);
+    accel_ref df = upload(c, ACCEL_F32, N, NULL),
+              dd = upload(c, ACCEL_F64, N, NULL);
+    accel_ref di = upload(c, ACCEL_I32, N, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx),
+                        ACCEL_ARG_REF(dy),  ACCEL_ARG_REF(df),
+                        ACCEL_ARG_REF(dd),  ACCEL_ARG_REF(di)};
+
+    if (launch(c, "cxx_members", dim((N + 127) / 128, 1), dim(128, 1), args, 6)) {
+        download(c, out_f, df);
+        download(c, out_d, dd);
+        download(c, out_i, di);
+        for (uint32_t i = 0; i < N; i++) {
+            float qx = (xs[i] + 1.0f) * 0.5f, qy = (ys[i] - 1.0f) * 0.5f;
+            float want = (qx * qx + qy * qy) * 2.0f + xs[i] * xs[i] + 1.0f;
+            expect_near(c, "cxx_members f", i, out_f[i], want, 1e-6);
+            expect_near(c, "cxx_members d", i, out_d[i], (double)xs[i] * 3.0, 0);
+            expect_near(c, "cxx_members i", i, out_i[i], 5.0 * i, 0);
+        }
+    }
+    accel_free(c->device, dx);
+    accel_free(c->device, dy);
+    accel_free(c->device, df);
+    accel_free(c->device, dd);
+    accel_free(c->device, di);
+}
+
+/* transpose: a 2D shared array, 45 x 70 in 16 x 16 blocks. */
+static void check_transpose(struct cxx_case *c)
+{
+    enum { ROWS = 45, COLS = 70 };
+    static float in[ROWS * COLS], out[ROWS * COLS];
+    const uint32_t rows = ROWS, cols = COLS;
+
+    for (uint32_t i = 0; i < ROWS * COLS; i++)
+        in[i] = (float)i;
+    accel_ref din = upload(c, ACCEL_F32, ROWS * COLS, in);
+    accel_ref dout = upload(c, ACCEL_F32, ROWS * COLS, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(rows), ACCEL_ARG_VALUE(cols),
+                        ACCEL_ARG_REF(din), ACCEL_ARG_REF(dout)};
+
+    if (launch(c, "cxx_transpose", dim((COLS + 15) / 16, (ROWS + 15) / 16),
+               dim(16, 16), args, 4)) {
+        download(c, out, dout);
+        for (uint32_t r = 0; r < ROWS; r++)
+            for (uint32_t col = 0; col < COLS; col++)
+                expect_near(c, "cxx_transpose", col * ROWS + r,
+                            out[col * ROWS + r], in[r * COLS + col], 0);
+    }
+    accel_free(c->device, din);
+    accel_free(c->device, dout);
+}
+
+/* fast_math: CUDA's intrinsics and the float overloads, against libm. */
+static void check_fast_math(struct cxx_case *c)
+{
+    enum { N = 200, OUT = 12 };
+    static float x[N], y[N * OUT];
+    const uint32_t n = N;
+
+    for (uint32_t i = 0; i < N; i++)
+        x[i] = 0.1f + (float)i * 0.01f;
+    accel_ref dx = upload(c, ACCEL_F32, N, x),
+              dy = upload(c, ACCEL_F32, N * OUT, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx), ACCEL_ARG_REF(dy)};
+
+    if (launch(c, "cxx_fast_math", dim((N + 63) / 64, 1), dim(64, 1), args, 3)) {
+        download(c, y, dy);
+        for (uint32_t i = 0; i < N; i++) {
+            double v = x[i];
+            double want[OUT] = {
+                exp(v),
+                log(v),
+                log2(v),
+                pow(2.0, v),
+                sin(v) + cos(v),
+                v / 3.0,
+                v - 1.0 < 0.0   ? 0.0
+                : v - 1.0 > 1.0 ? 1.0
+                                : v - 1.0,
+                1.0 / sqrt(v),
+                sin(v) * cos(v),
+                log10(v) + tan(v * 0.5),
+                exp(v) + log(v),
+                v + (v * 2.0 + 1.0),
+            };
+            for (uint32_t k = 0; k < OUT; k++)
+                expect_near(c, "cxx_fast_math", i * OUT + k, y[i * OUT + k],
+                            want[k], 1e-5);
+        }
+    }
+    accel_free(c->device, dx);
+    accel_free(c->device, dy);
+}
+
+static void check_all(struct cxx_case *c)
+{
+    check_block_sums(c);
+    check_scans(c);
+    check_matmul(c);
+    check_axpy4(c);
+    check_members(c);
+    check_transpose(c);
+    check_fast_math(c);
+}
+
+/* ---- opening a case ---- */
+
+static void case_close(struct cxx_case *c)
+{
+    accel_module_unload(c->module);
+    accel_stream_destroy(c->stream);
+    accel_device_close(c->device);
+    accel_host_destroy(c->host);
+}
+
+/* The null device with `image` loaded, or the source compiled when NULL. */
+static bool case_open(struct cxx_case *c, const char *image)
+{
+    accel_host_options options = {.plugin_path = NULL_PLUGIN_PATH};
+
+    memset(c, 0, sizeof *c);
+    if (!ok(c, accel_host_create(&options, &c->host), "accel_host_create") ||
+        !ok(c, accel_device_open(c->host, "null", 0, &c->device),
+            "accel_device_open") ||
+        !ok(c, accel_stream_create(c->device, &c->stream), "accel_stream_create"))
+        return false;
+    if (image != NULL)
+        return ok(c, accel_module_load_file(c->device, image, &c->module), image);
+    FILE *file = fopen(CXX_KERNELS_SOURCE, "r");
+    static char source[1 << 16];
+    size_t got = file != NULL ? fread(source, 1, sizeof source - 1, file) : 0;
+
+    if (file != NULL)
+        fclose(file);
+    source[got] = '\0';
+    if (got == 0) {
+        fprintf(stderr, "cxx-kernels: cannot read %s\n", CXX_KERNELS_SOURCE);
+        c->failures++;
+        return false;
+    }
+    if (!ok(c, accel_module_compile(c->device, source, "-xc++", &c->module),
+            "accel_module_compile")) {
+        fprintf(stderr, "%s\n", accel_last_build_log());
+        return false;
+    }
+    return true;
+}
+
+static void run_image(const char *image)
+{
+    struct cxx_case c;
+
+    support_clean_environment();
+    if (image == NULL)
+        setenv("ACCEL_CACHE", "0", 1); /* compiled each time, never cached */
+    if (case_open(&c, image))
+        check_all(&c);
+    case_close(&c);
+    support_clean_environment();
+    assert_int_equal(c.failures, 0);
+}
+
+/* ---- the tests ---- */
+
+static void test_default_bundle_matches_the_references(void **state)
+{
+    (void)state;
+    run_image(CXX_KERNELS_BUNDLE);
+}
+
+static void test_fiber_image_matches_the_references(void **state)
+{
+    (void)state;
+    run_image(CXX_KERNELS_FIBERS);
+}
+
+static void test_compiled_at_run_time_matches_the_references(void **state)
+{
+    (void)state;
+    run_image(NULL);
+}
+
+/* Through the barrier pass, the template instances with barriers are split. */
+static void test_pass_splits_the_templated_barrier_kernels(void **state)
+{
+    static const char *const split[] = {
+        "cxx_block_sum_f32_256", "cxx_block_sum_f64_64",
+        "cxx_block_sum_i32_128", "cxx_scan_sum_f32",
+        "cxx_scan_max_i32",      "cxx_matmul_8",
+        "cxx_matmul_16",         "cxx_transpose",
+    };
+    void *image;
+
+    (void)state;
+    if (CXX_KERNELS_CBS[0] == '\0') {
+        print_message("skipped: %s\n", CXX_CBS_MISSING);
+        skip();
+    }
+    image = dlopen(CXX_KERNELS_CBS, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(image);
+    for (size_t i = 0; i < sizeof split / sizeof split[0]; i++) {
+        char symbol[128];
+        const struct accel_cpu_kernel *kernel;
+
+        snprintf(symbol, sizeof symbol, ACCEL_CPU_KERNEL_PREFIX "%s", split[i]);
+        kernel = dlsym(image, symbol);
+        assert_non_null(kernel);
+        if (kernel->run_regions == NULL)
+            fail_msg("%s: not split by the barrier pass", split[i]);
+    }
+    dlclose(image);
+    run_image(CXX_KERNELS_CBS);
+}
+
+/* The checked image under accel-check: right results, no report. */
+static void test_checked_image_runs_clean(void **state)
+{
+    int pipe_fds[2], status = 0;
+    static char text[1 << 16];
+    size_t got = 0;
+    pid_t child;
+
+    (void)state;
+#ifdef CXX_SANITIZER_BUILD
+    print_message("skipped: a sanitizer build cannot take accel-check's "
+                  "runtime\n");
+    skip();
+#endif
+    if (getenv("ACCEL_TEST_UNDER_VALGRIND") != NULL ||
+        CXX_KERNELS_CHECKED[0] == '\0') {
+        print_message("skipped: %s\n",
+                      CXX_KERNELS_CHECKED[0] == '\0'
+                          ? "no checked image built"
+                          : "ASan does not run under valgrind");
+        skip();
+    }
+    assert_int_equal(pipe(pipe_fds), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        dup2(pipe_fds[1], 2);
+        dup2(pipe_fds[1], 1);
+        close(pipe_fds[0]);
+        support_clean_environment();
+        setenv("ASAN_OPTIONS", "symbolize=0", 1);
+        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, "--check", "memory",
+              CXX_KERNELS_SELF, "--run", CXX_KERNELS_CHECKED, (char *)NULL);
+        _exit(127);
+    }
+    close(pipe_fds[1]);
+    for (;;) {
+        ssize_t n = read(pipe_fds[0], text + got, sizeof text - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    text[got] = '\0';
+    close(pipe_fds[0]);
+    assert_int_equal(waitpid(child, &status, 0), child);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        print_error("%s", text);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--run") == 0) {
+        struct cxx_case c;
+
+        if (case_open(&c, argv[2]))
+            check_all(&c);
+        case_close(&c);
+        return c.failures == 0 ? 0 : 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_bundle_matches_the_references),
+        cmocka_unit_test(test_fiber_image_matches_the_references),
+        cmocka_unit_test(test_compiled_at_run_time_matches_the_references),
+        cmocka_unit_test(test_pass_splits_the_templated_barrier_kernels),
+        cmocka_unit_test(test_checked_image_runs_clean),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
