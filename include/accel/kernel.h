@@ -1253,9 +1253,10 @@ static inline uint64_t accel__cbs_disagreement(const uint32_t *results,
     {                                                                            \
         struct accel_cpu_thread accel__t;                                        \
                                                                                  \
-        (void)accel__resume;                                                     \
-        (void)accel__scratch;                                                    \
-        (void)accel__threads;                                                    \
+        /* Used, as far as clang can tell: LLVM 16 and later pass poison for \
+         * unused arguments of internal functions, and the pass uses these. */   \
+        __asm__("" ::"r"(accel__resume), "r"(accel__scratch),                    \
+                "r"(accel__threads));                                            \
         accel__cpu_thread_begin(&accel__t, accel__block);                        \
         accel__t.thread_idx.x = accel__x;                                        \
         accel__t.thread_idx.y = accel__y;                                        \

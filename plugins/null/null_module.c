@@ -4,7 +4,8 @@
  * symbol accel_cpu_kernel_NAME, its descriptor.
  *
  * An image arrives as bytes, so it is written to an anonymous memory file
- * (memfd) and opened with dlopen through /proc/self/fd. Loading a module
+ * (memfd), or with ACCEL_PERF_MAP=1 to a named file perf can read
+ * (null_perfmap.h), and opened with dlopen through /proc/self/fd. Loading a module
  * runs the image's code (its constructors), as loading any module does:
  * images are trusted code, to be trusted like the program itself. What the
  * plugin checks, before the dynamic loader sees the bytes, is that they
@@ -163,9 +164,12 @@ accel_status accel__null_module_load(accel_drv_device *device, const void *image
     if (module == NULL)
         return services->set_error(ACCEL_ERR_OUT_OF_HOST_MEMORY,
                                    "module_load: calloc of a module failed");
-    status = null_image_to_memfd(services, image, size, &module->fd);
-    if (status != ACCEL_OK)
-        goto fail_free;
+    module->fd = accel__null_perf_image_fd(services, image, size);
+    if (module->fd < 0) {
+        status = null_image_to_memfd(services, image, size, &module->fd);
+        if (status != ACCEL_OK)
+            goto fail_free;
+    }
     status = null_dlopen_fd(services, module->fd, &module->handle);
     if (status != ACCEL_OK)
         goto fail_close;

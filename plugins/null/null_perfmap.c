@@ -1,6 +1,7 @@
 #include "null_perfmap.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <link.h>
@@ -114,16 +115,22 @@ static int null_perf_map_open(const struct accel_host_services *services,
     return fd;
 }
 
+static bool null_perf_wanted(const struct accel_host_services *services)
+{
+    const char *wanted = services->getenv("ACCEL_PERF_MAP");
+
+    return wanted != NULL && strcmp(wanted, "1") == 0;
+}
+
 void accel__null_perf_map_note(const struct accel_host_services *services,
                                const unsigned char *image, size_t size,
                                void *handle)
 {
-    const char *wanted = services->getenv("ACCEL_PERF_MAP");
     struct link_map *map = NULL;
     char path[64];
     int fd;
 
-    if (wanted == NULL || strcmp(wanted, "1") != 0)
+    if (!null_perf_wanted(services))
         return;
     if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL)
         return;
@@ -132,4 +139,100 @@ void accel__null_perf_map_note(const struct accel_host_services *services,
         return;
     null_perf_map_write(fd, image, size, (uintptr_t)map->l_addr);
     close(fd);
+}
+
+/* ---- images in named files ---- */
+
+/* FNV-1a, 64 bits: names the file by the image's bytes. */
+static uint64_t null_image_hash(const unsigned char *image, size_t size)
+{
+    uint64_t hash = 0xcbf29ce484222325ull;
+
+    for (size_t i = 0; i < size; i++)
+        hash = (hash ^ image[i]) * 0x100000001b3ull;
+    return hash;
+}
+
+/*
+ * /tmp/accel-perf-UID, made 0700 if missing; refused unless it is a
+ * directory of this user that no one else can write (/tmp is shared).
+ */
+static bool null_perf_dir(const struct accel_host_services *services,
+                          char *path, size_t path_size)
+{
+    struct stat st;
+
+    snprintf(path, path_size, "/tmp/accel-perf-%ld", (long)geteuid());
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        services->log(ACCEL_LOG_WARN,
+                      "null: ACCEL_PERF_MAP: cannot make %s: %s; images "
+                      "load from memory files, which perf cannot name",
+                      path, null_errno_name(errno));
+        return false;
+    }
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        services->log(ACCEL_LOG_WARN,
+                      "null: ACCEL_PERF_MAP: %s is not a directory of this "
+                      "user with mode 0700; images load from memory files, "
+                      "which perf cannot name",
+                      path);
+        return false;
+    }
+    return true;
+}
+
+static bool null_write_all(int fd, const unsigned char *bytes, size_t size)
+{
+    size_t done = 0;
+
+    while (done < size) {
+        ssize_t n = write(fd, bytes + done, size - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        done += (size_t)n;
+    }
+    return true;
+}
+
+/*
+ * Written to a fresh file and renamed into place, so that a process still
+ * running an older file of the same name keeps its own, and a reader never
+ * sees half an image.
+ */
+int accel__null_perf_image_fd(const struct accel_host_services *services,
+                              const unsigned char *image, size_t size)
+{
+    char dir[64], temp[128], path[160];
+    int fd;
+
+    if (!null_perf_wanted(services) || !null_perf_dir(services, dir, sizeof(dir)))
+        return -1;
+    snprintf(temp, sizeof(temp), "%s/.module-XXXXXX", dir);
+    snprintf(path, sizeof(path), "%s/module-%016" PRIx64 "-%zu.so", dir,
+             null_image_hash(image, size), size);
+    fd = mkstemp(temp);
+    if (fd < 0) {
+        services->log(ACCEL_LOG_WARN,
+                      "null: ACCEL_PERF_MAP: cannot write in %s: %s", dir,
+                      null_errno_name(errno));
+        return -1;
+    }
+    if (!null_write_all(fd, image, size) || fchmod(fd, 0600) != 0 ||
+        rename(temp, path) != 0) {
+        services->log(ACCEL_LOG_WARN, "null: ACCEL_PERF_MAP: cannot write %s: %s",
+                      path, null_errno_name(errno));
+        unlink(temp);
+        close(fd);
+        return -1;
+    }
+    /* O_CLOEXEC, as the memory file is: a child need not inherit it. */
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }

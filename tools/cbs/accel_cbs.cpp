@@ -83,6 +83,12 @@ using namespace llvm;
 
 namespace {
 
+/* An i8 pointer: i8* up to LLVM 16, the opaque ptr after (getInt8PtrTy went in 18). */
+Type *bytePointer(IRBuilder<> &b)
+{
+    return PointerType::getUnqual(b.getInt8Ty());
+}
+
 /* What <accel/kernel.h> names (ACCEL__CBS_FUNCTIONS, the descriptor). */
 const char STEP_PREFIX[] = "accel__cbs_step_";
 const char REGION_PREFIX[] = "accel__cbs_region_";
@@ -316,14 +322,22 @@ void clearMemoryAttributes(Function &fn, unsigned scratch_arg)
         fn.removeParamAttr(scratch_arg, kind);
         fn.removeFnAttr(kind);
     }
+#if LLVM_VERSION_MAJOR >= 16
+    /* LLVM 16 folded the function's memory attributes into memory(...). */
+    fn.removeFnAttr(Attribute::Memory);
+#else
     fn.removeFnAttr(Attribute::ArgMemOnly);
     fn.removeFnAttr(Attribute::InaccessibleMemOnly);
     fn.removeFnAttr(Attribute::InaccessibleMemOrArgMemOnly);
+#endif
     for (User *user : fn.users()) {
         if (auto *call = dyn_cast<CallBase>(user)) {
             for (Attribute::AttrKind kind : {Attribute::ReadNone, Attribute::ReadOnly,
                                              Attribute::WriteOnly}) {
                 call->removeFnAttr(kind);
+#if LLVM_VERSION_MAJOR >= 16
+                call->removeFnAttr(Attribute::Memory);
+#endif
                 if (scratch_arg < call->arg_size())
                     call->removeParamAttr(scratch_arg, kind);
             }
@@ -476,7 +490,7 @@ void moveToSlots(Function &step, SwitchInst *dispatch, const Divergent &divergen
     IRBuilder<> b(dispatch);
     Value *threads = b.CreateZExt(step.getArg(STEP_THREADS), b.getInt64Ty());
     Value *rank = b.CreateZExt(step.getArg(STEP_RANK), b.getInt64Ty());
-    Value *scratch = b.CreatePointerCast(step.getArg(STEP_SCRATCH), b.getInt8PtrTy());
+    Value *scratch = b.CreatePointerCast(step.getArg(STEP_SCRATCH), bytePointer(b));
     for (size_t i = 0; i < uniform.size(); i++) {
         Type *type = cells[i].type;
         demote(uniform[i].first,
@@ -616,7 +630,7 @@ void dropAgreement(Function &clone, Function &step)
 void copyUniforms(BasicBlock *tail, Value *scratch, uint64_t uniform_bytes)
 {
     IRBuilder<> b(&*tail->getFirstInsertionPt());
-    Value *bytes = b.CreatePointerCast(scratch, b.getInt8PtrTy());
+    Value *bytes = b.CreatePointerCast(scratch, bytePointer(b));
 
     b.CreateMemCpy(bytes, Align(64), b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), bytes,
                                                                   uniform_bytes),
@@ -729,7 +743,7 @@ std::vector<Kernel> findKernels(Module &module)
 
     for (Function &fn : module) {
         StringRef name = fn.getName();
-        if (!name.startswith(STEP_PREFIX) || fn.isDeclaration())
+        if (name.substr(0, sizeof(STEP_PREFIX) - 1) != STEP_PREFIX || fn.isDeclaration())
             continue;
         Kernel kernel;
         kernel.name = name.drop_front(sizeof(STEP_PREFIX) - 1).str();

@@ -24,6 +24,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 
 using namespace llvm;
 
@@ -39,11 +40,17 @@ Function *addressFunction(GlobalVariable &var)
     fn->addFnAttr(Attribute::NoInline);
     fn->addFnAttr(Attribute::NoUnwind);
     fn->addFnAttr(Attribute::WillReturn);
-    fn->addFnAttr(Attribute::ReadNone);
+    fn->setDoesNotAccessMemory(); /* readnone; memory(none) from LLVM 16 */
     fn->addFnAttr(Attribute::Speculatable);
     IRBuilder<> b(BasicBlock::Create(module.getContext(), "", fn));
     InlineAsm *opaque = InlineAsm::get(FunctionType::get(type, {type}, false), "", "=r,0", false);
-    b.CreateRet(b.CreateCall(opaque, {&var}));
+#if LLVM_VERSION_MAJOR >= 16
+    /* From LLVM 16 a thread-local's address is taken through an intrinsic. */
+    Value *tls = b.CreateThreadLocalAddress(&var);
+#else
+    Value *tls = &var;
+#endif
+    b.CreateRet(b.CreateCall(opaque, {tls}));
     return fn;
 }
 
@@ -68,20 +75,42 @@ Value *rebuild(Value *value, const GlobalVariable &var, Value *address, Instruct
         return address;
     if (!mentions(value, var))
         return value;
-    Instruction *inst = cast<ConstantExpr>(value)->getAsInstruction(at);
+    /* Inserted apart: later LLVMs dropped getAsInstruction's insertion point. */
+    Instruction *inst = cast<ConstantExpr>(value)->getAsInstruction();
+    inst->insertBefore(at);
     for (unsigned i = 0; i < inst->getNumOperands(); i++)
         inst->setOperand(i, rebuild(inst->getOperand(i), var, address, inst));
     return inst;
 }
 
+/* A call of llvm.threadlocal.address (LLVM 16 and later) on `var`. */
+bool takesAddressOf(const Instruction &inst, const GlobalVariable &var)
+{
+#if LLVM_VERSION_MAJOR >= 16
+    auto *intrinsic = dyn_cast<IntrinsicInst>(&inst);
+    return intrinsic != nullptr &&
+           intrinsic->getIntrinsicID() == Intrinsic::threadlocal_address &&
+           intrinsic->getArgOperand(0) == &var;
+#else
+    (void)inst;
+    (void)var;
+    return false;
+#endif
+}
+
 void rewriteUses(GlobalVariable &var, Function *address)
 {
     SmallVector<std::pair<Instruction *, unsigned>, 16> uses;
+    SmallVector<Instruction *, 16> intrinsics;
     for (Function &fn : *var.getParent()) {
         if (&fn == address)
             continue;
         for (BasicBlock &bb : fn) {
             for (Instruction &inst : bb) {
+                if (takesAddressOf(inst, var)) {
+                    intrinsics.push_back(&inst);
+                    continue;
+                }
                 for (unsigned i = 0; i < inst.getNumOperands(); i++) {
                     if (mentions(inst.getOperand(i), var))
                         uses.push_back({&inst, i});
@@ -96,6 +125,12 @@ void rewriteUses(GlobalVariable &var, Function *address)
         Instruction *at = phi != nullptr ? phi->getIncomingBlock(i)->getTerminator() : inst;
         CallInst *call = CallInst::Create(address, "cbs.tls", at);
         inst->setOperand(i, rebuild(inst->getOperand(i), var, call, at));
+    }
+    /* The intrinsic's result is the address: the call takes its place. */
+    for (Instruction *inst : intrinsics) {
+        CallInst *call = CallInst::Create(address, "cbs.tls", inst);
+        inst->replaceAllUsesWith(call);
+        inst->eraseFromParent();
     }
 }
 
