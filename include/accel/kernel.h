@@ -614,8 +614,11 @@ ACCEL__STATIC_ASSERT(
  * to [0, 1] with NaN to 0, the _rn forms round to nearest as every CPU
  * operation does): results agree with a GPU's within the GPU's stated
  * error for the intrinsic, not bit for bit. Macros, since glibc declares
- * some of the same names (__expf) for itself.
+ * some of the same names (__expf) for itself. A source with CPU
+ * definitions of its own for these names defines
+ * ACCEL_NO_CUDA_INTRINSICS before including this header.
  */
+#ifndef ACCEL_NO_CUDA_INTRINSICS
 static inline float accel__cpu_rsqrtf(float x)
 {
     return 1.0f / sqrtf(x);
@@ -662,6 +665,7 @@ static inline void accel__cpu_sincosf(float x, float *s, float *c)
 #define __fmaf_rn(x, y, z) fmaf(x, y, z)
 #define __frcp_rn(x) (1.0f / (float)(x))
 #define __fsqrt_rn(x) sqrtf(x)
+#endif /* ACCEL_NO_CUDA_INTRINSICS */
 /* 1 in every form since CPU kernel ABI 2; kept for sources that test it. */
 #define ACCEL_KERNEL_HAS_BARRIERS 1
 

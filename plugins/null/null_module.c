@@ -71,7 +71,6 @@ static accel_status null_image_to_memfd(const struct accel_host_services *servic
                                         const unsigned char *image, size_t size,
                                         int *out_fd)
 {
-    size_t done = 0;
     int fd;
 
     *out_fd = -1;
@@ -80,22 +79,15 @@ static accel_status null_image_to_memfd(const struct accel_host_services *servic
         return services->set_error(ACCEL_ERR_MODULE,
                                    "module_load: memfd_create failed: %s",
                                    null_errno_name(errno));
-    while (done < size) {
-        ssize_t n = write(fd, image + done, size - done);
+    if (!null_write_all(fd, image, size)) {
+        int err = errno;
 
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            int err = n < 0 ? errno : EIO;
-
-            close(fd);
-            return services->set_error(
-                err == ENOMEM || err == ENOSPC ? ACCEL_ERR_OUT_OF_HOST_MEMORY
-                                               : ACCEL_ERR_MODULE,
-                "module_load: writing %zu bytes to a memfd failed: %s", size,
-                null_errno_name(err));
-        }
-        done += (size_t)n;
+        close(fd);
+        return services->set_error(
+            err == ENOMEM || err == ENOSPC ? ACCEL_ERR_OUT_OF_HOST_MEMORY
+                                           : ACCEL_ERR_MODULE,
+            "module_load: writing %zu bytes to a memfd failed: %s", size,
+            null_errno_name(err));
     }
     *out_fd = fd;
     return ACCEL_OK;

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,6 +43,29 @@ static inline uint64_t null_now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Write all `size` bytes, through short writes and EINTR. False, with
+ * errno set (EIO for a write of nothing), when a write fails.
+ */
+static inline bool null_write_all(int fd, const void *bytes, size_t size)
+{
+    size_t done = 0;
+
+    while (done < size) {
+        ssize_t n = write(fd, (const char *)bytes + done, size - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return false;
+        }
+        done += (size_t)n;
+    }
+    return true;
 }
 
 /*

@@ -182,22 +182,6 @@ static bool null_perf_dir(const struct accel_host_services *services,
     return true;
 }
 
-static bool null_write_all(int fd, const unsigned char *bytes, size_t size)
-{
-    size_t done = 0;
-
-    while (done < size) {
-        ssize_t n = write(fd, bytes + done, size - done);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        done += (size_t)n;
-    }
-    return true;
-}
-
 /*
  * Written to a fresh file and renamed into place, so that a process still
  * running an older file of the same name keeps its own, and a reader never
