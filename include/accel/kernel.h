@@ -107,11 +107,14 @@
  *  - A thread that overflows its stack faults on a guard page; the plugin
  *    prints the kernel, block and thread and aborts the process (a kernel
  *    stopped mid-instruction cannot be resumed or unwound safely).
- *  - A static shared array is a _Thread_local array in the image, so it is
+ *  - A static shared array is a thread-local array in the image, so it is
  *    per host thread, which is per block; each thread that declares it
- *    finds it through the dynamic loader's TLS lookup. In an
- *    AddressSanitizer image (accel-cc --check) it lies between poisoned
- *    zones and its name is a pointer to it (see ACCEL_SHARED below).
+ *    finds it through the dynamic loader's TLS lookup. It may have more
+ *    dimensions: ACCEL_SHARED(float, tile, 16][17) is float tile[16][17].
+ *    In an AddressSanitizer image (accel-cc --check) it lies between
+ *    poisoned zones and its name is a pointer to its first element (of a
+ *    2D array, its first row), indexed the same way (see ACCEL_SHARED
+ *    below).
  *  - Not offered: cooperative groups, grid sync, warp matrix operations,
  *    the shuffles' `width` argument, independent forward progress between
  *    the threads of a block (a thread that spins on a flag another thread
@@ -727,8 +730,9 @@ ACCEL__STATIC_ASSERT(sizeof(struct accel__shared_zone) == 32,
  * zones around thread-local arrays, so the array lies between two poisoned
  * zones of its own, each holding a description of it (struct
  * accel__shared_zone, above) that the null plugin's report reads to name
- * the array. `name` is then a `type *const` to the array (sizeof(name) is
- * a pointer's there: use the count). The zones are written and poisoned
+ * the array. `name` is then a const pointer to the array's first element
+ * (`type *const`; of a 2D array a pointer to its first row), indexed as
+ * the array is (sizeof(name) is a pointer's there: use the count). The zones are written and poisoned
  * by the first thread that declares the array on each host thread.
  */
 /* After the array: up to 15 bytes to the next 16, a zone, and 17 more. */
