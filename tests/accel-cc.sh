@@ -28,6 +28,20 @@ expect 2 "$tool" -o "$work/a.accelpack"
 expect 2 "$tool" --elf --target cpu,cuda -o "$work/a.so" "$source"
 expect 2 "$tool" --bogus -o "$work/a.accelpack" "$source"
 expect 2 "$tool" -x fortran -o "$work/a.accelpack" "$source"
+# A compiler without a C++ front end (gcc without g++): a .cu source is
+# compiled as C, with a note; -x c++ is an error.
+{
+    echo '#!/bin/sh'
+    echo 'for arg in "$@"; do [ "$arg" = c++ ] && { echo "c-only-cc: no C++ here" >&2; exit 1; }; done'
+    echo 'exec cc "$@"'
+} > "$work/c-only-cc"
+chmod +x "$work/c-only-cc"
+expect 0 "$tool" --no-cbs --levels baseline --cc "$work/c-only-cc" -o "$work/c.accelpack" "$source"
+grep -q "cannot compile C++ (for gcc, install g++): .* is compiled as C11" "$work/out" ||
+    { cat "$work/out"; fail "no note that the source was compiled as C"; }
+expect 2 "$tool" --no-cbs --levels baseline --cc "$work/c-only-cc" -x c++ -o "$work/c.accelpack" "$source"
+grep -q "x c++: .*c-only-cc cannot compile C++" "$work/out" ||
+    { cat "$work/out"; fail "no reason for refusing -x c++"; }
 printf '#include <accel/kernel.h>\nACCEL_KERNEL(broken, (int, n)) { not C }\n' > "$work/bad.cu"
 expect 1 "$tool" -o "$work/bad.accelpack" "$work/bad.cu"
 if [ -e "$work/a.accelpack" ] || [ -e "$work/bad.accelpack" ]; then

@@ -275,6 +275,11 @@ static uint32_t char_size_with(struct compile_case *c, const char *options)
 static void test_language_option_picks_c_or_cxx(void **state)
 {
     struct compile_case *c = *state;
+
+    if (!COMPILE_HAVE_CXX) {
+        print_message("skipped: no C++ compiler (for gcc, g++)\n");
+        skip();
+    }
     static const char template_source[] =
         "#include <accel/kernel.h>\n"
         "ACCEL_KERNEL_TEMPLATE((typename T), fill, (T *, out)) { out[0] = "

@@ -5,8 +5,8 @@
  * reference, in every image the build makes of the source: the bundle
  * accel-cc makes by default (barrier kernels through the barrier pass
  * where it is built), an image of gcc's alone (barrier kernels on
- * fibers), the checked image run under `accel-check --check memory`
- * (clean: no report), and the same source compiled at run time
+ * fibers), the checked images run under `accel-check --check` memory,
+ * race and init (clean: no report), and the same source compiled at run time
  * (accel_module_compile with -xc++). Through the pass, the templated
  * barrier kernels run as loops between their barriers.
  *
@@ -525,15 +525,17 @@ static void test_pass_splits_the_templated_barrier_kernels(void **state)
     run_image(CXX_KERNELS_CBS);
 }
 
-/* The checked image under accel-check: right results, no report. */
-static void test_checked_image_runs_clean(void **state)
+/*
+ * The checked images under `accel-check --check MODE`: right results, no
+ * report (a report ends the child with a failure).
+ */
+static void run_checked(const char *mode)
 {
     int pipe_fds[2], status = 0;
     static char text[1 << 16];
     size_t got = 0;
     pid_t child;
 
-    (void)state;
 #ifdef CXX_SANITIZER_BUILD
     print_message("skipped: a sanitizer build cannot take accel-check's "
                   "runtime\n");
@@ -544,7 +546,7 @@ static void test_checked_image_runs_clean(void **state)
         print_message("skipped: %s\n",
                       CXX_KERNELS_CHECKED[0] == '\0'
                           ? "no checked image built"
-                          : "ASan does not run under valgrind");
+                          : "the checks' runtimes do not run under valgrind");
         skip();
     }
     assert_int_equal(pipe(pipe_fds), 0);
@@ -556,7 +558,7 @@ static void test_checked_image_runs_clean(void **state)
         close(pipe_fds[0]);
         support_clean_environment();
         setenv("ASAN_OPTIONS", "symbolize=0", 1);
-        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, "--check", "memory",
+        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, "--check", mode,
               CXX_KERNELS_SELF, "--run", CXX_KERNELS_CHECKED, (char *)NULL);
         _exit(127);
     }
@@ -571,9 +573,31 @@ static void test_checked_image_runs_clean(void **state)
     close(pipe_fds[0]);
     assert_int_equal(waitpid(child, &status, 0), child);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        print_error("%s", text);
+        print_error("--check %s:\n%s", mode, text);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
+    /* A report that did not change the exit status is still a report. */
+    if (strstr(text, "accel-check:") != NULL ||
+        strstr(text, "AddressSanitizer") != NULL)
+        fail_msg("--check %s reported:\n%s", mode, text);
+}
+
+static void test_checked_image_runs_clean(void **state)
+{
+    (void)state;
+    run_checked("memory");
+}
+
+static void test_race_check_finds_no_race(void **state)
+{
+    (void)state;
+    run_checked("race");
+}
+
+static void test_init_check_finds_no_unwritten_read(void **state)
+{
+    (void)state;
+    run_checked("init");
 }
 
 int main(int argc, char **argv)
@@ -592,6 +616,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_compiled_at_run_time_matches_the_references),
         cmocka_unit_test(test_pass_splits_the_templated_barrier_kernels),
         cmocka_unit_test(test_checked_image_runs_clean),
+        cmocka_unit_test(test_race_check_finds_no_race),
+        cmocka_unit_test(test_init_check_finds_no_unwritten_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
