@@ -240,3 +240,30 @@ ACCEL_KERNEL(cxx_fast_math, (uint32_t, n), (const float *, x), (float *, y))
     o[10] = exp(v) + log(v); /* the float overloads, as under nvcc */
     o[11] = abs(-v) + __fmaf_rn(v, 2.0f, 1.0f);
 }
+
+/* ---- written as for nvcc: CUDA's own spellings in the body ---- */
+
+#define CXX_SPELLINGS_BLOCK 128
+
+ACCEL_KERNEL(cxx_cuda_spellings, (uint32_t, n), (const float *, x),
+             (float *, block_max), (unsigned int *, count), (int *, bits))
+{
+    __shared__ float s[CXX_SPELLINGS_BLOCK];
+    unsigned t = threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + t;
+
+    s[t] = i < n ? __ldg(&x[i]) : -1e30f;
+    __syncthreads();
+    for (unsigned half = blockDim.x / 2; half > 0; half >>= 1) {
+        if (t < half)
+            s[t] = max(s[t], s[t + half]);
+        __syncthreads();
+    }
+    if (t == 0)
+        block_max[blockIdx.x] = s[0];
+    if (i < n && x[i] > 0.5f)
+        atomicAdd(count, 1u);
+    if (i < n)
+        bits[i] = __popc(__float_as_uint(x[i])) + min((int)i, 7) +
+                  __clz(i + 1) + warpSize;
+}

@@ -405,6 +405,52 @@ static void check_fast_math(struct cxx_case *c)
     accel_free(c->device, dy);
 }
 
+/* cuda_spellings: __shared__, __syncthreads, atomicAdd, min, max, bit casts. */
+static void check_cuda_spellings(struct cxx_case *c)
+{
+    enum { N = 1000, BLOCK = 128, BLOCKS = (N + BLOCK - 1) / BLOCK };
+    static float x[N], block_max[BLOCKS];
+    static int32_t bits[N];
+    uint32_t count = 0, want_count = 0;
+    const uint32_t n = N;
+
+    for (uint32_t i = 0; i < N; i++)
+        x[i] = (float)((i * 7919u) % 1000u) / 1000.0f;
+    accel_ref dx = upload(c, ACCEL_F32, N, x),
+              dmax = upload(c, ACCEL_F32, BLOCKS, NULL);
+    accel_ref dcount = upload(c, ACCEL_U32, 1, &count);
+    accel_ref dbits = upload(c, ACCEL_I32, N, NULL);
+    accel_arg args[] = {ACCEL_ARG_VALUE(n), ACCEL_ARG_REF(dx),
+                        ACCEL_ARG_REF(dmax), ACCEL_ARG_REF(dcount),
+                        ACCEL_ARG_REF(dbits)};
+
+    if (launch(c, "cxx_cuda_spellings", dim(BLOCKS, 1), dim(BLOCK, 1), args, 5)) {
+        download(c, block_max, dmax);
+        download(c, &count, dcount);
+        download(c, bits, dbits);
+        for (uint32_t b = 0; b < BLOCKS; b++) {
+            float want = -1e30f;
+            for (uint32_t i = b * BLOCK; i < N && i < (b + 1) * BLOCK; i++)
+                want = x[i] > want ? x[i] : want;
+            expect_near(c, "cxx_cuda_spellings max", b, block_max[b], want, 0);
+        }
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t u;
+            memcpy(&u, &x[i], sizeof u);
+            want_count += x[i] > 0.5f;
+            expect_near(c, "cxx_cuda_spellings bits", i, bits[i],
+                        __builtin_popcount(u) + (i < 7 ? i : 7) +
+                            __builtin_clz(i + 1) + 32,
+                        0);
+        }
+        expect_near(c, "cxx_cuda_spellings count", 0, count, want_count, 0);
+    }
+    accel_free(c->device, dx);
+    accel_free(c->device, dmax);
+    accel_free(c->device, dcount);
+    accel_free(c->device, dbits);
+}
+
 static void check_all(struct cxx_case *c)
 {
     check_block_sums(c);
@@ -414,6 +460,7 @@ static void check_all(struct cxx_case *c)
     check_members(c);
     check_transpose(c);
     check_fast_math(c);
+    check_cuda_spellings(c);
 }
 
 /* ---- opening a case ---- */
@@ -501,6 +548,7 @@ static void test_pass_splits_the_templated_barrier_kernels(void **state)
         "cxx_block_sum_i32_128", "cxx_scan_sum_f32",
         "cxx_scan_max_i32",      "cxx_matmul_8",
         "cxx_matmul_16",         "cxx_transpose",
+        "cxx_cuda_spellings",
     };
     void *image;
 

@@ -160,7 +160,9 @@
  *    ACCEL_NO_VECTOR_OPERATORS where a CUDA source brings its own);
  *    CUDA's fast math intrinsics (__expf, __powf, __fdividef, rsqrtf, ...)
  *    as the precise functions they approximate; __device__, __host__ and
- *    __forceinline__ as nothing and "always inline".
+ *    __forceinline__ as nothing and "always inline"; and CUDA's own
+ *    spellings in a body (__syncthreads, __shared__, warpSize, atomicAdd,
+ *    min, max, ...: "CUDA's own spellings" below).
  */
 #ifndef ACCEL_KERNEL_H
 #define ACCEL_KERNEL_H
@@ -1007,6 +1009,178 @@ static inline double accel_atomic_add_f64(double *p, double v)
                                         __ATOMIC_RELAXED));
     return old;
 }
+
+/*
+ * CUDA's own spellings in kernel bodies, so that a body written for nvcc
+ * compiles here unchanged (nvcc and hipcc have them built in). Leave them
+ * out with ACCEL_NO_CUDA_SPELLINGS.
+ *
+ *  - __syncthreads(), __threadfence(), __threadfence_block(), warpSize
+ *    (32), __syncwarp(mask) and the _sync shuffles (without CUDA's width
+ *    argument), ballot and votes: the accel_* operations above, in the
+ *    kernel body.
+ *  - __shared__ on a declaration: a static thread-local array, one per
+ *    block as ACCEL_SHARED's, without the checked image's red zones
+ *    (accel-cc --check cannot name or fence it: use ACCEL_SHARED for
+ *    that). `extern __shared__` (dynamic shared memory) is not offered:
+ *    use ACCEL_SHARED_DYNAMIC.
+ *  - __ldg(p) is *p; __mul24 and __umul24 multiply; __popc, __popcll,
+ *    __clz, __clzll, __ffs, __ffsll, __brev count and reverse bits;
+ *    __float_as_int, __int_as_float, __float_as_uint, __uint_as_float,
+ *    __double_as_longlong and __longlong_as_double reinterpret bits.
+ *  - In C++: atomicAdd, atomicSub, atomicExch, atomicMin, atomicMax,
+ *    atomicAnd, atomicOr, atomicXor and atomicCAS overloaded for int,
+ *    unsigned int, unsigned long long (and atomicAdd for float and
+ *    double), relaxed like CUDA's; min and max overloaded for the integer
+ *    types and float and double, as CUDA's device code has them.
+ */
+#ifndef ACCEL_NO_CUDA_SPELLINGS
+#define __syncthreads() accel_sync_threads()
+#define __threadfence() accel_thread_fence()
+#define __threadfence_block() accel_thread_fence_block()
+/* __syncwarp() is every lane's, as CUDA's default mask. */
+#define __syncwarp(...)                                                        \
+    accel_warp_sync(sizeof(#__VA_ARGS__) == 1                                  \
+                        ? ACCEL_LANES_ALL                                      \
+                        : (accel_lane_mask)(__VA_ARGS__ + 0))
+#define warpSize 32
+#define __shfl_sync(mask, v, src) accel_shfl_sync(mask, v, src)
+#define __shfl_up_sync(mask, v, d) accel_shfl_up_sync(mask, v, d)
+#define __shfl_down_sync(mask, v, d) accel_shfl_down_sync(mask, v, d)
+#define __shfl_xor_sync(mask, v, m) accel_shfl_xor_sync(mask, v, m)
+#define __ballot_sync(mask, pred) ((unsigned)accel_ballot_sync(mask, pred))
+#define __any_sync(mask, pred) accel_any_sync(mask, pred)
+#define __all_sync(mask, pred) accel_all_sync(mask, pred)
+#define __shared__ ACCEL__ALIGNAS(16) static ACCEL__THREAD_LOCAL
+#define __ldg(p) (*(p))
+#define __mul24(a, b) ((int)(a) * (int)(b))
+#define __umul24(a, b) ((unsigned)(a) * (unsigned)(b))
+#define __popc(x) __builtin_popcount((unsigned)(x))
+#define __popcll(x) __builtin_popcountll((unsigned long long)(x))
+static inline int accel__cpu_clz(unsigned x)
+{
+    return x == 0 ? 32 : __builtin_clz(x);
+}
+static inline int accel__cpu_clzll(unsigned long long x)
+{
+    return x == 0 ? 64 : __builtin_clzll(x);
+}
+static inline unsigned accel__cpu_brev(unsigned x)
+{
+    x = (x >> 1 & 0x55555555u) | (x & 0x55555555u) << 1;
+    x = (x >> 2 & 0x33333333u) | (x & 0x33333333u) << 2;
+    x = (x >> 4 & 0x0f0f0f0fu) | (x & 0x0f0f0f0fu) << 4;
+    return __builtin_bswap32(x);
+}
+#define __clz(x) accel__cpu_clz((unsigned)(x))
+#define __clzll(x) accel__cpu_clzll((unsigned long long)(x))
+#define __ffs(x) __builtin_ffs((int)(x))
+#define __ffsll(x) __builtin_ffsll((long long)(x))
+#define __brev(x) accel__cpu_brev((unsigned)(x))
+#define ACCEL__CPU_BITS(name, From, To)                                        \
+    static inline To accel__cpu_##name(From v)                                 \
+    {                                                                          \
+        To out;                                                                \
+        memcpy(&out, &v, sizeof(out));                                         \
+        return out;                                                            \
+    }
+ACCEL__CPU_BITS(float_as_int, float, int)
+ACCEL__CPU_BITS(int_as_float, int, float)
+ACCEL__CPU_BITS(float_as_uint, float, unsigned)
+ACCEL__CPU_BITS(uint_as_float, unsigned, float)
+ACCEL__CPU_BITS(double_as_longlong, double, long long)
+ACCEL__CPU_BITS(longlong_as_double, long long, double)
+#define __float_as_int(x) accel__cpu_float_as_int(x)
+#define __int_as_float(x) accel__cpu_int_as_float(x)
+#define __float_as_uint(x) accel__cpu_float_as_uint(x)
+#define __uint_as_float(x) accel__cpu_uint_as_float(x)
+#define __double_as_longlong(x) accel__cpu_double_as_longlong(x)
+#define __longlong_as_double(x) accel__cpu_longlong_as_double(x)
+
+#ifdef __cplusplus
+#define ACCEL__CPU_ATOMIC_OVERLOADS(T, sfx)                                    \
+    static inline T atomicAdd(T *p, T v)                                       \
+    {                                                                          \
+        return accel_atomic_add_##sfx(p, v);                                   \
+    }                                                                          \
+    static inline T atomicSub(T *p, T v)                                       \
+    {                                                                          \
+        return accel_atomic_sub_##sfx(p, v);                                   \
+    }                                                                          \
+    static inline T atomicExch(T *p, T v)                                      \
+    {                                                                          \
+        return accel_atomic_exch_##sfx(p, v);                                  \
+    }                                                                          \
+    static inline T atomicMin(T *p, T v)                                       \
+    {                                                                          \
+        return accel_atomic_min_##sfx(p, v);                                   \
+    }                                                                          \
+    static inline T atomicMax(T *p, T v)                                       \
+    {                                                                          \
+        return accel_atomic_max_##sfx(p, v);                                   \
+    }                                                                          \
+    static inline T atomicAnd(T *p, T v)                                       \
+    {                                                                          \
+        return accel_atomic_and_##sfx(p, v);                                   \
+    }                                                                          \
+    static inline T atomicOr(T *p, T v)                                        \
+    {                                                                          \
+        return accel_atomic_or_##sfx(p, v);                                    \
+    }                                                                          \
+    static inline T atomicXor(T *p, T v)                                       \
+    {                                                                          \
+        return accel_atomic_xor_##sfx(p, v);                                   \
+    }                                                                          \
+    static inline T atomicCAS(T *p, T compare, T v)                            \
+    {                                                                          \
+        return accel_atomic_cas_##sfx(p, compare, v);                          \
+    }
+ACCEL__CPU_ATOMIC_OVERLOADS(int, i32)
+ACCEL__CPU_ATOMIC_OVERLOADS(unsigned int, u32)
+/* unsigned long long: CUDA's 64-bit atomics' type, not uint64_t's here. */
+ACCEL__CPU_ATOMICS(ull, unsigned long long)
+ACCEL__CPU_ATOMIC_OVERLOADS(unsigned long long, ull)
+static inline float atomicAdd(float *p, float v)
+{
+    return accel_atomic_add_f32(p, v);
+}
+static inline double atomicAdd(double *p, double v)
+{
+    return accel_atomic_add_f64(p, v);
+}
+#define ACCEL__CPU_MIN_MAX(T)                                                  \
+    static inline T min(T a, T b)                                              \
+    {                                                                          \
+        return b < a ? b : a;                                                  \
+    }                                                                          \
+    static inline T max(T a, T b)                                              \
+    {                                                                          \
+        return a < b ? b : a;                                                  \
+    }
+ACCEL__CPU_MIN_MAX(int)
+ACCEL__CPU_MIN_MAX(unsigned int)
+ACCEL__CPU_MIN_MAX(long)
+ACCEL__CPU_MIN_MAX(unsigned long)
+ACCEL__CPU_MIN_MAX(long long)
+ACCEL__CPU_MIN_MAX(unsigned long long)
+static inline float min(float a, float b)
+{
+    return fminf(a, b);
+}
+static inline float max(float a, float b)
+{
+    return fmaxf(a, b);
+}
+static inline double min(double a, double b)
+{
+    return fmin(a, b);
+}
+static inline double max(double a, double b)
+{
+    return fmax(a, b);
+}
+#endif
+#endif /* ACCEL_NO_CUDA_SPELLINGS */
 
 #define ACCEL__EXPORT __attribute__((visibility("default")))
 #define ACCEL__UNUSED __attribute__((unused))
