@@ -549,6 +549,18 @@ ACCEL_KERNEL(block_diverge_warp, (uint32_t *, out))
     out[threadIdx.x] = v;
 }
 
+/* The same, but the other half of each warp waits at a barrier instead. */
+ACCEL_KERNEL(block_diverge_warp_barrier, (uint32_t *, out))
+{
+    uint32_t v = threadIdx.x;
+
+    if (accel_lane_id() < 16)
+        v = accel_shfl_sync(ACCEL_LANES_ALL, v, 0);
+    else
+        accel_sync_threads();
+    out[threadIdx.x] = v;
+}
+
 #if ACCEL_KERNEL_CPU
 /* Recursion `depth` deep with a kilobyte a frame: overflows a fiber's stack. */
 static uint32_t blocks_deep(uint32_t depth)

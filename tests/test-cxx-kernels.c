@@ -540,6 +540,72 @@ static void test_compiled_at_run_time_matches_the_references(void **state)
     run_image(NULL);
 }
 
+/*
+ * HeCBench's jacobi_step (kernels/hecbench/jacobi.cu, its body unchanged):
+ * 20 relaxation steps over 256 x 256 points in 16 x 16 blocks, each step's
+ * field against a host Jacobi step and its squared-change sum against the
+ * host's, as HeCBench's main uses them.
+ */
+static void test_hecbench_jacobi_matches_the_references(void **state)
+{
+    enum { N = 256, STEPS = 20 };
+    static float f[N * N], f_old[N * N], want[N * N], got[N * N];
+    struct cxx_case c;
+
+    (void)state;
+    support_clean_environment();
+    for (uint32_t j = 0; j < N; j++)
+        for (uint32_t i = 0; i < N; i++) /* HeCBench's initialize_data */
+            f[i + j * N] = i == 0 || i == N - 1
+                               ? sinf(j * 2 * (float)M_PI / (N - 1))
+                           : j == 0 || j == N - 1
+                               ? sinf(i * 2 * (float)M_PI / (N - 1))
+                               : 0.0f;
+    memcpy(f_old, f, sizeof f);
+    memcpy(want, f, sizeof f);
+    if (!case_open(&c, HECBENCH_JACOBI_BUNDLE)) {
+        case_close(&c);
+        fail_msg("cannot load %s", HECBENCH_JACOBI_BUNDLE);
+    }
+    accel_ref d_f = upload(&c, ACCEL_F32, N * N, f);
+    accel_ref d_f_old = upload(&c, ACCEL_F32, N * N, f_old);
+    accel_ref d_error = upload(&c, ACCEL_F32, 1, NULL);
+
+    for (int step = 0; step < STEPS && c.failures == 0; step++) {
+        float zero = 0.0f, error = 0.0f, want_error = 0.0f;
+        accel_arg args[] = {ACCEL_ARG_REF(d_f), ACCEL_ARG_REF(d_f_old),
+                            ACCEL_ARG_REF(d_error)};
+
+        ok(&c, accel_copy_to_device(c.stream, d_error, 0, &zero, sizeof zero),
+           "accel_copy_to_device");
+        if (!launch(&c, "jacobi_step", dim(N / 16, N / 16), dim(16, 16), args, 3))
+            break;
+        download(&c, got, d_f);
+        download(&c, &error, d_error);
+        memcpy(f_old, want, sizeof want);
+        for (uint32_t j = 1; j < N - 1; j++)
+            for (uint32_t i = 1; i < N - 1; i++) {
+                float v = 0.25f *
+                          (f_old[i + 1 + j * N] + f_old[i - 1 + j * N] +
+                           f_old[i + (j + 1) * N] + f_old[i + (j - 1) * N]);
+                want[i + j * N] = v;
+                want_error += (v - f_old[i + j * N]) * (v - f_old[i + j * N]);
+            }
+        for (uint32_t k = 0; k < N * N; k++)
+            expect_near(&c, "jacobi_step f", k, got[k], want[k], 1e-6);
+        expect_near(&c, "jacobi_step error", step, error, want_error, 1e-3);
+        /* std::swap(d_f, d_f_old), as HeCBench's loop does */
+        accel_ref t = d_f;
+        d_f = d_f_old;
+        d_f_old = t;
+    }
+    accel_free(c.device, d_f);
+    accel_free(c.device, d_f_old);
+    accel_free(c.device, d_error);
+    case_close(&c);
+    assert_int_equal(c.failures, 0);
+}
+
 /* Through the barrier pass, the template instances with barriers are split. */
 static void test_pass_splits_the_templated_barrier_kernels(void **state)
 {
@@ -663,6 +729,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fiber_image_matches_the_references),
         cmocka_unit_test(test_compiled_at_run_time_matches_the_references),
         cmocka_unit_test(test_pass_splits_the_templated_barrier_kernels),
+        cmocka_unit_test(test_hecbench_jacobi_matches_the_references),
         cmocka_unit_test(test_checked_image_runs_clean),
         cmocka_unit_test(test_race_check_finds_no_race),
         cmocka_unit_test(test_init_check_finds_no_unwritten_read),

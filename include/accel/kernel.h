@@ -52,8 +52,10 @@
  *    unsigned, long, unsigned long, long long, unsigned long long, float
  *    and double; accel_ballot_sync, accel_any_sync, accel_all_sync,
  *    accel_warp_sync. They follow CUDA's _sync forms: every lane the mask
- *    names (that the block has) must make the same call, the caller's own
- *    lane included; a shuffle from a lane outside the mask or the warp
+ *    names (that the block has) that has not returned must make the same
+ *    call, the caller's own lane included; a lane that returned takes no
+ *    part (CUDA's "non-exited threads named in mask"), as if outside the
+ *    mask; a shuffle from a lane outside the mask or the warp
  *    gives the caller's own value. accel_warp_size() is 32 on NVIDIA and
  *    on the CPU, warpSize (64 on most AMD GPUs) on HIP, where the mask is
  *    not passed on (HIP's portable forms take none: the whole wavefront
@@ -98,9 +100,11 @@
  *    Two different barrier calls that divergent threads each reach (one in
  *    each side of an if) are an error there, which the fibers accept
  *    (unless clang merged the two calls into one before the pass).
- *  - A barrier or warp operation that not every thread reaches (a thread
- *    returned early, a barrier in divergent code, a mismatched count, or a
- *    barrier that thread 0 skipped) fails the launch with ACCEL_ERR_LAUNCH,
+ *  - A barrier that not every thread reaches, or a warp operation that a
+ *    lane of its mask that has not returned does not reach (a thread
+ *    returned before a barrier, a barrier in divergent code, a mismatched
+ *    count, a barrier that thread 0 skipped, a lane waiting at a barrier
+ *    instead) fails the launch with ACCEL_ERR_LAUNCH,
  *    naming the kernel, the block and the thread, never hangs; blocks that
  *    had not started by then may not run. On a GPU the same kernel is
  *    undefined.

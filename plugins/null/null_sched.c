@@ -109,12 +109,35 @@ static void null_warp_answer(struct null_worker *w, uint32_t base, uint64_t grou
         w->thread[base + (uint32_t)__builtin_ctzll(g)].state = NULL_THREAD_RUNNABLE;
 }
 
-/* The lanes a warp operation of thread `rank` waits for. */
+/* The lanes of warp `base` whose threads have returned. */
+static uint64_t null_warp_returned(const struct null_worker *w, uint32_t base)
+{
+    uint64_t lanes = null_warp_lanes(w, base), returned = 0;
+
+    for (uint64_t g = lanes; g != 0; g &= g - 1) {
+        uint32_t lane = (uint32_t)__builtin_ctzll(g);
+
+        if (w->thread[base + lane].state == NULL_THREAD_DONE)
+            returned |= 1ull << lane;
+    }
+    return returned;
+}
+
+/*
+ * The lanes a warp operation of thread `rank` waits for: those of its mask
+ * the block has, but for threads that returned. CUDA's _sync operations
+ * take "all non-exited threads named in mask": a lane that returned
+ * neither holds the others nor gives a value (a shuffle from it gives the
+ * caller's own, its ballot bit is 0). The scheduler answers only once
+ * every thread waits or has returned, so a lane that is still to return
+ * is waited for, not taken for gone.
+ */
 static uint64_t null_warp_group(const struct null_worker *w, uint32_t rank)
 {
     uint32_t base = rank - rank % NULL_WARP_LANES;
 
-    return w->thread[rank].mask & null_warp_lanes(w, base);
+    return w->thread[rank].mask & null_warp_lanes(w, base) &
+           ~null_warp_returned(w, base);
 }
 
 /* Answer every warp operation whose lanes all wait at one; whether any was. */
