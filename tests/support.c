@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 void support_clean_environment(void)
@@ -225,4 +226,41 @@ void support_null_close(struct support_null *null)
     accel_device_close(null->device);
     accel_host_destroy(null->host);
     memset(null, 0, sizeof *null);
+}
+
+int support_run_checked(const char *check, const char *mode,
+                        const char *const *argv, char *text, size_t size)
+{
+    const char *args[16] = {check, "--check", mode};
+    int pipe_fds[2], status = 0;
+    size_t got = 0, n_args = 3;
+    pid_t child;
+
+    while (*argv != NULL && n_args < 15)
+        args[n_args++] = *argv++;
+    assert_int_equal(pipe(pipe_fds), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        dup2(pipe_fds[1], 2);
+        dup2(pipe_fds[1], 1);
+        close(pipe_fds[0]);
+        /* The host's knobs are the test's, not the caller's shell's. */
+        support_clean_environment();
+        setenv("ASAN_OPTIONS", "symbolize=0", 1);
+        execv(check, (char *const *)args);
+        _exit(127);
+    }
+    close(pipe_fds[1]);
+    for (;;) {
+        ssize_t n = read(pipe_fds[0], text + got, size - 1 - got);
+
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    text[got] = '\0';
+    close(pipe_fds[0]);
+    assert_int_equal(waitpid(child, &status, 0), child);
+    return status;
 }

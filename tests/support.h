@@ -40,6 +40,16 @@ struct support_null {
 int support_null_open(struct support_null *null, const char *const *env);
 void support_null_close(struct support_null *null);
 
+/*
+ * Run accel-check: `check` with `--check MODE` and the program and
+ * arguments of `argv` (NULL-terminated), in the test's clean environment
+ * with ASan not symbolizing (a report's own line needs no symbols, and
+ * symbolizing takes seconds). Its stdout and stderr into `text` (of
+ * `size`, NUL-terminated); its wait status returned.
+ */
+int support_run_checked(const char *check, const char *mode,
+                        const char *const *argv, char *text, size_t size);
+
 /* Make a fresh directory under /tmp; the caller removes it. */
 char *support_make_temp_dir(void);
 /* Remove a directory made by support_make_temp_dir and all it holds. */

@@ -73,37 +73,9 @@ static void skip_without_children(void)
 static int run_case(const char *mode, const char *bundle, const char *name,
                     char *text, size_t size)
 {
-    int pipe_fds[2], status = 0;
-    size_t got = 0;
-    pid_t child;
+    const char *argv[] = {CHECK_CORPUS_PATH, bundle, name, NULL};
 
-    assert_int_equal(pipe(pipe_fds), 0);
-    child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        dup2(pipe_fds[1], 2);
-        dup2(pipe_fds[1], 1);
-        close(pipe_fds[0]);
-        /* The host's knobs are the test's, not the caller's shell's. */
-        support_clean_environment();
-        /* The report's own line needs no symbols; symbolizing takes seconds. */
-        setenv("ASAN_OPTIONS", "symbolize=0", 1);
-        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, "--check", mode,
-              CHECK_CORPUS_PATH, bundle, name, (char *)NULL);
-        _exit(127);
-    }
-    close(pipe_fds[1]);
-    for (;;) {
-        ssize_t n = read(pipe_fds[0], text + got, size - 1 - got);
-
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    text[got] = '\0';
-    close(pipe_fds[0]);
-    assert_int_equal(waitpid(child, &status, 0), child);
-    return status;
+    return support_run_checked(ACCEL_CHECK_PATH, mode, argv, text, size);
 }
 
 /*

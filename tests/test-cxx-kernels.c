@@ -645,10 +645,9 @@ static void test_pass_splits_the_templated_barrier_kernels(void **state)
  */
 static void run_checked(const char *mode)
 {
-    int pipe_fds[2], status = 0;
+    const char *argv[] = {CXX_KERNELS_SELF, "--run", CXX_KERNELS_CHECKED, NULL};
     static char text[1 << 16];
-    size_t got = 0;
-    pid_t child;
+    int status;
 
 #ifdef CXX_SANITIZER_BUILD
     print_message("skipped: a sanitizer build cannot take accel-check's "
@@ -663,29 +662,7 @@ static void run_checked(const char *mode)
                           : "the checks' runtimes do not run under valgrind");
         skip();
     }
-    assert_int_equal(pipe(pipe_fds), 0);
-    child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        dup2(pipe_fds[1], 2);
-        dup2(pipe_fds[1], 1);
-        close(pipe_fds[0]);
-        support_clean_environment();
-        setenv("ASAN_OPTIONS", "symbolize=0", 1);
-        execl(ACCEL_CHECK_PATH, ACCEL_CHECK_PATH, "--check", mode,
-              CXX_KERNELS_SELF, "--run", CXX_KERNELS_CHECKED, (char *)NULL);
-        _exit(127);
-    }
-    close(pipe_fds[1]);
-    for (;;) {
-        ssize_t n = read(pipe_fds[0], text + got, sizeof text - 1 - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    text[got] = '\0';
-    close(pipe_fds[0]);
-    assert_int_equal(waitpid(child, &status, 0), child);
+    status = support_run_checked(ACCEL_CHECK_PATH, mode, argv, text, sizeof text);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         print_error("--check %s:\n%s", mode, text);
     assert_true(WIFEXITED(status));
