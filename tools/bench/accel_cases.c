@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "compile_cases.h"
+#include "hecbench_case.h"
 #include "workloads.h"
 
 /* Calls timed together, where one is too short for the clock. */
@@ -32,6 +33,7 @@ struct accel_state {
     /* vadd's vectors, made when first needed. */
     accel_ref va, vb, vc;
     struct bench_accel_workloads *workloads; /* the workload cases' */
+    struct bench_accel_hecbench *hecbench;   /* the real-code suite's */
 };
 
 /* What a step needs: the state, the run (to report failures) and the point. */
@@ -79,6 +81,7 @@ static void accel_close(void *state)
     free_ref(device, &s->vb);
     free_ref(device, &s->vc);
     bench_accel_workloads_free(s->workloads, device);
+    bench_accel_hecbench_free(s->hecbench, device);
     accel_host_free(device, s->pinned);
     free(s->pageable);
     accel_module_unload(s->module);
@@ -567,6 +570,13 @@ static bool measure_workload(void *state, struct bench_run *run)
     return bench_accel_workload_measure(&s->workloads, s->stream, run);
 }
 
+static bool measure_hecbench(void *state, struct bench_run *run)
+{
+    struct accel_state *s = state;
+
+    return bench_accel_hecbench_measure(&s->hecbench, s->stream, run);
+}
+
 const struct bench_impl bench_impl_accel = {
     .name = "accel",
     .open = accel_open,
@@ -587,6 +597,7 @@ const struct bench_impl bench_impl_accel = {
             [BENCH_GEMM_TILED] = measure_workload,
             [BENCH_REDUCE_SHARED] = measure_workload,
             [BENCH_SCAN_BLOCK] = measure_workload,
+            [BENCH_HECBENCH] = measure_hecbench,
             [BENCH_COPY_H2D] = measure_copy_h2d,
             [BENCH_COPY_D2H] = measure_copy_d2h,
             [BENCH_COPY_D2D] = measure_copy_d2d,

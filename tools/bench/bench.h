@@ -40,6 +40,8 @@ enum bench_case_id {
     BENCH_GEMM_TILED,
     BENCH_REDUCE_SHARED,
     BENCH_SCAN_BLOCK,
+    /* Programs of HeCBench, against their OpenMP and OpenCL forms (hecbench.h). */
+    BENCH_HECBENCH,
     /* Kernels from source, cold and cached (compile_cases.h). */
     BENCH_COMPILE,
     /* Collectives under an MPI launcher (comm_cases.c); only when named. */
@@ -86,6 +88,8 @@ struct bench_env {
     bool progress_tty; /* stderr is a terminal: rewrite one progress line */
     /* The workload cases' host data, made on first use (workloads.h). */
     struct bench_workloads *workloads;
+    /* The real-code suite's host data, likewise (hecbench_case.h). */
+    struct bench_hecbench *hecbench;
 };
 
 /* One point of a case: what to measure. */
@@ -163,6 +167,7 @@ extern const struct bench_impl bench_impl_opencl; /* measures nothing when not b
 extern const struct bench_impl bench_impl_cuda_raw;
 extern const struct bench_impl bench_impl_comm; /* allreduce: accel_allreduce */
 extern const struct bench_impl bench_impl_mpi;  /* allreduce: MPI directly */
+extern const struct bench_impl bench_impl_openmp; /* hecbench: the programs' own */
 
 /* ---- the driver (driver.c) ---- */
 

@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "compile_cases.h"
+#include "hecbench_case.h"
 #include "workloads.h"
 
 #define KIB 1024ull
@@ -33,6 +34,7 @@ static const char *const case_names[BENCH_CASE_COUNT] = {
     [BENCH_GEMM_TILED] = "gemm_tiled",
     [BENCH_REDUCE_SHARED] = "reduce_shared",
     [BENCH_SCAN_BLOCK] = "scan_block",
+    [BENCH_HECBENCH] = "hecbench",
     [BENCH_COMPILE] = "compile",
     [BENCH_ALLREDUCE] = "allreduce",
 };
@@ -62,7 +64,7 @@ static const uint64_t alloc_sizes_quick[] = {256, 64 * KIB, 16 * MIB};
 static const struct bench_impl *const impls[] = {
     &bench_impl_accel,  &bench_impl_plugin,   &bench_impl_c,
     &bench_impl_opencl, &bench_impl_cuda_raw, &bench_impl_comm,
-    &bench_impl_mpi,
+    &bench_impl_mpi,    &bench_impl_openmp,
 };
 #define IMPL_COUNT COUNT(impls)
 
@@ -121,6 +123,10 @@ static struct bench_budget budget_for(enum bench_case_id id, bool quick)
         /* A quick run checks that they run and verify: one run a round. */
         return quick ? (struct bench_budget){0, 1, 50, 1 * ms}
                      : (struct bench_budget){2, 10, 200, 1000 * ms};
+    case BENCH_HECBENCH:
+        /* A program's step takes milliseconds to a second. */
+        return quick ? (struct bench_budget){0, 1, 50, 1 * ms}
+                     : (struct bench_budget){2, 9, 200, 1500 * ms};
     case BENCH_COMPILE:
         /* A cold compile runs the C compiler: tenths of a second each. */
         return quick ? (struct bench_budget){1, 2, 5, 200 * ms}
@@ -163,6 +169,11 @@ static size_t case_points(enum bench_case_id id, bool quick,
     case BENCH_COMPILE:
         variants = bench_compile_variants;
         variant_count = 2;
+        break;
+    case BENCH_HECBENCH:
+        variants = bench_hecbench_variants();
+        for (variant_count = 0; variants[variant_count] != NULL; variant_count++)
+            ;
         break;
     case BENCH_ALLREDUCE:
         sizes = quick ? allreduce_sizes_quick : allreduce_sizes;

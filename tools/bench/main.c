@@ -19,6 +19,7 @@
 
 #include "bench.h"
 #include "targets.h"
+#include "hecbench_case.h"
 #include "workloads.h"
 
 enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
@@ -59,6 +60,8 @@ static const char *const case_summaries[BENCH_CASE_COUNT] = {
         "the sum of each 256 of 4M floats, a tree in shared memory",
     [BENCH_SCAN_BLOCK] = "the prefix sums of each 256 of 4M floats, "
                          "Hillis-Steele in shared memory",
+    [BENCH_HECBENCH] = "programs of HeCBench, their CUDA kernels unchanged, "
+                       "against their OpenMP versions and OpenCL on PoCL",
     [BENCH_COMPILE] = "the example kernels from source: cold (a new source) "
                       "and warm (cached)",
     [BENCH_ALLREDUCE] = "accel_allreduce (comm) against MPI_Allreduce (mpi) "
@@ -357,6 +360,7 @@ done:
     accel_host_destroy(env.host);
     bench_report_deinit(&report);
     bench_workloads_free(&env);
+    bench_hecbench_free(&env);
     free(found_bundle);
     free(self);
     return status;

@@ -45,6 +45,7 @@ struct cl_state {
     void *pageable;
     cl_mem va, vb, vc; /* vadd's vectors, made when first needed */
     struct bench_cl_workloads *workloads; /* the workload cases' */
+    struct bench_cl_hecbench *hecbench;   /* the real-code suite's */
 };
 
 struct step {
@@ -163,6 +164,7 @@ static void opencl_close(void *state)
     release_mem(&s->vb);
     release_mem(&s->vc);
     bench_cl_workloads_free(s->workloads);
+    bench_cl_hecbench_free(s->hecbench);
     free(s->pageable);
     if (s->marker != NULL)
         clReleaseEvent(s->marker);
@@ -559,6 +561,14 @@ static bool measure_workload(void *state, struct bench_run *run)
     return bench_cl_workload_measure(&s->workloads, &q, run);
 }
 
+static bool measure_hecbench(void *state, struct bench_run *run)
+{
+    struct cl_state *s = state;
+    struct bench_cl_queue q = {s->device, s->context, s->queue};
+
+    return bench_cl_hecbench_measure(&s->hecbench, &q, run);
+}
+
 /* ---- compile: clCreateProgramWithSource and clBuildProgram (PoCL caches) ---- */
 
 struct cl_compile_step {
@@ -627,6 +637,7 @@ const struct bench_impl bench_impl_opencl = {
             [BENCH_GEMM_TILED] = measure_workload,
             [BENCH_REDUCE_SHARED] = measure_workload,
             [BENCH_SCAN_BLOCK] = measure_workload,
+            [BENCH_HECBENCH] = measure_hecbench,
             [BENCH_COMPILE] = measure_compile,
         },
 };

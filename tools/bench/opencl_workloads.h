@@ -24,4 +24,11 @@ bool bench_cl_workload_measure(struct bench_cl_workloads **state,
                                struct bench_run *run);
 void bench_cl_workloads_free(struct bench_cl_workloads *state);
 
+/* The real-code suite's programs (hecbench_opencl.c), likewise. */
+struct bench_cl_hecbench;
+bool bench_cl_hecbench_measure(struct bench_cl_hecbench **state,
+                               const struct bench_cl_queue *q,
+                               struct bench_run *run);
+void bench_cl_hecbench_free(struct bench_cl_hecbench *state);
+
 #endif /* ACCEL_BENCH_OPENCL_WORKLOADS_H */

@@ -1,0 +1,9 @@
+/* The programs of the real-code suite (hecbench.h), in the order measured. */
+#include "../hecbench.h"
+
+extern const struct hb_program hb_jacobi;
+
+const struct hb_program *const hb_programs[] = {
+    &hb_jacobi,
+    NULL,
+};
