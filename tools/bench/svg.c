@@ -428,6 +428,9 @@ void bench_write_svg(const struct bench_report *report, FILE *out)
     if (bench_svg_workloads_height(report) != 0 &&
         width < bench_svg_workloads_width())
         width = bench_svg_workloads_width();
+    height += bench_svg_hecbench_height(report);
+    if (width < bench_svg_hecbench_width(report))
+        width = bench_svg_hecbench_width(report);
 
     fprintf(out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -451,5 +454,8 @@ void bench_write_svg(const struct bench_report *report, FILE *out)
     write_legend(out, legend, legend_count, TITLE_H + PANEL_H + 6, per_row);
     bench_svg_write_workloads(
         out, report, TITLE_H + PANEL_H + legend_rows * LEGEND_ROW_H + 12);
+    bench_svg_write_hecbench(out, report,
+                             TITLE_H + PANEL_H + legend_rows * LEGEND_ROW_H +
+                                 12 + bench_svg_workloads_height(report));
     fputs("</svg>\n", out);
 }

@@ -14,4 +14,13 @@ int bench_svg_workloads_width(void);
 void bench_svg_write_workloads(FILE *out, const struct bench_report *report,
                                int y0);
 
+/*
+ * The real-code panel (svg_hecbench.c), under the workload panel: its
+ * height (0 without hecbench results), its width, and its drawing.
+ */
+int bench_svg_hecbench_height(const struct bench_report *report);
+int bench_svg_hecbench_width(const struct bench_report *report);
+void bench_svg_write_hecbench(FILE *out, const struct bench_report *report,
+                              int y0);
+
 #endif /* ACCEL_BENCH_SVG_WORKLOADS_H */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "hecbench_case.h"
 #include "targets.h"
 #include "workloads.h"
 
@@ -232,6 +233,7 @@ void bench_write_targets(const struct bench_report *report, FILE *out)
         return;
     write_checks(report, lines);
     bench_write_workload_targets(report, lines);
+    bench_write_hecbench_targets(report, lines);
     if (fclose(lines) == 0 && size != 0)
         fprintf(
             out, "\nTargets for the CPU plugin (medians of this run; goals, not tests):\n%s",
