@@ -3,9 +3,11 @@
 
 extern const struct hb_program hb_jacobi;
 extern const struct hb_program hb_adam;
+extern const struct hb_program hb_page_rank;
 
 const struct hb_program *const hb_programs[] = {
     &hb_jacobi,
     &hb_adam,
+    &hb_page_rank,
     NULL,
 };
