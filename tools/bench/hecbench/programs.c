@@ -4,10 +4,8 @@
 extern const struct hb_program hb_jacobi;
 extern const struct hb_program hb_adam;
 extern const struct hb_program hb_page_rank;
+extern const struct hb_program hb_simpleSpmv;
 
 const struct hb_program *const hb_programs[] = {
-    &hb_jacobi,
-    &hb_adam,
-    &hb_page_rank,
-    NULL,
+    &hb_jacobi, &hb_adam, &hb_page_rank, &hb_simpleSpmv, NULL,
 };
