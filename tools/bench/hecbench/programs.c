@@ -3,9 +3,11 @@
 
 extern const struct hb_program hb_jacobi;
 extern const struct hb_program hb_iso2dfd;
+extern const struct hb_program hb_laplace3d;
 
 const struct hb_program *const hb_programs[] = {
     &hb_jacobi,
     &hb_iso2dfd,
+    &hb_laplace3d,
     NULL,
 };
