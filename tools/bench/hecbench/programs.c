@@ -4,10 +4,8 @@
 extern const struct hb_program hb_jacobi;
 extern const struct hb_program hb_iso2dfd;
 extern const struct hb_program hb_laplace3d;
+extern const struct hb_program hb_convolution3D;
 
 const struct hb_program *const hb_programs[] = {
-    &hb_jacobi,
-    &hb_iso2dfd,
-    &hb_laplace3d,
-    NULL,
+    &hb_jacobi, &hb_iso2dfd, &hb_laplace3d, &hb_convolution3D, NULL,
 };
