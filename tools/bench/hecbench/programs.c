@@ -2,11 +2,17 @@
 #include "../hecbench.h"
 
 extern const struct hb_program hb_jacobi;
-extern const struct hb_program hb_adam;
-extern const struct hb_program hb_page_rank;
+extern const struct hb_program hb_iso2dfd;
+extern const struct hb_program hb_laplace3d;
+extern const struct hb_program hb_convolution3D;
 extern const struct hb_program hb_simpleSpmv;
+extern const struct hb_program hb_page_rank;
 extern const struct hb_program hb_gd;
+extern const struct hb_program hb_adam;
 
+/* The stencils and convolutions, then the gathers, then the rest. */
 const struct hb_program *const hb_programs[] = {
-    &hb_jacobi, &hb_adam, &hb_page_rank, &hb_simpleSpmv, &hb_gd, NULL,
+    &hb_jacobi,     &hb_iso2dfd,   &hb_laplace3d, &hb_convolution3D,
+    &hb_simpleSpmv, &hb_page_rank, &hb_gd,        &hb_adam,
+    NULL,
 };
