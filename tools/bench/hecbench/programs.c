@@ -2,8 +2,10 @@
 #include "../hecbench.h"
 
 extern const struct hb_program hb_jacobi;
+extern const struct hb_program hb_scan;
 
 const struct hb_program *const hb_programs[] = {
     &hb_jacobi,
+    &hb_scan,
     NULL,
 };
