@@ -3,9 +3,11 @@
 
 extern const struct hb_program hb_jacobi;
 extern const struct hb_program hb_scan;
+extern const struct hb_program hb_stddev;
 
 const struct hb_program *const hb_programs[] = {
     &hb_jacobi,
     &hb_scan,
+    &hb_stddev,
     NULL,
 };
