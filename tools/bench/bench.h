@@ -67,7 +67,8 @@ struct bench_options {
     const char *svg_path;    /* NULL: no plot */
     const char *bundle_path; /* NULL: look beside the tool */
     bool cases[BENCH_CASE_COUNT];
-    const char *impls; /* comma-separated names; NULL: all */
+    const char *impls;    /* comma-separated names; NULL: all */
+    const char *programs; /* of the hecbench case, likewise */
 };
 
 /* What every implementation may look at: the selected device and the run. */

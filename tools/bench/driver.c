@@ -515,7 +515,9 @@ bool bench_run_all(struct bench_env *env)
         w.case_index++;
         count = case_points((enum bench_case_id)id, env->options->quick, points);
         for (size_t p = 0; p < count; p++)
-            ok &= measure_point(&w, &points[p]);
+            if (points[p].case_id != BENCH_HECBENCH ||
+                bench_hecbench_listed(env->options->programs, points[p].variant))
+                ok &= measure_point(&w, &points[p]);
     }
     if (env->progress_tty && w.last_case_shown != 0)
         fputs("\r\033[K", stderr);

@@ -20,6 +20,13 @@ struct bench_hecbench_data {
 
 /* The programs' names, the case's variants, NULL-ended. */
 const char *const *bench_hecbench_variants(void);
+/* True when every name of the comma-separated list is a program's. */
+bool bench_hecbench_names_valid(const char *list, const char **out_bad,
+                                size_t *out_length);
+/* Whether `name` is in the comma-separated list (NULL: every name is). */
+bool bench_hecbench_listed(const char *list, const char *name);
+/* "2D stencil, ... (2048 x 2048; src/jacobi-cuda/main.cu, Apache-2.0)". */
+const char *bench_hecbench_program_summary(const char *name);
 /* The program a point runs; NULL for none. */
 const struct hb_program *bench_hecbench_program(const struct bench_point *point);
 /* The point's program's data, made on first use; NULL after bench_fail. */

@@ -4,6 +4,7 @@
  * the comparison every side's result goes through.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,58 @@ const char *const *bench_hecbench_variants(void)
         for (size_t i = 0; i < program_count() && i < BENCH_HECBENCH_MAX; i++)
             names[i] = hb_programs[i]->name;
     return names;
+}
+
+bool bench_hecbench_listed(const char *list, const char *name)
+{
+    size_t length = strlen(name);
+
+    if (list == NULL)
+        return true;
+    for (const char *p = list; *p != '\0';) {
+        size_t item = strcspn(p, ",");
+
+        if (item == length && strncmp(p, name, length) == 0)
+            return true;
+        p += item;
+        p += *p == ',';
+    }
+    return false;
+}
+
+bool bench_hecbench_names_valid(const char *list, const char **out_bad,
+                                size_t *out_length)
+{
+    for (const char *p = list; *p != '\0';) {
+        size_t item = strcspn(p, ",");
+        bool known = false;
+
+        for (size_t i = 0; hb_programs[i] != NULL; i++)
+            known |= strlen(hb_programs[i]->name) == item &&
+                     strncmp(hb_programs[i]->name, p, item) == 0;
+        if (!known) {
+            *out_bad = p;
+            *out_length = item;
+            return false;
+        }
+        p += item;
+        p += *p == ',';
+    }
+    return true;
+}
+
+const char *bench_hecbench_program_summary(const char *name)
+{
+    static char text[256];
+
+    for (size_t i = 0; hb_programs[i] != NULL; i++)
+        if (strcmp(hb_programs[i]->name, name) == 0) {
+            snprintf(text, sizeof(text), "%s (%s; %s, %s)",
+                     hb_programs[i]->covers, hb_programs[i]->size,
+                     hb_programs[i]->origin, hb_programs[i]->license);
+            return text;
+        }
+    return "";
 }
 
 static int program_slot(const struct bench_point *point)

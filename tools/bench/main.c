@@ -85,7 +85,8 @@ static void usage(FILE *out)
           "budgets\n"
           "  --case LIST    only these cases (--list names them)\n"
           "  --impl LIST    only these implementations: "
-          "accel,plugin,c,opencl,cuda-raw\n"
+          "accel,plugin,c,opencl,cuda-raw,openmp\n"
+          "  --program LIST only these programs of the hecbench case\n"
           "  --json         print one JSON document instead of the table\n"
           "  --svg FILE     also write a plot of copy bandwidth against "
           "transfer size\n"
@@ -101,6 +102,8 @@ static void list_cases(void)
     for (int id = 0; id < BENCH_CASE_COUNT; id++)
         printf("%-14s %s\n", bench_case_name((enum bench_case_id)id),
                case_summaries[id]);
+    for (const char *const *p = bench_hecbench_variants(); *p != NULL; p++)
+        printf("  %-12s %s\n", *p, bench_hecbench_program_summary(*p));
 }
 
 /* --case LIST into options->cases; false (with a message) for an unknown name. */
@@ -131,6 +134,7 @@ static int parse_options(int argc, char **argv, struct bench_options *options)
         {"quick", no_argument, NULL, 'q'},
         {"case", required_argument, NULL, 'c'},
         {"impl", required_argument, NULL, 'i'},
+        {"program", required_argument, NULL, 'p'},
         {"json", no_argument, NULL, 'j'},
         {"svg", required_argument, NULL, 's'},
         {"bundle", required_argument, NULL, 'b'},
@@ -162,6 +166,9 @@ static int parse_options(int argc, char **argv, struct bench_options *options)
         case 'i':
             options->impls = optarg;
             break;
+        case 'p':
+            options->programs = optarg;
+            break;
         case 'c':
             if (!parse_cases(optarg, options))
                 return EXIT_USAGE;
@@ -184,6 +191,14 @@ static int parse_options(int argc, char **argv, struct bench_options *options)
     if (options->impls != NULL &&
         !bench_impl_names_valid(options->impls, &bad, &bad_length)) {
         fprintf(stderr, "accel-bench: no implementation named \"%.*s\"\n",
+                (int)bad_length, bad);
+        return EXIT_USAGE;
+    }
+    if (options->programs != NULL &&
+        !bench_hecbench_names_valid(options->programs, &bad, &bad_length)) {
+        fprintf(stderr,
+                "accel-bench: no hecbench program named \"%.*s\" (--list "
+                "names them)\n",
                 (int)bad_length, bad);
         return EXIT_USAGE;
     }
