@@ -307,6 +307,17 @@ static void test_1d_grids_cover_each_index_once(void **state)
     check_volume(*state, (struct volume){200001, 1, 1, {64, 1, 1}});
 }
 
+/*
+ * Past 4,194,303 blocks in x the CPU form runs a block's threads one by one
+ * rather than as rows (where blockDim.x * blockIdx.x + threadIdx.x could
+ * wrap around in 32 bits: ACCEL__CPU_INDEX_FITS in <accel/kernel.h>):
+ * both branches in one grid.
+ */
+static void test_grids_of_millions_of_blocks_cover_each_index_once(void **state)
+{
+    check_volume(*state, (struct volume){2 * ((1u << 22) + 5), 1, 1, {2, 1, 1}});
+}
+
 static void test_2d_grids_cover_each_index_once(void **state)
 {
     check_volume(*state, (struct volume){64, 32, 1, {16, 8, 1}});
@@ -1147,6 +1158,9 @@ int main(void)
             setup, teardown),
         cmocka_unit_test_setup_teardown(test_1d_grids_cover_each_index_once,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_grids_of_millions_of_blocks_cover_each_index_once, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_2d_grids_cover_each_index_once,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_3d_grids_cover_each_index_once,

@@ -1259,6 +1259,31 @@ static inline double max(double a, double b)
             ACCEL__CPU_ROW(callee, n, accel__c, accel__c + 32u, __VA_ARGS__)   \
         }                                                                      \
     }
+/* A block's rows from its first thread on, each run by `rows`. */
+#define ACCEL__CPU_BLOCK(rows)                                                   \
+    for (; accel__z < accel__bz; accel__z++, accel__y0 = 0) {                    \
+        accel__t.thread_idx.z = accel__z;                                        \
+        for (uint32_t accel__y = accel__y0; accel__y < accel__by;                \
+             accel__y++, accel__x0 = 0) {                                        \
+            uint32_t accel__row = (accel__z * accel__by + accel__y) * accel__bx; \
+                                                                                 \
+            accel__t.thread_idx.y = accel__y;                                    \
+            rows                                                                 \
+        }                                                                        \
+    }
+/*
+ * Whether blockDim.x * blockIdx.x + threadIdx.x cannot wrap around in 32
+ * bits in this block, nor the same in y: true but in grids of more than
+ * four million blocks a side. The rows run in the branch where it holds,
+ * so that gcc sees a thread's index widened to size_t (`size_t i =
+ * blockIdx.x * blockDim.x + threadIdx.x`, which CUDA code writes
+ * everywhere) as affine in the row loop's counter: its loads and stores
+ * become vectors, where they were gathers (HeCBench's iso2dfd and rtm8).
+ * The other branch runs the same threads one by one.
+ */
+#define ACCEL__CPU_INDEX_FITS(t)                                               \
+    ((t)->block_dim.x <= 1024u && (t)->block_dim.y <= 1024u &&                 \
+     (t)->block_idx.x < (1u << 22) - 1u && (t)->block_idx.y < (1u << 22) - 1u)
 #define ACCEL__KERNEL(name, n, ...)                                            \
     ACCEL__BODY_FN void accel__body_##name(                                    \
         const struct accel_cpu_thread *accel__thread ACCEL__UNUSED ACCEL__SEQ( \
@@ -1293,16 +1318,11 @@ static inline double max(double a, double b)
                                                                                  \
         (void)accel__args;                                                       \
         accel__cpu_thread_begin(&accel__t, accel__block);                        \
-        for (; accel__z < accel__bz; accel__z++, accel__y0 = 0) {                \
-            accel__t.thread_idx.z = accel__z;                                    \
-            for (uint32_t accel__y = accel__y0; accel__y < accel__by;            \
-                 accel__y++, accel__x0 = 0) {                                    \
-                uint32_t accel__row = (accel__z * accel__by + accel__y) *        \
-                                      accel__bx;                                 \
-                                                                                 \
-                accel__t.thread_idx.y = accel__y;                                \
-                ACCEL__CPU_ROWS(callee, n, __VA_ARGS__)                          \
-            }                                                                    \
+        if (ACCEL__CPU_INDEX_FITS(&accel__t)) {                                  \
+            ACCEL__CPU_BLOCK(ACCEL__CPU_ROWS(callee, n, __VA_ARGS__))            \
+        } else {                                                                 \
+            ACCEL__CPU_BLOCK(                                                    \
+                ACCEL__CPU_ROW(callee, n, accel__x0, accel__bx, __VA_ARGS__))    \
         }                                                                        \
     }                                                                            \
     static void accel__thread_##name(const struct accel_cpu_block *accel__block, \
