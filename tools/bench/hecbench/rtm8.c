@@ -21,6 +21,8 @@
 
 extern const char hb_rtm8_cl[];
 void hb_rtm8_openmp(void *const buffers[]);
+/* main's call of its host reference (rtm8-omp.cpp, which has its OpenMP pragma). */
+void hb_rtm8_reference(void *const buffers[]);
 
 static inline int indexTo1D(int x, int y, int z)
 {
@@ -52,96 +54,6 @@ static void init(void *const buffers[])
             }
         }
     }
-}
-
-/*
- * HeCBench's host reference (src/rtm8-cuda/rtm8.cu), unchanged; it takes N
- * and does not use it, which the build's -Werror would reject.
- */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-static void rtm8_cpu(float *vsq, float *current_s, float *current_r,
-                     float *next_s, float *next_r, float *image, float *a,
-                     size_t N)
-{
-#ifdef _OPENMP
-#pragma omp parallel for collapse(3)
-#endif
-    for (int z = 4; z < nz - 4; z++) {
-        for (int y = 4; y < ny - 4; y++) {
-            for (int x = 4; x < nx - 4; x++) {
-                float div = a[0] * current_s[indexTo1D(x, y, z)] +
-                            a[1] * (current_s[indexTo1D(x + 1, y, z)] +
-                                    current_s[indexTo1D(x - 1, y, z)] +
-                                    current_s[indexTo1D(x, y + 1, z)] +
-                                    current_s[indexTo1D(x, y - 1, z)] +
-                                    current_s[indexTo1D(x, y, z + 1)] +
-                                    current_s[indexTo1D(x, y, z - 1)]) +
-                            a[2] * (current_s[indexTo1D(x + 2, y, z)] +
-                                    current_s[indexTo1D(x - 2, y, z)] +
-                                    current_s[indexTo1D(x, y + 2, z)] +
-                                    current_s[indexTo1D(x, y - 2, z)] +
-                                    current_s[indexTo1D(x, y, z + 2)] +
-                                    current_s[indexTo1D(x, y, z - 2)]) +
-                            a[3] * (current_s[indexTo1D(x + 3, y, z)] +
-                                    current_s[indexTo1D(x - 3, y, z)] +
-                                    current_s[indexTo1D(x, y + 3, z)] +
-                                    current_s[indexTo1D(x, y - 3, z)] +
-                                    current_s[indexTo1D(x, y, z + 3)] +
-                                    current_s[indexTo1D(x, y, z - 3)]) +
-                            a[4] * (current_s[indexTo1D(x + 4, y, z)] +
-                                    current_s[indexTo1D(x - 4, y, z)] +
-                                    current_s[indexTo1D(x, y + 4, z)] +
-                                    current_s[indexTo1D(x, y - 4, z)] +
-                                    current_s[indexTo1D(x, y, z + 4)] +
-                                    current_s[indexTo1D(x, y, z - 4)]);
-
-                next_s[indexTo1D(x, y, z)] = 2 * current_s[indexTo1D(x, y, z)] -
-                                             next_s[indexTo1D(x, y, z)] +
-                                             vsq[indexTo1D(x, y, z)] * div;
-                div = a[0] * current_r[indexTo1D(x, y, z)] +
-                      a[1] * (current_r[indexTo1D(x + 1, y, z)] +
-                              current_r[indexTo1D(x - 1, y, z)] +
-                              current_r[indexTo1D(x, y + 1, z)] +
-                              current_r[indexTo1D(x, y - 1, z)] +
-                              current_r[indexTo1D(x, y, z + 1)] +
-                              current_r[indexTo1D(x, y, z - 1)]) +
-                      a[2] * (current_r[indexTo1D(x + 2, y, z)] +
-                              current_r[indexTo1D(x - 2, y, z)] +
-                              current_r[indexTo1D(x, y + 2, z)] +
-                              current_r[indexTo1D(x, y - 2, z)] +
-                              current_r[indexTo1D(x, y, z + 2)] +
-                              current_r[indexTo1D(x, y, z - 2)]) +
-                      a[3] * (current_r[indexTo1D(x + 3, y, z)] +
-                              current_r[indexTo1D(x - 3, y, z)] +
-                              current_r[indexTo1D(x, y + 3, z)] +
-                              current_r[indexTo1D(x, y - 3, z)] +
-                              current_r[indexTo1D(x, y, z + 3)] +
-                              current_r[indexTo1D(x, y, z - 3)]) +
-                      a[4] * (current_r[indexTo1D(x + 4, y, z)] +
-                              current_r[indexTo1D(x - 4, y, z)] +
-                              current_r[indexTo1D(x, y + 4, z)] +
-                              current_r[indexTo1D(x, y - 4, z)] +
-                              current_r[indexTo1D(x, y, z + 4)] +
-                              current_r[indexTo1D(x, y, z - 4)]);
-
-                next_r[indexTo1D(x, y, z)] = 2 * current_r[indexTo1D(x, y, z)] -
-                                             next_r[indexTo1D(x, y, z)] +
-                                             vsq[indexTo1D(x, y, z)] * div;
-
-                image[indexTo1D(x, y, z)] = next_s[indexTo1D(x, y, z)] *
-                                            next_r[indexTo1D(x, y, z)];
-            }
-        }
-    }
-}
-#pragma GCC diagnostic pop
-
-/* main's call of its host reference, with the launch's order of arrays. */
-static void reference(void *const buffers[])
-{
-    rtm8_cpu(buffers[0], buffers[2], buffers[1], buffers[4], buffers[3],
-             buffers[5], buffers[6], ARRAY_SIZE);
 }
 
 static bool step(const struct hb_launcher *l)
@@ -182,6 +94,6 @@ const struct hb_program hb_rtm8 = {
     .init = init,
     .step = step,
     .openmp = hb_rtm8_openmp,
-    .reference = reference,
+    .reference = hb_rtm8_reference,
     .tolerance = 1e-5,
 };
