@@ -561,6 +561,16 @@ static void test_unknown_case_is_a_usage_error(void **state)
     assert_int_equal(run_program(argv, NULL), 2);
 }
 
+/* A program name that is none of the hecbench case's, with or without OpenMP. */
+static void test_unknown_program_is_a_usage_error(void **state)
+{
+    char *argv[] = {ACCEL_BENCH_PATH, "--case", "hecbench",
+                    "--program",      "nosuch", NULL};
+
+    (void)state;
+    assert_int_equal(run_program(argv, NULL), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +591,8 @@ int main(void)
             test_quick_run_finishes_every_case_and_checks_each_workload_result,
             setup_tool_environment),
         cmocka_unit_test_setup(test_unknown_case_is_a_usage_error,
+                               setup_tool_environment),
+        cmocka_unit_test_setup(test_unknown_program_is_a_usage_error,
                                setup_tool_environment),
     };
 

@@ -15,7 +15,7 @@
 
 #define nx 680
 #define ny 134
-#define nz 450
+#define nz 112
 
 inline int indexTo1D(int x, int y, int z){
   return x + y*nx + z*nx*ny;

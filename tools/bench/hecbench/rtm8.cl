@@ -5,7 +5,7 @@
 // does not use it.
 #define nx 680
 #define ny 134
-#define nz 450
+#define nz 112
 
 int indexTo1D(int x, int y, int z){
   return x + y*nx + z*nx*ny;
