@@ -194,6 +194,12 @@ static int parse_options(int argc, char **argv, struct bench_options *options)
                 (int)bad_length, bad);
         return EXIT_USAGE;
     }
+    if (options->programs != NULL && bench_hecbench_variants()[0] == NULL) {
+        fputs("accel-bench: this build has no hecbench programs (they need a "
+              "C++ compiler with OpenMP, and no ThreadSanitizer)\n",
+              stderr);
+        return EXIT_USAGE;
+    }
     if (options->programs != NULL &&
         !bench_hecbench_names_valid(options->programs, &bad, &bad_length)) {
         fprintf(stderr,
