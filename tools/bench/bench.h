@@ -180,6 +180,14 @@ extern const struct bench_impl bench_impl_openmp; /* hecbench: the programs' own
 bool bench_run_all(struct bench_env *env);
 /* The largest transfer the copy cases make. */
 uint64_t bench_max_copy_bytes(bool quick);
+/* Whether `name` is in the comma-separated list (NULL: every name is). */
+bool bench_list_has(const char *list, const char *name);
+/*
+ * True when every name of the comma-separated list is one of `names`
+ * (NULL-ended); else the first that is not, and its length.
+ */
+bool bench_list_known(const char *list, const char *const *names,
+                      const char **out_bad, size_t *out_length);
 /* True when every name of the comma-separated list is an implementation's. */
 bool bench_impl_names_valid(const char *list, const char **out_bad,
                             size_t *out_length);

@@ -350,7 +350,7 @@ struct impl_slot {
     bool available;
 };
 
-static bool impl_wanted(const char *list, const char *name)
+bool bench_list_has(const char *list, const char *name)
 {
     size_t length = strlen(name);
 
@@ -367,16 +367,15 @@ static bool impl_wanted(const char *list, const char *name)
     return false;
 }
 
-bool bench_impl_names_valid(const char *list, const char **out_bad,
-                            size_t *out_length)
+bool bench_list_known(const char *list, const char *const *names,
+                      const char **out_bad, size_t *out_length)
 {
     for (const char *p = list; *p != '\0';) {
         size_t item = strcspn(p, ",");
         bool known = false;
 
-        for (size_t i = 0; i < IMPL_COUNT; i++)
-            known |= strlen(impls[i]->name) == item &&
-                     strncmp(impls[i]->name, p, item) == 0;
+        for (size_t i = 0; names[i] != NULL; i++)
+            known |= strlen(names[i]) == item && strncmp(names[i], p, item) == 0;
         if (!known) {
             *out_bad = p;
             *out_length = item;
@@ -386,6 +385,17 @@ bool bench_impl_names_valid(const char *list, const char **out_bad,
         p += *p == ',';
     }
     return true;
+}
+
+bool bench_impl_names_valid(const char *list, const char **out_bad,
+                            size_t *out_length)
+{
+    const char *names[IMPL_COUNT + 1];
+
+    for (size_t i = 0; i < IMPL_COUNT; i++)
+        names[i] = impls[i]->name;
+    names[IMPL_COUNT] = NULL;
+    return bench_list_known(list, names, out_bad, out_length);
 }
 
 /* Where the walk is, for the progress line. */
@@ -476,7 +486,7 @@ static bool measure_point(struct walk *w, const struct bench_point *point)
                 .collector = &w->collector};
 
             if (measure == NULL || failed[i] ||
-                !impl_wanted(env->options->impls, slot->impl->name) ||
+                !bench_list_has(env->options->impls, slot->impl->name) ||
                 !slot_ready(env, slot))
                 continue;
             if (round == 0)
@@ -516,7 +526,7 @@ bool bench_run_all(struct bench_env *env)
         count = case_points((enum bench_case_id)id, env->options->quick, points);
         for (size_t p = 0; p < count; p++)
             if (points[p].case_id != BENCH_HECBENCH ||
-                bench_hecbench_listed(env->options->programs, points[p].variant))
+                bench_list_has(env->options->programs, points[p].variant))
                 ok &= measure_point(&w, &points[p]);
     }
     if (env->progress_tty && w.last_case_shown != 0)

@@ -8,13 +8,11 @@
 
 #include "hecbench_case.h"
 
-#define KERNELS_PER_PROGRAM 8
-
 struct program_state {
     accel_module *module;
     accel_ref refs[HB_MAX_BUFFERS];
-    const char *names[KERNELS_PER_PROGRAM];
-    accel_kernel *kernels[KERNELS_PER_PROGRAM];
+    const char *names[BENCH_HECBENCH_KERNELS];
+    accel_kernel *kernels[BENCH_HECBENCH_KERNELS];
 };
 
 struct bench_accel_hecbench {
@@ -82,16 +80,16 @@ static bool open_program(struct program_state *s, accel_stream *stream,
 static accel_kernel *kernel_named(struct program_state *s,
                                   struct bench_run *run, const char *name)
 {
-    int i;
+    bool found;
+    int i = bench_hecbench_kernel_slot(s->names, name, &found);
     accel_status status;
 
-    for (i = 0; i < KERNELS_PER_PROGRAM && s->names[i] != NULL; i++)
-        if (strcmp(s->names[i], name) == 0)
-            return s->kernels[i];
-    if (i == KERNELS_PER_PROGRAM) {
-        bench_fail(run, "more than %d kernels", KERNELS_PER_PROGRAM);
+    if (i < 0) {
+        bench_fail(run, "more than %d kernels", BENCH_HECBENCH_KERNELS);
         return NULL;
     }
+    if (found)
+        return s->kernels[i];
     status = accel_kernel_get(s->module, name, &s->kernels[i]);
     if (status != ACCEL_OK) {
         failed(run, name, status);
@@ -168,28 +166,13 @@ static bool step_program(void *context, double *out_ns)
     return true;
 }
 
-static bool check(struct accel_step *st)
+static bool read_back(void *context, uint32_t buffer, void *out)
 {
-    for (uint32_t i = 0; i < st->p->buffer_count; i++) {
-        void *got;
-        accel_status status;
-        bool ok;
+    struct accel_step *st = context;
 
-        if (!st->p->buffers[i].check)
-            continue;
-        if ((got = malloc(st->p->buffers[i].bytes)) == NULL)
-            return bench_fail(st->run, "out of host memory");
-        status = accel_copy_to_host(st->stream, got, st->s->refs[i], 0,
-                                    st->p->buffers[i].bytes);
-        if (status == ACCEL_OK)
-            status = accel_stream_sync(st->stream);
-        ok = status == ACCEL_OK
-                 ? bench_hecbench_check(st->run, st->p, st->d, i, got)
-                 : failed(st->run, "accel_copy_to_host", status);
-        free(got);
-        if (!ok)
-            return false;
-    }
+    TRY(st->run, accel_copy_to_host(st->stream, out, st->s->refs[buffer], 0,
+                                    st->p->buffers[buffer].bytes));
+    TRY(st->run, accel_stream_sync(st->stream));
     return true;
 }
 
@@ -199,20 +182,17 @@ bool bench_accel_hecbench_measure(struct bench_accel_hecbench **state,
     const struct hb_program *p = bench_hecbench_program(run->point);
     const struct bench_hecbench_data *d = bench_hecbench_data(run);
     struct accel_step st = {.run = run, .stream = stream, .p = p, .d = d};
-    int slot;
 
     if (d == NULL)
         return false;
     if (*state == NULL && (*state = calloc(1, sizeof(**state))) == NULL)
         return bench_fail(run, "out of host memory");
-    for (slot = 0; hb_programs[slot] != p; slot++)
-        ;
-    st.s = &(*state)->p[slot];
+    st.s = &(*state)->p[bench_hecbench_slot(run->point)];
     if (!open_program(st.s, stream, run, p, d))
         return false;
     /* The result of the timed steps is checked after them. */
     return bench_measure(run, step_program, &st, "accel_stream_sync", 0) &&
-           check(&st);
+           bench_hecbench_check_outputs(run, p, d, read_back, &st);
 }
 
 void bench_accel_hecbench_free(struct bench_accel_hecbench *state,

@@ -20,13 +20,10 @@ struct bench_hecbench_data {
 
 /* The programs' names, the case's variants, NULL-ended. */
 const char *const *bench_hecbench_variants(void);
-/* True when every name of the comma-separated list is a program's. */
-bool bench_hecbench_names_valid(const char *list, const char **out_bad,
-                                size_t *out_length);
-/* Whether `name` is in the comma-separated list (NULL: every name is). */
-bool bench_hecbench_listed(const char *list, const char *name);
 /* "2D stencil, ... (2048 x 2048; src/jacobi-cuda/main.cu, Apache-2.0)". */
 const char *bench_hecbench_program_summary(const char *name);
+/* The place of the point's program in hb_programs; -1 for none. */
+int bench_hecbench_slot(const struct bench_point *point);
 /* The program a point runs; NULL for none. */
 const struct hb_program *bench_hecbench_program(const struct bench_point *point);
 /* The point's program's data, made on first use; NULL after bench_fail. */
@@ -46,6 +43,26 @@ void bench_hecbench_restore(const struct hb_program *p,
 bool bench_hecbench_check(struct bench_run *run, const struct hb_program *p,
                           const struct bench_hecbench_data *d, uint32_t buffer,
                           const void *got);
+
+/*
+ * Read buffer `buffer` of the device side back into `out` (its whole
+ * size); false after bench_fail.
+ */
+typedef bool (*bench_hecbench_read_fn)(void *context, uint32_t buffer, void *out);
+/* Read back and compare every checked buffer; false after bench_fail. */
+bool bench_hecbench_check_outputs(struct bench_run *run,
+                                  const struct hb_program *p,
+                                  const struct bench_hecbench_data *d,
+                                  bench_hecbench_read_fn read, void *context);
+
+/* The most kernels a program launches. */
+#define BENCH_HECBENCH_KERNELS 8
+/*
+ * Where a side keeps its handle of kernel `name`, among a program's
+ * `names`: its slot (*out_found true), else the first free one, else -1.
+ */
+int bench_hecbench_kernel_slot(const char *const names[BENCH_HECBENCH_KERNELS],
+                               const char *name, bool *out_found);
 
 /* accel's side (hecbench_accel.c). */
 struct bench_accel_hecbench;

@@ -33,44 +33,6 @@ const char *const *bench_hecbench_variants(void)
     return names;
 }
 
-bool bench_hecbench_listed(const char *list, const char *name)
-{
-    size_t length = strlen(name);
-
-    if (list == NULL)
-        return true;
-    for (const char *p = list; *p != '\0';) {
-        size_t item = strcspn(p, ",");
-
-        if (item == length && strncmp(p, name, length) == 0)
-            return true;
-        p += item;
-        p += *p == ',';
-    }
-    return false;
-}
-
-bool bench_hecbench_names_valid(const char *list, const char **out_bad,
-                                size_t *out_length)
-{
-    for (const char *p = list; *p != '\0';) {
-        size_t item = strcspn(p, ",");
-        bool known = false;
-
-        for (size_t i = 0; hb_programs[i] != NULL; i++)
-            known |= strlen(hb_programs[i]->name) == item &&
-                     strncmp(hb_programs[i]->name, p, item) == 0;
-        if (!known) {
-            *out_bad = p;
-            *out_length = item;
-            return false;
-        }
-        p += item;
-        p += *p == ',';
-    }
-    return true;
-}
-
 const char *bench_hecbench_program_summary(const char *name)
 {
     static char text[256];
@@ -85,7 +47,7 @@ const char *bench_hecbench_program_summary(const char *name)
     return "";
 }
 
-static int program_slot(const struct bench_point *point)
+int bench_hecbench_slot(const struct bench_point *point)
 {
     for (int i = 0; hb_programs[i] != NULL && i < BENCH_HECBENCH_MAX; i++)
         if (strcmp(hb_programs[i]->name, point->variant) == 0)
@@ -95,7 +57,7 @@ static int program_slot(const struct bench_point *point)
 
 const struct hb_program *bench_hecbench_program(const struct bench_point *point)
 {
-    int slot = program_slot(point);
+    int slot = bench_hecbench_slot(point);
 
     return slot >= 0 ? hb_programs[slot] : NULL;
 }
@@ -154,7 +116,7 @@ const struct bench_hecbench_data *bench_hecbench_data(struct bench_run *run)
         bench_fail(run, "out of host memory");
         return NULL;
     }
-    d = &env->hecbench->data[program_slot(run->point)];
+    d = &env->hecbench->data[bench_hecbench_slot(run->point)];
     if (d->reference[0] != NULL)
         return d;
     if (!bench_hecbench_buffers(p, NULL, d->initial)) {
@@ -182,6 +144,38 @@ void bench_hecbench_free(struct bench_env *env)
     }
     free(env->hecbench);
     env->hecbench = NULL;
+}
+
+int bench_hecbench_kernel_slot(const char *const names[BENCH_HECBENCH_KERNELS],
+                               const char *name, bool *out_found)
+{
+    for (int i = 0; i < BENCH_HECBENCH_KERNELS; i++) {
+        *out_found = names[i] != NULL;
+        if (names[i] == NULL || strcmp(names[i], name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+bool bench_hecbench_check_outputs(struct bench_run *run,
+                                  const struct hb_program *p,
+                                  const struct bench_hecbench_data *d,
+                                  bench_hecbench_read_fn read, void *context)
+{
+    for (uint32_t i = 0; i < p->buffer_count; i++) {
+        void *got;
+        bool ok;
+
+        if (!p->buffers[i].check)
+            continue;
+        if ((got = malloc(p->buffers[i].bytes)) == NULL)
+            return bench_fail(run, "out of host memory");
+        ok = read(context, i, got) && bench_hecbench_check(run, p, d, i, got);
+        free(got);
+        if (!ok)
+            return false;
+    }
+    return true;
 }
 
 static double element(enum hb_type type, const void *base, uint64_t i)

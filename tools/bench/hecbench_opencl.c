@@ -8,13 +8,11 @@
 #include "hecbench_case.h"
 #include "opencl_workloads.h"
 
-#define KERNELS_PER_PROGRAM 8
-
 struct program_state {
     cl_program program;
     cl_mem mems[HB_MAX_BUFFERS];
-    const char *names[KERNELS_PER_PROGRAM];
-    cl_kernel kernels[KERNELS_PER_PROGRAM];
+    const char *names[BENCH_HECBENCH_KERNELS];
+    cl_kernel kernels[BENCH_HECBENCH_KERNELS];
 };
 
 struct bench_cl_hecbench {
@@ -76,16 +74,16 @@ static bool open_program(struct program_state *s, const struct bench_cl_queue *q
 static cl_kernel kernel_named(struct program_state *s, struct bench_run *run,
                               const char *name)
 {
+    bool found;
+    int i = bench_hecbench_kernel_slot(s->names, name, &found);
     cl_int error;
-    int i;
 
-    for (i = 0; i < KERNELS_PER_PROGRAM && s->names[i] != NULL; i++)
-        if (strcmp(s->names[i], name) == 0)
-            return s->kernels[i];
-    if (i == KERNELS_PER_PROGRAM) {
-        bench_fail(run, "more than %d kernels", KERNELS_PER_PROGRAM);
+    if (i < 0) {
+        bench_fail(run, "more than %d kernels", BENCH_HECBENCH_KERNELS);
         return NULL;
     }
+    if (found)
+        return s->kernels[i];
     s->kernels[i] = clCreateKernel(s->program, name, &error);
     if (error != CL_SUCCESS) {
         cl_fail(run, name, error);
@@ -160,26 +158,13 @@ static bool step_program(void *context, double *out_ns)
     return true;
 }
 
-static bool check(struct cl_step *st)
+static bool read_back(void *context, uint32_t buffer, void *out)
 {
-    for (uint32_t i = 0; i < st->p->buffer_count; i++) {
-        void *got;
-        cl_int error;
-        bool ok;
+    struct cl_step *st = context;
 
-        if (!st->p->buffers[i].check)
-            continue;
-        if ((got = malloc(st->p->buffers[i].bytes)) == NULL)
-            return bench_fail(st->run, "out of host memory");
-        error = clEnqueueReadBuffer(st->q->queue, st->s->mems[i], CL_TRUE, 0,
-                                    st->p->buffers[i].bytes, got, 0, NULL, NULL);
-        ok = error == CL_SUCCESS
-                 ? bench_hecbench_check(st->run, st->p, st->d, i, got)
-                 : cl_fail(st->run, "clEnqueueReadBuffer", error);
-        free(got);
-        if (!ok)
-            return false;
-    }
+    TRY(st->run,
+        clEnqueueReadBuffer(st->q->queue, st->s->mems[buffer], CL_TRUE, 0,
+                            st->p->buffers[buffer].bytes, out, 0, NULL, NULL));
     return true;
 }
 
@@ -190,18 +175,16 @@ bool bench_cl_hecbench_measure(struct bench_cl_hecbench **state,
     const struct hb_program *p = bench_hecbench_program(run->point);
     const struct bench_hecbench_data *d = bench_hecbench_data(run);
     struct cl_step st = {.run = run, .q = q, .p = p, .d = d};
-    int slot;
 
     if (d == NULL)
         return false;
     if (*state == NULL && (*state = calloc(1, sizeof(**state))) == NULL)
         return bench_fail(run, "out of host memory");
-    for (slot = 0; hb_programs[slot] != p; slot++)
-        ;
-    st.s = &(*state)->p[slot];
+    st.s = &(*state)->p[bench_hecbench_slot(run->point)];
     if (!open_program(st.s, q, run, p, d))
         return false;
-    return bench_measure(run, step_program, &st, "clFinish", 0) && check(&st);
+    return bench_measure(run, step_program, &st, "clFinish", 0) &&
+           bench_hecbench_check_outputs(run, p, d, read_back, &st);
 }
 
 void bench_cl_hecbench_free(struct bench_cl_hecbench *state)
@@ -211,7 +194,7 @@ void bench_cl_hecbench_free(struct bench_cl_hecbench *state)
     for (int i = 0; i < BENCH_HECBENCH_MAX; i++) {
         struct program_state *s = &state->p[i];
 
-        for (int k = 0; k < KERNELS_PER_PROGRAM && s->kernels[k] != NULL; k++)
+        for (int k = 0; k < BENCH_HECBENCH_KERNELS && s->kernels[k] != NULL; k++)
             clReleaseKernel(s->kernels[k]);
         for (int b = 0; b < HB_MAX_BUFFERS; b++)
             if (s->mems[b] != NULL)

@@ -60,13 +60,10 @@ static bool measure_hecbench(void *state, struct bench_run *run)
     const struct hb_program *p = bench_hecbench_program(run->point);
     const struct bench_hecbench_data *d = bench_hecbench_data(run);
     struct omp_step st = {.p = p, .d = d};
-    int slot;
 
     if (d == NULL)
         return false;
-    for (slot = 0; hb_programs[slot] != p; slot++)
-        ;
-    st.buffers = s->buffers[slot];
+    st.buffers = s->buffers[bench_hecbench_slot(run->point)];
     if (st.buffers[0] == NULL &&
         !bench_hecbench_buffers(p, (void *const *)d->initial, st.buffers))
         return bench_fail(run, "out of host memory");

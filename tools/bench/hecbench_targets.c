@@ -13,14 +13,10 @@
 static double median_ns(const struct bench_report *report, const char *program,
                         const char *impl)
 {
-    for (size_t i = 0; i < report->count; i++) {
-        const struct bench_result *r = &report->results[i];
+    const struct bench_result *r = bench_report_find(report, "hecbench", program,
+                                                     UINT64_MAX, impl, NULL);
 
-        if (strcmp(r->case_name, "hecbench") == 0 &&
-            strcmp(r->variant, program) == 0 && strcmp(r->impl, impl) == 0)
-            return r->summary.median;
-    }
-    return 0.0;
+    return r != NULL ? r->summary.median : 0.0;
 }
 
 void bench_write_hecbench_targets(const struct bench_report *report, FILE *out)

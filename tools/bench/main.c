@@ -201,7 +201,8 @@ static int parse_options(int argc, char **argv, struct bench_options *options)
         return EXIT_USAGE;
     }
     if (options->programs != NULL &&
-        !bench_hecbench_names_valid(options->programs, &bad, &bad_length)) {
+        !bench_list_known(options->programs, bench_hecbench_variants(), &bad,
+                          &bad_length)) {
         fprintf(stderr,
                 "accel-bench: no hecbench program named \"%.*s\" (--list "
                 "names them)\n",

@@ -52,14 +52,10 @@ static size_t programs(const struct bench_report *report,
 static double median_ns(const struct bench_report *report, const char *program,
                         const char *impl)
 {
-    for (size_t i = 0; i < report->count; i++) {
-        const struct bench_result *r = &report->results[i];
+    const struct bench_result *r = bench_report_find(report, "hecbench", program,
+                                                     UINT64_MAX, impl, NULL);
 
-        if (strcmp(r->case_name, "hecbench") == 0 &&
-            strcmp(r->variant, program) == 0 && strcmp(r->impl, impl) == 0)
-            return r->summary.median;
-    }
-    return 0.0;
+    return r != NULL ? r->summary.median : 0.0;
 }
 
 int bench_svg_hecbench_height(const struct bench_report *report)
